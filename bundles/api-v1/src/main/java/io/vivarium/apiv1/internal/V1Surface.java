@@ -1,0 +1,52 @@
+package io.vivarium.apiv1.internal;
+
+import java.util.List;
+
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.Role;
+import io.vivarium.api.SandboxService;
+import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.http.Route;
+
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+
+/**
+ * The {@code /v1} API. Routes that reach into a sandbox (ping, exec) are admin-only, as in the
+ * reference API; lifecycle routes are open to every role, always scoped to the caller's tenant.
+ */
+@Component(service = ApiSurface.class)
+public class V1Surface implements ApiSurface {
+
+    private final List<Route> routes;
+
+    @Activate
+    public V1Surface(@Reference SandboxService sandboxes) {
+        this.routes = List.of(
+                new Route("GET", "/backends", Role.USER, 200, r -> sandboxes.backends()),
+                new Route("POST", "/sandboxes", Role.USER, 201,
+                        r -> sandboxes.create(r.caller(), r.optionalBody(CreateSandboxRequest.class).orElse(null))),
+                new Route("GET", "/sandboxes", Role.USER, 200, r -> sandboxes.list(r.caller())),
+                new Route("GET", "/sandboxes/{id}", Role.USER, 200, r -> sandboxes.get(r.caller(), r.pathParam("id"))),
+                new Route("DELETE", "/sandboxes/{id}", Role.USER, 204, r -> {
+                    sandboxes.delete(r.caller(), r.pathParam("id"));
+                    return null;
+                }),
+                new Route("POST", "/sandboxes/{id}/ping", Role.ADMIN, 200,
+                        r -> sandboxes.ping(r.caller(), r.pathParam("id"))),
+                new Route("POST", "/sandboxes/{id}/exec", Role.ADMIN, 200,
+                        r -> sandboxes.exec(r.caller(), r.pathParam("id"), r.body(ExecRequest.class))));
+    }
+
+    @Override
+    public String prefix() {
+        return "/v1";
+    }
+
+    @Override
+    public List<Route> routes() {
+        return routes;
+    }
+}

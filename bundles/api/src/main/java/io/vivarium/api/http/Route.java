@@ -1,0 +1,24 @@
+package io.vivarium.api.http;
+
+import java.util.Objects;
+
+import io.vivarium.api.Role;
+
+/**
+ * One operation of a surface.
+ *
+ * @param method HTTP method
+ * @param template path under the surface prefix; {@code {name}} segments bind path parameters,
+ *        e.g. {@code /sandboxes/{id}/exec}
+ * @param role the least role a caller needs; weaker callers get 403
+ * @param status the status of a successful answer (200, 201, 204)
+ * @param handler what to do; its return value is written as JSON (nothing for 204)
+ */
+public record Route(String method, String template, Role role, int status, RouteHandler handler) {
+    public Route {
+        Objects.requireNonNull(method, "method");
+        Objects.requireNonNull(template, "template");
+        Objects.requireNonNull(role, "role");
+        Objects.requireNonNull(handler, "handler");
+    }
+}

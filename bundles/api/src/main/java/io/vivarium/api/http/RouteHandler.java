@@ -1,0 +1,11 @@
+package io.vivarium.api.http;
+
+/** Handles a matched, authenticated and authorised request. */
+@FunctionalInterface
+public interface RouteHandler {
+    /**
+     * @return the response body, serialised as JSON with snake_case names; ignored for 204
+     * @throws io.vivarium.api.ApiException for anything the caller can fix
+     */
+    Object handle(RouteRequest request);
+}

@@ -1,0 +1,78 @@
+package io.vivarium.api.spi;
+
+import io.vivarium.api.ApiException;
+
+import org.osgi.annotation.versioning.ConsumerType;
+
+/**
+ * A hypervisor or sandboxing technology. Register one OSGi service per backend with the service
+ * property {@value #NAME_PROPERTY} set to {@link #name()}; core discovers backends dynamically and
+ * never refers to one by name in code.
+ *
+ * <h2>Lifecycle rules</h2>
+ * <ul>
+ * <li><b>Never kill instances on deactivation.</b> A bundle update or a daemon restart must leave
+ * them running; the next activation (possibly of a newer bundle version) is handed every
+ * persisted {@link InstanceState} through {@link #adopt} and re-attaches to it.</li>
+ * <li><b>Unavailable is not an error.</b> If the host lacks what the backend needs, activate
+ * anyway and report it through {@link #availability()}.</li>
+ * <li>Core serialises {@link #create}, {@link #adopt} and {@link #destroy} per instance, and
+ * persists the returned state atomically before it reports the instance to a caller.</li>
+ * </ul>
+ *
+ * <p>Optional operations (snapshot, restore, fork, pause, dry-run) are advertised through
+ * {@link Capabilities} and default to {@link ApiException} 501.
+ */
+@ConsumerType
+public interface SandboxBackend {
+
+    /** Service property naming the backend, e.g. {@code vivarium.backend=procbox}. */
+    String NAME_PROPERTY = "vivarium.backend";
+
+    String name();
+
+    Capabilities capabilities();
+
+    Availability availability();
+
+    /**
+     * Creates and starts an instance. Throws {@link ApiException} (4xx for bad specs, 503 when the
+     * host lacks something) rather than leaving a half-made instance behind.
+     */
+    SandboxInstance create(InstanceSpec spec);
+
+    /**
+     * Re-attaches to an instance from the state {@link SandboxInstance#state()} returned earlier.
+     * Throws {@link InstanceGoneException} if it is no longer running.
+     */
+    SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException;
+
+    /**
+     * Stops the instance and releases what it holds on the host. Idempotent. {@code state} is
+     * empty ({@code pid} 0, no data) when the daemon died in the middle of {@link #create}: find
+     * whatever was left from {@code spec.dir()}.
+     */
+    void destroy(InstanceSpec spec, InstanceState state);
+
+    /** Pauses every process of the instance. */
+    default void pause(SandboxInstance instance) {
+        throw ApiException.notImplemented(name() + " cannot pause instances");
+    }
+
+    default void resume(SandboxInstance instance) {
+        throw ApiException.notImplemented(name() + " cannot resume instances");
+    }
+
+    /** Saves the instance's state (memory and disk, or workspace) under a tag. */
+    default void snapshot(SandboxInstance instance, String tag) {
+        throw ApiException.notImplemented(name() + " cannot snapshot instances");
+    }
+
+    /**
+     * Returns the instance to a tagged state: in place if {@link Capabilities#restoreInPlace()},
+     * otherwise by relaunch, in which case the returned instance has a new state to persist.
+     */
+    default SandboxInstance restore(SandboxInstance instance, String tag) {
+        throw ApiException.notImplemented(name() + " cannot restore instances");
+    }
+}

@@ -1,0 +1,404 @@
+package io.vivarium.core.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.BackendInfo;
+import io.vivarium.api.Caller;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.PingResult;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SandboxService;
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Availability;
+import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.SandboxInstance;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceReference;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/**
+ * Sandbox orchestration: keeps every sandbox's record, binds it to its backend whenever that
+ * backend is registered (re-adopting running instances after a restart or a bundle update), and
+ * serialises lifecycle operations per sandbox. Never names a backend.
+ */
+@Component(service = SandboxService.class)
+@Designate(ocd = SandboxManager.Config.class)
+public class SandboxManager implements SandboxService {
+
+    @ObjectClassDefinition(name = "Vivarium core", description = "Sandbox orchestration")
+    public @interface Config {
+        @AttributeDefinition(description = "State directory; empty means the framework property vivarium.state.dir")
+        String state_dir() default "";
+
+        @AttributeDefinition(description = "Backend used when a create request names none; empty means the framework "
+                + "property vivarium.default.backend, or the only registered backend")
+        String default_backend() default "";
+
+        @AttributeDefinition(description = "How long a request for a sandbox whose backend is away (being upgraded) "
+                + "waits for it before answering 503")
+        int backend_wait_millis() default 5000;
+    }
+
+    private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
+
+    private final BackendRegistry registry = new BackendRegistry();
+    private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
+    private final Object reconcile = new Object();
+    private SandboxStore store;
+    private String defaultBackend;
+    private Duration backendWait;
+
+    @Activate
+    void activate(BundleContext context, Config config) throws IOException {
+        String stateDir = firstNonEmpty(config.state_dir(), context.getProperty("vivarium.state.dir"), "var");
+        defaultBackend = firstNonEmpty(config.default_backend(), context.getProperty("vivarium.default.backend"), "");
+        backendWait = Duration.ofMillis(Math.max(0, config.backend_wait_millis()));
+        synchronized (reconcile) {
+            store = new SandboxStore(Path.of(stateDir).toAbsolutePath());
+            for (SandboxRecord r : store.loadAll((file, e) -> LOG.log(Level.ERROR,
+                    "cannot read sandbox record " + file + "; leaving it alone: " + e))) {
+                sandboxes.put(r.id(), new Sandbox(r));
+            }
+            for (BackendRegistry.Entry e : registry.all()) {
+                adoptAll(e);
+            }
+        }
+        LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in " + stateDir);
+    }
+
+    @Deactivate
+    void deactivate() {
+        synchronized (reconcile) {
+            sandboxes.clear();
+            store = null;
+        }
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindBackend(SandboxBackend backend, ServiceReference<SandboxBackend> ref) {
+        Object name = ref.getProperty(SandboxBackend.NAME_PROPERTY);
+        if (!(name instanceof String n) || n.isBlank()) {
+            LOG.log(Level.WARNING, "ignoring a SandboxBackend without the " + SandboxBackend.NAME_PROPERTY
+                    + " property from bundle " + ref.getBundle().getSymbolicName());
+            return;
+        }
+        var entry = new BackendRegistry.Entry(n, backend, ref.getBundle().getSymbolicName(),
+                ref.getBundle().getVersion().toString(), (Long) ref.getProperty(Constants.SERVICE_ID));
+        synchronized (reconcile) {
+            if (store != null) {
+                adoptAll(entry);
+            }
+            // published after adoption, so a request waiting for the backend finds its sandbox attached
+            registry.add(entry);
+        }
+    }
+
+    void unbindBackend(SandboxBackend backend, ServiceReference<SandboxBackend> ref) {
+        long serviceId = (Long) ref.getProperty(Constants.SERVICE_ID);
+        synchronized (reconcile) {
+            registry.remove(serviceId);
+            sandboxes.values().forEach(sb -> sb.detachFrom(serviceId));
+        }
+    }
+
+    private void adoptAll(BackendRegistry.Entry e) {
+        for (Sandbox sb : sandboxes.values()) {
+            if (!sb.record().backend().equals(e.name())) {
+                continue;
+            }
+            sb.lifecycle.lock();
+            try {
+                adopt(sb, e);
+            } finally {
+                sb.lifecycle.unlock();
+            }
+        }
+    }
+
+    private void adopt(Sandbox sb, BackendRegistry.Entry e) {
+        SandboxRecord r = sb.record();
+        InstanceSpec spec = sb.spec(store);
+        if (SandboxRecord.CREATING.equals(r.phase())) {
+            LOG.log(Level.WARNING, "sandbox " + r.id() + " was being created when the daemon stopped; removing it");
+            e.backend().destroy(spec, emptyState());
+            forget(sb);
+            return;
+        }
+        if (r.status() == SandboxStatus.FAILED) {
+            return;
+        }
+        try {
+            sb.attach(e.backend().adopt(spec, r.state()), e.serviceId());
+        } catch (InstanceGoneException gone) {
+            fail(sb, "found dead when " + e.name() + " " + e.version() + " re-adopted it: " + gone.getMessage());
+        } catch (RuntimeException ex) {
+            LOG.log(Level.ERROR, "adopting sandbox " + r.id() + " failed", ex);
+            fail(sb, "could not be re-adopted by " + e.name() + " " + e.version() + ": " + ex.getMessage());
+        }
+    }
+
+    private void fail(Sandbox sb, String why) {
+        SandboxRecord failed = sb.record().failed(why);
+        sb.record(failed);
+        sb.attach(null, -1);
+        try {
+            store.save(failed);
+        } catch (IOException io) {
+            LOG.log(Level.ERROR, "cannot persist failure of sandbox " + failed.id(), io);
+        }
+        LOG.log(Level.WARNING, "sandbox " + failed.id() + " " + why);
+    }
+
+    private void forget(Sandbox sb) {
+        sb.markDeleted();
+        sandboxes.remove(sb.record().id());
+        try {
+            store.remove(sb.record().id());
+        } catch (IOException io) {
+            LOG.log(Level.ERROR, "cannot remove files of sandbox " + sb.record().id(), io);
+        }
+    }
+
+    @Override
+    public SandboxInfo create(Caller caller, CreateSandboxRequest request) {
+        CreateSandboxRequest req = request == null ? new CreateSandboxRequest(null, null) : request;
+        BackendRegistry.Entry e = chooseBackend(req.backend());
+        Availability availability = e.backend().availability();
+        if (!availability.available()) {
+            throw new ApiException(503, "backend " + e.name() + " cannot create sandboxes on this host: "
+                    + availability.reason());
+        }
+        Integer mem = req.memoryLimitMib();
+        if (mem != null) {
+            if (mem < 16 || mem > 1 << 20) {
+                throw ApiException.badRequest("memory_limit_mib must be between 16 and 1048576, got " + mem);
+            }
+            if (!e.backend().capabilities().memoryLimit()) {
+                throw ApiException.badRequest("memory_limit_mib is not supported by backend " + e.name()
+                        + " on this host (no writable memory cgroup); omit it to create the sandbox without a limit");
+            }
+        }
+        String id = SandboxIds.next();
+        var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(), mem,
+                SandboxRecord.CREATING, emptyState(), SandboxStatus.RUNNING, null);
+        Sandbox sb = new Sandbox(record);
+        sb.lifecycle.lock();
+        try {
+            try {
+                store.createDir(id);
+                store.save(record);
+            } catch (IOException io) {
+                throw ApiException.internal("cannot write sandbox record under " + store.dirOf(id), io);
+            }
+            sandboxes.put(id, sb);
+            InstanceSpec spec = sb.spec(store);
+            SandboxInstance instance;
+            try {
+                instance = e.backend().create(spec);
+            } catch (RuntimeException ex) {
+                e.backend().destroy(spec, emptyState());
+                forget(sb);
+                throw ex;
+            }
+            SandboxRecord created = record.created(instance.state());
+            try {
+                store.save(created);
+            } catch (IOException io) {
+                e.backend().destroy(spec, instance.state());
+                forget(sb);
+                throw ApiException.internal("cannot persist sandbox record " + id, io);
+            }
+            sb.record(created);
+            sb.attach(instance, e.serviceId());
+            return sb.info();
+        } finally {
+            sb.lifecycle.unlock();
+        }
+    }
+
+    private BackendRegistry.Entry chooseBackend(String requested) {
+        String name = requested;
+        if (name == null || name.isEmpty()) {
+            name = defaultBackend;
+        }
+        if (name.isEmpty()) {
+            List<BackendRegistry.Entry> all = registry.all();
+            if (all.size() == 1) {
+                return all.get(0);
+            }
+            throw ApiException.badRequest("backend is required: no default backend is configured (installed: "
+                    + installedNames() + ")");
+        }
+        String n = name;
+        return registry.await(n, backendWait).orElseThrow(() -> ApiException.badRequest(
+                "backend " + n + " is not installed (installed: " + installedNames() + ")"));
+    }
+
+    private String installedNames() {
+        List<String> names = registry.all().stream().map(BackendRegistry.Entry::name).toList();
+        return names.isEmpty() ? "none" : String.join(", ", names);
+    }
+
+    @Override
+    public List<SandboxInfo> list(Caller caller) {
+        return sandboxes.values().stream()
+                .filter(sb -> sb.record().tenant().equals(caller.tenant()))
+                .map(Sandbox::info)
+                .sorted(Comparator.comparingLong(SandboxInfo::createdAtUnix).thenComparing(SandboxInfo::id))
+                .toList();
+    }
+
+    @Override
+    public SandboxInfo get(Caller caller, String id) {
+        return find(caller, id).info();
+    }
+
+    @Override
+    public void delete(Caller caller, String id) {
+        Sandbox sb = find(caller, id);
+        sb.lifecycle.lock();
+        try {
+            if (sb.deleted()) {
+                throw notFound(id);
+            }
+            SandboxRecord r = sb.record();
+            Optional<BackendRegistry.Entry> e = registry.await(r.backend(), backendWait);
+            if (e.isEmpty()) {
+                throw ApiException.unavailable("backend " + r.backend() + " of sandbox " + id
+                        + " is not registered; retry when it is back (GET /v1/backends)", 2);
+            }
+            e.get().backend().destroy(sb.spec(store), r.state());
+            forget(sb);
+        } finally {
+            sb.lifecycle.unlock();
+        }
+    }
+
+    @Override
+    public PingResult ping(Caller caller, String id) {
+        return liveInstance(find(caller, id)).channel().ping();
+    }
+
+    @Override
+    public ExecResult exec(Caller caller, String id, ExecRequest request) {
+        Sandbox sb = find(caller, id);
+        SandboxInstance instance = liveInstance(sb);
+        return instance.channel().exec(ExecRequests.complete(request, instance.workspace()));
+    }
+
+    /** The sandbox's running instance, waiting a bounded time for a backend that is being swapped. */
+    private SandboxInstance liveInstance(Sandbox sb) {
+        String id = sb.record().id();
+        long deadline = System.nanoTime() + backendWait.toNanos();
+        while (true) {
+            if (sb.deleted()) {
+                throw notFound(id);
+            }
+            if (sb.record().status() == SandboxStatus.FAILED) {
+                throw ApiException.conflict("sandbox " + id + " has failed (" + sb.record().reason()
+                        + "); delete it and create a new one");
+            }
+            SandboxInstance instance = sb.instance();
+            if (instance != null) {
+                if (!instance.alive()) {
+                    markDead(sb, instance);
+                    continue;
+                }
+                return instance;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw ApiException.unavailable("backend " + sb.record().backend() + " of sandbox " + id
+                        + " is not available right now (being upgraded or stopped); retry shortly", 2);
+            }
+            registry.await(sb.record().backend(), Duration.ofNanos(Math.min(left, 50_000_000L)));
+            if (sb.instance() == null) {
+                sleepQuietly(Math.min(left, 10_000_000L));
+            }
+        }
+    }
+
+    private void markDead(Sandbox sb, SandboxInstance instance) {
+        sb.lifecycle.lock();
+        try {
+            if (sb.instance() == instance && !sb.deleted()) {
+                fail(sb, "its processes are gone (init pid " + instance.state().pid() + " exited)");
+            }
+        } finally {
+            sb.lifecycle.unlock();
+        }
+    }
+
+    private Sandbox find(Caller caller, String id) {
+        SandboxIds.check(id);
+        Sandbox sb = sandboxes.get(id);
+        if (sb == null || sb.deleted() || !sb.record().tenant().equals(caller.tenant())) {
+            throw notFound(id);
+        }
+        return sb;
+    }
+
+    private static ApiException notFound(String id) {
+        return ApiException.notFound("no sandbox " + id);
+    }
+
+    @Override
+    public List<BackendInfo> backends() {
+        return registry.all().stream().map(e -> {
+            Availability a = e.backend().availability();
+            int count = (int) sandboxes.values().stream()
+                    .filter(sb -> sb.record().backend().equals(e.name())).count();
+            return new BackendInfo(e.name(), e.bundle(), e.version(), e.backend().capabilities(), a.available(),
+                    a.reason(), count);
+        }).toList();
+    }
+
+    private static InstanceState emptyState() {
+        return new InstanceState(0, Map.of());
+    }
+
+    private static void sleepQuietly(long nanos) {
+        try {
+            Thread.sleep(Duration.ofNanos(nanos));
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new ApiException(503, "interrupted while waiting for the backend", 1, ie);
+        }
+    }
+
+    private static String firstNonEmpty(String... values) {
+        for (String v : values) {
+            if (v != null && !v.isBlank()) {
+                return v;
+            }
+        }
+        return "";
+    }
+}

@@ -1,0 +1,32 @@
+package io.vivarium.core.internal;
+
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.InstanceState;
+
+/**
+ * What core persists about a sandbox ({@code sandboxes/<id>/sandbox.json}).
+ *
+ * @param phase {@code creating} until the backend has answered, then {@code created}; a record
+ *        still {@code creating} at start-up belongs to a create the daemon did not finish
+ */
+record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
+        String phase, InstanceState state, SandboxStatus status, String reason) {
+
+    static final String CREATING = "creating";
+    static final String CREATED = "created";
+
+    SandboxRecord created(InstanceState newState) {
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, CREATED, newState,
+                SandboxStatus.RUNNING, null);
+    }
+
+    SandboxRecord failed(String why) {
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, phase, state,
+                SandboxStatus.FAILED, why);
+    }
+
+    SandboxRecord withState(InstanceState newState) {
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, phase, newState, status,
+                reason);
+    }
+}

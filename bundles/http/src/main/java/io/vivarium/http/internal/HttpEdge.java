@@ -1,0 +1,217 @@
+package io.vivarium.http.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.System.Logger.Level;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.Caller;
+import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.http.Route;
+
+import jakarta.servlet.Servlet;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceReference;
+import org.osgi.framework.Version;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.servlet.whiteboard.HttpWhiteboardConstants;
+
+/**
+ * The edge of the daemon: one servlet that answers {@code /healthz} without credentials, checks
+ * the bearer token of everything else, limits body size, dispatches to the registered
+ * {@link ApiSurface}s and renders every failure as {@code {"error": "..."}}.
+ */
+@Component(service = Servlet.class, property = {
+        HttpWhiteboardConstants.HTTP_WHITEBOARD_SERVLET_PATTERN + "=/*",
+        HttpWhiteboardConstants.HTTP_WHITEBOARD_SERVLET_NAME + "=vivarium" })
+public class HttpEdge extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+    private static final System.Logger LOG = System.getLogger(HttpEdge.class.getName());
+    static final int MAX_BODY_BYTES = 1 << 20;
+
+    private final transient Map<Long, Router> surfaces = new ConcurrentHashMap<>();
+    private final transient JsonCodec json = new JsonCodec();
+    private transient TokenFile tokens;
+    private String version;
+
+    @Activate
+    void activate(BundleContext context) {
+        String file = context.getProperty("vivarium.token.file");
+        tokens = file == null || file.isBlank() ? null : new TokenFile(Path.of(file));
+        Version v = context.getBundle().getVersion();
+        version = v.getMajor() + "." + v.getMinor() + "." + v.getMicro();
+        if (tokens == null) {
+            LOG.log(Level.WARNING, "vivarium.token.file is not set: every route but /healthz will answer 401");
+        }
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindSurface(ApiSurface surface, ServiceReference<ApiSurface> ref) {
+        surfaces.put((Long) ref.getProperty(Constants.SERVICE_ID), new Router(surface));
+    }
+
+    void unbindSurface(ApiSurface surface, ServiceReference<ApiSurface> ref) {
+        surfaces.remove((Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    @Override
+    protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+        try {
+            handle(req, resp);
+        } catch (ApiException e) {
+            if (e.retryAfterSeconds() != null) {
+                resp.setHeader("Retry-After", String.valueOf(e.retryAfterSeconds()));
+            }
+            if (e.status() >= 500) {
+                LOG.log(Level.WARNING, req.getMethod() + " " + req.getRequestURI() + ": " + e.getMessage(), e.getCause());
+            }
+            send(resp, e.status(), json.error(e.getMessage()));
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, req.getMethod() + " " + req.getRequestURI() + " failed", e);
+            send(resp, 500, json.error("internal error (" + e.getClass().getSimpleName() + "): " + e.getMessage()
+                    + "; this is a bug, see the daemon log"));
+        }
+    }
+
+    private void handle(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+        List<String> path = segments(req.getRequestURI());
+        String method = req.getMethod();
+        if (path.equals(List.of("healthz"))) {
+            send(resp, 200, json.write(Map.of("ok", true)));
+            return;
+        }
+        Caller caller = authenticate(req, resp);
+        if (path.equals(List.of("version"))) {
+            send(resp, 200, json.write(versionBody()));
+            return;
+        }
+        Router router = path.isEmpty() ? null : routerFor("/" + path.get(0));
+        if (router == null) {
+            throw ApiException.notFound("no route for " + req.getRequestURI() + "; API surfaces served here: "
+                    + servedPrefixes() + " (and /healthz, /version)");
+        }
+        Optional<Router.Match> found = router.match(method, path.subList(1, path.size()));
+        if (found.isEmpty()) {
+            throw ApiException.notFound("no route for " + method + " " + req.getRequestURI());
+        }
+        Router.Match m = found.get();
+        if (m.route() == null) {
+            resp.setHeader("Allow", String.join(", ", m.allowed()));
+            throw new ApiException(405, "method " + method + " is not allowed on " + req.getRequestURI()
+                    + "; allowed: " + String.join(", ", m.allowed()));
+        }
+        Route route = m.route();
+        if (!caller.role().allows(route.role())) {
+            throw ApiException.forbidden(method + " " + req.getRequestURI() + " needs an " + route.role().name().toLowerCase()
+                    + " token; this token's role is " + caller.role().name().toLowerCase());
+        }
+        var request = new ParsedRequest(caller, m.params(), query(req), readBody(req), json);
+        Object result = route.handler().handle(request);
+        if (route.status() == 204 || result == null) {
+            resp.setStatus(route.status());
+            return;
+        }
+        send(resp, route.status(), json.write(result));
+    }
+
+    private Caller authenticate(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+        String header = req.getHeader("Authorization");
+        resp.setHeader("WWW-Authenticate", "Bearer");
+        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.substring(7).isBlank()) {
+            throw new ApiException(401, "missing bearer token: send 'Authorization: Bearer <token>' with a token from the token file");
+        }
+        if (tokens == null) {
+            throw new ApiException(401, "this daemon has no token file configured (vivarium.token.file), so no token is valid");
+        }
+        Optional<Caller> caller;
+        try {
+            caller = tokens.lookup(header.substring(7).strip());
+        } catch (IllegalArgumentException e) {
+            throw ApiException.internal("the token file is invalid: " + e.getMessage(), e);
+        }
+        return caller.orElseThrow(() -> new ApiException(401, "invalid bearer token"));
+    }
+
+    private Router routerFor(String prefix) {
+        return surfaces.values().stream().filter(r -> r.prefix().equals(prefix)).findFirst().orElse(null);
+    }
+
+    private List<String> servedPrefixes() {
+        return surfaces.values().stream().map(Router::prefix).sorted().toList();
+    }
+
+    private Map<String, Object> versionBody() {
+        List<String> apis = servedPrefixes().stream().map(p -> p.substring(1)).toList();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("version", version);
+        body.put("api", apis.isEmpty() ? "" : apis.get(apis.size() - 1));
+        body.put("apis", apis);
+        return body;
+    }
+
+    private static byte[] readBody(HttpServletRequest req) throws IOException {
+        long declared = req.getContentLengthLong();
+        if (declared > MAX_BODY_BYTES) {
+            throw tooLarge();
+        }
+        try (InputStream in = req.getInputStream()) {
+            byte[] body = in.readNBytes(MAX_BODY_BYTES + 1);
+            if (body.length > MAX_BODY_BYTES) {
+                throw tooLarge();
+            }
+            return body;
+        }
+    }
+
+    private static ApiException tooLarge() {
+        return new ApiException(413, "request body exceeds " + MAX_BODY_BYTES + " bytes");
+    }
+
+    private static Map<String, String> query(HttpServletRequest req) {
+        Map<String, String> q = new LinkedHashMap<>();
+        req.getParameterMap().forEach((k, v) -> q.put(k, v.length == 0 ? "" : v[0]));
+        return q;
+    }
+
+    static List<String> segments(String rawPath) {
+        List<String> out = new ArrayList<>();
+        for (String s : rawPath.split("/")) {
+            if (s.isEmpty()) {
+                continue;
+            }
+            try {
+                out.add(URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException e) {
+                throw ApiException.badRequest("malformed percent-encoding in path segment \"" + s + "\"");
+            }
+        }
+        return out;
+    }
+
+    private static void send(HttpServletResponse resp, int status, byte[] body) throws IOException {
+        resp.setStatus(status);
+        resp.setContentType("application/json");
+        resp.setContentLength(body.length);
+        resp.getOutputStream().write(body);
+    }
+}
