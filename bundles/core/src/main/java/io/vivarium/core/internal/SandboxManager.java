@@ -76,11 +76,16 @@ public class SandboxManager implements SandboxService {
 
     @Activate
     void activate(BundleContext context, Config config) throws IOException {
-        String stateDir = firstNonEmpty(config.state_dir(), context.getProperty("vivarium.state.dir"), "var");
-        defaultBackend = firstNonEmpty(config.default_backend(), context.getProperty("vivarium.default.backend"), "");
-        backendWait = Duration.ofMillis(Math.max(0, config.backend_wait_millis()));
+        start(Path.of(firstNonEmpty(config.state_dir(), context.getProperty("vivarium.state.dir"), "var")),
+                firstNonEmpty(config.default_backend(), context.getProperty("vivarium.default.backend"), ""),
+                Duration.ofMillis(Math.max(0, config.backend_wait_millis())));
+    }
+
+    void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {
+        defaultBackend = defaultBackendName;
+        backendWait = patience;
         synchronized (reconcile) {
-            store = new SandboxStore(Path.of(stateDir).toAbsolutePath());
+            store = new SandboxStore(stateDir.toAbsolutePath());
             for (SandboxRecord r : store.loadAll((file, e) -> LOG.log(Level.ERROR,
                     "cannot read sandbox record " + file + "; leaving it alone: " + e))) {
                 sandboxes.put(r.id(), new Sandbox(r));
@@ -109,8 +114,15 @@ public class SandboxManager implements SandboxService {
                     + " property from bundle " + ref.getBundle().getSymbolicName());
             return;
         }
-        var entry = new BackendRegistry.Entry(n, backend, ref.getBundle().getSymbolicName(),
-                ref.getBundle().getVersion().toString(), (Long) ref.getProperty(Constants.SERVICE_ID));
+        backendArrived(new BackendRegistry.Entry(n, backend, ref.getBundle().getSymbolicName(),
+                ref.getBundle().getVersion().toString(), (Long) ref.getProperty(Constants.SERVICE_ID)));
+    }
+
+    void unbindBackend(SandboxBackend backend, ServiceReference<SandboxBackend> ref) {
+        backendLeft((Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    void backendArrived(BackendRegistry.Entry entry) {
         synchronized (reconcile) {
             if (store != null) {
                 adoptAll(entry);
@@ -120,8 +132,7 @@ public class SandboxManager implements SandboxService {
         }
     }
 
-    void unbindBackend(SandboxBackend backend, ServiceReference<SandboxBackend> ref) {
-        long serviceId = (Long) ref.getProperty(Constants.SERVICE_ID);
+    void backendLeft(long serviceId) {
         synchronized (reconcile) {
             registry.remove(serviceId);
             sandboxes.values().forEach(sb -> sb.detachFrom(serviceId));

@@ -1,0 +1,46 @@
+package io.vivarium.http.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.vivarium.api.Role;
+import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.http.Route;
+
+import org.junit.jupiter.api.Test;
+
+class RouterTest {
+    private final Router router = new Router(new ApiSurface() {
+        @Override
+        public String prefix() {
+            return "/v1";
+        }
+
+        @Override
+        public List<Route> routes() {
+            return List.of(new Route("GET", "/sandboxes/{id}", Role.USER, 200, r -> "get"),
+                    new Route("DELETE", "/sandboxes/{id}", Role.USER, 204, r -> null),
+                    new Route("POST", "/sandboxes/{id}/exec", Role.ADMIN, 200, r -> "exec"));
+        }
+    });
+
+    @Test
+    void bindsParametersAndReportsAllowedMethods() {
+        var m = router.match("POST", List.of("sandboxes", "sb-1", "exec")).orElseThrow();
+        assertEquals(Map.of("id", "sb-1"), m.params());
+        var wrongMethod = router.match("PUT", List.of("sandboxes", "sb-1")).orElseThrow();
+        assertNull(wrongMethod.route());
+        assertEquals(Set.of("DELETE", "GET"), wrongMethod.allowed());
+        assertTrue(router.match("GET", List.of("sandboxes")).isEmpty());
+    }
+
+    @Test
+    void decodesSegments() {
+        assertEquals(List.of("v1", "a b", "c+d"), HttpEdge.segments("/v1//a%20b/c+d/"));
+    }
+}
