@@ -1,0 +1,79 @@
+package io.vivarium.backend.procbox.internal;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/** Reads what this backend needs from {@code /proc}. */
+final class ProcFs {
+
+    private static final Path PROC = Path.of("/proc");
+
+    private ProcFs() {
+    }
+
+    /**
+     * Start time (field 22 of {@code /proc/PID/stat}, clock ticks since boot) of a live process,
+     * or empty when there is no such process or it is a zombie. Together with the pid it names
+     * a process unambiguously even after pid reuse.
+     */
+    static Optional<String> liveStartTime(long pid) {
+        String stat;
+        try {
+            stat = Files.readString(PROC.resolve(Long.toString(pid)).resolve("stat"));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            // the process vanished between open and read
+            return Optional.empty();
+        }
+        return liveStartTimeFromStat(stat);
+    }
+
+    static Optional<String> liveStartTimeFromStat(String stat) {
+        // the command name (field 2) is in parentheses and may itself contain spaces and ')'
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+        String state = fields[0];
+        if (state.equals("Z") || state.equals("X")) {
+            return Optional.empty();
+        }
+        return Optional.of(fields[22 - 3]);
+    }
+
+    /** The command name of a process ({@code /proc/PID/comm}), if it exists. */
+    static Optional<String> command(long pid) {
+        try {
+            return Optional.of(Files.readString(PROC.resolve(Long.toString(pid)).resolve("comm")).strip());
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    static int effectiveUid() {
+        return effectiveId(ownStatus(), "Uid:");
+    }
+
+    static int effectiveGid() {
+        return effectiveId(ownStatus(), "Gid:");
+    }
+
+    private static String ownStatus() {
+        try {
+            return Files.readString(PROC.resolve("self/status"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The effective id from a {@code Uid:} or {@code Gid:} line (real, effective, saved, filesystem). */
+    static int effectiveId(String status, String key) {
+        return status.lines()
+                .filter(line -> line.startsWith(key))
+                .map(line -> Integer.parseInt(line.substring(key.length()).trim().split("\\s+")[1]))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no " + key + " line in /proc/self/status"));
+    }
+}

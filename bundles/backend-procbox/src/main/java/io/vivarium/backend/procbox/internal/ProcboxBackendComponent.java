@@ -1,0 +1,60 @@
+package io.vivarium.backend.procbox.internal;
+
+import io.vivarium.api.spi.Availability;
+import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.SandboxInstance;
+
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.metatype.annotations.Designate;
+
+/**
+ * Registers {@link ProcboxBackend}. There is deliberately no deactivate: sandboxes outlive the
+ * component, and the next activation adopts them.
+ */
+@Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + ProcboxBackend.NAME,
+        configurationPid = ProcboxConfig.PID)
+@Designate(ocd = ProcboxConfig.class)
+public class ProcboxBackendComponent implements SandboxBackend {
+
+    private final ProcboxBackend backend;
+
+    @Activate
+    public ProcboxBackendComponent(ProcboxConfig config) {
+        this.backend = new ProcboxBackend(ProcboxSettings.from(config));
+    }
+
+    @Override
+    public String name() {
+        return backend.name();
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return backend.capabilities();
+    }
+
+    @Override
+    public Availability availability() {
+        return backend.availability();
+    }
+
+    @Override
+    public SandboxInstance create(InstanceSpec spec) {
+        return backend.create(spec);
+    }
+
+    @Override
+    public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
+        return backend.adopt(spec, state);
+    }
+
+    @Override
+    public void destroy(InstanceSpec spec, InstanceState state) {
+        backend.destroy(spec, state);
+    }
+}

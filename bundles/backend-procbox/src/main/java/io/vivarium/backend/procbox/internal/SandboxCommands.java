@@ -1,0 +1,125 @@
+package io.vivarium.backend.procbox.internal;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Builds the argv that starts a sandbox and the argv that runs a command inside one. Every
+ * path and argument travels as its own argv element; the shell snippets are constants that
+ * only ever refer to their positional parameters.
+ */
+final class SandboxCommands {
+
+    static final String WORKSPACE = "/work";
+
+    static final String SH = "/bin/sh";
+    static final String SETSID = "/usr/bin/setsid";
+    static final String NSENTER = "/usr/bin/nsenter";
+    static final String SETPRIV = "/usr/bin/setpriv";
+
+    /** Records the shell's pid (the later bwrap's), joins the cgroup, opens bwrap's info file as fd 3. */
+    static final String LAUNCH_SCRIPT =
+            "set -e; echo $$ > \"$1\"; echo $$ > \"$2\"; exec 3>\"$3\"; shift 3; exec \"$@\"";
+    /** Joins the cgroup before exec'ing the rest, so that the whole command tree is charged to it. */
+    static final String JOIN_CGROUP_SCRIPT = "set -e; echo $$ > \"$1\"; shift; exec \"$@\"";
+    static final String CHDIR_SCRIPT = "cd \"$1\" && shift && exec \"$@\"";
+
+    /** What the sandbox's init runs; it only keeps the sandbox alive. */
+    private static final List<String> SANDBOX_COMMAND = List.of("/usr/bin/sleep", "infinity");
+    /** Its name in {@code /proc/PID/comm}: once a child of the init has it, the sandbox is set up. */
+    static final String SANDBOX_COMMAND_NAME = "sleep";
+
+    private static final int MAX_HOSTNAME = 63;
+
+    private final Path bwrap;
+    private final List<String> rootLayout;
+
+    /** @param rootLayout bubblewrap arguments recreating the host's /bin, /lib... ({@link HostRootLayout}) */
+    SandboxCommands(Path bwrap, List<String> rootLayout) {
+        this.bwrap = bwrap;
+        this.rootLayout = List.copyOf(rootLayout);
+    }
+
+    /**
+     * The detached launch: {@code setsid -f} makes the sandbox a session of its own, reparented
+     * away from the daemon, so it survives the daemon's exit.
+     *
+     * @param cgroup the memory cgroup to start in, or null
+     */
+    List<String> launch(LaunchFiles files, Path cgroup, Path workDir, String sandboxId, int uid, int gid,
+            boolean userNamespace) {
+        List<String> argv = new ArrayList<>(List.of(SETSID, "-f", SH, "-c", LAUNCH_SCRIPT, "sh",
+                files.pidFile().toString(),
+                cgroup == null ? "/dev/null" : MemoryCgroups.procsFile(cgroup).toString(),
+                files.infoFile().toString(),
+                bwrap.toString(), "--info-fd", "3"));
+        if (userNamespace) {
+            // uid 0 inside maps to the daemon's uid; any other uid would make bwrap nest a second
+            // user namespace, which nsenter cannot then enter without privileges
+            argv.addAll(List.of("--unshare-user", "--uid", "0", "--gid", "0"));
+        }
+        argv.addAll(List.of("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                "--unshare-cgroup-try", "--ro-bind", "/usr", "/usr"));
+        argv.addAll(rootLayout);
+        argv.addAll(List.of("--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+                "--perms", "1777", "--tmpfs", "/tmp",
+                "--bind", workDir.toString(), WORKSPACE, "--chdir", WORKSPACE,
+                "--hostname", sandboxId.length() > MAX_HOSTNAME ? sandboxId.substring(0, MAX_HOSTNAME) : sandboxId,
+                "--"));
+        argv.addAll(dropPrivileges(uid, gid, userNamespace));
+        argv.addAll(SANDBOX_COMMAND);
+        return argv;
+    }
+
+    /**
+     * Enters the namespaces, root and cwd ({@value #WORKSPACE}) of the sandbox's init and runs
+     * {@code args} there as the sandbox user. {@code setsid} makes the host-side process the
+     * leader of a new process group that the whole command tree belongs to, so a timeout can
+     * kill it as one.
+     */
+    List<String> exec(SandboxRecord sandbox, String cwd, List<String> args) {
+        List<String> argv = new ArrayList<>();
+        if (sandbox.cgroup() != null) {
+            argv.addAll(List.of(SH, "-c", JOIN_CGROUP_SCRIPT, "sh",
+                    MemoryCgroups.procsFile(sandbox.cgroup()).toString()));
+        }
+        argv.addAll(List.of(SETSID, NSENTER, "-t", Long.toString(sandbox.init().pid())));
+        // nsenter's --wd would resolve in the host's mount namespace; -r -w take the init's root and cwd
+        if (sandbox.userNamespace()) {
+            // -a would also try the host's time namespace, which an unprivileged caller may not enter
+            argv.addAll(List.of("-U", "-C", "-m", "-u", "-i", "-n", "-p", "-r", "-w", "--preserve-credentials"));
+        } else {
+            argv.addAll(List.of("-a", "-r", "-w"));
+        }
+        argv.add("--");
+        argv.addAll(dropPrivileges(sandbox.uid(), sandbox.gid(), sandbox.userNamespace()));
+        if (!cwd.equals(WORKSPACE)) {
+            argv.addAll(List.of(SH, "-c", CHDIR_SCRIPT, "sh", cwd));
+        }
+        argv.addAll(args);
+        return argv;
+    }
+
+    private static List<String> dropPrivileges(int uid, int gid, boolean userNamespace) {
+        if (userNamespace) {
+            return List.of(SETPRIV, "--no-new-privs", "--");
+        }
+        return List.of(SETPRIV, "--reuid", Integer.toString(uid), "--regid", Integer.toString(gid),
+                "--clear-groups", "--no-new-privs", "--");
+    }
+
+    /**
+     * Files of one launch in the sandbox's private directory.
+     *
+     * @param pidFile gets the host pid of bwrap's outer process, to tell early that it died
+     * @param infoFile gets bwrap's {@code --info-fd} JSON with the init's pid
+     * @param logFile gets the stdout and stderr of bwrap and the sandbox's init
+     */
+    record LaunchFiles(Path pidFile, Path infoFile, Path logFile) {
+        static LaunchFiles in(Path dir) {
+            return new LaunchFiles(dir.resolve("procbox.pid"), dir.resolve("procbox-info.json"),
+                    dir.resolve("procbox.log"));
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package io.vivarium.backend.procbox.internal;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.backend.procbox.internal.SandboxCommands.LaunchFiles;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.lang.ProcessBuilder.Redirect;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+
+/** Starts a detached sandbox and waits until it is set up. */
+final class SandboxLauncher {
+
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(5);
+    private static final long POLL_MILLIS = 2;
+    private static final int LOG_TAIL_BYTES = 4096;
+
+    private final SandboxCommands commands;
+    private final ObjectMapper json = new ObjectMapper();
+
+    SandboxLauncher(SandboxCommands commands) {
+        this.commands = commands;
+    }
+
+    /**
+     * @param dir the sandbox's private directory, which gets the launch files
+     * @param cgroup the memory cgroup to start in, or null
+     * @throws ApiException 500 with bubblewrap's output if the sandbox did not come up
+     */
+    InitProcess launch(String sandboxId, Path dir, Path workDir, Path cgroup, int uid, int gid, boolean userNamespace) {
+        LaunchFiles files = LaunchFiles.in(dir);
+        ProcessBuilder builder = new ProcessBuilder(
+                commands.launch(files, cgroup, workDir, sandboxId, uid, gid, userNamespace))
+                .directory(new File("/"))
+                .redirectInput(Redirect.from(new File("/dev/null")))
+                .redirectOutput(Redirect.appendTo(files.logFile().toFile()))
+                .redirectErrorStream(true);
+        // the sandbox's processes can read their own environment: give them none of the daemon's
+        builder.environment().clear();
+        builder.environment().put("PATH", "/usr/bin:/bin");
+        try {
+            Files.deleteIfExists(files.pidFile());
+            Files.deleteIfExists(files.infoFile());
+            // setsid -f forks the sandbox off and returns at once
+            int status = builder.start().waitFor();
+            if (status != 0) {
+                throw failure(sandboxId, files, "setsid exited with status " + status);
+            }
+        } catch (IOException e) {
+            throw ApiException.internal("cannot launch sandbox " + sandboxId + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw abandon(sandboxId, files, "interrupted while starting");
+        }
+        return awaitSetUp(sandboxId, files);
+    }
+
+    /**
+     * bwrap reports the init's pid as soon as it has cloned it, before it has built the sandbox's
+     * root; until the sandbox's command runs, entering the init's namespaces would land in a
+     * half-made sandbox.
+     */
+    private InitProcess awaitSetUp(String sandboxId, LaunchFiles files) {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        InitProcess init = null;
+        while (true) {
+            if (init == null) {
+                Optional<Long> childPid = childPid(files.infoFile());
+                if (childPid.isPresent()) {
+                    init = InitProcess.find(childPid.get())
+                            .orElseThrow(() -> failure(sandboxId, files, "its init exited right after start"));
+                } else if (bwrapExited(files.pidFile())) {
+                    throw failure(sandboxId, files, "bubblewrap exited");
+                }
+            }
+            if (init != null) {
+                if (commandRuns(init)) {
+                    return init;
+                }
+                if (!init.isRunning()) {
+                    throw failure(sandboxId, files, "its init exited during setup");
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw abandon(sandboxId, files, "not set up within " + START_TIMEOUT.toSeconds() + " s");
+            }
+            if (!Sleep.briefly(POLL_MILLIS)) {
+                throw abandon(sandboxId, files, "interrupted while starting");
+            }
+        }
+    }
+
+    /** bwrap writes the info JSON in pieces; until it is complete this is empty. */
+    private Optional<Long> childPid(Path infoFile) {
+        try {
+            JsonNode info = json.readTree(Files.readAllBytes(infoFile));
+            JsonNode pid = info == null ? null : info.get("child-pid");
+            return pid != null && pid.canConvertToLong() ? Optional.of(pid.asLong()) : Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static boolean commandRuns(InitProcess init) {
+        return ProcessHandle.of(init.pid()).stream()
+                .flatMap(ProcessHandle::children)
+                .anyMatch(child -> ProcFs.command(child.pid()).filter(SandboxCommands.SANDBOX_COMMAND_NAME::equals)
+                        .isPresent());
+    }
+
+    private static Optional<Long> bwrapPid(Path pidFile) {
+        try {
+            return Optional.of(Long.parseLong(Files.readString(pidFile).trim()));
+        } catch (IOException | NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static boolean bwrapExited(Path pidFile) {
+        return bwrapPid(pidFile).map(pid -> ProcFs.liveStartTime(pid).isEmpty()).orElse(false);
+    }
+
+    /** Kills a launch that did not complete, then reports it. */
+    private ApiException abandon(String sandboxId, LaunchFiles files, String why) {
+        killLaunch(files);
+        return failure(sandboxId, files, why);
+    }
+
+    /**
+     * Kills whatever a launch in {@code dir} left running: used when the daemon died between
+     * launching a sandbox and recording it. Only bubblewrap processes are touched, so a pid reused
+     * since then by something else is left alone.
+     */
+    void killUnrecorded(Path dir) {
+        killLaunch(LaunchFiles.in(dir));
+    }
+
+    private void killLaunch(LaunchFiles files) {
+        childPid(files.infoFile()).filter(SandboxLauncher::isBwrap).flatMap(ProcessHandle::of)
+                .ifPresent(ProcessHandle::destroyForcibly);
+        bwrapPid(files.pidFile()).filter(SandboxLauncher::isBwrap).flatMap(ProcessHandle::of)
+                .ifPresent(ProcessHandle::destroyForcibly);
+    }
+
+    private static boolean isBwrap(long pid) {
+        return ProcFs.command(pid).filter("bwrap"::equals).isPresent();
+    }
+
+    private static ApiException failure(String sandboxId, LaunchFiles files, String why) {
+        return ApiException.internal(
+                "sandbox " + sandboxId + " failed to start (" + why + "): " + logTail(files.logFile()), null);
+    }
+
+    private static String logTail(Path log) {
+        try (RandomAccessFile file = new RandomAccessFile(log.toFile(), "r")) {
+            long start = Math.max(0, file.length() - LOG_TAIL_BYTES);
+            byte[] tail = new byte[(int) (file.length() - start)];
+            file.seek(start);
+            file.readFully(tail);
+            String text = new String(tail, StandardCharsets.UTF_8).strip();
+            return text.isEmpty() ? "no output" : text;
+        } catch (IOException e) {
+            return "no log: " + e.getMessage();
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package io.vivarium.backend.procbox.internal;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * What identifies a running sandbox and how to enter it; persisted by core as
+ * {@code InstanceState.data} and read back when the daemon adopts the sandbox.
+ *
+ * @param init the sandbox's PID-1 on the host
+ * @param uid host uid its processes run as
+ * @param gid host gid its processes run as
+ * @param cgroup its memory cgroup, or null
+ * @param userNamespace whether it was made unprivileged, in its own user namespace
+ */
+record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, boolean userNamespace) {
+
+    Map<String, String> toData() {
+        return Map.of(
+                "pid", Long.toString(init.pid()),
+                "starttime", init.startTime(),
+                "uid", Integer.toString(uid),
+                "gid", Integer.toString(gid),
+                "cgroup", cgroup == null ? "" : cgroup.toString(),
+                "userns", Boolean.toString(userNamespace));
+    }
+
+    /** Reads a record written by {@link #toData()}; throws IllegalArgumentException if it is not one. */
+    static SandboxRecord fromData(Map<String, String> data) {
+        String cgroup = data.getOrDefault("cgroup", "");
+        try {
+            return new SandboxRecord(
+                    new InitProcess(Long.parseLong(required(data, "pid")), required(data, "starttime")),
+                    Integer.parseInt(required(data, "uid")),
+                    Integer.parseInt(required(data, "gid")),
+                    cgroup.isEmpty() ? null : Path.of(cgroup),
+                    Boolean.parseBoolean(data.get("userns")));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a procbox instance state: " + data, e);
+        }
+    }
+
+    private static String required(Map<String, String> data, String key) {
+        String value = data.get(key);
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException("procbox instance state lacks " + key + ": " + data);
+        }
+        return value;
+    }
+}

@@ -1,0 +1,291 @@
+package io.vivarium.backend.procbox.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.PingResult;
+import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.SandboxInstance;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Real sandboxes: needs bubblewrap and root. */
+class ProcboxSandboxTest {
+
+    private static final Map<String, String> ENV = Map.of("PATH", "/usr/bin:/bin", "HOME", "/work");
+
+    @TempDir
+    Path tmp;
+
+    private ProcboxBackend backend;
+    private final List<Created> created = new ArrayList<>();
+
+    private record Created(InstanceSpec spec, SandboxInstance instance) {
+    }
+
+    static boolean runnable() {
+        return Files.isExecutable(Path.of("/usr/bin/bwrap")) && ProcFs.effectiveUid() == 0;
+    }
+
+    static ProcboxBackend rootBackend() {
+        return new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+                ProcboxSettings.DEFAULT_CGROUP_ROOT, false));
+    }
+
+    @BeforeEach
+    void requireBubblewrapAndRoot() {
+        Assumptions.assumeTrue(runnable(), "needs bubblewrap and root");
+        backend = rootBackend();
+    }
+
+    @AfterEach
+    void destroyAll() {
+        created.forEach(c -> backend.destroy(c.spec(), c.instance().state()));
+    }
+
+    private Created create(Integer memoryLimitMib) throws IOException {
+        String id = "t-" + UUID.randomUUID().toString().substring(0, 8);
+        InstanceSpec spec = new InstanceSpec(id, Files.createDirectory(tmp.resolve(id)), memoryLimitMib);
+        Created sandbox = new Created(spec, backend.create(spec));
+        created.add(sandbox);
+        return sandbox;
+    }
+
+    private SandboxInstance create() throws IOException {
+        return create(null).instance();
+    }
+
+    private static ExecResult exec(SandboxInstance instance, String... args) {
+        return instance.channel().exec(new ExecRequest(List.of(args), 10, ENV, "/work", null, 1 << 20));
+    }
+
+    private static String processes(SandboxInstance instance) {
+        return exec(instance, "ps", "-eo", "args").stdout();
+    }
+
+    /** Host pids of every process in the sandbox's PID namespace. */
+    private static List<Long> hostPidsInNamespaceOf(long initPid) throws IOException {
+        Path namespace = Files.readSymbolicLink(Path.of("/proc", Long.toString(initPid), "ns/pid"));
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            return procs.filter(p -> p.getFileName().toString().matches("\\d+"))
+                    .filter(p -> {
+                        try {
+                            return Files.readSymbolicLink(p.resolve("ns/pid")).equals(namespace);
+                        } catch (IOException e) {
+                            return false;
+                        }
+                    })
+                    .map(p -> Long.parseLong(p.getFileName().toString()))
+                    .toList();
+        }
+    }
+
+    @Test
+    void runsCommandsInsideTheSandbox() throws IOException {
+        SandboxInstance instance = create();
+
+        ExecResult result = exec(instance, "echo", "hi");
+
+        assertEquals("hi\n", result.stdout());
+        assertEquals(0, result.exitCode());
+        assertTrue(instance.alive());
+        assertEquals("/work", instance.workspace());
+    }
+
+    @Test
+    void isFullySetUpWhenCreateReturns() throws IOException {
+        for (int i = 0; i < 10; i++) {
+            Created sandbox = create(null);
+
+            ExecResult result = exec(sandbox.instance(), "hostname");
+
+            assertEquals(sandbox.spec().id() + "\n", result.stdout(), result.stderr());
+        }
+    }
+
+    @Test
+    void passesEnvironmentCwdAndStdin() throws IOException {
+        SandboxInstance instance = create();
+
+        ExecResult result = instance.channel().exec(new ExecRequest(List.of("sh", "-c", "echo \"$FOO\"; pwd; cat"),
+                10, Map.of("PATH", "/usr/bin:/bin", "FOO", "a b"), "/tmp", "from stdin\n", 1000));
+        ExecResult env = instance.channel().exec(new ExecRequest(List.of("/usr/bin/env"), 10, Map.of("ONLY", "me"),
+                "/work", null, 1000));
+
+        assertEquals("a b\n/tmp\nfrom stdin\n", result.stdout());
+        assertEquals("ONLY=me\n", env.stdout());
+    }
+
+    @Test
+    void passesArgumentsVerbatim() throws IOException {
+        SandboxInstance instance = create();
+        List<String> args = List.of("a b", "it's \"q\"", "$(id)", "`id`", "x\ny", "-n", "*");
+        List<String> argv = new ArrayList<>(List.of("printf", "[%s]"));
+        argv.addAll(args);
+
+        for (String cwd : List.of("/work", "/tmp")) {
+            ExecResult result = instance.channel().exec(new ExecRequest(argv, 10, ENV, cwd, null, 1000));
+            assertEquals("[a b][it's \"q\"][$(id)][`id`][x\ny][-n][*]", result.stdout(), cwd);
+        }
+    }
+
+    @Test
+    void runsAsTheSandboxUserWithoutNetwork() throws IOException {
+        SandboxInstance instance = create();
+
+        assertEquals("65534\n", exec(instance, "id", "-u").stdout());
+        List<String> interfaces = exec(instance, "cat", "/proc/net/dev").stdout().lines().skip(2)
+                .map(line -> line.trim().split(":")[0]).toList();
+        assertEquals(List.of("lo"), interfaces);
+    }
+
+    @Test
+    void sharesTheWorkspaceWithTheHost() throws IOException {
+        Created sandbox = create(null);
+
+        exec(sandbox.instance(), "sh", "-c", "echo data > /work/f.txt");
+
+        Path file = sandbox.spec().dir().resolve("work/f.txt");
+        assertEquals("data\n", Files.readString(file));
+        assertEquals(65534, Files.getAttribute(file, "unix:uid"));
+    }
+
+    @Test
+    void backgroundProcessesOutliveTheExecThatStartedThem() throws IOException {
+        SandboxInstance instance = create();
+
+        long start = System.nanoTime();
+        ExecResult started = exec(instance, "sh", "-c", "sleep 300 & echo started");
+        long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+
+        assertEquals("started\n", started.stdout());
+        assertTrue(elapsedMs < 5000, "took " + elapsedMs + " ms");
+        assertTrue(processes(instance).contains("sleep 300"));
+    }
+
+    @Test
+    void timeoutKillsTheCommandAndItsBackgroundProcesses() throws IOException {
+        SandboxInstance instance = create();
+
+        ExecResult result = instance.channel().exec(
+                new ExecRequest(List.of("sh", "-c", "sleep 31 & sleep 30"), 1, ENV, "/work", null, 1000));
+
+        assertTrue(result.timedOut());
+        assertEquals(137, result.exitCode());
+        String left = processes(instance);
+        assertFalse(left.contains("sleep 3"), left);
+        assertTrue(instance.alive());
+    }
+
+    @Test
+    void capsOutput() throws IOException {
+        SandboxInstance instance = create();
+
+        ExecResult result = instance.channel().exec(
+                new ExecRequest(List.of("head", "-c", "5000000", "/dev/zero"), 10, ENV, "/work", null, 1000));
+
+        assertTrue(result.truncated());
+        assertEquals(1000, result.stdout().length());
+        assertEquals(0, result.exitCode());
+    }
+
+    @Test
+    void pingsThroughTheSandbox() throws IOException {
+        PingResult ping = create().channel().ping();
+
+        assertTrue(ping.pong());
+        assertEquals(1, ping.pid());
+    }
+
+    @Test
+    void enforcesTheMemoryLimit() throws IOException {
+        Assumptions.assumeTrue(backend.capabilities().memoryLimit(), "no writable memory cgroup");
+        Created sandbox = create(64);
+        String allocate = "b = bytearray(%d * 1024 * 1024); print(len(b))";
+
+        ExecResult small = exec(sandbox.instance(), "python3", "-c", allocate.formatted(16));
+        ExecResult big = exec(sandbox.instance(), "python3", "-c", allocate.formatted(200));
+
+        assertEquals(0, small.exitCode(), small.stderr());
+        assertEquals(137, big.exitCode(), "the OOM killer should end it: " + big.stderr());
+        assertTrue(Files.isDirectory(Path.of(sandbox.instance().state().data().get("cgroup"))));
+    }
+
+    @Test
+    void refusesMemoryLimitsWithoutAMemoryCgroup() throws IOException {
+        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534, tmp.resolve("none"),
+                false));
+        InstanceSpec spec = new InstanceSpec("t-nolimit", Files.createDirectory(tmp.resolve("t-nolimit")), 64);
+
+        ApiException e = assertThrows(ApiException.class, () -> backend.create(spec));
+
+        assertEquals(501, e.status());
+        assertTrue(e.getMessage().startsWith("memory_limit_mib is not supported on this host: "), e.getMessage());
+    }
+
+    @Test
+    void reportsWhatBubblewrapSaidWhenTheLaunchFails() throws IOException {
+        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/ls"), 65534, 65534, tmp.resolve("none"),
+                false));
+        InstanceSpec spec = new InstanceSpec("t-fails", Files.createDirectory(tmp.resolve("t-fails")), null);
+
+        ApiException e = assertThrows(ApiException.class, () -> backend.create(spec));
+
+        assertEquals(500, e.status());
+        assertTrue(e.getMessage().contains("failed to start (bubblewrap exited)"), e.getMessage());
+        assertTrue(e.getMessage().contains("--info-fd"), e.getMessage());
+    }
+
+    @Test
+    void anotherBackendAdoptsALiveSandbox() throws Exception {
+        Created sandbox = create(null);
+        exec(sandbox.instance(), "sh", "-c", "echo kept > /tmp/marker");
+
+        SandboxInstance adopted = rootBackend().adopt(sandbox.spec(), sandbox.instance().state());
+
+        assertTrue(adopted.alive());
+        assertEquals("kept\n", exec(adopted, "cat", "/tmp/marker").stdout());
+        assertEquals(sandbox.instance().state(), adopted.state());
+    }
+
+    @Test
+    void destroyKillsEverythingAndAdoptThenFails() throws IOException {
+        Assumptions.assumeTrue(backend.capabilities().memoryLimit(), "no writable memory cgroup");
+        Created sandbox = create(256);
+        SandboxInstance instance = sandbox.instance();
+        exec(instance, "sh", "-c", "sleep 300 & sleep 301 &");
+        long init = instance.state().pid();
+        List<Long> before = hostPidsInNamespaceOf(init);
+        Path cgroup = Path.of(instance.state().data().get("cgroup"));
+
+        backend.destroy(sandbox.spec(), instance.state());
+        backend.destroy(sandbox.spec(), instance.state());
+
+        assertTrue(before.size() >= 4, before.toString());
+        assertTrue(before.stream().allMatch(pid -> ProcFs.liveStartTime(pid).isEmpty()), before.toString());
+        assertFalse(instance.alive());
+        assertFalse(Files.exists(cgroup));
+        assertThrows(InstanceGoneException.class, () -> backend.adopt(sandbox.spec(), instance.state()));
+        ApiException gone = assertThrows(ApiException.class, () -> exec(instance, "true"));
+        assertEquals(503, gone.status());
+    }
+}

@@ -1,0 +1,126 @@
+package io.vivarium.backend.procbox.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vivarium.backend.procbox.internal.SandboxCommands.LaunchFiles;
+
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+class SandboxCommandsTest {
+
+    private static final List<String> HOSTILE = List.of("a b", "it's \"quoted\"", "$(touch /tmp/pwned)", "`id`",
+            "line1\nline2", "-n", "--", "*", "; rm -rf /", "$HOME");
+    private static final List<String> SCRIPTS = List.of(SandboxCommands.LAUNCH_SCRIPT,
+            SandboxCommands.JOIN_CGROUP_SCRIPT, SandboxCommands.CHDIR_SCRIPT);
+
+    private final SandboxCommands commands = new SandboxCommands(Path.of("/usr/bin/bwrap"),
+            List.of("--symlink", "usr/bin", "/bin"));
+
+    private static SandboxRecord sandbox(Path cgroup, boolean userNamespace) {
+        return new SandboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup, userNamespace);
+    }
+
+    private List<String> launch(Path cgroup, String sandboxId, boolean userNamespace) {
+        return commands.launch(LaunchFiles.in(Path.of("/d")), cgroup, Path.of("/d/work"), sandboxId, 1000, 1000,
+                userNamespace);
+    }
+
+    @Test
+    void execPassesEveryArgumentAsItsOwnElementAfterTheWrappers() {
+        List<String> argv = commands.exec(sandbox(null, false), "/work", HOSTILE);
+
+        assertEquals(List.of("/usr/bin/setsid", "/usr/bin/nsenter", "-t", "4242", "-a", "-r", "-w", "--",
+                "/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--no-new-privs", "--"),
+                argv.subList(0, argv.size() - HOSTILE.size()));
+        assertEquals(HOSTILE, argv.subList(argv.size() - HOSTILE.size(), argv.size()));
+    }
+
+    @Test
+    void execChangesDirectoryThroughAPositionalParameterOnlyWhenNotInTheWorkspace() {
+        String cwd = "/tmp/dir with 'quotes' and $(x)\nnewline";
+        List<String> argv = commands.exec(sandbox(null, false), cwd, HOSTILE);
+
+        int sh = argv.indexOf("/bin/sh");
+        assertEquals(List.of("/bin/sh", "-c", SandboxCommands.CHDIR_SCRIPT, "sh", cwd), argv.subList(sh, sh + 5));
+        assertEquals(HOSTILE, argv.subList(sh + 5, argv.size()));
+        assertFalse(commands.exec(sandbox(null, false), "/work", HOSTILE).contains("/bin/sh"));
+    }
+
+    @Test
+    void execJoinsTheCgroupFirstWhenThereIsOne() {
+        Path cgroup = Path.of("/sys/fs/cgroup/memory/vivarium/a b");
+        List<String> argv = commands.exec(sandbox(cgroup, false), "/work", List.of("true"));
+
+        assertEquals(List.of("/bin/sh", "-c", SandboxCommands.JOIN_CGROUP_SCRIPT, "sh",
+                "/sys/fs/cgroup/memory/vivarium/a b/cgroup.procs", "/usr/bin/setsid"), argv.subList(0, 6));
+    }
+
+    @Test
+    void execInAUserNamespaceKeepsCredentialsAndSkipsTheHostTimeNamespace() {
+        List<String> argv = commands.exec(sandbox(null, true), "/work", List.of("id"));
+
+        assertEquals(List.of("/usr/bin/setsid", "/usr/bin/nsenter", "-t", "4242", "-U", "-C", "-m", "-u", "-i", "-n",
+                "-p", "-r", "-w", "--preserve-credentials", "--", "/usr/bin/setpriv", "--no-new-privs", "--", "id"),
+                argv);
+    }
+
+    @Test
+    void launchPassesPathsAsPositionalParameters() {
+        Path dir = Path.of("/var/lib/vivarium/$(reboot) dir\nx");
+        LaunchFiles files = LaunchFiles.in(dir);
+        Path work = dir.resolve("work");
+        List<String> argv = commands.launch(files, null, work, "sbx-1", 65534, 65534, false);
+
+        assertEquals(List.of("/usr/bin/setsid", "-f", "/bin/sh", "-c", SandboxCommands.LAUNCH_SCRIPT, "sh",
+                files.pidFile().toString(), "/dev/null", files.infoFile().toString(),
+                "/usr/bin/bwrap", "--info-fd", "3"), argv.subList(0, 12));
+        int bind = argv.indexOf("--bind");
+        assertEquals(List.of("--bind", work.toString(), "/work"), argv.subList(bind, bind + 3));
+        int symlink = argv.indexOf("--symlink");
+        assertEquals(List.of("--symlink", "usr/bin", "/bin"), argv.subList(symlink, symlink + 3));
+        assertEquals(List.of("--", "/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                "--no-new-privs", "--", "/usr/bin/sleep", "infinity"), argv.subList(argv.size() - 11, argv.size()));
+        assertFalse(argv.contains("--unshare-user"));
+        assertTrue(argv.containsAll(List.of("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts")));
+    }
+
+    @Test
+    void launchStartsInTheCgroupWhenThereIsOne() {
+        Path cgroup = Path.of("/sys/fs/cgroup/memory/vivarium/sbx-1");
+        List<String> argv = launch(cgroup, "sbx-1", false);
+
+        assertEquals(cgroup.resolve("cgroup.procs").toString(), argv.get(7));
+    }
+
+    @Test
+    void launchInAUserNamespaceMapsTheDaemonToRootInside() {
+        List<String> argv = launch(null, "sbx-1", true);
+
+        int unshare = argv.indexOf("--unshare-user");
+        assertEquals(List.of("--unshare-user", "--uid", "0", "--gid", "0"), argv.subList(unshare, unshare + 5));
+        assertEquals(List.of("/usr/bin/setpriv", "--no-new-privs", "--", "/usr/bin/sleep", "infinity"),
+                argv.subList(argv.size() - 5, argv.size()));
+    }
+
+    @Test
+    void scriptsOnlyReferToPositionalParameters() {
+        for (String script : SCRIPTS) {
+            String withoutPositionals = script.replaceAll("\"\\$[1-3@]\"", "").replace("$$", "");
+            assertFalse(withoutPositionals.contains("$"), script);
+        }
+    }
+
+    @Test
+    void hostnameIsCappedAtTheKernelLimit() {
+        String id = String.join("", Collections.nCopies(70, "a"));
+        List<String> argv = launch(null, id, false);
+
+        assertEquals(63, argv.get(argv.indexOf("--hostname") + 1).length());
+    }
+}

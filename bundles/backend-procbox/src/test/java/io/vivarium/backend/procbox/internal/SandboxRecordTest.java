@@ -1,0 +1,30 @@
+package io.vivarium.backend.procbox.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+class SandboxRecordTest {
+
+    @Test
+    void roundTripsThroughInstanceData() {
+        SandboxRecord withCgroup = new SandboxRecord(new InitProcess(12, "345"), 65534, 65533,
+                Path.of("/sys/fs/cgroup/memory/vivarium/x"), false);
+        SandboxRecord without = new SandboxRecord(new InitProcess(12, "345"), 1000, 1000, null, true);
+
+        assertEquals(withCgroup, SandboxRecord.fromData(withCgroup.toData()));
+        assertEquals(without, SandboxRecord.fromData(without.toData()));
+        assertEquals("", without.toData().get("cgroup"));
+    }
+
+    @Test
+    void rejectsForeignData() {
+        assertThrows(IllegalArgumentException.class, () -> SandboxRecord.fromData(Map.of("pid", "12")));
+        assertThrows(IllegalArgumentException.class, () -> SandboxRecord.fromData(
+                Map.of("pid", "x", "starttime", "1", "uid", "1", "gid", "1")));
+    }
+}

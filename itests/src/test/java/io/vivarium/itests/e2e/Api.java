@@ -1,0 +1,81 @@
+package io.vivarium.itests.e2e;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/** A tiny HTTP client for the daemon's JSON API. */
+final class Api {
+    static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    record Response(int status, JsonNode body, HttpResponse<String> raw) {
+        String error() {
+            return body == null || body.get("error") == null ? null : body.get("error").asText();
+        }
+    }
+
+    private final String baseUrl;
+    private final String token;
+
+    Api(String baseUrl, String token) {
+        this.baseUrl = baseUrl;
+        this.token = token;
+    }
+
+    Api as(String otherToken) {
+        return new Api(baseUrl, otherToken);
+    }
+
+    Response get(String path) throws IOException, InterruptedException {
+        return send("GET", path, null);
+    }
+
+    Response delete(String path) throws IOException, InterruptedException {
+        return send("DELETE", path, null);
+    }
+
+    Response post(String path, Object body) throws IOException, InterruptedException {
+        return send("POST", path, body instanceof String s ? s : JSON.writeValueAsString(body));
+    }
+
+    Response send(String method, String path, String body) throws IOException, InterruptedException {
+        var b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(120))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode node = r.body().isEmpty() ? null : JSON.readTree(r.body());
+        return new Response(r.statusCode(), node, r);
+    }
+
+    /** Creates a sandbox and returns its id. */
+    String createSandbox() throws IOException, InterruptedException {
+        Response r = post("/v1/sandboxes", Map.of());
+        if (r.status() != 201) {
+            throw new AssertionError("create failed: " + r.status() + " " + r.body());
+        }
+        return r.body().get("id").asText();
+    }
+
+    JsonNode exec(String id, Object... args) throws IOException, InterruptedException {
+        Response r = post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of(args)));
+        if (r.status() != 200) {
+            throw new AssertionError("exec failed: " + r.status() + " " + r.body());
+        }
+        return r.body();
+    }
+
+    static String sh(Api api, String id, String script) throws IOException, InterruptedException {
+        return api.exec(id, "sh", "-c", script).get("stdout").asText();
+    }
+}

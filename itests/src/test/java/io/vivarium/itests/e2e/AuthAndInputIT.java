@@ -1,0 +1,127 @@
+package io.vivarium.itests.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Tokens, roles, tenants and bad input, through a daemon started with an operator's token file. */
+class AuthAndInputIT {
+    @TempDir
+    static Path dir;
+    static Daemon daemon;
+    static Api admin;
+    static Api user;
+    static Api otherTenant;
+    static Api anonymous;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Path tokens = dir.resolve("tokens.txt");
+        Files.writeString(tokens, "# operator's file\nseed-style-token\nacme-admin acme admin\nacme-user acme user\nglobex-admin globex admin\n");
+        daemon = new Daemon(dir.resolve("state"), List.of("--token-file", tokens.toString())).start();
+        admin = new Api(daemon.baseUrl(), "acme-admin");
+        user = admin.as("acme-user");
+        otherTenant = admin.as("globex-admin");
+        anonymous = admin.as(null);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (daemon != null) {
+            for (var sb : admin.get("/v1/sandboxes").body()) {
+                admin.delete("/v1/sandboxes/" + sb.get("id").asText());
+            }
+            daemon.close();
+        }
+    }
+
+    @Test
+    void healthzNeedsNoTokenEverythingElseDoes() throws Exception {
+        Api.Response h = anonymous.get("/healthz");
+        assertEquals(200, h.status());
+        assertEquals(true, h.body().get("ok").asBoolean());
+        for (String path : List.of("/version", "/v1/backends", "/v1/sandboxes", "/v1/nope", "/anything")) {
+            Api.Response r = anonymous.get(path);
+            assertEquals(401, r.status(), path);
+            assertNotNull(r.error(), path);
+        }
+        assertEquals(401, admin.as("wrong").get("/v1/sandboxes").status());
+        assertEquals(401, anonymous.send("GET", "/v1/sandboxes", null).status());
+        assertEquals(200, admin.as("seed-style-token").get("/v1/sandboxes").status(), "a bare token line is an admin");
+        assertFalse(Files.exists(daemon.stateDir().resolve("tokens")), "no token is generated when a file is given");
+    }
+
+    private static void assertFalse(boolean b, String message) {
+        assertTrue(!b, message);
+    }
+
+    @Test
+    void version() throws Exception {
+        Api.Response r = admin.get("/version");
+        assertEquals(200, r.status());
+        assertEquals("0.1.0", r.body().get("version").asText());
+        assertEquals("v1", r.body().get("api").asText());
+    }
+
+    @Test
+    void rolesAndTenants() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        String id = user.createSandbox();
+        Api.Response forbidden = user.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("true")));
+        assertEquals(403, forbidden.status());
+        assertTrue(forbidden.error().contains("admin"), forbidden.error());
+        assertEquals(200, admin.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("true"))).status(),
+                "an admin of the same tenant reaches it");
+
+        assertEquals(404, otherTenant.get("/v1/sandboxes/" + id).status());
+        assertEquals(404, otherTenant.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("true"))).status());
+        assertEquals(404, otherTenant.delete("/v1/sandboxes/" + id).status());
+        assertTrue(otherTenant.get("/v1/sandboxes").body().isEmpty());
+        assertEquals("acme", user.get("/v1/sandboxes/" + id).body().get("tenant").asText());
+        assertEquals(204, user.delete("/v1/sandboxes/" + id).status());
+    }
+
+    @Test
+    void badInputIsA4xxThatSaysWhatIsWrong() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        String id = admin.createSandbox();
+        String exec = "/v1/sandboxes/" + id + "/exec";
+        assertError(admin.post(exec, "{\"args\": [\"ls\""), 400, "malformed JSON");
+        assertError(admin.post(exec, "{\"args\": [\"ls\"], \"bogus\": 1}"), 400, "unknown field \"bogus\"");
+        assertError(admin.post(exec, "{\"args\": \"ls\"}"), 400, "\"args\" has the wrong type");
+        assertError(admin.post(exec, "{\"args\": [\"ls\"], \"timeout_secs\": \"30\"}"), 400, "timeout_secs");
+        assertError(admin.post(exec, "{\"args\": [\"ls\"], \"timeout_secs\": 0}"), 400, "timeout_secs");
+        assertError(admin.post(exec, "{\"args\": []}"), 400, "args");
+        assertError(admin.post(exec, ""), 400, "empty");
+        assertError(admin.post(exec, "[]"), 400, "JSON object");
+        assertError(admin.post(exec, Map.of("args", List.of("x".repeat(2 << 20)))), 413, "exceeds");
+        assertError(admin.post("/v1/sandboxes/..%2Fetc/exec", Map.of("args", List.of("true"))), 400, "invalid sandbox id");
+        assertError(admin.get("/v1/sandboxes/SB_BAD"), 400, "invalid sandbox id");
+        assertError(admin.get("/v1/sandboxes/sb-000000000000"), 404, "no sandbox");
+        assertError(admin.send("PUT", "/v1/sandboxes", "{}"), 405, "not allowed");
+        assertError(admin.get("/v1/nothing-here"), 404, "no route");
+        assertError(admin.get("/v9/sandboxes"), 404, "/v1");
+        assertError(admin.post("/v1/sandboxes", Map.of("backend", "qemu-on-mars")), 400, "not installed");
+        assertError(admin.post("/v1/sandboxes", Map.of("memory_limit_mib", 1)), 400, "memory_limit_mib");
+        assertError(admin.post("/v1/sandboxes", "{\"memory_limit_mib\": 1.5}"), 400, "memory_limit_mib");
+        assertError(admin.post("/v1/sandboxes", "{\"snapshot_tag\": 7}"), 400, "unknown field");
+    }
+
+    private static void assertError(Api.Response r, int status, String fragment) {
+        assertEquals(status, r.status(), r.raw().body());
+        assertNotNull(r.error(), "every error has an error field: " + r.raw().body());
+        assertTrue(r.error().contains(fragment), "'" + r.error() + "' should mention " + fragment);
+        assertTrue(r.raw().headers().firstValue("content-type").orElse("").startsWith("application/json"));
+    }
+}

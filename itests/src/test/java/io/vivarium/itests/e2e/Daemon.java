@@ -1,0 +1,121 @@
+package io.vivarium.itests.e2e;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The assembled daemon, started as a separate process exactly as {@code ./vivarium serve} does,
+ * with its own state directory and a free port.
+ */
+final class Daemon implements AutoCloseable {
+    private final Path stateDir;
+    private final int port;
+    private final List<String> extraArgs;
+    private final List<String> output = new CopyOnWriteArrayList<>();
+    private Process process;
+
+    Daemon(Path stateDir, List<String> extraArgs) throws IOException {
+        this.stateDir = stateDir;
+        this.port = freePort();
+        this.extraArgs = extraArgs;
+    }
+
+    static Path distribution() {
+        Path dist = Path.of(System.getProperty("vivarium.dist", "../runtime-assembly/target/vivarium")).toAbsolutePath();
+        if (!Files.isDirectory(dist.resolve("lib"))) {
+            throw new IllegalStateException("the distribution is not built at " + dist + ": run mvn install first");
+        }
+        return dist;
+    }
+
+    Daemon start() throws Exception {
+        Path dist = distribution();
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", dist.resolve("lib") + "/*", "io.vivarium.launcher.Main", "serve",
+                "--state", stateDir.toString(), "--port", String.valueOf(port)));
+        cmd.addAll(extraArgs);
+        process = new ProcessBuilder(cmd).directory(dist.toFile()).redirectErrorStream(true).start();
+        CompletableFuture<Boolean> ready = new CompletableFuture<>();
+        Thread reader = new Thread(() -> {
+            try (var in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    output.add(line);
+                    if (line.contains("Vivarium is listening")) {
+                        ready.complete(true);
+                    }
+                }
+            } catch (IOException ignored) {
+                // the process went away; the exit is reported below
+            }
+            ready.complete(false);
+        }, "daemon-output-" + port);
+        reader.setDaemon(true);
+        reader.start();
+        if (!ready.get(90, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("daemon did not start:\n" + String.join("\n", output));
+        }
+        return this;
+    }
+
+    String baseUrl() {
+        return "http://127.0.0.1:" + port;
+    }
+
+    Path stateDir() {
+        return stateDir;
+    }
+
+    /** The admin token the daemon created in its state directory. */
+    String adminToken() throws IOException {
+        return Files.readAllLines(stateDir.resolve("tokens")).get(0).split("\\s+")[0];
+    }
+
+    List<String> output() {
+        return output;
+    }
+
+    /** SIGTERM and wait: a clean stop. Returns the exit code. */
+    int stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(20, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor();
+        }
+        return process.exitValue();
+    }
+
+    /** SIGKILL: the daemon gets no chance to clean up. */
+    void kill9() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(20, TimeUnit.SECONDS);
+    }
+
+    Duration uptime() {
+        return process.info().startInstant().map(s -> Duration.between(s, java.time.Instant.now())).orElse(Duration.ZERO);
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (process != null && process.isAlive()) {
+            stop();
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package io.vivarium.itests.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Create, exec and delete process sandboxes through the assembled daemon. */
+class SandboxLifecycleIT {
+    @TempDir
+    static Path state;
+    static Daemon daemon;
+    static Api api;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        daemon = new Daemon(state, List.of()).start();
+        api = new Api(daemon.baseUrl(), daemon.adminToken());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (daemon != null) {
+            for (JsonNode sb : api.get("/v1/sandboxes").body()) {
+                api.delete("/v1/sandboxes/" + sb.get("id").asText());
+            }
+            daemon.close();
+        }
+    }
+
+    @Test
+    void createExecDelete() throws Exception {
+        Api.Response created = api.post("/v1/sandboxes", Map.of("backend", "procbox"));
+        assertEquals(201, created.status(), created.raw().body());
+        String id = created.body().get("id").asText();
+        assertEquals("procbox", created.body().get("backend").asText());
+        assertEquals("running", created.body().get("status").asText());
+        assertTrue(created.body().get("pid").asLong() > 0);
+
+        JsonNode r = api.exec(id, "echo", "hello world");
+        assertEquals("hello world\n", r.get("stdout").asText());
+        assertEquals(0, r.get("exit_code").asInt());
+        assertFalse(r.get("timed_out").asBoolean());
+        assertFalse(r.get("truncated").asBoolean());
+
+        assertEquals(200, api.get("/v1/sandboxes/" + id).status());
+        assertTrue(api.get("/v1/sandboxes").body().toString().contains(id));
+        assertEquals(200, api.post("/v1/sandboxes/" + id + "/ping", "").status());
+
+        assertEquals(204, api.delete("/v1/sandboxes/" + id).status());
+        Api.Response gone = api.get("/v1/sandboxes/" + id);
+        assertEquals(404, gone.status());
+        assertTrue(gone.error().contains(id));
+        assertEquals(404, api.delete("/v1/sandboxes/" + id).status());
+        assertFalse(Files.exists(state.resolve("sandboxes").resolve(id)));
+    }
+
+    @Test
+    void aBackgroundProcessSurvivesBetweenExecsAndFilesPersist() throws Exception {
+        String id = api.createSandbox();
+        JsonNode started = api.exec(id, "sh", "-c", "sleep 300 & echo $! > /work/bg.pid; echo started");
+        assertEquals("started\n", started.get("stdout").asText());
+        assertTrue(started.get("duration_ms").asLong() < 5000, "exec must not wait for the background child");
+        String pid = Api.sh(api, id, "cat /work/bg.pid").strip();
+        assertEquals("alive", Api.sh(api, id, "kill -0 " + pid + " && echo alive").strip());
+        assertTrue(Api.sh(api, id, "ps -eo args").contains("sleep 300"));
+        assertTrue(Files.exists(state.resolve("sandboxes").resolve(id).resolve("work").resolve("bg.pid")),
+                "the workspace is a directory on the host");
+    }
+
+    @Test
+    void isolation() throws Exception {
+        String id = api.createSandbox();
+        assertEquals("65534", Api.sh(api, id, "id -u").strip(), "runs as an unprivileged user");
+        assertEquals("1", Api.sh(api, id, "grep NoNewPrivs /proc/self/status | cut -f2").strip());
+        assertEquals("lo", Api.sh(api, id, "ls /sys/class/net 2>/dev/null || awk -F: 'NR>2{print $1}' /proc/net/dev").strip(),
+                "no network but loopback");
+        assertTrue(Api.sh(api, id, "touch /usr/x 2>&1; echo $?").strip().endsWith("1"), "/usr is read-only");
+        String other = api.createSandbox();
+        api.exec(id, "sh", "-c", "echo secret > /work/mine");
+        assertEquals("absent", Api.sh(api, other, "test -e /work/mine && echo present || echo absent").strip());
+        assertFalse(Api.sh(api, other, "ps -eo pid,comm").contains("sleep 300"));
+    }
+
+    @Test
+    void argvEnvCwdAndStdinArePassedUninterpreted() throws Exception {
+        String id = api.createSandbox();
+        Api.Response r = api.post("/v1/sandboxes/" + id + "/exec", Map.of(
+                "args", List.of("sh", "-c", "printf '%s|' \"$@\"; echo; echo $GREETING; pwd; cat", "sh", "$(id)", "a b", "-x"),
+                "env", Map.of("GREETING", "hi there"),
+                "cwd", "/tmp",
+                "stdin", "from stdin"));
+        assertEquals(200, r.status(), r.raw().body());
+        assertEquals("$(id)|a b|-x|\nhi there\n/tmp\nfrom stdin", r.body().get("stdout").asText());
+        Api.Response failing = api.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("sh", "-c", "echo oops >&2; exit 3")));
+        assertEquals(3, failing.body().get("exit_code").asInt());
+        assertEquals("oops\n", failing.body().get("stderr").asText());
+        Api.Response missing = api.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("no-such-program")));
+        assertEquals(200, missing.status());
+        assertEquals(127, missing.body().get("exit_code").asInt(), missing.raw().body());
+    }
+
+    @Test
+    void timeoutKillsTheWholeProcessGroup() throws Exception {
+        String id = api.createSandbox();
+        Api.Response r = api.post("/v1/sandboxes/" + id + "/exec", Map.of(
+                "args", List.of("sh", "-c", "sleep 600 & sleep 600; echo never"), "timeout_secs", 1));
+        assertEquals(200, r.status(), r.raw().body());
+        assertTrue(r.body().get("timed_out").asBoolean());
+        assertTrue(r.body().get("duration_ms").asLong() < 10_000);
+        assertEquals("", r.body().get("stdout").asText());
+        assertFalse(Api.sh(api, id, "ps -eo args").contains("sleep 600"), "both sleeps are killed");
+        assertEquals("ok\n", Api.sh(api, id, "echo ok"), "the sandbox itself survives");
+    }
+
+    @Test
+    void outputIsCappedAndTruncationReported() throws Exception {
+        String id = api.createSandbox();
+        Api.Response r = api.post("/v1/sandboxes/" + id + "/exec", Map.of(
+                "args", List.of("sh", "-c", "head -c 50000000 /dev/zero | tr '\\0' x; echo done >&2"), "max_output_bytes", 1000));
+        assertEquals(200, r.status(), r.raw().body());
+        assertTrue(r.body().get("truncated").asBoolean());
+        assertEquals(1000, r.body().get("stdout").asText().length());
+        assertEquals("done\n", r.body().get("stderr").asText());
+        assertEquals(0, r.body().get("exit_code").asInt());
+    }
+
+    @Test
+    void backendsAreListedWithVersionAndCapabilities() throws Exception {
+        Api.Response r = api.get("/v1/backends");
+        assertEquals(200, r.status());
+        JsonNode procbox = r.body().get(0);
+        assertEquals("procbox", procbox.get("name").asText());
+        assertEquals("io.vivarium.backend-procbox", procbox.get("bundle").asText());
+        assertTrue(procbox.get("available").asBoolean());
+        assertTrue(procbox.get("capabilities").get("sandbox").asBoolean());
+    }
+
+    @Test
+    void memoryLimitIsEnforcedOrRefusedClearly() throws Exception {
+        boolean supported = api.get("/v1/backends").body().get(0).get("capabilities").get("memory_limit").asBoolean();
+        Api.Response r = api.post("/v1/sandboxes", Map.of("memory_limit_mib", 64));
+        if (!supported) {
+            assertEquals(400, r.status());
+            assertTrue(r.error().contains("memory_limit_mib"));
+            return;
+        }
+        assertEquals(201, r.status(), r.raw().body());
+        assertEquals(64, r.body().get("memory_limit_mib").asInt());
+        String id = r.body().get("id").asText();
+        JsonNode small = api.exec(id, "dd", "if=/dev/zero", "of=/dev/null", "bs=16M", "count=1");
+        assertEquals(0, small.get("exit_code").asInt(), small.toString());
+        JsonNode big = api.exec(id, "dd", "if=/dev/zero", "of=/dev/null", "bs=300M", "count=1");
+        assertEquals(137, big.get("exit_code").asInt(), "a 300 MiB buffer under a 64 MiB limit is OOM-killed: " + big);
+    }
+}
