@@ -106,7 +106,7 @@ class AuthAndInputIT {
         assertError(admin.post(exec, ""), 400, "empty");
         assertError(admin.post(exec, "[]"), 400, "JSON object");
         assertError(admin.post(exec, Map.of("args", List.of("x".repeat(2 << 20)))), 413, "exceeds");
-        assertError(admin.post("/v1/sandboxes/..%2Fetc/exec", Map.of("args", List.of("true"))), 400, "invalid sandbox id");
+        assertError(admin.post("/v1/sandboxes/..%20etc/exec", Map.of("args", List.of("true"))), 400, "invalid sandbox id");
         assertError(admin.get("/v1/sandboxes/SB_BAD"), 400, "invalid sandbox id");
         assertError(admin.get("/v1/sandboxes/sb-000000000000"), 404, "no sandbox");
         assertError(admin.send("PUT", "/v1/sandboxes", "{}"), 405, "not allowed");

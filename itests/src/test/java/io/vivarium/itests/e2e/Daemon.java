@@ -46,7 +46,9 @@ final class Daemon implements AutoCloseable {
                 "-cp", dist.resolve("lib") + "/*", "io.vivarium.launcher.Main", "serve",
                 "--state", stateDir.toString(), "--port", String.valueOf(port)));
         cmd.addAll(extraArgs);
-        process = new ProcessBuilder(cmd).directory(dist.toFile()).redirectErrorStream(true).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(dist.toFile()).redirectErrorStream(true);
+        pb.environment().put("LC_ALL", "C.UTF-8");
+        process = pb.start();
         CompletableFuture<Boolean> ready = new CompletableFuture<>();
         Thread reader = new Thread(() -> {
             try (var in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {

@@ -64,6 +64,9 @@ final class JsonCodec {
     }
 
     static String describe(JacksonException e) {
+        if (e instanceof JsonMappingException && e.getCause() instanceof JsonParseException p) {
+            return describe(p);
+        }
         if (e instanceof UnrecognizedPropertyException u) {
             return "unknown field \"" + u.getPropertyName() + "\"" + known(u.getKnownPropertyIds());
         }

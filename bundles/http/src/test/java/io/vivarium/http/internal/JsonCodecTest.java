@@ -44,6 +44,7 @@ class JsonCodecTest {
         assertTrue(rejection("{\"args\":[\"ls\"],\"timeout_secs\":1.5}").contains("timeout_secs"));
         assertTrue(rejection("{\"args\":\"ls\"}").contains("\"args\" has the wrong type: expected an array"));
         assertTrue(rejection("{\"args\":[\"ls\"]").startsWith("malformed JSON"));
+        assertTrue(rejection("{\"args\":[\"ls\"").startsWith("malformed JSON"));
         assertTrue(rejection("[1,2]").contains("JSON object"));
         assertTrue(rejection("{\"args\":[\"ls\"]} trailing").length() > 0);
         assertTrue(rejection("{\"timeout_secs\":99999999999}").contains("out of range"));

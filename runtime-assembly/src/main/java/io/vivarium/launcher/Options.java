@@ -1,0 +1,130 @@
+package io.vivarium.launcher;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/** The parsed command line of {@code serve}. */
+record Options(Path state, int port, String host, Path tokenFile, List<String> features) {
+
+    static final int DEFAULT_PORT = 8889;
+    static final String DEFAULT_HOST = "127.0.0.1";
+    static final List<String> DEFAULT_FEATURES = List.of("core", "api-v1", "procbox");
+
+    static final String USAGE = String.join("\n",
+            "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST]",
+            "",
+            "  --state DIR        state directory (default ./var, relative to the working directory)",
+            "  --port N           HTTP port (default " + DEFAULT_PORT + ")",
+            "  --host H           address to listen on (default " + DEFAULT_HOST + ")",
+            "  --token-file F     bearer token file, lines of '<token> <tenant> <role>'",
+            "                     (default: DIR/tokens, created with one admin token if absent)",
+            "  --features LIST    comma-separated features to run (default " + String.join(",", DEFAULT_FEATURES) + ")",
+            "");
+
+    /** A bad command line: the message says what is wrong; the caller prints usage and exits 2. */
+    static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    /** Parses the arguments that follow {@code serve}. Relative paths resolve against {@code cwd}. */
+    static Options parse(List<String> args, Path cwd) throws UsageException {
+        Path state = cwd.resolve("var");
+        int port = DEFAULT_PORT;
+        String host = DEFAULT_HOST;
+        Path tokenFile = null;
+        List<String> features = DEFAULT_FEATURES;
+        Set<String> seen = new LinkedHashSet<>();
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            String name;
+            String value;
+            int eq = arg.indexOf('=');
+            if (arg.startsWith("--") && eq > 2) {
+                name = arg.substring(0, eq);
+                value = arg.substring(eq + 1);
+            } else {
+                name = arg;
+                value = null;
+            }
+            switch (name) {
+                case "--state", "--port", "--host", "--token-file", "--features" -> {
+                    if (value == null) {
+                        if (i + 1 >= args.size()) {
+                            throw new UsageException(name + " needs a value");
+                        }
+                        value = args.get(++i);
+                    }
+                    if (!seen.add(name)) {
+                        throw new UsageException(name + " given twice");
+                    }
+                }
+                default -> throw new UsageException("unknown argument '" + arg + "'");
+            }
+            switch (name) {
+                case "--state" -> state = path(cwd, name, value);
+                case "--token-file" -> tokenFile = path(cwd, name, value);
+                case "--host" -> {
+                    if (value.isBlank() || value.chars().anyMatch(Character::isWhitespace)) {
+                        throw new UsageException("--host: bad host '" + value + "'");
+                    }
+                    host = value;
+                }
+                case "--port" -> {
+                    try {
+                        port = Integer.parseInt(value);
+                    } catch (NumberFormatException e) {
+                        throw new UsageException("--port: '" + value + "' is not a number");
+                    }
+                    if (port < 1 || port > 65535) {
+                        throw new UsageException("--port: " + port + " is not between 1 and 65535");
+                    }
+                }
+                case "--features" -> {
+                    Set<String> list = new LinkedHashSet<>();
+                    for (String f : value.split(",", -1)) {
+                        String t = f.trim();
+                        if (!t.matches("[A-Za-z0-9][A-Za-z0-9._-]*")) {
+                            throw new UsageException("--features: bad feature name '" + t + "'");
+                        }
+                        list.add(t);
+                    }
+                    features = List.copyOf(new ArrayList<>(list));
+                }
+                default -> throw new AssertionError(name);
+            }
+        }
+        return new Options(state, port, host, tokenFile, features);
+    }
+
+    private static Path path(Path cwd, String option, String value) throws UsageException {
+        if (value.isEmpty()) {
+            throw new UsageException(option + " needs a non-empty path");
+        }
+        try {
+            return cwd.resolve(value).toAbsolutePath().normalize();
+        } catch (RuntimeException e) {
+            throw new UsageException(option + ": bad path '" + value + "'");
+        }
+    }
+
+    /** The host as it appears in a URL (IPv6 literals in brackets). */
+    static String urlHost(String host) {
+        return host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
+    }
+
+    /** The address to probe: a wildcard listen address is probed on loopback. */
+    static String probeHost(String host) {
+        return switch (host) {
+            case "0.0.0.0" -> "127.0.0.1";
+            case "::", "[::]", "::0" -> "[::1]";
+            default -> urlHost(host);
+        };
+    }
+}

@@ -1,0 +1,163 @@
+package io.vivarium.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.jar.Attributes;
+import java.util.jar.JarFile;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The features are the source of truth for what runs; the runtime-assembly pom's dependencies
+ * only make Maven fetch the bundles into system/. This fails the build when the two disagree:
+ * a feature names a bundle that is not in system/, or system/ holds a jar (a pom dependency) that
+ * no feature names. Runs in the package phase, after system/ and features/ are assembled.
+ */
+class FeaturesTest {
+
+    private static Path dist;
+    private static Map<String, Feature> features;
+
+    @BeforeAll
+    static void readFeatures() throws IOException {
+        String prop = System.getProperty("vivarium.dist");
+        assertNotNull(prop, "surefire sets vivarium.dist to target/vivarium");
+        dist = Path.of(prop);
+        features = new TreeMap<>();
+        try (Stream<Path> s = Files.list(dist.resolve("features"))) {
+            for (Path p : s.filter(p -> p.toString().endsWith(".json")).toList()) {
+                Feature f = Feature.read(p);
+                features.put(f.name(), f);
+            }
+        }
+    }
+
+    @Test
+    void theShippedFeaturesAreThere() {
+        assertEquals(new TreeSet<>(List.of("api-v1", "core", "procbox")), features.keySet(),
+                "features/ in the distribution");
+        for (String name : Options.DEFAULT_FEATURES) {
+            assertTrue(features.containsKey(name), "default feature " + name + " exists");
+        }
+    }
+
+    @Test
+    void everyPropertyWasFilteredIn() throws IOException {
+        try (Stream<Path> s = Files.list(dist.resolve("features"))) {
+            for (Path p : s.toList()) {
+                String text = Files.readString(p, StandardCharsets.UTF_8);
+                assertFalse(text.contains("${"), p + " still has an unresolved ${...} (no such Maven property?)");
+            }
+        }
+    }
+
+    @Test
+    void featureIdsFollowTheConvention() throws IOException {
+        String version = projectVersion();
+        for (Feature f : features.values()) {
+            assertEquals("io.vivarium.features:" + f.name() + ":" + version, f.id(), "id of " + f.name());
+            assertFalse(f.description().isBlank(), f.name() + " has a description");
+            assertFalse(f.bundles().isEmpty(), f.name() + " names bundles");
+        }
+    }
+
+    @Test
+    void everyFeatureBundleIsInSystemAndIsABundle() throws IOException {
+        Path system = dist.resolve("system");
+        List<String> problems = new ArrayList<>();
+        for (Feature f : features.values()) {
+            for (Feature.FeatureBundle b : f.bundles()) {
+                Path jar = b.file(system);
+                if (!Files.isRegularFile(jar)) {
+                    problems.add(f.name() + ": " + b.id() + " is not in system/ (expected " + b.repositoryPath()
+                            + "); add it as a dependency of runtime-assembly, or fix the version property");
+                    continue;
+                }
+                try (JarFile jf = new JarFile(jar.toFile())) {
+                    Attributes main = jf.getManifest() == null ? null : jf.getManifest().getMainAttributes();
+                    if (main == null || main.getValue("Bundle-SymbolicName") == null
+                            || !"2".equals(main.getValue("Bundle-ManifestVersion"))) {
+                        problems.add(f.name() + ": " + b.id() + " is not an OSGi R4+ bundle");
+                    }
+                }
+            }
+        }
+        assertTrue(problems.isEmpty(), String.join("\n", problems));
+    }
+
+    @Test
+    void everyJarInSystemIsNamedByAFeature() throws IOException {
+        Path system = dist.resolve("system");
+        TreeSet<String> named = new TreeSet<>();
+        features.values().forEach(f -> f.bundles().forEach(b -> named.add(b.repositoryPath())));
+        List<String> unnamed = new ArrayList<>();
+        try (Stream<Path> s = Files.walk(system)) {
+            s.filter(Files::isRegularFile)
+                    .map(p -> system.relativize(p).toString().replace('\\', '/'))
+                    .filter(rel -> !named.contains(rel))
+                    .sorted()
+                    .forEach(unnamed::add);
+        }
+        assertTrue(unnamed.isEmpty(), "runtime-assembly depends on these, but no feature names them "
+                + "(add them to a features/*.json or drop the dependency):\n  " + String.join("\n  ", unnamed));
+    }
+
+    @Test
+    void noBundleIsInTwoFeatures() {
+        Map<String, String> owner = new TreeMap<>();
+        List<String> dups = new ArrayList<>();
+        for (Feature f : features.values()) {
+            for (Feature.FeatureBundle b : f.bundles()) {
+                String ga = b.groupId() + ":" + b.artifactId();
+                String prev = owner.putIfAbsent(ga, f.name());
+                if (prev != null) {
+                    dups.add(ga + " in " + prev + " and " + f.name());
+                }
+            }
+        }
+        assertTrue(dups.isEmpty(), String.join("\n", dups));
+    }
+
+    @Test
+    void loggingComesUpFirst() {
+        // STACK.md: ASM, SPI Fly, slf4j-api and its provider at start level 1, the rest at 2.
+        Feature core = features.get("core");
+        for (Feature.FeatureBundle b : core.bundles()) {
+            boolean first = b.groupId().equals("org.ow2.asm") || b.groupId().equals("org.slf4j")
+                    || b.groupId().equals("org.apache.aries.spifly");
+            assertEquals(first ? 1 : 2, b.startOrder(), "start order of " + b.id());
+        }
+    }
+
+    @Test
+    void libHasTheFrameworkAndTheLauncherOnly() throws IOException {
+        // The launcher jar is written at package time too; this checks the framework part.
+        try (Stream<Path> s = Files.list(dist.resolve("lib"))) {
+            List<String> names = s.map(p -> p.getFileName().toString()).sorted().toList();
+            assertTrue(names.stream().anyMatch(n -> n.startsWith("org.apache.felix.framework-")), "framework in lib/: " + names);
+            assertTrue(names.stream().allMatch(n -> n.startsWith("org.apache.felix.framework-") || n.equals("vivarium-launcher.jar")),
+                    "only the framework and the launcher in lib/: " + names);
+        }
+        assertTrue(Files.isDirectory(dist.resolve("deploy")), "deploy/ exists");
+        assertTrue(Files.isExecutable(dist.resolve("bin/vivarium")), "bin/vivarium is executable");
+    }
+
+    private static String projectVersion() throws IOException {
+        String id = features.get("core").id();
+        return id.substring(id.lastIndexOf(':') + 1);
+    }
+}

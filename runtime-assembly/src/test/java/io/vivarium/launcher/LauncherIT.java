@@ -1,0 +1,168 @@
+package io.vivarium.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.HttpURLConnection;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Starts the assembled distribution the way an operator does ({@code java -jar
+ * lib/vivarium-launcher.jar serve ...}) and checks what it prints, /healthz, that every shipped
+ * bundle is ACTIVE, and a clean, quick stop on SIGTERM.
+ */
+class LauncherIT {
+
+    @TempDir
+    Path tmp;
+
+    private Process process;
+    private final StringBuffer stderr = new StringBuffer();
+
+    @AfterEach
+    void kill() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void servesHealthzAndStopsOnSigterm() throws Exception {
+        int port = freePort();
+        Path state = tmp.resolve("state");
+        BlockingQueue<String> stdout = start("serve", "--state", state.toString(), "--port", Integer.toString(port));
+
+        String listening = stdout.poll(60, TimeUnit.SECONDS);
+        assertEquals("Vivarium is listening on http://127.0.0.1:" + port, listening, "first stdout line; stderr:\n" + stderr);
+        String token = stdout.poll(5, TimeUnit.SECONDS);
+        Path tokens = state.resolve("tokens");
+        assertEquals("Admin token: " + tokens + "  (curl -H \"Authorization: Bearer $(awk '{print $1; exit}' " + tokens
+                + ")\" http://127.0.0.1:" + port + "/v1/backends)", token);
+
+        assertEquals(200, get("http://127.0.0.1:" + port + "/healthz"));
+        assertTrue(Files.readString(tokens).matches("[0-9a-f]{64} default admin\n"));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(tokens)));
+        assertTrue(Files.isDirectory(state.resolve("felix-cache")), "framework storage under the state dir");
+        Thread.sleep(500); // a bundle failing late would report by now
+        assertFalse(stderr.toString().contains("not active"), "every bundle is ACTIVE; stderr:\n" + stderr);
+
+        long t0 = System.nanoTime();
+        process.destroy(); // SIGTERM
+        assertTrue(process.waitFor(10, TimeUnit.SECONDS), "stopped within 10 s");
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertEquals(0, process.exitValue(), "exit code after SIGTERM; stderr:\n" + stderr);
+        assertTrue(ms < 5000, "stop took " + ms + " ms");
+    }
+
+    @Test
+    void badArgumentsExitTwo() throws Exception {
+        start("serve", "--port", "eighty");
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS));
+        assertEquals(2, process.exitValue());
+        awaitStreams();
+        assertTrue(stderr.toString().contains("usage: vivarium serve"), stderr.toString());
+    }
+
+    @Test
+    void unknownFeatureExitsTwo() throws Exception {
+        start("serve", "--state", tmp.resolve("s").toString(), "--features", "core,nosuch");
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS));
+        assertEquals(2, process.exitValue());
+        awaitStreams();
+        assertTrue(stderr.toString().contains("unknown feature 'nosuch' (available: api-v1, core, procbox)"), stderr.toString());
+    }
+
+    @Test
+    void busyPortExitsOneAtOnce() throws Exception {
+        try (ServerSocket busy = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            start("serve", "--state", tmp.resolve("s").toString(), "--port", Integer.toString(busy.getLocalPort()));
+            assertTrue(process.waitFor(30, TimeUnit.SECONDS));
+            assertEquals(1, process.exitValue());
+            awaitStreams();
+            assertTrue(stderr.toString().contains("cannot listen on 127.0.0.1:" + busy.getLocalPort()), stderr.toString());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private final List<Thread> pumps = new ArrayList<>();
+
+    private BlockingQueue<String> start(String... args) throws IOException {
+        String dist = System.getProperty("vivarium.dist");
+        assertNotNull(dist, "failsafe sets vivarium.dist");
+        Path jar = Path.of(dist, "lib", "vivarium-launcher.jar");
+        assertTrue(Files.isRegularFile(jar), jar + " exists");
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-jar");
+        cmd.add(jar.toString());
+        cmd.addAll(List.of(args));
+        process = new ProcessBuilder(cmd).directory(tmp.toFile()).start();
+        process.getOutputStream().close();
+        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        pumps.add(pump(process.getInputStream(), line -> lines.add(line)));
+        pumps.add(pump(process.getErrorStream(), line -> stderr.append(line).append('\n')));
+        return lines;
+    }
+
+    private void awaitStreams() throws InterruptedException {
+        for (Thread t : pumps) {
+            t.join(5000);
+        }
+    }
+
+    private static Thread pump(InputStream in, java.util.function.Consumer<String> sink) {
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    sink.accept(line);
+                }
+            } catch (IOException e) {
+                // process gone
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static int get(String url) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) URI.create(url).toURL().openConnection();
+        c.setConnectTimeout(5000);
+        c.setReadTimeout(5000);
+        try {
+            return c.getResponseCode();
+        } finally {
+            c.disconnect();
+        }
+    }
+
+}

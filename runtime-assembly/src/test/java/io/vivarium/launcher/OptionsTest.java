@@ -1,0 +1,84 @@
+package io.vivarium.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+class OptionsTest {
+
+    private static final Path CWD = Path.of("/work/here");
+
+    @Test
+    void defaults() throws Exception {
+        Options o = Options.parse(List.of(), CWD);
+        assertEquals(Path.of("/work/here/var"), o.state());
+        assertEquals(8889, o.port());
+        assertEquals("127.0.0.1", o.host());
+        assertNull(o.tokenFile());
+        assertEquals(List.of("core", "api-v1", "procbox"), o.features());
+    }
+
+    @Test
+    void allOptionsBothSpellings() throws Exception {
+        Options o = Options.parse(List.of("--state", "s/../st", "--port=18889", "--host", "0.0.0.0",
+                "--token-file=/etc/tok", "--features", "core, api-v1,core"), CWD);
+        assertEquals(Path.of("/work/here/st"), o.state());
+        assertEquals(18889, o.port());
+        assertEquals("0.0.0.0", o.host());
+        assertEquals(Path.of("/etc/tok"), o.tokenFile());
+        assertEquals(List.of("core", "api-v1"), o.features());
+        assertEquals(Path.of("/abs"), Options.parse(List.of("--state", "/abs"), CWD).state());
+    }
+
+    @Test
+    void badArguments() {
+        for (List<String> bad : List.of(List.of("--port"), List.of("--port", "x"), List.of("--port", "0"),
+                List.of("--port", "65536"), List.of("--bogus"), List.of("extra"), List.of("--features", ""),
+                List.of("--features", "core,,procbox"), List.of("--features", "../x"), List.of("--state", ""),
+                List.of("--host", ""), List.of("--port", "1", "--port", "2"))) {
+            assertThrows(Options.UsageException.class, () -> Options.parse(bad, CWD), bad.toString());
+        }
+    }
+
+    @Test
+    void hostsInUrls() {
+        assertEquals("127.0.0.1", Options.urlHost("127.0.0.1"));
+        assertEquals("[::1]", Options.urlHost("::1"));
+        assertEquals("127.0.0.1", Options.probeHost("0.0.0.0"));
+        assertEquals("[::1]", Options.probeHost("::"));
+        assertEquals("localhost", Options.probeHost("localhost"));
+    }
+
+    @Test
+    void mainExitsTwoWithUsageOnStderr() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        assertEquals(2, Main.run(List.of(), o, e));
+        assertEquals(2, Main.run(List.of("frobnicate"), o, e));
+        assertEquals(2, Main.run(List.of("serve", "--port", "nope"), o, e));
+        assertEquals("", out.toString(StandardCharsets.UTF_8));
+        String text = err.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("usage: vivarium serve"), text);
+        assertTrue(text.contains("'nope' is not a number"), text);
+        assertEquals(0, Main.run(List.of("help"), o, e));
+        assertEquals(0, Main.run(List.of("serve", "--port", "1", "--help"), o, e));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("usage: vivarium serve"));
+    }
+
+    @Test
+    void shellQuoting() {
+        assertEquals("/tmp/vv-state/tokens", Main.shellWord("/tmp/vv-state/tokens"));
+        assertEquals("'/tmp/a b/it'\\''s'", Main.shellWord("/tmp/a b/it's"));
+    }
+}
