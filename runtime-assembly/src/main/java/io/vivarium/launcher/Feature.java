@@ -6,7 +6,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 
 /**
  * One feature descriptor (OSGi Feature Service 1.0 JSON): an id, a description and the bundles it
@@ -63,52 +70,87 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
         }
     }
 
+    /**
+     * Strict RFC 8259 reading: no comments, single quotes or trailing commas (Jackson's defaults),
+     * and, on top of them, a duplicate key or anything after the value is an error.
+     */
+    private static final ObjectMapper MAPPER = JsonMapper.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .build();
+
     static Feature read(Path file) throws IOException {
         String fileName = file.getFileName().toString();
         String name = fileName.endsWith(".json") ? fileName.substring(0, fileName.length() - 5) : fileName;
         String text = Files.readString(file, StandardCharsets.UTF_8);
         try {
             return parse(name, text);
-        } catch (Json.ParseException | IllegalArgumentException e) {
+        } catch (JsonProcessingException e) {
+            throw new IOException("feature " + file + ": " + describe(e), e);
+        } catch (IllegalArgumentException e) {
             throw new IOException("feature " + file + ": " + e.getMessage(), e);
         }
     }
 
-    static Feature parse(String name, String text) throws Json.ParseException {
-        if (!(Json.parse(text) instanceof Map<?, ?> root)) {
+    /** Jackson's message without its multi-line source excerpt, and where: "... at line L, column C". */
+    static String describe(JsonProcessingException e) {
+        String message = e.getOriginalMessage();
+        JsonLocation where = e.getLocation();
+        if (where == null || where.getLineNr() < 1) {
+            return message;
+        }
+        return message + " at line " + where.getLineNr() + ", column " + where.getColumnNr();
+    }
+
+    /**
+     * Reads a descriptor's text. Malformed JSON is a {@link JsonProcessingException}; well-formed
+     * JSON that is not a usable feature is an {@link IllegalArgumentException}.
+     */
+    static Feature parse(String name, String text) throws JsonProcessingException {
+        JsonNode root = MAPPER.readTree(text);
+        if (root == null || root.isMissingNode()) {
+            throw new IllegalArgumentException("empty: no JSON value");
+        }
+        if (!root.isObject()) {
             throw new IllegalArgumentException("not a JSON object");
         }
-        Object frv = root.get("feature-resource-version");
-        if (frv != null && !(frv instanceof String s && s.startsWith("1."))) {
-            throw new IllegalArgumentException("unsupported feature-resource-version " + frv + " (expected 1.x)");
+        JsonNode frv = field(root, "feature-resource-version");
+        if (frv != null && !(frv.isTextual() && frv.textValue().startsWith("1."))) {
+            throw new IllegalArgumentException("unsupported feature-resource-version " + show(frv) + " (expected 1.x)");
         }
-        if (!(root.get("id") instanceof String id) || id.isBlank()) {
+        JsonNode idNode = field(root, "id");
+        if (idNode == null || !idNode.isTextual() || idNode.textValue().isBlank()) {
             throw new IllegalArgumentException("\"id\" (a string) is required");
         }
-        String description = root.get("description") instanceof String d ? d : "";
+        String id = idNode.textValue();
+        JsonNode d = field(root, "description");
+        String description = d != null && d.isTextual() ? d.textValue() : "";
         List<FeatureBundle> bundles = new ArrayList<>();
-        Object list = root.get("bundles");
+        JsonNode list = field(root, "bundles");
         if (list != null) {
-            if (!(list instanceof List<?> entries)) {
+            if (!list.isArray()) {
                 throw new IllegalArgumentException("\"bundles\" must be an array");
             }
-            for (Object entry : entries) {
-                if (entry instanceof String s) {
-                    bundles.add(FeatureBundle.of(s, DEFAULT_START_ORDER));
-                } else if (entry instanceof Map<?, ?> m) {
-                    if (!(m.get("id") instanceof String bid)) {
+            for (JsonNode entry : list) {
+                if (entry.isTextual()) {
+                    bundles.add(FeatureBundle.of(entry.textValue(), DEFAULT_START_ORDER));
+                } else if (entry.isObject()) {
+                    JsonNode bidNode = field(entry, "id");
+                    if (bidNode == null || !bidNode.isTextual()) {
                         throw new IllegalArgumentException("a bundle entry has no \"id\" string");
                     }
-                    Object so = m.get("start-order");
+                    String bid = bidNode.textValue();
+                    JsonNode so = field(entry, "start-order");
                     int startOrder;
                     if (so == null) {
                         startOrder = DEFAULT_START_ORDER;
-                    } else if (so instanceof Long l && l >= 1 && l <= Integer.MAX_VALUE) {
-                        startOrder = l.intValue();
-                    } else if (so instanceof String s && s.matches("[1-9][0-9]{0,8}")) {
-                        startOrder = Integer.parseInt(s);
+                    } else if (so.isIntegralNumber() && so.canConvertToLong()
+                            && so.longValue() >= 1 && so.longValue() <= Integer.MAX_VALUE) {
+                        startOrder = so.intValue();
+                    } else if (so.isTextual() && so.textValue().matches("[1-9][0-9]{0,8}")) {
+                        startOrder = Integer.parseInt(so.textValue());
                     } else {
-                        throw new IllegalArgumentException("bad start-order " + so + " for " + bid);
+                        throw new IllegalArgumentException("bad start-order " + show(so) + " for " + bid);
                     }
                     bundles.add(FeatureBundle.of(bid, startOrder));
                 } else {
@@ -116,7 +158,19 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
                 }
             }
         }
-        int configurations = root.get("configurations") instanceof Map<?, ?> c ? c.size() : 0;
+        JsonNode c = field(root, "configurations");
+        int configurations = c != null && c.isObject() ? c.size() : 0;
         return new Feature(name, id, description, List.copyOf(bundles), configurations);
+    }
+
+    /** A member of an object; absent and JSON {@code null} both give {@code null}. */
+    private static JsonNode field(JsonNode object, String name) {
+        JsonNode v = object.get(name);
+        return v == null || v.isNull() ? null : v;
+    }
+
+    /** A value for a message: strings and numbers as they are, arrays and objects as JSON. */
+    private static String show(JsonNode v) {
+        return v.isContainerNode() ? v.toString() : v.asText();
     }
 }

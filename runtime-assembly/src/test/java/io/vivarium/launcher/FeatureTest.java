@@ -1,11 +1,19 @@
 package io.vivarium.launcher;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class FeatureTest {
 
@@ -44,17 +52,100 @@ class FeatureTest {
     }
 
     @Test
+    void acceptsStringStartOrdersAndTreatsNullAsAbsent() throws Exception {
+        Feature f = Feature.parse("x", """
+                {"feature-resource-version": null, "id": "a:f:1", "description": null,
+                 "bundles": [{"id": "a:b:1", "start-order": "7"}, {"id": "a:c:1", "start-order": null}],
+                 "configurations": null}
+                """);
+        assertEquals(7, f.bundles().get(0).startOrder());
+        assertEquals(Feature.DEFAULT_START_ORDER, f.bundles().get(1).startOrder());
+        assertEquals("", f.description());
+        assertEquals(0, f.configurationCount());
+        assertEquals(List.of(), Feature.parse("x", "{\"id\": \"a:f:1\", \"bundles\": null}").bundles());
+        assertEquals(Integer.MAX_VALUE, Feature.parse("x",
+                "{\"id\": \"a:f:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 2147483647}]}")
+                .bundles().get(0).startOrder());
+    }
+
+    @Test
     void rejectsBadDescriptors() {
-        assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", "[]"));
-        assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", "{\"bundles\": []}"));
-        assertThrows(IllegalArgumentException.class,
-                () -> Feature.parse("x", "{\"feature-resource-version\": \"2.0\", \"id\": \"a:b:1\"}"));
-        assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", "{\"id\": \"a:b:1\", \"bundles\": [\"a:b\"]}"));
-        assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", "{\"id\": \"a:b:1\", \"bundles\": [\"a::1\"]}"));
-        assertThrows(IllegalArgumentException.class,
-                () -> Feature.parse("x", "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 0}]}"));
-        assertThrows(IllegalArgumentException.class,
-                () -> Feature.parse("x", "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 1.5}]}"));
-        assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", "{\"id\": \"a:b:1\", \"bundles\": [{}]}"));
+        assertRejected("not a JSON object", "[]");
+        assertRejected("not a JSON object", "\"a:b:1\"");
+        assertRejected("empty: no JSON value", "  ");
+        assertRejected("\"id\" (a string) is required", "{\"bundles\": []}");
+        assertRejected("\"id\" (a string) is required", "{\"id\": 1}");
+        assertRejected("\"id\" (a string) is required", "{\"id\": \" \"}");
+        assertRejected("unsupported feature-resource-version 2.0 (expected 1.x)",
+                "{\"feature-resource-version\": \"2.0\", \"id\": \"a:b:1\"}");
+        assertRejected("unsupported feature-resource-version 1.0 (expected 1.x)",
+                "{\"feature-resource-version\": 1.0, \"id\": \"a:b:1\"}");
+        assertRejected("\"bundles\" must be an array", "{\"id\": \"a:b:1\", \"bundles\": {}}");
+        assertRejected("a bundle entry must be a string or an object", "{\"id\": \"a:b:1\", \"bundles\": [1]}");
+        assertRejected("bad bundle id \"a:b\": expected groupId:artifactId[:type[:classifier]]:version",
+                "{\"id\": \"a:b:1\", \"bundles\": [\"a:b\"]}");
+        assertRejected("bad bundle id \"a::1\": empty part", "{\"id\": \"a:b:1\", \"bundles\": [\"a::1\"]}");
+        assertRejected("bad start-order 0 for a:b:1",
+                "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 0}]}");
+        assertRejected("bad start-order -3 for a:b:1",
+                "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": -3}]}");
+        assertRejected("bad start-order 1.5 for a:b:1",
+                "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 1.5}]}");
+        assertRejected("bad start-order 2147483648 for a:b:1",
+                "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 2147483648}]}");
+        assertRejected("bad start-order 99999999999999999999 for a:b:1",
+                "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 99999999999999999999}]}");
+        assertRejected("bad start-order 01 for a:b:1",
+                "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": \"01\"}]}");
+        assertRejected("bad start-order true for a:b:1",
+                "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": true}]}");
+        assertRejected("bad start-order [1] for a:b:1",
+                "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": [1]}]}");
+        assertRejected("a bundle entry has no \"id\" string", "{\"id\": \"a:b:1\", \"bundles\": [{}]}");
+        assertRejected("a bundle entry has no \"id\" string", "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": 3}]}");
+    }
+
+    @Test
+    void rejectsMalformedJson() {
+        // Strict RFC 8259, plus no duplicate keys and nothing after the value.
+        for (String bad : List.of("{", "{\"id\": \"a:b:1\",}", "{id: \"a:b:1\"}", "{'id': 'a:b:1'}",
+                "{\"id\": \"a:b:1\"} x", "{\"id\": \"a:b:1\"} {}", "{\"id\": \"a:b:1\", \"id\": \"a:c:1\"}",
+                "{\"id\": \"a\nb\"}", "{\"id\": \"a:b:1\" /* c */}", "{\"id\": \"a:b:1\", \"bundles\": [1,]}",
+                "{\"id\": \"a:b:1\", \"x\": 01}", "{\"id\": \"a:b:1\", \"x\": 1.}", "{\"id\": \"a:b:1\", \"x\": tru}",
+                "{\"id\": \"a:b:1\", \"x\": NaN}", "[".repeat(5000) + "]".repeat(5000))) {
+            assertThrows(JsonProcessingException.class, () -> Feature.parse("x", bad), bad);
+        }
+    }
+
+    @Test
+    void readSaysWhichFileAndWhere(@TempDir Path dir) throws Exception {
+        Path bad = dir.resolve("broken.json");
+        Files.writeString(bad, "{\n  \"id\": \"a:b:1\",\n  \"bundles\": [\"a:c:1\" \"a:d:1\"]\n}\n");
+        IOException e = assertThrows(IOException.class, () -> Feature.read(bad));
+        assertTrue(e.getMessage().startsWith("feature " + bad + ": "), e.getMessage());
+        assertTrue(e.getMessage().endsWith(" at line 3, column 23"), e.getMessage());
+        assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
+
+        Path dup = dir.resolve("dup.json");
+        Files.writeString(dup, "{\"id\": \"a:b:1\", \"id\": \"a:c:1\"}");
+        e = assertThrows(IOException.class, () -> Feature.read(dup));
+        assertTrue(e.getMessage().contains("Duplicate field 'id'"), e.getMessage());
+
+        Path wrong = dir.resolve("wrong.json");
+        Files.writeString(wrong, "{\"id\": \"a:b:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 0}]}");
+        e = assertThrows(IOException.class, () -> Feature.read(wrong));
+        assertEquals("feature " + wrong + ": bad start-order 0 for a:b:1", e.getMessage());
+
+        Path good = dir.resolve("good.json");
+        Files.writeString(good, "{\"id\": \"a:b:1\", \"description\": \"h\u00e9llo \\u00e9\", \"bundles\": [\"a:c:1\"]}");
+        Feature f = Feature.read(good);
+        assertEquals("good", f.name());
+        assertEquals("h\u00e9llo \u00e9", f.description());
+        assertEquals("a:c:1", f.bundles().get(0).id());
+    }
+
+    private static void assertRejected(String message, String json) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", json), json);
+        assertEquals(message, e.getMessage(), json);
     }
 }

@@ -144,16 +144,56 @@ class FeaturesTest {
     }
 
     @Test
-    void libHasTheFrameworkAndTheLauncherOnly() throws IOException {
-        // The launcher jar is written at package time too; this checks the framework part.
+    void libHasTheFrameworkJacksonAndTheLauncherOnly() throws IOException {
         try (Stream<Path> s = Files.list(dist.resolve("lib"))) {
             List<String> names = s.map(p -> p.getFileName().toString()).sorted().toList();
-            assertTrue(names.stream().anyMatch(n -> n.startsWith("org.apache.felix.framework-")), "framework in lib/: " + names);
-            assertTrue(names.stream().allMatch(n -> n.startsWith("org.apache.felix.framework-") || n.equals("vivarium-launcher.jar")),
-                    "only the framework and the launcher in lib/: " + names);
+            List<String> prefixes = List.of("org.apache.felix.framework-", "jackson-annotations-", "jackson-core-",
+                    "jackson-databind-");
+            for (String prefix : prefixes) {
+                assertEquals(1, names.stream().filter(n -> n.startsWith(prefix) && n.endsWith(".jar")).count(),
+                        "one " + prefix + "*.jar in lib/: " + names);
+            }
+            assertTrue(names.stream().allMatch(n -> n.equals("vivarium-launcher.jar") || prefixes.stream().anyMatch(n::startsWith)),
+                    "only the framework, Jackson and the launcher in lib/: " + names);
         }
         assertTrue(Files.isDirectory(dist.resolve("deploy")), "deploy/ exists");
         assertTrue(Files.isExecutable(dist.resolve("bin/vivarium")), "bin/vivarium is executable");
+    }
+
+    @Test
+    void theLaunchersClassPathIsTheRestOfLib() throws IOException {
+        // `java -jar lib/vivarium-launcher.jar` sees what the manifest names; `java -cp 'lib/*'` sees lib/.
+        Path lib = dist.resolve("lib");
+        Path launcher = lib.resolve("vivarium-launcher.jar");
+        assertTrue(Files.isRegularFile(launcher), "the launcher jar is written before the tests run: " + launcher);
+        String classPath;
+        try (JarFile jf = new JarFile(launcher.toFile())) {
+            classPath = jf.getManifest().getMainAttributes().getValue(Attributes.Name.CLASS_PATH);
+        }
+        assertNotNull(classPath, "Class-Path in " + launcher);
+        TreeSet<String> named = new TreeSet<>(List.of(classPath.trim().split(" +")));
+        TreeSet<String> others = new TreeSet<>();
+        try (Stream<Path> s = Files.list(lib)) {
+            s.map(p -> p.getFileName().toString()).filter(n -> !n.equals("vivarium-launcher.jar")).forEach(others::add);
+        }
+        assertEquals(others, named, "the launcher's Class-Path and the other jars in lib/");
+    }
+
+    @Test
+    void theJacksonInLibIsTheJacksonInSystem() throws IOException {
+        // One Jackson for the launcher and the bundles: the same files, so one version to keep up.
+        Path lib = dist.resolve("lib");
+        Path system = dist.resolve("system");
+        int seen = 0;
+        for (Feature.FeatureBundle b : features.get("core").bundles()) {
+            if (b.groupId().equals("com.fasterxml.jackson.core")) {
+                Path inLib = lib.resolve(b.artifactId() + "-" + b.version() + ".jar");
+                assertTrue(Files.isRegularFile(inLib), b.id() + " is in lib/ as " + inLib.getFileName());
+                assertEquals(-1L, Files.mismatch(inLib, b.file(system)), inLib + " and " + b.file(system) + " differ");
+                seen++;
+            }
+        }
+        assertEquals(3, seen, "core names jackson-annotations, jackson-core and jackson-databind");
     }
 
     private static String projectVersion() throws IOException {

@@ -94,6 +94,20 @@ class LauncherIT {
     }
 
     @Test
+    void runsFromTheClassPathToo() throws Exception {
+        // java -cp 'lib/*' io.vivarium.launcher.Main: the features are read (Jackson from lib/) before
+        // the unknown one is reported.
+        String lib = Path.of(System.getProperty("vivarium.dist"), "lib").toString();
+        startJava(List.of("-cp", lib + "/*", Main.class.getName()), "serve", "--state", tmp.resolve("s").toString(),
+                "--features", "core,api-v1,nosuch");
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS));
+        awaitStreams();
+        assertEquals(2, process.exitValue(), stderr.toString());
+        assertTrue(stderr.toString().contains("unknown feature 'nosuch' (available: api-v1, core, procbox)"), stderr.toString());
+        assertFalse(stderr.toString().contains("Exception"), stderr.toString());
+    }
+
+    @Test
     void busyPortExitsOneAtOnce() throws Exception {
         try (ServerSocket busy = new ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
             start("serve", "--state", tmp.resolve("s").toString(), "--port", Integer.toString(busy.getLocalPort()));
@@ -108,15 +122,19 @@ class LauncherIT {
 
     private final List<Thread> pumps = new ArrayList<>();
 
+    /** {@code java -jar lib/vivarium-launcher.jar args...} */
     private BlockingQueue<String> start(String... args) throws IOException {
         String dist = System.getProperty("vivarium.dist");
         assertNotNull(dist, "failsafe sets vivarium.dist");
         Path jar = Path.of(dist, "lib", "vivarium-launcher.jar");
         assertTrue(Files.isRegularFile(jar), jar + " exists");
+        return startJava(List.of("-jar", jar.toString()), args);
+    }
+
+    private BlockingQueue<String> startJava(List<String> javaArgs, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-jar");
-        cmd.add(jar.toString());
+        cmd.addAll(javaArgs);
         cmd.addAll(List.of(args));
         process = new ProcessBuilder(cmd).directory(tmp.toFile()).start();
         process.getOutputStream().close();
