@@ -25,4 +25,13 @@ public interface SandboxService {
     ExecResult exec(Caller caller, String id, ExecRequest request);
 
     List<BackendInfo> backends();
+
+    /** Records the regular files under the given directories, replacing any earlier baseline. */
+    BaselineResult baseline(Caller caller, String id, BaselineRequest request);
+
+    /** Compares the files now with the baseline; {@code request} may be null. */
+    ChangeSet changes(Caller caller, String id, ChangesRequest request);
+
+    /** Runs a command, reports what it changed, and discards its effects. */
+    DryRunResult dryRun(Caller caller, String id, DryRunRequest request);
 }

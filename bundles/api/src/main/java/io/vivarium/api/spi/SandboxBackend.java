@@ -1,6 +1,7 @@
 package io.vivarium.api.spi;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.ExecRequest;
 
 import org.osgi.annotation.versioning.ConsumerType;
 
@@ -61,6 +62,16 @@ public interface SandboxBackend {
 
     default void resume(SandboxInstance instance) {
         throw ApiException.notImplemented(name() + " cannot resume instances");
+    }
+
+    /**
+     * Runs {@code request} against a throwaway copy-on-write view of the instance's workspace (the
+     * instance itself is never changed) and returns it for comparison; core closes it to discard the
+     * effects. Advertised by {@link Capabilities#dryRun()}. A command that fails or times out still
+     * returns a run that can be discarded.
+     */
+    default ScratchRun dryRun(SandboxInstance instance, ExecRequest request) {
+        throw ApiException.notImplemented(name() + " cannot dry-run commands");
     }
 
     /** Saves the instance's state (memory and disk, or workspace) under a tag. */

@@ -1,5 +1,7 @@
 package io.vivarium.api.spi;
 
+import java.util.Optional;
+
 import org.osgi.annotation.versioning.ConsumerType;
 
 /** A running instance a backend created or adopted. */
@@ -18,4 +20,12 @@ public interface SandboxInstance {
 
     /** Path of the writable workspace as the sandbox sees it, e.g. {@code /work}. */
     String workspace();
+
+    /**
+     * Where the workspace lives on the host, if it does (a process sandbox's does, a VM's disk
+     * does not): core then lists files there instead of running a listing command in the guest.
+     */
+    default Optional<HostFiles> hostFiles() {
+        return Optional.empty();
+    }
 }
