@@ -24,7 +24,7 @@ class OptionsTest {
         assertEquals(8889, o.port());
         assertEquals("127.0.0.1", o.host());
         assertNull(o.tokenFile());
-        assertEquals(List.of("core", "api-v1", "procbox"), o.features());
+        assertEquals(List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat"), o.features());
     }
 
     @Test

@@ -1,0 +1,44 @@
+package io.vivarium.fingerprint.stat.internal;
+
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * The guest command that lists regular files with their size and mtime. A fixed POSIX sh script
+ * that runs with busybox as well as with GNU coreutils and findutils; the directories are its
+ * positional parameters, so the shell never parses them, and stat prints only the format, never the
+ * name. Relative directories are refused rather than risk find taking one for an expression such
+ * as {@code -delete}.
+ */
+final class StatListing {
+
+    static final String SCRIPT = """
+            status=0
+            for d do
+              case $d in
+              /*) find "$d" -xdev -type f -exec sh -c '
+                    status=0
+                    for f do
+                      if [ -r "$f" ]; then
+                        s=$(stat -c %s:%Y "$f") && printf "%s\\t%s\\0" "$s" "$f" \\
+                          || { printf "cannot stat %s\\n" "$f" >&2; status=1; }
+                      elif [ -e "$f" ]; then
+                        printf "unreadable\\t%s\\0" "$f"
+                      else
+                        printf "cannot access %s\\n" "$f" >&2; status=1
+                      fi
+                    done
+                    exit $status' sh {} + || status=1 ;;
+              *) printf "not an absolute path: %s\\n" "$d" >&2; status=1 ;;
+              esac
+            done
+            exit $status
+            """;
+
+    private StatListing() {
+    }
+
+    static List<String> command(List<String> dirs) {
+        return Stream.concat(Stream.of("/bin/sh", "-c", SCRIPT, "sh"), dirs.stream()).toList();
+    }
+}
