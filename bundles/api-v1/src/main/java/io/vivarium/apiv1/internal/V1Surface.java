@@ -2,7 +2,10 @@ package io.vivarium.apiv1.internal;
 
 import java.util.List;
 
+import io.vivarium.api.BaselineRequest;
+import io.vivarium.api.ChangesRequest;
 import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.DryRunRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxService;
@@ -14,7 +17,7 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 
 /**
- * The {@code /v1} API. Routes that reach into a sandbox (ping, exec) are admin-only, as in the
+ * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, baseline, changes, dry-run) are admin-only, as in the
  * reference API; lifecycle routes are open to every role, always scoped to the caller's tenant.
  */
 @Component(service = ApiSurface.class)
@@ -37,7 +40,14 @@ public class V1Surface implements ApiSurface {
                 new Route("POST", "/sandboxes/{id}/ping", Role.ADMIN, 200,
                         r -> sandboxes.ping(r.caller(), r.pathParam("id"))),
                 new Route("POST", "/sandboxes/{id}/exec", Role.ADMIN, 200,
-                        r -> sandboxes.exec(r.caller(), r.pathParam("id"), r.body(ExecRequest.class))));
+                        r -> sandboxes.exec(r.caller(), r.pathParam("id"), r.body(ExecRequest.class))),
+                new Route("POST", "/sandboxes/{id}/baseline", Role.ADMIN, 200,
+                        r -> sandboxes.baseline(r.caller(), r.pathParam("id"), r.body(BaselineRequest.class))),
+                new Route("POST", "/sandboxes/{id}/changes", Role.ADMIN, 200,
+                        r -> sandboxes.changes(r.caller(), r.pathParam("id"),
+                                r.optionalBody(ChangesRequest.class).orElse(null))),
+                new Route("POST", "/sandboxes/{id}/dry-run", Role.ADMIN, 200,
+                        r -> sandboxes.dryRun(r.caller(), r.pathParam("id"), r.body(DryRunRequest.class))));
     }
 
     @Override

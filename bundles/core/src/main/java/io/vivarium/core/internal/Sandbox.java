@@ -1,5 +1,6 @@
 package io.vivarium.core.internal;
 
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.vivarium.api.SandboxInfo;
@@ -14,6 +15,8 @@ import io.vivarium.api.spi.SandboxInstance;
  */
 final class Sandbox {
     final ReentrantLock lifecycle = new ReentrantLock();
+    /** Set while a dry-run runs: one at a time per sandbox. */
+    final AtomicBoolean dryRunning = new AtomicBoolean();
     private volatile SandboxRecord record;
     private volatile SandboxInstance instance;
     private volatile long backendServiceId = -1;

@@ -10,8 +10,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ForkJoinPool;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.BaselineRequest;
+import io.vivarium.api.BaselineResult;
+import io.vivarium.api.ChangeSet;
+import io.vivarium.api.ChangesRequest;
+import io.vivarium.api.DryRunRequest;
+import io.vivarium.api.DryRunResult;
 import io.vivarium.api.BackendInfo;
 import io.vivarium.api.Caller;
 import io.vivarium.api.CreateSandboxRequest;
@@ -22,11 +29,13 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.Availability;
+import io.vivarium.api.spi.FingerprintMode;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.spi.ScratchRun;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
@@ -69,7 +78,10 @@ public class SandboxManager implements SandboxService {
 
     private final BackendRegistry registry = new BackendRegistry();
     private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
+    private final FingerprintModes fingerprints = new FingerprintModes();
     private final Object reconcile = new Object();
+    private ForkJoinPool hashPool;
+    private ChangeTracker tracker;
     private SandboxStore store;
     private String defaultBackend;
     private Duration backendWait;
@@ -84,6 +96,8 @@ public class SandboxManager implements SandboxService {
     void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {
         defaultBackend = defaultBackendName;
         backendWait = patience;
+        hashPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors());
+        tracker = new ChangeTracker(fingerprints, new HostLister(hashPool));
         synchronized (reconcile) {
             store = new SandboxStore(stateDir.toAbsolutePath());
             for (SandboxRecord r : store.loadAll((file, e) -> LOG.log(Level.ERROR,
@@ -103,6 +117,21 @@ public class SandboxManager implements SandboxService {
             sandboxes.clear();
             store = null;
         }
+        hashPool.shutdownNow();
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindFingerprint(FingerprintMode mode, ServiceReference<FingerprintMode> ref) {
+        fingerprintArrived((Long) ref.getProperty(Constants.SERVICE_ID), mode);
+    }
+
+    void unbindFingerprint(FingerprintMode mode, ServiceReference<FingerprintMode> ref) {
+        fingerprints.remove((Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    void fingerprintArrived(long serviceId, FingerprintMode mode) {
+        fingerprints.add(serviceId, mode);
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
@@ -389,6 +418,66 @@ public class SandboxManager implements SandboxService {
             return new BackendInfo(e.name(), e.bundle(), e.version(), e.backend().capabilities(), a.available(),
                     a.reason(), count);
         }).toList();
+    }
+
+    @Override
+    public BaselineResult baseline(Caller caller, String id, BaselineRequest request) {
+        Sandbox sb = find(caller, id);
+        return tracker.baseline(store.dirOf(id), liveInstance(sb), request.paths());
+    }
+
+    @Override
+    public ChangeSet changes(Caller caller, String id, ChangesRequest request) {
+        Sandbox sb = find(caller, id);
+        return tracker.changes(store.dirOf(id), liveInstance(sb), request == null ? null : request.paths());
+    }
+
+    @Override
+    public DryRunResult dryRun(Caller caller, String id, DryRunRequest request) {
+        if (request.command() == null || request.command().isBlank()) {
+            throw ApiException.badRequest("command is required: a shell command line, e.g. \"rm -rf build\"");
+        }
+        List<String> paths = SandboxPaths.check(request.paths());
+        Sandbox sb = find(caller, id);
+        SandboxInstance instance = liveInstance(sb);
+        SandboxBackend backend = registry.get(sb.record().backend()).map(BackendRegistry.Entry::backend)
+                .orElseThrow(() -> ApiException.unavailable("backend " + sb.record().backend() + " went away", 2));
+        if (!backend.capabilities().dryRun()) {
+            throw ApiException.notImplemented("backend " + sb.record().backend() + " cannot dry-run commands");
+        }
+        if (!sb.dryRunning.compareAndSet(false, true)) {
+            throw ApiException.conflict("a dry-run is already running on sandbox " + id + "; wait for it to finish");
+        }
+        try {
+            FingerprintMode mode = fingerprints.best();
+            int filesBefore = tracker.countBeforeDryRun(instance, paths);
+            ExecRequest exec = ExecRequests.complete(new ExecRequest(List.of("sh", "-c", request.command()),
+                    request.timeoutSecs(), null, null, null, null), instance.workspace());
+            long startedAt = Instant.now().getEpochSecond();
+            ScratchRun run = backend.dryRun(instance, exec);
+            ChangeSet changes;
+            try {
+                changes = tracker.compare(run, paths, mode, filesBefore, startedAt);
+            } catch (RuntimeException e) {
+                discardAfterFailure(run, e);
+                throw e;
+            }
+            run.close();
+            ExecResult r = run.result();
+            return new DryRunResult(r.stdout(), r.stderr(), r.exitCode(), r.timedOut(), r.truncated(), r.durationMs(),
+                    changes, true, run.mechanism());
+        } finally {
+            sb.dryRunning.set(false);
+        }
+    }
+
+    private static void discardAfterFailure(ScratchRun run, RuntimeException cause) {
+        try {
+            run.close();
+        } catch (RuntimeException closeFailure) {
+            throw ApiException.internal(cause.getMessage() + "; and discarding the dry-run's effects failed too, so "
+                    + "they may remain: " + closeFailure.getMessage(), closeFailure);
+        }
     }
 
     private static InstanceState emptyState() {

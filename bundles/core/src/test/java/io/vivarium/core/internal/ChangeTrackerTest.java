@@ -1,0 +1,63 @@
+package io.vivarium.core.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeMap;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.ChangeSet;
+
+import org.junit.jupiter.api.Test;
+
+class ChangeTrackerTest {
+
+    @Test
+    void aRenameIsOneDeletionAndOneAddition() {
+        var before = new TreeMap<String, String>();
+        before.put("/w/a", "1");
+        before.put("/w/b", "2");
+        before.put("/w/old", "3");
+        var after = new TreeMap<String, String>();
+        after.put("/w/a", "1");
+        after.put("/w/b", "changed");
+        after.put("/w/new", "3");
+        ChangeSet c = ChangeTracker.compare(before, after, "sha256", List.of("/w"), 7);
+        assertEquals(List.of("/w/new"), c.added());
+        assertEquals(List.of("/w/b"), c.modified());
+        assertEquals(List.of("/w/old"), c.deleted());
+        assertEquals(1, c.unchanged());
+        assertEquals(7, c.baselineTakenAtUnix());
+    }
+
+    @Test
+    void probesAreTheTouchedPathsNarrowedToTheScopeWithoutOverlap() {
+        assertEquals(List.of("/work/a", "/work/b/c"),
+                ChangeTracker.probes(Set.of("/work/a", "/work/a/x", "/work/b/c", "/other/y"), List.of("/work")));
+        assertEquals(List.of("/work/src"), ChangeTracker.probes(Set.of("/work"), List.of("/work/src")));
+    }
+
+    @Test
+    void pathRules() {
+        assertEquals(List.of("/work", "/work/a b"), SandboxPaths.check(List.of("/work/a b/", "//work", "/work/./")));
+        for (String bad : List.of("work", "/work/../etc", "/work/\nx", "/work/\u007f", "/" + "x".repeat(4096))) {
+            ApiException e = assertThrows(ApiException.class, () -> SandboxPaths.check(List.of(bad)), bad);
+            assertEquals(400, e.status());
+        }
+        assertThrows(ApiException.class, () -> SandboxPaths.check(List.of()));
+        List<String> many = java.util.stream.IntStream.range(0, 65).mapToObj(i -> "/p" + i).toList();
+        assertTrue(assertThrows(ApiException.class, () -> SandboxPaths.check(many)).getMessage().contains("64"));
+    }
+
+    @Test
+    void guestListingsAreNulTerminatedRecords() {
+        var files = GuestLister.parse("abc\t/w/a b\0unreadable\t/w/line\nbreak\0", ListingLimits.standard());
+        assertEquals("abc", files.get("/w/a b"));
+        assertEquals("unreadable", files.get("/w/line\nbreak"));
+        assertThrows(ApiException.class, () -> GuestLister.parse("abc\t/w/a", ListingLimits.standard()));
+        assertThrows(ApiException.class, () -> GuestLister.parse("no-tab\0", ListingLimits.standard()));
+    }
+}
