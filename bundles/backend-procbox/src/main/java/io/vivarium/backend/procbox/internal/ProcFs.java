@@ -1,11 +1,15 @@
 package io.vivarium.backend.procbox.internal;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /** Reads what this backend needs from {@code /proc}. */
 final class ProcFs {
@@ -50,6 +54,42 @@ final class ProcFs {
         } catch (IOException e) {
             return Optional.empty();
         }
+    }
+
+    /** The argv of a process ({@code /proc/PID/cmdline}); empty if it is gone. */
+    static List<String> commandLine(long pid) {
+        try {
+            String raw = new String(Files.readAllBytes(PROC.resolve(Long.toString(pid)).resolve("cmdline")), UTF_8);
+            return raw.isEmpty() ? List.of() : List.of(raw.split("\0"));
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+
+    /** Whether something is mounted at {@code dir} in this process's mount namespace. */
+    static boolean isMountPoint(Path dir) {
+        try (Stream<String> lines = Files.lines(PROC.resolve("self/mountinfo"))) {
+            String target = dir.toAbsolutePath().normalize().toString();
+            return lines.anyMatch(line -> mountPoint(line).equals(target));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Field 5 of a {@code mountinfo} line, in which the kernel escapes space, tab, newline and backslash. */
+    static String mountPoint(String mountInfoLine) {
+        String escaped = mountInfoLine.split(" ", 6)[4];
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < escaped.length(); i++) {
+            char c = escaped.charAt(i);
+            if (c == '\\' && i + 3 < escaped.length()) {
+                out.append((char) Integer.parseInt(escaped.substring(i + 1, i + 4), 8));
+                i += 3;
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
     }
 
     static int effectiveUid() {

@@ -1,6 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.ExecRequest;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.InstanceGoneException;
@@ -8,8 +9,10 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.spi.ScratchRun;
 
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,13 +22,15 @@ import java.util.List;
  * Process sandboxes: a bubblewrap process tree per sandbox, in its own PID, mount, network, IPC,
  * UTS and cgroup namespaces, with the host's /usr and /etc read-only and a private workspace at
  * {@code /work}. Sandboxes are detached from the daemon and outlive it; they are found again by
- * the pid and start time of their init.
+ * the pid and start time of their init. Dry-runs run in a short-lived twin of a sandbox
+ * ({@link DryRunner}).
  */
 final class ProcboxBackend implements SandboxBackend {
 
     static final String NAME = "procbox";
 
-    private static final String WORKSPACE_DIR = "work";
+    private static final System.Logger LOG = System.getLogger(ProcboxBackend.class.getName());
+
     private static final List<String> UTIL_LINUX_TOOLS =
             List.of(SandboxCommands.SETSID, SandboxCommands.NSENTER, SandboxCommands.SETPRIV);
     private static final Duration KILL_WAIT = Duration.ofSeconds(2);
@@ -35,12 +40,19 @@ final class ProcboxBackend implements SandboxBackend {
     private final MemoryCgroups cgroups;
     private final SandboxCommands commands;
     private final SandboxLauncher launcher;
+    private final DryRunner dryRunner;
 
     ProcboxBackend(ProcboxSettings settings) {
+        this(settings, true);
+    }
+
+    /** @param overlayDryRuns false to dry-run on copies of the workspace even as root */
+    ProcboxBackend(ProcboxSettings settings, boolean overlayDryRuns) {
         this.settings = settings;
         this.cgroups = MemoryCgroups.detect(settings.cgroupRoot());
         this.commands = new SandboxCommands(settings.bwrap(), HostRootLayout.bwrapArgs(Path.of("/")));
         this.launcher = new SandboxLauncher(commands);
+        this.dryRunner = new DryRunner(commands, overlayDryRuns);
     }
 
     @Override
@@ -50,7 +62,7 @@ final class ProcboxBackend implements SandboxBackend {
 
     @Override
     public Capabilities capabilities() {
-        return new Capabilities(true, false, false, false, false, false, false, false, cgroups.supported());
+        return new Capabilities(true, false, false, false, false, true, false, false, cgroups.supported());
     }
 
     /** Checked on every call, so installing bubblewrap makes the backend available without a restart. */
@@ -86,11 +98,12 @@ final class ProcboxBackend implements SandboxBackend {
         boolean userNamespace = settings.userNamespace();
         int uid = userNamespace ? ProcFs.effectiveUid() : settings.uid();
         int gid = userNamespace ? ProcFs.effectiveGid() : settings.gid();
-        Path workDir = prepareWorkspace(spec.dir().resolve(WORKSPACE_DIR), uid, gid);
+        Path workDir = prepareWorkspace(ProcboxInstance.workspaceDir(spec.dir()), uid, gid);
         Path cgroup = limitMib == null ? null : createCgroup(spec.id(), limitMib);
         try {
             InitProcess init = launcher.launch(spec.id(), spec.dir(), workDir, cgroup, uid, gid, userNamespace);
-            return new ProcboxInstance(spec.id(), new SandboxRecord(init, uid, gid, cgroup, userNamespace), commands);
+            return new ProcboxInstance(spec.id(), spec.dir(), new SandboxRecord(init, uid, gid, cgroup, userNamespace),
+                    commands);
         } catch (RuntimeException e) {
             if (cgroup != null) {
                 MemoryCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT);
@@ -129,12 +142,19 @@ final class ProcboxBackend implements SandboxBackend {
         if (!sandbox.init().isRunning()) {
             throw new InstanceGoneException("init process " + sandbox.init().pid() + " is gone");
         }
-        return new ProcboxInstance(spec.id(), sandbox, commands);
+        try {
+            discardDryRunLeftovers(spec, HostTools.withAccessOf(sandbox));
+        } catch (ApiException e) {
+            // the sandbox itself is fine; destroy tries again before its directory goes
+            LOG.log(Level.WARNING, e.getMessage());
+        }
+        return new ProcboxInstance(spec.id(), spec.dir(), sandbox, commands);
     }
 
     /**
      * Kills the sandbox's init, which takes its whole PID namespace with it, then removes its
-     * cgroup. Leaves {@code spec.dir()} to core.
+     * cgroup. Leaves {@code spec.dir()} to core, but not before any dry-run overlay mounted in it
+     * is gone: core's recursive delete would walk into it.
      */
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
@@ -147,10 +167,32 @@ final class ProcboxBackend implements SandboxBackend {
             cgroups.existing(spec.id()).ifPresent(cgroup -> MemoryCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
             return;
         }
+        // while the init lives, the leftovers can be removed with its access to the workspace
+        discardDryRunLeftovers(spec, HostTools.withAccessOf(sandbox));
         sandbox.init().kill(KILL_WAIT);
         if (sandbox.cgroup() != null && !MemoryCgroups.remove(sandbox.cgroup(), CGROUP_REMOVAL_WAIT)) {
             throw ApiException.internal("the cgroup " + sandbox.cgroup() + " of sandbox " + spec.id()
                     + " still has processes", null);
+        }
+    }
+
+    @Override
+    public ScratchRun dryRun(SandboxInstance instance, ExecRequest request) {
+        if (!(instance instanceof ProcboxInstance procbox)) {
+            throw new IllegalArgumentException("not a procbox instance: " + instance.getClass().getName());
+        }
+        return dryRunner.run(procbox, request);
+    }
+
+    /** Ends, unmounts and removes what dry-runs interrupted by a crash of the daemon left behind. */
+    private static void discardDryRunLeftovers(InstanceSpec spec, HostTools tools) {
+        try {
+            for (DryRunScratch leftover : DryRunScratch.leftovers(spec.dir())) {
+                leftover.discard(tools);
+            }
+        } catch (IOException e) {
+            throw ApiException.internal("cannot discard what an interrupted dry-run left in sandbox " + spec.id()
+                    + ": " + e.getMessage(), e);
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.ExecRequest;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.InstanceGoneException;
@@ -7,6 +8,7 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.spi.ScratchRun;
 
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -56,5 +58,10 @@ public class ProcboxBackendComponent implements SandboxBackend {
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
         backend.destroy(spec, state);
+    }
+
+    @Override
+    public ScratchRun dryRun(SandboxInstance instance, ExecRequest request) {
+        return backend.dryRun(instance, request);
     }
 }

@@ -1,25 +1,47 @@
 package io.vivarium.backend.procbox.internal;
 
 import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxInstance;
+
+import java.nio.file.Path;
+import java.util.Optional;
 
 /** A running bubblewrap sandbox, created or adopted. */
 final class ProcboxInstance implements SandboxInstance {
 
+    private static final String WORKSPACE_DIR = "work";
+
     private final String id;
+    private final Path dir;
     private final SandboxRecord sandbox;
     private final NsenterChannel channel;
 
-    ProcboxInstance(String id, SandboxRecord sandbox, SandboxCommands commands) {
+    /** @param dir the sandbox's private directory, which holds its workspace */
+    ProcboxInstance(String id, Path dir, SandboxRecord sandbox, SandboxCommands commands) {
         this.id = id;
+        this.dir = dir;
         this.sandbox = sandbox;
         this.channel = new NsenterChannel(id, sandbox, commands);
+    }
+
+    /** Where the workspace of the sandbox with the private directory {@code dir} lives on the host. */
+    static Path workspaceDir(Path dir) {
+        return dir.resolve(WORKSPACE_DIR);
     }
 
     @Override
     public String id() {
         return id;
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    SandboxRecord sandbox() {
+        return sandbox;
     }
 
     @Override
@@ -40,5 +62,22 @@ final class ProcboxInstance implements SandboxInstance {
     @Override
     public String workspace() {
         return SandboxCommands.WORKSPACE;
+    }
+
+    @Override
+    public Optional<HostFiles> hostFiles() {
+        return Optional.of(workspaceOnHost());
+    }
+
+    /**
+     * The workspace with the host uid and gid the sandbox's processes have, which is what the
+     * owners of its files are compared with. In a user namespace the sandbox sees itself as root,
+     * but that root is the daemon's unprivileged uid on the host: reporting uid 0 would claim
+     * every file readable when the daemon, which reads them, cannot open those whose mode denies
+     * their owner. (Inside, the sandbox's root may still read those: its namespace lets it
+     * override the modes of files its uid owns.)
+     */
+    HostFiles workspaceOnHost() {
+        return new HostFiles(workspaceDir(dir), SandboxCommands.WORKSPACE, sandbox.uid(), sandbox.gid());
     }
 }

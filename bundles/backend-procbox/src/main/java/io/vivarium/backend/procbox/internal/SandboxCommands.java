@@ -5,9 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds the argv that starts a sandbox and the argv that runs a command inside one. Every
- * path and argument travels as its own argv element; the shell snippets are constants that
- * only ever refer to their positional parameters.
+ * Builds the argv that starts a sandbox, the argv that runs a command inside one and the argv
+ * that runs a command in a twin of one. Every path and argument travels as its own argv element;
+ * the shell snippets are constants that only ever refer to their positional parameters.
  */
 final class SandboxCommands {
 
@@ -49,22 +49,18 @@ final class SandboxCommands {
      */
     List<String> launch(LaunchFiles files, Path cgroup, Path workDir, String sandboxId, int uid, int gid,
             boolean userNamespace) {
-        List<String> argv = new ArrayList<>(List.of(SETSID, "-f", SH, "-c", LAUNCH_SCRIPT, "sh",
-                files.pidFile().toString(),
-                cgroup == null ? "/dev/null" : MemoryCgroups.procsFile(cgroup).toString(),
-                files.infoFile().toString(),
-                bwrap.toString(), "--info-fd", "3"));
+        List<String> argv = new ArrayList<>(List.of(SETSID, "-f"));
+        argv.addAll(recording(files, cgroup));
+        argv.addAll(reportingBwrap());
         if (userNamespace) {
             // uid 0 inside maps to the daemon's uid; any other uid would make bwrap nest a second
             // user namespace, which nsenter cannot then enter without privileges
             argv.addAll(List.of("--unshare-user", "--uid", "0", "--gid", "0"));
         }
         argv.addAll(List.of("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-                "--unshare-cgroup-try", "--ro-bind", "/usr", "/usr"));
-        argv.addAll(rootLayout);
-        argv.addAll(List.of("--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
-                "--perms", "1777", "--tmpfs", "/tmp",
-                "--bind", workDir.toString(), WORKSPACE, "--chdir", WORKSPACE,
+                "--unshare-cgroup-try"));
+        argv.addAll(filesystem(workDir));
+        argv.addAll(List.of(
                 "--hostname", sandboxId.length() > MAX_HOSTNAME ? sandboxId.substring(0, MAX_HOSTNAME) : sandboxId,
                 "--"));
         argv.addAll(dropPrivileges(uid, gid, userNamespace));
@@ -93,7 +89,62 @@ final class SandboxCommands {
             argv.addAll(List.of("-a", "-r", "-w"));
         }
         argv.add("--");
-        argv.addAll(dropPrivileges(sandbox.uid(), sandbox.gid(), sandbox.userNamespace()));
+        argv.addAll(asSandboxUser(sandbox, cwd, args));
+        return argv;
+    }
+
+    /**
+     * Runs {@code args} in a short-lived twin of the sandbox: the sandbox's filesystem layout with
+     * {@code workDir} at {@value #WORKSPACE}, its user, cgroup and network, IPC and UTS namespaces
+     * (so the command reaches the sandbox's loopback services under its hostname), but a PID
+     * namespace of its own. bwrap's outer process exits as soon as the command does, and
+     * {@code --die-with-parent} then kills the namespace's init, which takes along everything the
+     * command left running. Like {@link #exec}, the host-side process leads a process group.
+     */
+    List<String> twin(SandboxRecord sandbox, LaunchFiles files, Path workDir, String cwd, List<String> args) {
+        List<String> argv = new ArrayList<>(recording(files, sandbox.cgroup()));
+        argv.addAll(List.of(SETSID, NSENTER, "-t", Long.toString(sandbox.init().pid())));
+        if (sandbox.userNamespace()) {
+            // the network namespace belongs to the sandbox's user namespace: only there may it be joined
+            argv.addAll(List.of("-U", "-n", "-i", "-u", "--preserve-credentials"));
+        } else {
+            argv.addAll(List.of("-n", "-i", "-u"));
+        }
+        argv.add("--");
+        argv.addAll(reportingBwrap());
+        argv.addAll(List.of("--unshare-pid", "--unshare-cgroup-try", "--die-with-parent"));
+        argv.addAll(filesystem(workDir));
+        argv.add("--");
+        argv.addAll(asSandboxUser(sandbox, cwd, args));
+        return argv;
+    }
+
+    /** {@value #LAUNCH_SCRIPT} with its files; it execs what follows, which keeps the shell's pid. */
+    private static List<String> recording(LaunchFiles files, Path cgroup) {
+        return List.of(SH, "-c", LAUNCH_SCRIPT, "sh",
+                files.pidFile().toString(),
+                cgroup == null ? "/dev/null" : MemoryCgroups.procsFile(cgroup).toString(),
+                files.infoFile().toString());
+    }
+
+    /** bwrap writing its info JSON to the fd {@value #LAUNCH_SCRIPT} opened. */
+    private List<String> reportingBwrap() {
+        return List.of(bwrap.toString(), "--info-fd", "3");
+    }
+
+    /** The host's /usr and /etc read-only, private /proc, /dev and /tmp, {@code workDir} at {@value #WORKSPACE}. */
+    private List<String> filesystem(Path workDir) {
+        List<String> args = new ArrayList<>(List.of("--ro-bind", "/usr", "/usr"));
+        args.addAll(rootLayout);
+        args.addAll(List.of("--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+                "--perms", "1777", "--tmpfs", "/tmp",
+                "--bind", workDir.toString(), WORKSPACE, "--chdir", WORKSPACE));
+        return args;
+    }
+
+    /** Drops to the sandbox user, then runs {@code args} in {@code cwd}. */
+    private static List<String> asSandboxUser(SandboxRecord sandbox, String cwd, List<String> args) {
+        List<String> argv = new ArrayList<>(dropPrivileges(sandbox.uid(), sandbox.gid(), sandbox.userNamespace()));
         if (!cwd.equals(WORKSPACE)) {
             argv.addAll(List.of(SH, "-c", CHDIR_SCRIPT, "sh", cwd));
         }
@@ -107,19 +158,5 @@ final class SandboxCommands {
         }
         return List.of(SETPRIV, "--reuid", Integer.toString(uid), "--regid", Integer.toString(gid),
                 "--clear-groups", "--no-new-privs", "--");
-    }
-
-    /**
-     * Files of one launch in the sandbox's private directory.
-     *
-     * @param pidFile gets the host pid of bwrap's outer process, to tell early that it died
-     * @param infoFile gets bwrap's {@code --info-fd} JSON with the init's pid
-     * @param logFile gets the stdout and stderr of bwrap and the sandbox's init
-     */
-    record LaunchFiles(Path pidFile, Path infoFile, Path logFile) {
-        static LaunchFiles in(Path dir) {
-            return new LaunchFiles(dir.resolve("procbox.pid"), dir.resolve("procbox-info.json"),
-                    dir.resolve("procbox.log"));
-        }
     }
 }

@@ -1,10 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
 import io.vivarium.api.ApiException;
-import io.vivarium.backend.procbox.internal.SandboxCommands.LaunchFiles;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.File;
 import java.io.IOException;
@@ -24,7 +20,6 @@ final class SandboxLauncher {
     private static final int LOG_TAIL_BYTES = 4096;
 
     private final SandboxCommands commands;
-    private final ObjectMapper json = new ObjectMapper();
 
     SandboxLauncher(SandboxCommands commands) {
         this.commands = commands;
@@ -73,11 +68,11 @@ final class SandboxLauncher {
         InitProcess init = null;
         while (true) {
             if (init == null) {
-                Optional<Long> childPid = childPid(files.infoFile());
+                Optional<Long> childPid = files.childPid();
                 if (childPid.isPresent()) {
                     init = InitProcess.find(childPid.get())
                             .orElseThrow(() -> failure(sandboxId, files, "its init exited right after start"));
-                } else if (bwrapExited(files.pidFile())) {
+                } else if (bwrapExited(files)) {
                     throw failure(sandboxId, files, "bubblewrap exited");
                 }
             }
@@ -98,17 +93,6 @@ final class SandboxLauncher {
         }
     }
 
-    /** bwrap writes the info JSON in pieces; until it is complete this is empty. */
-    private Optional<Long> childPid(Path infoFile) {
-        try {
-            JsonNode info = json.readTree(Files.readAllBytes(infoFile));
-            JsonNode pid = info == null ? null : info.get("child-pid");
-            return pid != null && pid.canConvertToLong() ? Optional.of(pid.asLong()) : Optional.empty();
-        } catch (IOException e) {
-            return Optional.empty();
-        }
-    }
-
     private static boolean commandRuns(InitProcess init) {
         return ProcessHandle.of(init.pid()).stream()
                 .flatMap(ProcessHandle::children)
@@ -116,16 +100,8 @@ final class SandboxLauncher {
                         .isPresent());
     }
 
-    private static Optional<Long> bwrapPid(Path pidFile) {
-        try {
-            return Optional.of(Long.parseLong(Files.readString(pidFile).trim()));
-        } catch (IOException | NumberFormatException e) {
-            return Optional.empty();
-        }
-    }
-
-    private static boolean bwrapExited(Path pidFile) {
-        return bwrapPid(pidFile).map(pid -> ProcFs.liveStartTime(pid).isEmpty()).orElse(false);
+    private static boolean bwrapExited(LaunchFiles files) {
+        return files.bwrapPid().map(pid -> ProcFs.liveStartTime(pid).isEmpty()).orElse(false);
     }
 
     /** Kills a launch that did not complete, then reports it. */
@@ -144,9 +120,9 @@ final class SandboxLauncher {
     }
 
     private void killLaunch(LaunchFiles files) {
-        childPid(files.infoFile()).filter(SandboxLauncher::isBwrap).flatMap(ProcessHandle::of)
+        files.childPid().filter(SandboxLauncher::isBwrap).flatMap(ProcessHandle::of)
                 .ifPresent(ProcessHandle::destroyForcibly);
-        bwrapPid(files.pidFile()).filter(SandboxLauncher::isBwrap).flatMap(ProcessHandle::of)
+        files.bwrapPid().filter(SandboxLauncher::isBwrap).flatMap(ProcessHandle::of)
                 .ifPresent(ProcessHandle::destroyForcibly);
     }
 

@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.vivarium.backend.procbox.internal.SandboxCommands.LaunchFiles;
-
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.List;
@@ -106,6 +104,39 @@ class SandboxCommandsTest {
         assertEquals(List.of("--unshare-user", "--uid", "0", "--gid", "0"), argv.subList(unshare, unshare + 5));
         assertEquals(List.of("/usr/bin/setpriv", "--no-new-privs", "--", "/usr/bin/sleep", "infinity"),
                 argv.subList(argv.size() - 5, argv.size()));
+    }
+
+    @Test
+    void twinRecordsItsPidsAndJoinsOnlyTheSandboxsNetworkIpcAndUtsNamespaces() {
+        Path scratch = Path.of("/d/dryrun-1");
+        LaunchFiles files = LaunchFiles.in(scratch);
+        Path cgroup = Path.of("/sys/fs/cgroup/memory/vivarium/sbx-1");
+        List<String> argv = commands.twin(sandbox(cgroup, false), files, scratch.resolve("merged"), "/work", HOSTILE);
+
+        assertEquals(List.of("/bin/sh", "-c", SandboxCommands.LAUNCH_SCRIPT, "sh", files.pidFile().toString(),
+                cgroup.resolve("cgroup.procs").toString(), files.infoFile().toString(),
+                "/usr/bin/setsid", "/usr/bin/nsenter", "-t", "4242", "-n", "-i", "-u", "--",
+                "/usr/bin/bwrap", "--info-fd", "3", "--unshare-pid", "--unshare-cgroup-try", "--die-with-parent",
+                "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"), argv.subList(0, 27));
+        int bind = argv.indexOf("--bind");
+        assertEquals(List.of("--bind", "/d/dryrun-1/merged", "/work"), argv.subList(bind, bind + 3));
+        assertEquals(HOSTILE, argv.subList(argv.size() - HOSTILE.size(), argv.size()));
+        assertEquals(List.of("--", "/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                "--no-new-privs", "--"), argv.subList(argv.size() - HOSTILE.size() - 9, argv.size() - HOSTILE.size()));
+        assertFalse(argv.stream().anyMatch(arg -> arg.matches("--unshare-(net|ipc|uts|user)|--hostname")));
+    }
+
+    @Test
+    void twinOfAnUnprivilegedSandboxJoinsItsUserNamespaceFirst() {
+        List<String> argv = commands.twin(sandbox(null, true), LaunchFiles.in(Path.of("/d/dryrun-1")),
+                Path.of("/d/dryrun-1/copy"), "/tmp", List.of("id"));
+
+        int nsenter = argv.indexOf("/usr/bin/nsenter");
+        assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-U", "-n", "-i", "-u", "--preserve-credentials", "--"),
+                argv.subList(nsenter, nsenter + 9));
+        assertEquals("/dev/null", argv.get(5));
+        assertEquals(List.of("--", "/usr/bin/setpriv", "--no-new-privs", "--", "/bin/sh", "-c",
+                SandboxCommands.CHDIR_SCRIPT, "sh", "/tmp", "id"), argv.subList(argv.size() - 10, argv.size()));
     }
 
     @Test
