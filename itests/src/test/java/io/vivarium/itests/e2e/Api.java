@@ -75,6 +75,13 @@ final class Api {
         return r.body();
     }
 
+    /** Sandboxes outlive the daemon, so every test class deletes what it created. */
+    void deleteAllSandboxes() throws IOException, InterruptedException {
+        for (JsonNode sb : get("/v1/sandboxes").body()) {
+            delete("/v1/sandboxes/" + sb.get("id").asText());
+        }
+    }
+
     static String sh(Api api, String id, String script) throws IOException, InterruptedException {
         return api.exec(id, "sh", "-c", script).get("stdout").asText();
     }

@@ -39,9 +39,9 @@ class AuthAndInputIT {
     @AfterAll
     static void stop() throws Exception {
         if (daemon != null) {
-            for (var sb : admin.get("/v1/sandboxes").body()) {
-                admin.delete("/v1/sandboxes/" + sb.get("id").asText());
-            }
+            admin.deleteAllSandboxes();
+            user.deleteAllSandboxes();
+            otherTenant.deleteAllSandboxes();
             daemon.close();
         }
     }

@@ -34,9 +34,7 @@ class SandboxLifecycleIT {
     @AfterAll
     static void stop() throws Exception {
         if (daemon != null) {
-            for (JsonNode sb : api.get("/v1/sandboxes").body()) {
-                api.delete("/v1/sandboxes/" + sb.get("id").asText());
-            }
+            api.deleteAllSandboxes();
             daemon.close();
         }
     }

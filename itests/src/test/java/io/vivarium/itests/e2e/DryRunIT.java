@@ -1,0 +1,165 @@
+package io.vivarium.itests.e2e;
+
+import static io.vivarium.itests.e2e.ChangeSetIT.assertError;
+import static io.vivarium.itests.e2e.ChangeSetIT.ok;
+import static io.vivarium.itests.e2e.ChangeSetIT.strings;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Dry-run on a process sandbox: report the changes, then leave the workspace exactly as it was. */
+class DryRunIT {
+    @TempDir
+    static Path dir;
+    static Daemon daemon;
+    static Api admin;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        daemon = new Daemon(dir.resolve("state"), List.of()).start();
+        admin = new Api(daemon.baseUrl(), daemon.adminToken());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (daemon != null) {
+            admin.deleteAllSandboxes();
+            daemon.close();
+        }
+    }
+
+    private static Path workspace(String id) {
+        return daemon.stateDir().resolve("sandboxes").resolve(id).resolve("work");
+    }
+
+    /** Every entry of the workspace: type, mode, owner, size, content hash or link target. */
+    static Map<String, String> snapshot(Path root) throws IOException {
+        Map<String, String> out = new TreeMap<>();
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path p : walk.toList()) {
+                var a = Files.readAttributes(p, "unix:mode,uid,gid,size", LinkOption.NOFOLLOW_LINKS);
+                String what = Files.isSymbolicLink(p) ? "link->" + Files.readSymbolicLink(p)
+                        : Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? "file:" + sha256(p) : "other";
+                out.put(root.relativize(p).toString(), a + " " + what);
+            }
+        }
+        return out;
+    }
+
+    private static String sha256(Path p) throws IOException {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String populated() throws Exception {
+        String id = admin.createSandbox();
+        Api.sh(admin, id, "mkdir -p /work/src/lib /work/gone /work/empty && echo 1 > /work/src/main.py && echo 2 > /work/src/old.py"
+                + " && echo 3 > /work/src/lib/util.py && echo 4 > /work/gone/a && echo s > /work/secret && chmod 000 /work/secret"
+                + " && ln -s src/main.py /work/link");
+        return id;
+    }
+
+    @Test
+    void reportsTheChangesAndPutsTheWorkspaceBackByteForByte() throws Exception {
+        String id = populated();
+        Map<String, String> before = snapshot(workspace(id));
+        JsonNode r = ok(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of(
+                "command", "echo changed > /work/src/main.py; rm /work/src/old.py; echo new > '/work/src/out file.txt';"
+                        + " rm -rf /work/gone; mkdir /work/newdir; ln -s /etc/passwd /work/newlink; sleep 617 & echo done",
+                "paths", List.of("/work"))));
+        assertEquals("done\n", r.get("stdout").asText());
+        assertEquals(0, r.get("exit_code").asInt());
+        assertTrue(r.get("discarded").asBoolean());
+        assertEquals("overlay", r.get("reverted_via").asText());
+        JsonNode c = r.get("changes");
+        assertEquals(List.of("/work/src/out file.txt"), strings(c.get("added")));
+        assertEquals(List.of("/work/src/main.py"), strings(c.get("modified")));
+        assertEquals(List.of("/work/gone/a", "/work/src/old.py"), strings(c.get("deleted")));
+        assertEquals(2, c.get("unchanged").asInt(), c.toString());
+        assertEquals("sha256", c.get("mode").asText());
+
+        assertEquals(before, snapshot(workspace(id)), "the workspace is byte-for-byte as before");
+        assertFalse(Api.sh(admin, id, "ps -eo args").contains("sleep 617"));
+        assertFalse(hostRuns("sleep 617"), "processes the command started are gone");
+        assertEquals("1\n", Api.sh(admin, id, "cat /work/src/main.py"));
+    }
+
+    @Test
+    void aCommandThatFailsOrTimesOutStillLeavesTheWorkspaceAsItWas() throws Exception {
+        String id = populated();
+        Map<String, String> before = snapshot(workspace(id));
+        JsonNode failed = ok(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of(
+                "command", "rm -rf /work/src; exit 3", "paths", List.of("/work"))));
+        assertEquals(3, failed.get("exit_code").asInt());
+        assertTrue(failed.get("discarded").asBoolean());
+        assertEquals(3, failed.get("changes").get("deleted").size());
+
+        JsonNode timedOut = ok(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of(
+                "command", "echo x > /work/half; sleep 61", "paths", List.of("/work"), "timeout_secs", 1)));
+        assertTrue(timedOut.get("timed_out").asBoolean());
+        assertTrue(timedOut.get("discarded").asBoolean());
+        assertEquals(List.of("/work/half"), strings(timedOut.get("changes").get("added")));
+        assertEquals(before, snapshot(workspace(id)));
+        assertFalse(hostRuns("sleep 61"));
+    }
+
+    @Test
+    void oneDryRunAtATimeAndBadRequests() throws Exception {
+        String id = populated();
+        CompletableFuture<Api.Response> slow = CompletableFuture.supplyAsync(() -> {
+            try {
+                return admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "sleep 3", "paths", List.of("/work")));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Api.Response second = null;
+        for (int i = 0; i < 100 && (second == null || second.status() != 409); i++) {
+            Thread.sleep(20);
+            second = admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
+        }
+        assertError(second, 409, "already running");
+        assertEquals(200, slow.get().status());
+
+        assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("paths", List.of("/work"))), 400, "command");
+        assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true")), 400, "paths");
+        assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work/nope"))),
+                400, "not a directory");
+    }
+
+    private static boolean hostRuns(String args) throws IOException {
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            return procs.filter(p -> p.getFileName().toString().matches("\\d+")).anyMatch(p -> {
+                try {
+                    return new String(Files.readAllBytes(p.resolve("cmdline"))).replace('\0', ' ').strip().equals(args);
+                } catch (IOException e) {
+                    return false;
+                }
+            });
+        }
+    }
+}
