@@ -13,12 +13,24 @@ import io.vivarium.api.Role;
  * @param role the least role a caller needs; weaker callers get 403
  * @param status the status of a successful answer (200, 201, 204)
  * @param handler what to do; its return value is written as JSON (nothing for 204)
+ * @param maxBodyBytes the largest body accepted (413 beyond it)
  */
-public record Route(String method, String template, Role role, int status, RouteHandler handler) {
+public record Route(String method, String template, Role role, int status, RouteHandler handler, long maxBodyBytes) {
+    /** The body limit of JSON routes. */
+    public static final long DEFAULT_MAX_BODY_BYTES = 1 << 20;
+
     public Route {
         Objects.requireNonNull(method, "method");
         Objects.requireNonNull(template, "template");
         Objects.requireNonNull(role, "role");
         Objects.requireNonNull(handler, "handler");
+        if (maxBodyBytes < 0) {
+            throw new IllegalArgumentException("maxBodyBytes must not be negative");
+        }
+    }
+
+    /** A route with the default body limit of {@value #DEFAULT_MAX_BODY_BYTES} bytes. */
+    public Route(String method, String template, Role role, int status, RouteHandler handler) {
+        this(method, template, role, status, handler, DEFAULT_MAX_BODY_BYTES);
     }
 }

@@ -24,6 +24,9 @@ public interface RouteRequest {
      */
     <T> T body(Class<T> type);
 
+    /** The body as sent (for uploads such as bundle jars), at most the route's body limit. */
+    byte[] rawBody();
+
     /** Like {@link #body(Class)}, but an empty body is allowed and yields empty. */
     <T> Optional<T> optionalBody(Class<T> type);
 }

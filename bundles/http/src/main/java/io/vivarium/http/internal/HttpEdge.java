@@ -46,7 +46,6 @@ import org.osgi.service.servlet.whiteboard.HttpWhiteboardConstants;
 public class HttpEdge extends HttpServlet {
     private static final long serialVersionUID = 1L;
     private static final System.Logger LOG = System.getLogger(HttpEdge.class.getName());
-    static final int MAX_BODY_BYTES = 1 << 20;
 
     private final transient Map<Long, Router> surfaces = new ConcurrentHashMap<>();
     private final transient JsonCodec json = new JsonCodec();
@@ -125,7 +124,7 @@ public class HttpEdge extends HttpServlet {
             throw ApiException.forbidden(method + " " + req.getRequestURI() + " needs an " + route.role().name().toLowerCase()
                     + " token; this token's role is " + caller.role().name().toLowerCase());
         }
-        var request = new ParsedRequest(caller, m.params(), query(req), readBody(req), json);
+        var request = new ParsedRequest(caller, m.params(), query(req), readBody(req, route.maxBodyBytes()), json);
         Object result = route.handler().handle(request);
         if (route.status() == 204 || result == null) {
             resp.setStatus(route.status());
@@ -169,22 +168,21 @@ public class HttpEdge extends HttpServlet {
         return body;
     }
 
-    private static byte[] readBody(HttpServletRequest req) throws IOException {
-        long declared = req.getContentLengthLong();
-        if (declared > MAX_BODY_BYTES) {
-            throw tooLarge();
+    private static byte[] readBody(HttpServletRequest req, long limit) throws IOException {
+        if (req.getContentLengthLong() > limit) {
+            throw tooLarge(limit);
         }
         try (InputStream in = req.getInputStream()) {
-            byte[] body = in.readNBytes(MAX_BODY_BYTES + 1);
-            if (body.length > MAX_BODY_BYTES) {
-                throw tooLarge();
+            byte[] body = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
+            if (body.length > limit) {
+                throw tooLarge(limit);
             }
             return body;
         }
     }
 
-    private static ApiException tooLarge() {
-        return new ApiException(413, "request body exceeds " + MAX_BODY_BYTES + " bytes");
+    private static ApiException tooLarge(long limit) {
+        return new ApiException(413, "request body exceeds " + limit + " bytes");
     }
 
     private static Map<String, String> query(HttpServletRequest req) {

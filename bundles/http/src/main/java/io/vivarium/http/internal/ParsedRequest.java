@@ -26,6 +26,11 @@ record ParsedRequest(Caller caller, Map<String, String> params, Map<String, Stri
     }
 
     @Override
+    public byte[] rawBody() {
+        return rawBody.clone();
+    }
+
+    @Override
     public <T> T body(Class<T> type) {
         return optionalBody(type).orElseThrow(() -> ApiException.badRequest("request body is empty: send a JSON object"));
     }
