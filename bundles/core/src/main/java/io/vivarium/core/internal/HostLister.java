@@ -1,13 +1,10 @@
 package io.vivarium.core.internal;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.time.Instant;
@@ -107,7 +104,11 @@ final class HostLister {
         }
         List<Candidate> candidates = new ArrayList<>();
         if (Files.isRegularFile(host, NOFOLLOW)) {
-            candidates.add(candidate(view, host, path, readAttrs(host)));
+            try {
+                candidates.add(candidate(view, new TreeWalk.Entry(host, TreeWalk.attributes(host)), path));
+            } catch (IOException e) {
+                throw ApiException.badRequest("cannot read " + path + ": " + e.getMessage());
+            }
         } else if (Files.isDirectory(host, NOFOLLOW)) {
             walk(view, path, candidates, limits);
         }
@@ -129,63 +130,28 @@ final class HostLister {
         if (hasSymlinkBelowRoot(view, root) || !Files.isDirectory(root, NOFOLLOW)) {
             throw ApiException.badRequest("path " + dir + " is not a directory in the sandbox");
         }
-        Object rootDev;
+        int before = out.size();
         try {
-            rootDev = Files.getAttribute(root, "unix:dev", NOFOLLOW);
-            Files.walkFileTree(root, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) throws IOException {
-                    limits.checkTime();
-                    Map<String, Object> unix = Files.readAttributes(d, "unix:dev,mode,uid,gid", NOFOLLOW);
-                    if (!rootDev.equals(unix.get("dev"))) {
-                        return FileVisitResult.SKIP_SUBTREE;
-                    }
-                    if (!permits(view, unix, 05)) {
-                        throw ApiException.badRequest("directory " + sandboxPath(view, d)
-                                + " is not readable by the sandbox user, so it cannot be listed");
-                    }
-                    return FileVisitResult.CONTINUE;
+            for (TreeWalk.Entry e : TreeWalk.regularFiles(pool, root, (d, unix) -> {
+                limits.checkTime();
+                if (!permits(view, unix, 05)) {
+                    throw ApiException.badRequest("directory " + sandboxPath(view, d)
+                            + " is not readable by the sandbox user, so it cannot be listed");
                 }
-
-                @Override
-                public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) throws IOException {
-                    if (attrs.isRegularFile()) {
-                        out.add(candidate(view, f, sandboxPath(view, f), attrs));
-                        limits.checkCount(out.size());
-                    }
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
-                    throw e;
-                }
-            });
+            }, n -> limits.checkCount(before + n))) {
+                out.add(candidate(view, e, sandboxPath(view, e.path())));
+            }
         } catch (NoSuchFileException e) {
             throw ApiException.badRequest("the walk failed: " + sandboxPath(view, Path.of(e.getFile()))
                     + " disappeared while listing; nothing was recorded, retry when the sandbox is idle");
-        } catch (IOException | UncheckedIOException e) {
+        } catch (IOException e) {
             throw ApiException.badRequest("the walk of " + dir + " failed, so nothing was recorded: " + e.getMessage());
         }
     }
 
-    private static Candidate candidate(HostFiles view, Path file, String sandboxPath, BasicFileAttributes attrs) {
-        try {
-            Map<String, Object> unix = Files.readAttributes(file, "unix:mode,uid,gid,ino,ctime", NOFOLLOW);
-            String stamp = attrs.size() + ":" + nanos(attrs.lastModifiedTime()) + ":" + nanos((FileTime) unix.get("ctime"))
-                    + ":" + unix.get("ino");
-            return new Candidate(sandboxPath, file, attrs, stamp, permits(view, unix, 04));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static BasicFileAttributes readAttrs(Path p) {
-        try {
-            return Files.readAttributes(p, BasicFileAttributes.class, NOFOLLOW);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    private static Candidate candidate(HostFiles view, TreeWalk.Entry e, String sandboxPath) {
+        String stamp = e.size() + ":" + nanos(e.lastModifiedTime()) + ":" + nanos(e.ctime()) + ":" + e.fileKey();
+        return new Candidate(sandboxPath, e.path(), e, stamp, permits(view, e.unix(), 04));
     }
 
     private static String fingerprint(FingerprintMode mode, Candidate c) {

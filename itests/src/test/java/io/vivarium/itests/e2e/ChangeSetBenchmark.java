@@ -1,0 +1,172 @@
+package io.vivarium.itests.e2e;
+
+import static io.vivarium.itests.e2e.ExecLatencyBenchmark.pct;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Side by side, in one run, on the same trees: a sha256 baseline through the daemon against
+ * {@code find DIR -xdev -type f -print0 | xargs -0 sha256sum} on (a) 10,000 small files and (b) one
+ * 1 GiB file; (c) a stat-mode baseline of 200,000 files; (d) dry-run overhead of a no-op on the
+ * 10,000-file + 1 GiB workspace against a full copy of it. Rounds alternate between the contenders
+ * and run warm (page cache filled first). Run with {@code ./vivarium bench ChangeSetBenchmark};
+ * results go to stdout and {@code target/bench/changes.md}.
+ */
+class ChangeSetBenchmark {
+    static final int ROUNDS = 5;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void baselinesAndDryRun() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        List<String> report = new ArrayList<>(List.of("| measurement | n | p50 ms | min ms |", "|---|---|---|---|"));
+        try (Daemon daemon = new Daemon(dir.resolve("sha"), List.of()).start()) {
+            Api api = new Api(daemon.baseUrl(), daemon.adminToken());
+            String id = api.createSandbox();
+            Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
+            Path work = sandboxDir.resolve("work");
+            smallFiles(work.resolve("small"), 10_000, 4096);
+            bigFile(work.resolve("big").resolve("one.bin"), 1L << 30);
+
+            for (String tree : List.of("small", "big")) {
+                List<Double> ours = new ArrayList<>();
+                List<Double> coreutils = new ArrayList<>();
+                timeBaseline(api, id, sandboxDir, "/work/" + tree);
+                coreutils(work.resolve(tree));
+                for (int i = 0; i < ROUNDS; i++) {
+                    ours.add(timeBaseline(api, id, sandboxDir, "/work/" + tree));
+                    coreutils.add(coreutils(work.resolve(tree)));
+                }
+                String what = tree.equals("small") ? "10,000 × 4 KiB files" : "one 1 GiB file";
+                report.add(row("sha256 baseline via HTTP, " + what, ours));
+                report.add(row("`find -xdev -type f -print0 | xargs -0 sha256sum`, " + what, coreutils));
+                report.add(String.format("| **ratio** (goal ≤ %s) | | **%.2f×** | |", tree.equals("small") ? "0.7" : "1.0",
+                        pct(ours, 50) / pct(coreutils, 50)));
+            }
+
+            List<Double> exec = new ArrayList<>();
+            List<Double> dryRun = new ArrayList<>();
+            List<Double> copy = new ArrayList<>();
+            for (int i = 0; i < ROUNDS + 1; i++) {
+                long t0 = System.nanoTime();
+                api.exec(id, "true");
+                double e = (System.nanoTime() - t0) / 1e6;
+                t0 = System.nanoTime();
+                Api.Response r = api.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
+                double d = (System.nanoTime() - t0) / 1e6;
+                if (r.status() != 200 || !"overlay".equals(r.body().get("reverted_via").asText())) {
+                    throw new AssertionError("dry-run failed: " + r.raw().body());
+                }
+                double c = fullCopy(work, dir.resolve("copy"));
+                if (i > 0) {
+                    exec.add(e);
+                    dryRun.add(d);
+                    copy.add(c);
+                }
+            }
+            List<Double> overhead = new ArrayList<>();
+            for (int i = 0; i < dryRun.size(); i++) {
+                overhead.add(dryRun.get(i) - exec.get(i));
+            }
+            report.add(row("exec `true` via HTTP (the command alone)", exec));
+            report.add(row("dry-run `true` via HTTP, overlay, 10,000 files + 1 GiB", dryRun));
+            report.add(row("dry-run overhead (dry-run − exec, same round)", overhead));
+            report.add(row("full copy of that workspace (`cp -a` + `rm -rf`)", copy));
+            report.add(String.format("| **full copy / overhead** (goal ≥ 20×; overhead goal < 100 ms) | | **%.0f×** | |",
+                    pct(copy, 50) / pct(overhead, 50)));
+            api.delete("/v1/sandboxes/" + id);
+        }
+
+        try (Daemon daemon = new Daemon(dir.resolve("stat"), List.of("--features",
+                "core,api-v1,procbox,fingerprint-stat")).start()) {
+            Api api = new Api(daemon.baseUrl(), daemon.adminToken());
+            String id = api.createSandbox();
+            Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
+            smallFiles(sandboxDir.resolve("work").resolve("many"), 200_000, 0);
+            List<Double> stat = new ArrayList<>();
+            timeBaseline(api, id, sandboxDir, "/work/many");
+            for (int i = 0; i < ROUNDS; i++) {
+                stat.add(timeBaseline(api, id, sandboxDir, "/work/many"));
+            }
+            report.add(row("stat baseline via HTTP, 200,000 files (goal < 2,000 ms)", stat));
+            api.delete("/v1/sandboxes/" + id);
+        }
+        String text = String.join("\n", report) + "\n";
+        System.out.println(text);
+        Path out = Files.createDirectories(Path.of("target", "bench"));
+        Files.writeString(out.resolve("changes.md"), text);
+    }
+
+    /** A baseline from scratch: the previous one is removed so no fingerprint is reused. */
+    private static double timeBaseline(Api api, String id, Path sandboxDir, String path) throws Exception {
+        Files.deleteIfExists(sandboxDir.resolve("baseline.json"));
+        long t0 = System.nanoTime();
+        Api.Response r = api.post("/v1/sandboxes/" + id + "/baseline", Map.of("paths", List.of(path)));
+        double ms = (System.nanoTime() - t0) / 1e6;
+        if (r.status() != 200) {
+            throw new AssertionError("baseline failed: " + r.raw().body());
+        }
+        return ms;
+    }
+
+    private static double coreutils(Path tree) throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder("sh", "-c", "find \"$1\" -xdev -type f -print0 | xargs -0 sha256sum > /dev/null", "sh",
+                tree.toString()).inheritIO().start();
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("coreutils pipeline failed");
+        }
+        return (System.nanoTime() - t0) / 1e6;
+    }
+
+    private static double fullCopy(Path work, Path copy) throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder("sh", "-c", "cp -a --reflink=auto \"$1/.\" \"$2/\" && rm -rf \"$2\"", "sh",
+                work.toString(), copy.toString()).inheritIO().start();
+        Files.createDirectories(copy);
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("copy failed");
+        }
+        return (System.nanoTime() - t0) / 1e6;
+    }
+
+    private static void smallFiles(Path root, int count, int size) throws IOException {
+        byte[] content = new byte[size];
+        new java.util.Random(42).nextBytes(content);
+        for (int i = 0; i < count; i++) {
+            Path d = Files.createDirectories(root.resolve("d" + (i / 1000)));
+            if (size > 0) {
+                content[0] = (byte) i;
+            }
+            Files.write(d.resolve("f" + i), content);
+        }
+    }
+
+    private static void bigFile(Path file, long size) throws IOException {
+        Files.createDirectories(file.getParent());
+        byte[] block = new byte[1 << 20];
+        new java.util.Random(7).nextBytes(block);
+        try (OutputStream out = Files.newOutputStream(file)) {
+            for (long written = 0; written < size; written += block.length) {
+                out.write(block);
+            }
+        }
+    }
+
+    private static String row(String what, List<Double> ms) {
+        return String.format("| %s | %d | %.1f | %.1f |", what, ms.size(), pct(ms, 50),
+                ms.stream().mapToDouble(Double::doubleValue).min().orElse(0));
+    }
+}
