@@ -10,6 +10,7 @@ import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
 
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.metatype.annotations.Designate;
@@ -26,7 +27,8 @@ public class ProcboxBackendComponent implements SandboxBackend {
     private final ProcboxBackend backend;
 
     @Activate
-    public ProcboxBackendComponent(ProcboxConfig config) {
+    public ProcboxBackendComponent(ProcboxConfig config, BundleContext context) {
+        BundleClasses.loadAll(context.getBundle());
         this.backend = new ProcboxBackend(ProcboxSettings.from(config));
     }
 
