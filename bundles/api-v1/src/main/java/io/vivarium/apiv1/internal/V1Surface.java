@@ -1,12 +1,15 @@
 package io.vivarium.apiv1.internal;
 
 import java.util.List;
+import java.util.stream.Stream;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.api.BaselineRequest;
 import io.vivarium.api.ChangesRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.DryRunRequest;
 import io.vivarium.api.ExecRequest;
+import io.vivarium.api.PluginService;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.http.ApiSurface;
@@ -15,19 +18,25 @@ import io.vivarium.api.http.Route;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
  * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, baseline, changes, dry-run) are admin-only, as in the
- * reference API; lifecycle routes are open to every role, always scoped to the caller's tenant.
+ * reference API; lifecycle routes are open to every role, always scoped to the caller's tenant. The admin routes of
+ * {@link AdminRoutes} answer 503 while no {@link PluginService} runs, so the sandbox routes never depend on it.
  */
 @Component(service = ApiSurface.class)
 public class V1Surface implements ApiSurface {
 
     private final List<Route> routes;
 
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile PluginService plugins;
+
     @Activate
     public V1Surface(@Reference SandboxService sandboxes) {
-        this.routes = List.of(
+        List<Route> sandboxRoutes = List.of(
                 new Route("GET", "/backends", Role.USER, 200, r -> sandboxes.backends()),
                 new Route("POST", "/sandboxes", Role.USER, 201,
                         r -> sandboxes.create(r.caller(), r.optionalBody(CreateSandboxRequest.class).orElse(null))),
@@ -48,6 +57,16 @@ public class V1Surface implements ApiSurface {
                                 r.optionalBody(ChangesRequest.class).orElse(null))),
                 new Route("POST", "/sandboxes/{id}/dry-run", Role.ADMIN, 200,
                         r -> sandboxes.dryRun(r.caller(), r.pathParam("id"), r.body(DryRunRequest.class))));
+        this.routes = Stream.concat(sandboxRoutes.stream(), AdminRoutes.of(this::plugins).stream()).toList();
+    }
+
+    private PluginService plugins() {
+        PluginService p = plugins;
+        if (p == null) {
+            throw ApiException.unavailable("runtime administration is not running (the io.vivarium.plugins bundle "
+                    + "of the core feature is not active); see the daemon log", 5);
+        }
+        return p;
     }
 
     @Override

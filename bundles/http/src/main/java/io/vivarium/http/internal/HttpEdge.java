@@ -85,7 +85,8 @@ public class HttpEdge extends HttpServlet {
                 LOG.log(Level.WARNING, req.getMethod() + " " + req.getRequestURI() + ": " + e.getMessage(), e.getCause());
             }
             send(resp, e.status(), json.error(e.getMessage()));
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
+            // a LinkageError is a plugin's code failing while its bundle is swapped: still a JSON 500
             LOG.log(Level.ERROR, req.getMethod() + " " + req.getRequestURI() + " failed", e);
             send(resp, 500, json.error("internal error (" + e.getClass().getSimpleName() + "): " + e.getMessage()
                     + "; this is a bug, see the daemon log"));
@@ -124,7 +125,7 @@ public class HttpEdge extends HttpServlet {
             throw ApiException.forbidden(method + " " + req.getRequestURI() + " needs an " + route.role().name().toLowerCase()
                     + " token; this token's role is " + caller.role().name().toLowerCase());
         }
-        var request = new ParsedRequest(caller, m.params(), query(req), readBody(req, route.maxBodyBytes()), json);
+        var request = new ParsedRequest(caller, m.params(), query(req.getQueryString()), readBody(req, route.maxBodyBytes()), json);
         Object result = route.handler().handle(request);
         if (route.status() == 204 || result == null) {
             resp.setStatus(route.status());
@@ -185,9 +186,28 @@ public class HttpEdge extends HttpServlet {
         return new ApiException(413, "request body exceeds " + limit + " bytes");
     }
 
-    private static Map<String, String> query(HttpServletRequest req) {
+    /**
+     * Parameters of the query string only (the first value of each). Not the servlet's parameter
+     * map: for a form content type (curl's default for --data-binary) that would also consume and
+     * parse the body, which belongs to the route, such as an uploaded jar.
+     */
+    static Map<String, String> query(String rawQuery) {
         Map<String, String> q = new LinkedHashMap<>();
-        req.getParameterMap().forEach((k, v) -> q.put(k, v.length == 0 ? "" : v[0]));
+        if (rawQuery == null) {
+            return q;
+        }
+        for (String pair : rawQuery.split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            try {
+                q.putIfAbsent(URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8),
+                        eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException e) {
+                throw ApiException.badRequest("malformed percent-encoding in query parameter \"" + pair + "\"");
+            }
+        }
         return q;
     }
 

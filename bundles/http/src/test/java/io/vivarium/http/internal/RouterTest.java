@@ -2,12 +2,14 @@ package io.vivarium.http.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.api.Role;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.Route;
@@ -37,6 +39,14 @@ class RouterTest {
         assertNull(wrongMethod.route());
         assertEquals(Set.of("DELETE", "GET"), wrongMethod.allowed());
         assertTrue(router.match("GET", List.of("sandboxes")).isEmpty());
+    }
+
+    @Test
+    void readsQueryParametersFromTheQueryStringOnly() {
+        assertEquals(Map.of(), HttpEdge.query(null));
+        assertEquals(Map.of("a", "1 2", "b", "", "c", "x=y"), HttpEdge.query("a=1+2&b&&c=x%3Dy&a=again"));
+        ApiException e = assertThrows(ApiException.class, () -> HttpEdge.query("a=%zz"));
+        assertEquals(400, e.status());
     }
 
     @Test

@@ -1,0 +1,94 @@
+package io.vivarium.plugins.internal;
+
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+
+import io.vivarium.api.FeatureInfo;
+import io.vivarium.api.PluginInfo;
+import io.vivarium.api.PluginService;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.Constants;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+
+/**
+ * The {@link PluginService}: {@link PluginAdmin} on the folders the launcher passes as framework
+ * properties ({@code vivarium.state.dir}, {@code vivarium.features.dir}, {@code vivarium.system.dir})
+ * and the features it started ({@code vivarium.features}).
+ */
+@Component(service = PluginService.class)
+public class PluginServiceComponent implements PluginService {
+
+    private final PluginAdmin admin;
+
+    @Activate
+    public PluginServiceComponent(BundleContext context) {
+        Path state = Path.of(orDefault(context.getProperty("vivarium.state.dir"), "var"));
+        admin = new PluginAdmin(context.getBundle(Constants.SYSTEM_BUNDLE_ID).getBundleContext(),
+                new FeatureCatalog(path(context, "vivarium.features.dir"), path(context, "vivarium.system.dir")),
+                new EnabledFeatures(state.resolve("features.json"), names(context.getProperty("vivarium.features"))),
+                new PluginStore(state.resolve("plugins")));
+        // Not on the activating thread: that is the framework's start-level thread, which also runs
+        // the refreshes a restore waits for.
+        Thread restore = new Thread(admin::restore, "vivarium-plugins-restore");
+        restore.setDaemon(true);
+        restore.start();
+    }
+
+    @Deactivate
+    void deactivate() {
+        admin.close();
+    }
+
+    @Override
+    public List<PluginInfo> plugins() {
+        return admin.plugins();
+    }
+
+    @Override
+    public PluginInfo install(byte[] jar) {
+        return admin.install(jar);
+    }
+
+    @Override
+    public PluginInfo update(String symbolicName, byte[] jar) {
+        return admin.update(symbolicName, jar);
+    }
+
+    @Override
+    public void uninstall(String symbolicName) {
+        admin.uninstall(symbolicName);
+    }
+
+    @Override
+    public List<FeatureInfo> features() {
+        return admin.features();
+    }
+
+    @Override
+    public FeatureInfo enable(String feature) {
+        return admin.enable(feature);
+    }
+
+    @Override
+    public FeatureInfo disable(String feature) {
+        return admin.disable(feature);
+    }
+
+    private static Path path(BundleContext context, String property) {
+        String value = context.getProperty(property);
+        return value == null || value.isBlank() ? null : Path.of(value);
+    }
+
+    private static String orDefault(String value, String fallback) {
+        return value == null || value.isBlank() ? fallback : value;
+    }
+
+    private static List<String> names(String commaList) {
+        return commaList == null ? List.of()
+                : Arrays.stream(commaList.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    }
+}
