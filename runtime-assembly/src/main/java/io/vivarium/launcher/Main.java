@@ -38,7 +38,7 @@ import org.osgi.framework.startlevel.BundleStartLevel;
  * Starts Vivarium: an Apache Felix framework with the bundles of the chosen features.
  *
  * <pre>
- * java -jar lib/vivarium-launcher.jar serve [--state DIR] [--port N] [--host H] [--token-file F] [--features core,api-v1,procbox,fingerprint-sha256,fingerprint-stat]
+ * java -jar lib/vivarium-launcher.jar serve [--state DIR] [--port N] [--host H] [--token-file F] [--features core,api-v1,procbox,fingerprint-sha256,fingerprint-stat] [--deploy DIR]
  * </pre>
  *
  * The distribution folder is the parent of the folder holding this jar (or {@code -Dvivarium.home}).
@@ -72,7 +72,11 @@ public final class Main {
         switch (command) {
             case "help", "-h", "--help" -> {
                 out.print(Options.USAGE);
+                out.print(AdminClient.USAGE);
                 return 0;
+            }
+            case "plugins", "features" -> {
+                return AdminClient.run(command, args.subList(1, args.size()), System.getenv(), out, err);
             }
             case "serve" -> {
                 if (args.contains("--help") || args.contains("-h")) {
@@ -110,9 +114,16 @@ public final class Main {
         Path featuresDir = home.resolve("features");
         Path systemDir = home.resolve("system");
 
-        // Features: unknown names are a usage error.
+        // Features: --features, else the set saved at run time, else the defaults. Unknown names are a usage error.
+        List<String> featureNames;
+        try {
+            featureNames = SavedFeatures.choose(opts.features(), opts.state());
+        } catch (IOException e) {
+            Console.error("cannot read the saved features: " + e.getMessage());
+            return 1;
+        }
         List<Feature> features = new ArrayList<>();
-        for (String name : opts.features()) {
+        for (String name : featureNames) {
             Path file = featuresDir.resolve(name + ".json");
             if (!Files.isRegularFile(file)) {
                 err.println("vivarium: unknown feature '" + name + "' (available: " + available(featuresDir) + ")");
@@ -152,7 +163,7 @@ public final class Main {
         }
 
         Path state = opts.state();
-        Path deploy = home.resolve("deploy");
+        Path deploy = opts.deploy() != null ? opts.deploy() : home.resolve("deploy");
         Path tokenFile;
         try {
             Files.createDirectories(state);
@@ -179,6 +190,7 @@ public final class Main {
         applySystemProperties(home.resolve("etc").resolve("system.properties"));
         int beginning = bundles.values().stream().mapToInt(Feature.FeatureBundle::startOrder).max().orElse(1);
         Map<String, Object> config = frameworkConfig(opts, home, state, deploy, tokenFile, beginning);
+        config.put("vivarium.features", String.join(",", featureNames)); // the plugins bundle starts from these
 
         Framework framework;
         try {
@@ -292,12 +304,17 @@ public final class Main {
         c.put("org.osgi.service.http.port", Integer.toString(opts.port()));
         c.put("org.apache.felix.http.host", opts.host());
         c.put("vivarium.home", home.toString());
+        c.put("vivarium.features.dir", home.resolve("features").toString());
+        c.put("vivarium.system.dir", home.resolve("system").toString());
         c.put("vivarium.state.dir", state.toString());
         c.put("vivarium.token.file", tokenFile.toString());
         c.put("vivarium.default.backend", "procbox");
         c.put("felix.fileinstall.dir", deploy.toString());
         c.put("felix.fileinstall.poll", "500");
         c.put("felix.fileinstall.noInitialDelay", "true");
+        // Hidden files are ignored, so a jar copied in as .NAME.tmp and then renamed to NAME.jar is
+        // only ever seen whole (FileInstall otherwise takes any readable bundle jar, whatever its name).
+        c.put("felix.fileinstall.filter", "[^.].*");
         c.put("gosh.args", "--nointeractive");
         return c;
     }

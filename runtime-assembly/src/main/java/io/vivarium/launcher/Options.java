@@ -6,22 +6,28 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
-/** The parsed command line of {@code serve}. */
-record Options(Path state, int port, String host, Path tokenFile, List<String> features) {
+/**
+ * The parsed command line of {@code serve}. {@code features} is null without {@code --features}:
+ * {@link SavedFeatures#choose} then picks the saved set or the defaults.
+ */
+record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy) {
 
     static final int DEFAULT_PORT = 8889;
     static final String DEFAULT_HOST = "127.0.0.1";
     static final List<String> DEFAULT_FEATURES = List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat");
+    static final String FEATURE_NAME = "[A-Za-z0-9][A-Za-z0-9._-]*";
 
     static final String USAGE = String.join("\n",
-            "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST]",
+            "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR]",
             "",
             "  --state DIR        state directory (default ./var, relative to the working directory)",
             "  --port N           HTTP port (default " + DEFAULT_PORT + ")",
             "  --host H           address to listen on (default " + DEFAULT_HOST + ")",
             "  --token-file F     bearer token file, lines of '<token> <tenant> <role>'",
             "                     (default: DIR/tokens, created with one admin token if absent)",
-            "  --features LIST    comma-separated features to run (default " + String.join(",", DEFAULT_FEATURES) + ")",
+            "  --features LIST    comma-separated features to run (default: the set last chosen through the",
+            "                     admin API, saved in DIR/features.json, else " + String.join(",", DEFAULT_FEATURES) + ")",
+            "  --deploy DIR       folder watched for plugin jars and .cfg files (default: deploy/ of the distribution)",
             "");
 
     /** A bad command line: the message says what is wrong; the caller prints usage and exits 2. */
@@ -39,7 +45,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         int port = DEFAULT_PORT;
         String host = DEFAULT_HOST;
         Path tokenFile = null;
-        List<String> features = DEFAULT_FEATURES;
+        List<String> features = null;
+        Path deploy = null;
         Set<String> seen = new LinkedHashSet<>();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
@@ -54,7 +61,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 value = null;
             }
             switch (name) {
-                case "--state", "--port", "--host", "--token-file", "--features" -> {
+                case "--state", "--port", "--host", "--token-file", "--features", "--deploy" -> {
                     if (value == null) {
                         if (i + 1 >= args.size()) {
                             throw new UsageException(name + " needs a value");
@@ -70,6 +77,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             switch (name) {
                 case "--state" -> state = path(cwd, name, value);
                 case "--token-file" -> tokenFile = path(cwd, name, value);
+                case "--deploy" -> deploy = path(cwd, name, value);
                 case "--host" -> {
                     if (value.isBlank() || value.chars().anyMatch(Character::isWhitespace)) {
                         throw new UsageException("--host: bad host '" + value + "'");
@@ -90,7 +98,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                     Set<String> list = new LinkedHashSet<>();
                     for (String f : value.split(",", -1)) {
                         String t = f.trim();
-                        if (!t.matches("[A-Za-z0-9][A-Za-z0-9._-]*")) {
+                        if (!t.matches(FEATURE_NAME)) {
                             throw new UsageException("--features: bad feature name '" + t + "'");
                         }
                         list.add(t);
@@ -100,7 +108,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 default -> throw new AssertionError(name);
             }
         }
-        return new Options(state, port, host, tokenFile, features);
+        return new Options(state, port, host, tokenFile, features, deploy);
     }
 
     private static Path path(Path cwd, String option, String value) throws UsageException {

@@ -1,6 +1,7 @@
 package io.vivarium.launcher;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,6 +11,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
@@ -24,18 +27,21 @@ class OptionsTest {
         assertEquals(8889, o.port());
         assertEquals("127.0.0.1", o.host());
         assertNull(o.tokenFile());
-        assertEquals(List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat"), o.features());
+        assertNull(o.features(), "without --features Main runs the saved set or the defaults");
+        assertNull(o.deploy(), "the distribution's deploy/ is chosen by Main");
     }
 
     @Test
     void allOptionsBothSpellings() throws Exception {
         Options o = Options.parse(List.of("--state", "s/../st", "--port=18889", "--host", "0.0.0.0",
-                "--token-file=/etc/tok", "--features", "core, api-v1,core"), CWD);
+                "--token-file=/etc/tok", "--features", "core, api-v1,core", "--deploy", "plugins/../dropins"), CWD);
         assertEquals(Path.of("/work/here/st"), o.state());
         assertEquals(18889, o.port());
         assertEquals("0.0.0.0", o.host());
         assertEquals(Path.of("/etc/tok"), o.tokenFile());
         assertEquals(List.of("core", "api-v1"), o.features());
+        assertEquals(Path.of("/work/here/dropins"), o.deploy());
+        assertEquals(Path.of("/d"), Options.parse(List.of("--deploy=/d"), CWD).deploy());
         assertEquals(Path.of("/abs"), Options.parse(List.of("--state", "/abs"), CWD).state());
     }
 
@@ -44,8 +50,23 @@ class OptionsTest {
         for (List<String> bad : List.of(List.of("--port"), List.of("--port", "x"), List.of("--port", "0"),
                 List.of("--port", "65536"), List.of("--bogus"), List.of("extra"), List.of("--features", ""),
                 List.of("--features", "core,,procbox"), List.of("--features", "../x"), List.of("--state", ""),
-                List.of("--host", ""), List.of("--port", "1", "--port", "2"))) {
+                List.of("--host", ""), List.of("--port", "1", "--port", "2"), List.of("--deploy"),
+                List.of("--deploy", ""), List.of("--deploy", "a", "--deploy=b"))) {
             assertThrows(Options.UsageException.class, () -> Options.parse(bad, CWD), bad.toString());
+        }
+    }
+
+    @Test
+    void fileInstallWatchesTheDeployFolderAndIgnoresHiddenFiles() throws Exception {
+        Options o = Options.parse(List.of("--deploy", "/srv/plugins"), CWD);
+        Map<String, Object> c = Main.frameworkConfig(o, CWD, o.state(), o.deploy(), o.state().resolve("tokens"), 2);
+        assertEquals("/srv/plugins", c.get("felix.fileinstall.dir"));
+        Pattern filter = Pattern.compile((String) c.get("felix.fileinstall.filter"));
+        for (String seen : List.of("example-backend.jar", "io.vivarium.core.cfg", "x.config")) {
+            assertTrue(filter.matcher(seen).matches(), seen);
+        }
+        for (String hidden : List.of(".example-backend.jar.tmp", ".x.jar")) {
+            assertFalse(filter.matcher(hidden).matches(), hidden);
         }
     }
 

@@ -1,0 +1,161 @@
+package io.vivarium.launcher;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * {@code vivarium plugins ...} and {@code vivarium features ...}: the admin HTTP routes of a running
+ * daemon, from a shell. The daemon is {@code --url} (or {@code $VIVARIUM_URL}, default
+ * {@code http://127.0.0.1:8889}); the token is the first one in {@code --token-file} (or
+ * {@code $VIVARIUM_TOKEN_FILE}, default {@code ./var/tokens}).
+ */
+final class AdminClient {
+    static final String USAGE = """
+            usage: vivarium plugins [list] | install JAR | update NAME JAR | remove NAME   [--url U] [--token-file F]
+                   vivarium features [list] | enable NAME | disable NAME                  [--url U] [--token-file F]
+            """;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** A request the command line asked for. */
+    record Call(String method, String path, Path upload, int expect) {
+    }
+
+    private AdminClient() {
+    }
+
+    static int run(String noun, List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
+        List<String> words = new ArrayList<>();
+        String url = env.getOrDefault("VIVARIUM_URL", "http://127.0.0.1:8889");
+        Path tokenFile = Path.of(env.getOrDefault("VIVARIUM_TOKEN_FILE", "var/tokens"));
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if ((a.equals("--url") || a.equals("--token-file")) && i + 1 < args.size()) {
+                if (a.equals("--url")) {
+                    url = args.get(++i);
+                } else {
+                    tokenFile = Path.of(args.get(++i));
+                }
+            } else {
+                words.add(a);
+            }
+        }
+        Call call = parse(noun, words);
+        if (call == null) {
+            err.print(USAGE);
+            return 2;
+        }
+        try {
+            HttpResponse<String> response = send(url, token(tokenFile), call);
+            JsonNode body = response.body().isEmpty() ? null : JSON.readTree(response.body());
+            if (response.statusCode() != call.expect()) {
+                err.println("vivarium: " + (body != null && body.has("error") ? body.get("error").asText() : response.body())
+                        + " (HTTP " + response.statusCode() + ")");
+                return 1;
+            }
+            out.print(render(noun, call, body));
+            return 0;
+        } catch (ConnectException e) {
+            err.println("vivarium: no daemon answers at " + url + " (start one with ./vivarium serve, or pass --url)");
+            return 1;
+        } catch (IOException e) {
+            err.println("vivarium: " + e.getMessage());
+            return 1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        }
+    }
+
+    static Call parse(String noun, List<String> w) {
+        String verb = w.isEmpty() ? "list" : w.get(0);
+        int n = w.size();
+        if (noun.equals("plugins")) {
+            return switch (verb) {
+                case "list" -> n <= 1 ? new Call("GET", "/v1/plugins", null, 200) : null;
+                case "install" -> n == 2 ? new Call("POST", "/v1/plugins", Path.of(w.get(1)), 201) : null;
+                case "update" -> n == 3 ? new Call("PUT", "/v1/plugins/" + w.get(1), Path.of(w.get(2)), 200) : null;
+                case "remove" -> n == 2 ? new Call("DELETE", "/v1/plugins/" + w.get(1), null, 204) : null;
+                default -> null;
+            };
+        }
+        if (noun.equals("features")) {
+            return switch (verb) {
+                case "list" -> n <= 1 ? new Call("GET", "/v1/features", null, 200) : null;
+                case "enable", "disable" -> n == 2 ? new Call("POST", "/v1/features/" + w.get(1) + "/" + verb, null, 200) : null;
+                default -> null;
+            };
+        }
+        return null;
+    }
+
+    private static HttpResponse<String> send(String url, String token, Call call) throws IOException, InterruptedException {
+        HttpRequest.BodyPublisher body = call.upload() == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofFile(call.upload());
+        HttpRequest request = HttpRequest.newBuilder(URI.create(url + call.path())).timeout(Duration.ofSeconds(120))
+                .header("Authorization", "Bearer " + token).header("Content-Type", "application/java-archive")
+                .method(call.method(), body).build();
+        try (HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
+            return client.send(request, HttpResponse.BodyHandlers.ofString());
+        }
+    }
+
+    private static String token(Path file) throws IOException {
+        if (!Files.isReadable(file)) {
+            throw new IOException("cannot read the token file " + file + " (pass --token-file, or set VIVARIUM_TOKEN_FILE)");
+        }
+        for (String line : Files.readAllLines(file)) {
+            String t = line.strip();
+            if (!t.isEmpty() && !t.startsWith("#")) {
+                return t.split("\\s+")[0];
+            }
+        }
+        throw new IOException("the token file " + file + " holds no token");
+    }
+
+    static String render(String noun, Call call, JsonNode body) {
+        if (body == null) {
+            return "done\n";
+        }
+        StringBuilder sb = new StringBuilder();
+        if (body.isArray() && noun.equals("plugins")) {
+            sb.append(String.format("%-4s %-9s %-40s %-28s %s%n", "ID", "STATE", "BUNDLE", "VERSION", "PROVIDES"));
+            for (JsonNode p : body) {
+                sb.append(String.format("%-4s %-9s %-40s %-28s %s%n", p.path("id").asText(), p.path("state").asText(),
+                        p.path("symbolic_name").asText(), p.path("version").asText(), join(p.path("provides"))));
+            }
+        } else if (body.isArray()) {
+            sb.append(String.format("%-22s %-8s %s%n", "FEATURE", "ENABLED", "DESCRIPTION"));
+            for (JsonNode f : body) {
+                sb.append(String.format("%-22s %-8s %s%n", f.path("name").asText(), f.path("enabled").asBoolean() ? "yes" : "no",
+                        f.path("description").asText()));
+            }
+        } else if (noun.equals("plugins")) {
+            sb.append(call.method().equals("POST") ? "installed " : "updated ").append(body.path("symbolic_name").asText())
+                    .append(' ').append(body.path("version").asText()).append(" (").append(body.path("state").asText()).append(")\n");
+        } else {
+            sb.append(body.path("name").asText()).append(body.path("enabled").asBoolean() ? " enabled" : " disabled").append('\n');
+        }
+        return sb.toString();
+    }
+
+    private static String join(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.asText()));
+        return String.join(",", out);
+    }
+}
