@@ -5,6 +5,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -48,8 +49,13 @@ final class Api {
     }
 
     Response send(String method, String path, String body) throws IOException, InterruptedException {
+        return sendBytes(method, path, body == null ? null : body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A raw body, such as a bundle jar. */
+    Response sendBytes(String method, String path, byte[] body) throws IOException, InterruptedException {
         var b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(120))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
