@@ -41,7 +41,12 @@ final class Daemon implements AutoCloseable {
 
     Daemon start() throws Exception {
         Path dist = distribution();
-        List<String> cmd = new ArrayList<>(List.of(
+        List<String> cmd = new ArrayList<>();
+        if (Files.isExecutable(Path.of("/usr/bin/setpriv"))) {
+            // as the scripts start it: the daemon and everything it starts run with no_new_privs
+            cmd.addAll(List.of("/usr/bin/setpriv", "--no-new-privs", "--"));
+        }
+        cmd.addAll(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", dist.resolve("lib") + "/*", "io.vivarium.launcher.Main", "serve",
                 "--state", stateDir.toString(), "--port", String.valueOf(port)));

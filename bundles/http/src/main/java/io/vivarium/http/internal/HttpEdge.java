@@ -47,6 +47,9 @@ public class HttpEdge extends HttpServlet {
     private static final long serialVersionUID = 1L;
     private static final System.Logger LOG = System.getLogger(HttpEdge.class.getName());
 
+    /** How much of an oversized body is read and dropped before answering 413. */
+    private static final long MAX_DRAINED_BYTES = 16L << 20;
+
     private final transient Map<Long, Router> surfaces = new ConcurrentHashMap<>();
     private final transient JsonCodec json = new JsonCodec();
     private transient TokenFile tokens;
@@ -170,19 +173,27 @@ public class HttpEdge extends HttpServlet {
     }
 
     private static byte[] readBody(HttpServletRequest req, long limit) throws IOException {
-        if (req.getContentLengthLong() > limit) {
-            throw tooLarge(limit);
-        }
         try (InputStream in = req.getInputStream()) {
+            if (req.getContentLengthLong() > limit) {
+                throw tooLarge(in, limit);
+            }
             byte[] body = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
             if (body.length > limit) {
-                throw tooLarge(limit);
+                throw tooLarge(in, limit);
             }
             return body;
         }
     }
 
-    private static ApiException tooLarge(long limit) {
+    /**
+     * Reads and drops a moderately oversized body first: a client still sending when the answer
+     * comes and the connection closes would see a reset instead of the 413.
+     */
+    private static ApiException tooLarge(InputStream in, long limit) throws IOException {
+        long left = MAX_DRAINED_BYTES;
+        while (left > 0 && in.read() >= 0) {
+            left -= 1 + in.skip(Math.min(left, 64 * 1024));
+        }
         return new ApiException(413, "request body exceeds " + limit + " bytes");
     }
 

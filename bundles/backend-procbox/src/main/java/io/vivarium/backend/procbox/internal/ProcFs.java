@@ -100,6 +100,15 @@ final class ProcFs {
         return effectiveId(ownStatus(), "Gid:");
     }
 
+    /** Whether this process runs with no_new_privs, which every process it starts inherits. */
+    static boolean noNewPrivileges() {
+        return noNewPrivileges(ownStatus());
+    }
+
+    static boolean noNewPrivileges(String status) {
+        return status.lines().anyMatch(line -> line.startsWith("NoNewPrivs:") && line.substring(11).trim().equals("1"));
+    }
+
     private static String ownStatus() {
         try {
             return Files.readString(PROC.resolve("self/status"));

@@ -50,7 +50,8 @@ final class ProcboxBackend implements SandboxBackend {
     ProcboxBackend(ProcboxSettings settings, boolean overlayDryRuns) {
         this.settings = settings;
         this.cgroups = MemoryCgroups.detect(settings.cgroupRoot());
-        this.commands = new SandboxCommands(settings.bwrap(), HostRootLayout.bwrapArgs(Path.of("/")));
+        this.commands = new SandboxCommands(settings.bwrap(), HostRootLayout.bwrapArgs(Path.of("/")),
+                ProcFs.noNewPrivileges());
         this.launcher = new SandboxLauncher(commands);
         this.dryRunner = new DryRunner(commands, overlayDryRuns);
     }

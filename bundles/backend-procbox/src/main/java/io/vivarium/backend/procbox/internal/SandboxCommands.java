@@ -34,9 +34,15 @@ final class SandboxCommands {
 
     private final Path bwrap;
     private final List<String> rootLayout;
+    private final boolean inheritedNoNewPrivs;
 
     /** @param rootLayout bubblewrap arguments recreating the host's /bin, /lib... ({@link HostRootLayout}) */
-    SandboxCommands(Path bwrap, List<String> rootLayout) {
+    /**
+     * @param inheritedNoNewPrivs the daemon runs with no_new_privs, so its children already have it
+     *        and an exec can drop to the sandbox user with nsenter alone
+     */
+    SandboxCommands(Path bwrap, List<String> rootLayout, boolean inheritedNoNewPrivs) {
+        this.inheritedNoNewPrivs = inheritedNoNewPrivs;
         this.bwrap = bwrap;
         this.rootLayout = List.copyOf(rootLayout);
     }
@@ -87,6 +93,12 @@ final class SandboxCommands {
             argv.addAll(List.of("-U", "-C", "-m", "-u", "-i", "-n", "-p", "-r", "-w", "--preserve-credentials"));
         } else {
             argv.addAll(List.of("-a", "-r", "-w"));
+            if (inheritedNoNewPrivs) {
+                // the hot path: nsenter sets the ids itself (dropping supplementary groups), saving setpriv's exec
+                argv.addAll(List.of("-S", Integer.toString(sandbox.uid()), "-G", Integer.toString(sandbox.gid()), "--"));
+                argv.addAll(inCwd(cwd, args));
+                return argv;
+            }
         }
         argv.add("--");
         argv.addAll(asSandboxUser(sandbox, cwd, args));
@@ -145,6 +157,12 @@ final class SandboxCommands {
     /** Drops to the sandbox user, then runs {@code args} in {@code cwd}. */
     private static List<String> asSandboxUser(SandboxRecord sandbox, String cwd, List<String> args) {
         List<String> argv = new ArrayList<>(dropPrivileges(sandbox.uid(), sandbox.gid(), sandbox.userNamespace()));
+        argv.addAll(inCwd(cwd, args));
+        return argv;
+    }
+
+    private static List<String> inCwd(String cwd, List<String> args) {
+        List<String> argv = new ArrayList<>();
         if (!cwd.equals(WORKSPACE)) {
             argv.addAll(List.of(SH, "-c", CHDIR_SCRIPT, "sh", cwd));
         }

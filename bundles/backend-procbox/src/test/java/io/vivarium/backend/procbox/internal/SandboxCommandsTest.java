@@ -18,7 +18,7 @@ class SandboxCommandsTest {
             SandboxCommands.JOIN_CGROUP_SCRIPT, SandboxCommands.CHDIR_SCRIPT);
 
     private final SandboxCommands commands = new SandboxCommands(Path.of("/usr/bin/bwrap"),
-            List.of("--symlink", "usr/bin", "/bin"));
+            List.of("--symlink", "usr/bin", "/bin"), false);
 
     private static SandboxRecord sandbox(Path cgroup, boolean userNamespace) {
         return new SandboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup, userNamespace);
@@ -37,6 +37,25 @@ class SandboxCommandsTest {
                 "/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--no-new-privs", "--"),
                 argv.subList(0, argv.size() - HOSTILE.size()));
         assertEquals(HOSTILE, argv.subList(argv.size() - HOSTILE.size(), argv.size()));
+    }
+
+    @Test
+    void underAnInheritedNoNewPrivsNsenterDropsToTheSandboxUserWithoutSetpriv() {
+        SandboxCommands nnp = new SandboxCommands(Path.of("/usr/bin/bwrap"), List.of(), true);
+        List<String> argv = nnp.exec(sandbox(null, false), "/tmp", HOSTILE);
+
+        assertEquals(List.of("/usr/bin/setsid", "/usr/bin/nsenter", "-t", "4242", "-a", "-r", "-w", "-S", "65534", "-G",
+                "65534", "--", "/bin/sh", "-c", SandboxCommands.CHDIR_SCRIPT, "sh", "/tmp"),
+                argv.subList(0, argv.size() - HOSTILE.size()));
+        assertEquals(HOSTILE, argv.subList(argv.size() - HOSTILE.size(), argv.size()));
+        assertTrue(nnp.exec(sandbox(null, true), "/work", HOSTILE).contains("/usr/bin/setpriv"),
+                "a user-namespace sandbox still needs setpriv");
+    }
+
+    @Test
+    void readsNoNewPrivsFromTheStatusFile() {
+        assertTrue(ProcFs.noNewPrivileges("Name:\tjava\nNoNewPrivs:\t1\nSeccomp:\t0\n"));
+        assertFalse(ProcFs.noNewPrivileges("Name:\tjava\nNoNewPrivs:\t0\n"));
     }
 
     @Test

@@ -1,0 +1,126 @@
+package io.vivarium.itests.e2e;
+
+import static io.vivarium.itests.e2e.ExecLatencyBenchmark.pct;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * End to end, as an operator would do it: 3 clients loop {@code POST /v1/sandboxes/{id}/exec true}
+ * over 5 sandboxes while the procbox bundle is replaced 10 times through
+ * {@code PUT /v1/plugins/io.vivarium.backend-procbox} (each time a new build: the shipped jar with
+ * another Bundle-Version). Reports failed requests, the longest stall, and the time from the
+ * update request to the new version being listed by {@code GET /v1/backends}. Run with
+ * {@code ./vivarium bench UpgradeBenchmark}; results to stdout and {@code target/bench/upgrade-e2e.md}.
+ */
+class UpgradeBenchmark {
+    static final int SANDBOXES = 5;
+    static final int UPDATES = 10;
+    static final int CLIENTS = 3;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void execLoadWhileTheBackendIsUpdated() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        try (Daemon daemon = new Daemon(dir.resolve("state"), List.of()).start()) {
+            Api api = new Api(daemon.baseUrl(), daemon.adminToken());
+            List<String> ids = new ArrayList<>();
+            for (int i = 0; i < SANDBOXES; i++) {
+                String id = api.createSandbox();
+                api.exec(id, "sh", "-c", "sleep 600 > /dev/null 2>&1 & echo $! > /work/bg.pid");
+                ids.add(id);
+            }
+            List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
+            List<String> failures = Collections.synchronizedList(new ArrayList<>());
+            AtomicBoolean running = new AtomicBoolean(true);
+            AtomicInteger next = new AtomicInteger();
+            List<Thread> clients = new ArrayList<>();
+            for (int c = 0; c < CLIENTS; c++) {
+                Thread t = new Thread(() -> {
+                    while (running.get()) {
+                        String id = ids.get(next.getAndIncrement() % SANDBOXES);
+                        long t0 = System.nanoTime();
+                        try {
+                            Api.Response r = api.post("/v1/sandboxes/" + id + "/exec", "{\"args\":[\"true\"]}");
+                            if (r.status() != 200 || r.body().get("exit_code").asInt() != 0) {
+                                failures.add(r.status() + " " + r.raw().body());
+                            }
+                        } catch (Exception e) {
+                            failures.add(e.toString());
+                        }
+                        latencies.add((System.nanoTime() - t0) / 1e6);
+                    }
+                });
+                t.start();
+                clients.add(t);
+            }
+            Path shipped = BundleJars.shipped("backend-procbox");
+            List<Double> toAvailable = new ArrayList<>();
+            Thread.sleep(500);
+            for (int u = 1; u <= UPDATES; u++) {
+                String version = "0.1.0.bench" + u;
+                byte[] jar = BundleJars.withVersion(shipped, version);
+                long t0 = System.nanoTime();
+                Api.Response r = api.sendBytes("PUT", "/v1/plugins/io.vivarium.backend-procbox", jar);
+                if (r.status() != 200) {
+                    throw new AssertionError("update failed: " + r.raw().body());
+                }
+                while (!listed(api, version)) {
+                    Thread.sleep(2);
+                }
+                toAvailable.add((System.nanoTime() - t0) / 1e6);
+                Thread.sleep(300);
+            }
+            running.set(false);
+            for (Thread t : clients) {
+                t.join();
+            }
+            for (String id : ids) {
+                String alive = Api.sh(api, id, "kill -0 $(cat /work/bg.pid) && echo alive").strip();
+                if (!alive.equals("alive")) {
+                    failures.add("background process of " + id + " is gone");
+                }
+            }
+            api.deleteAllSandboxes();
+            String report = String.join("\n",
+                    "| measurement | value |",
+                    "|---|---|",
+                    String.format("| exec requests during the run | %d |", latencies.size()),
+                    String.format("| failed requests (goal 0) | **%d** %s |", failures.size(),
+                            failures.isEmpty() ? "" : failures.subList(0, Math.min(3, failures.size())).toString()),
+                    String.format("| exec latency p50 / p99 | %.1f / %.1f ms |", pct(latencies, 50), pct(latencies, 99)),
+                    String.format("| longest stall (slowest single exec) | **%.1f ms** |",
+                            latencies.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
+                    String.format("| PUT /v1/plugins → new version in /v1/backends, p50 / max (goal < 500 ms) | **%.1f / %.1f ms** |",
+                            pct(toAvailable, 50), toAvailable.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
+                    "");
+            System.out.println(report);
+            Files.writeString(Files.createDirectories(Path.of("target", "bench")).resolve("upgrade-e2e.md"), report);
+            if (!failures.isEmpty()) {
+                throw new AssertionError("failed requests: " + failures);
+            }
+        }
+    }
+
+    private static boolean listed(Api api, String version) throws Exception {
+        for (JsonNode b : api.get("/v1/backends").body()) {
+            if (b.get("name").asText().equals("procbox") && b.get("version").asText().equals(version)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
