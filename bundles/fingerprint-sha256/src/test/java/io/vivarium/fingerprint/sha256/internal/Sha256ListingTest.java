@@ -1,149 +1,22 @@
 package io.vivarium.fingerprint.sha256.internal;
 
-import io.vivarium.fingerprint.testkit.GuestShell;
-import io.vivarium.fingerprint.testkit.HostileTree;
-import static org.junit.jupiter.api.Assertions.assertAll;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.List;
-import java.util.stream.Stream;
-
 import io.vivarium.api.spi.FingerprintMode;
-import io.vivarium.fingerprint.testkit.GuestShell.Listing;
+import io.vivarium.fingerprint.testkit.GuestListingContract;
 
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
-/** Runs the guest listing command for real, with the host's tools and with busybox's. */
-class Sha256ListingTest {
-
-    private final FingerprintMode mode = new Sha256Mode();
-
-    @TempDir
-    Path tmp;
-
-    private HostileTree tree;
-
-    @BeforeEach
-    void createTree() throws IOException, InterruptedException {
-        tree = HostileTree.create(tmp);
+/** The guest listing conformance suite, run against {@link Sha256Mode}. */
+class Sha256ListingTest extends GuestListingContract {
+    @Override
+    protected FingerprintMode newMode() {
+        return new Sha256Mode();
     }
 
-    @ParameterizedTest
-    @EnumSource(GuestShell.class)
-    void listsEveryRegularFileWithTheHostFingerprint(GuestShell shell) throws Exception {
-        shell.assumeInstalled();
-        Listing listing = shell.run(mode.guestListingCommand(tree.dirs()), tmp);
-
-        assertEquals(0, listing.exitCode(), listing.stderr());
-        assertEquals("", listing.stderr());
-        assertEquals(tree.files(), listing.files().keySet());
-        assertAll(tree.files().stream().map(f -> () -> assertEquals(hostFingerprint(f), listing.files().get(f), f)));
-        assertNothingNamedPwned();
+    @Override
+    protected String perFileTool() {
+        return "sha256sum";
     }
 
-    @ParameterizedTest
-    @EnumSource(GuestShell.class)
-    void aMissingDirectoryFailsTheListing(GuestShell shell) throws Exception {
-        shell.assumeInstalled();
-        Listing listing = shell.run(mode.guestListingCommand(List.of(tree.dirs().get(0), tmp + "/missing")), tmp);
-
-        assertNotEquals(0, listing.exitCode());
-        assertFalse(listing.stderr().isBlank());
-    }
-
-    @ParameterizedTest
-    @EnumSource(GuestShell.class)
-    void aRelativeDirectoryIsRefusedNotTakenForAFindExpression(GuestShell shell) throws Exception {
-        shell.assumeInstalled();
-        Path victim = Files.writeString(tmp.resolve("victim"), "still here");
-
-        Listing listing = shell.run(mode.guestListingCommand(List.of("-delete")), tmp);
-
-        assertNotEquals(0, listing.exitCode());
-        assertTrue(listing.stderr().contains("not an absolute path: -delete"), listing.stderr());
-        assertTrue(Files.exists(victim));
-    }
-
-    @ParameterizedTest
-    @EnumSource(GuestShell.class)
-    void aFailingHashFailsTheListing(GuestShell shell) throws Exception {
-        shell.assumeInstalled();
-        Path shims = Files.createDirectory(tmp.resolve("shims"));
-        Path broken = Files.writeString(shims.resolve("sha256sum"), "#!/bin/sh\necho broken >&2\nexit 1\n");
-        Files.setPosixFilePermissions(broken, PosixFilePermissions.fromString("rwxr-xr-x"));
-
-        Listing listing = shell.run(mode.guestListingCommand(tree.dirs()), tmp, false, shims);
-
-        assertNotEquals(0, listing.exitCode());
-        assertTrue(listing.stderr().contains("cannot hash"), listing.stderr());
-    }
-
-    @ParameterizedTest
-    @EnumSource(GuestShell.class)
-    void aFileTheUserCannotReadIsUnreadable(GuestShell shell) throws Exception {
-        shell.assumeInstalled();
-        GuestShell.assumeCanRunAsNobody();
-        Path secret = Files.writeString(tree.spaced().resolve("secret"), "secret");
-        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("---------"));
-
-        Listing listing = shell.run(mode.guestListingCommand(tree.dirs()), tmp, true, null);
-
-        assertEquals(0, listing.exitCode(), listing.stderr());
-        assertEquals(FingerprintMode.UNREADABLE, listing.files().get(secret.toString()));
-        assertAll(tree.files().stream().map(f -> () -> assertEquals(hostFingerprint(f), listing.files().get(f), f)));
-    }
-
-    @ParameterizedTest
-    @EnumSource(GuestShell.class)
-    void aDirectoryTheUserCannotReadFailsTheListing(GuestShell shell) throws Exception {
-        shell.assumeInstalled();
-        GuestShell.assumeCanRunAsNobody();
-        Path locked = Files.createDirectory(tree.spaced().resolve("locked"));
-        Files.writeString(locked.resolve("inside"), "hidden");
-        Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
-
-        Listing listing = shell.run(mode.guestListingCommand(tree.dirs()), tmp, true, null);
-
-        assertNotEquals(0, listing.exitCode());
-        assertFalse(listing.stderr().isBlank());
-    }
-
-    @ParameterizedTest
-    @EnumSource(GuestShell.class)
-    void aDirectoryTheUserCanListButNotEnterFailsTheListing(GuestShell shell) throws Exception {
-        shell.assumeInstalled();
-        GuestShell.assumeCanRunAsNobody();
-        Path listable = Files.createDirectory(tree.spaced().resolve("listable"));
-        Files.writeString(listable.resolve("inside"), "named but not reachable");
-        Files.setPosixFilePermissions(listable, PosixFilePermissions.fromString("rwxr--r--"));
-
-        Listing listing = shell.run(mode.guestListingCommand(tree.dirs()), tmp, true, null);
-
-        assertNotEquals(0, listing.exitCode());
-        assertFalse(listing.stderr().isBlank());
-    }
-
-    private String hostFingerprint(String file) throws IOException {
-        Path path = Path.of(file);
-        return mode.fingerprint(path, Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
-    }
-
-    private void assertNothingNamedPwned() throws IOException {
-        try (Stream<Path> all = Files.walk(tmp)) {
-            assertEquals(List.of(), all.filter(p -> p.endsWith("pwned")).toList());
-        }
-        assertFalse(Files.exists(Path.of("pwned")), "pwned in the test's working directory");
+    @Override
+    protected String toolFailureMessage() {
+        return "cannot hash";
     }
 }
