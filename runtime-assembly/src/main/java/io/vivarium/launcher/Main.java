@@ -315,7 +315,8 @@ public final class Main {
         // Hidden files are ignored, so a jar copied in as .NAME.tmp and then renamed to NAME.jar is
         // only ever seen whole (FileInstall otherwise takes any readable bundle jar, whatever its name).
         c.put("felix.fileinstall.filter", "[^.].*");
-        c.put("gosh.args", "--nointeractive");
+        // without a console the shell must not read stdin: at its end it would stop the framework
+        c.put("gosh.args", opts.console() ? "" : "--nointeractive");
         return c;
     }
 

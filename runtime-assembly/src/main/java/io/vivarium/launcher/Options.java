@@ -10,7 +10,7 @@ import java.util.Set;
  * The parsed command line of {@code serve}. {@code features} is null without {@code --features}:
  * {@link SavedFeatures#choose} then picks the saved set or the defaults.
  */
-record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy) {
+record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy, boolean console) {
 
     static final int DEFAULT_PORT = 8889;
     static final String DEFAULT_HOST = "127.0.0.1";
@@ -18,7 +18,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
     static final String FEATURE_NAME = "[A-Za-z0-9][A-Za-z0-9._-]*";
 
     static final String USAGE = String.join("\n",
-            "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR]",
+            "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",
             "",
             "  --state DIR        state directory (default ./var, relative to the working directory)",
             "  --port N           HTTP port (default " + DEFAULT_PORT + ")",
@@ -28,6 +28,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             "  --features LIST    comma-separated features to run (default: the set last chosen through the",
             "                     admin API, saved in DIR/features.json, else " + String.join(",", DEFAULT_FEATURES) + ")",
             "  --deploy DIR       folder watched for plugin jars and .cfg files (default: deploy/ of the distribution)",
+            "  --console          an interactive Gogo shell on this terminal (vivarium:plugins, :features, :backends,",
+            "                     :sandboxes, and Felix's own commands); 'stop 0' or Ctrl-D stops the daemon",
             "");
 
     /** A bad command line: the message says what is wrong; the caller prints usage and exits 2. */
@@ -47,6 +49,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         Path tokenFile = null;
         List<String> features = null;
         Path deploy = null;
+        boolean console = false;
         Set<String> seen = new LinkedHashSet<>();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
@@ -59,6 +62,10 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             } else {
                 name = arg;
                 value = null;
+            }
+            if (name.equals("--console") && value == null) {
+                console = true;
+                continue;
             }
             switch (name) {
                 case "--state", "--port", "--host", "--token-file", "--features", "--deploy" -> {
@@ -108,7 +115,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 default -> throw new AssertionError(name);
             }
         }
-        return new Options(state, port, host, tokenFile, features, deploy);
+        return new Options(state, port, host, tokenFile, features, deploy, console);
     }
 
     private static Path path(Path cwd, String option, String value) throws UsageException {

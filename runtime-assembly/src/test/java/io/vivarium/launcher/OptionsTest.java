@@ -71,6 +71,17 @@ class OptionsTest {
     }
 
     @Test
+    void theGogoShellReadsTheTerminalOnlyWithConsole() throws Exception {
+        Options plain = Options.parse(List.of(), CWD);
+        Options console = Options.parse(List.of("--console"), CWD);
+        assertFalse(plain.console());
+        assertTrue(console.console());
+        assertEquals("--nointeractive", Main.frameworkConfig(plain, CWD, plain.state(), CWD, plain.state(), 2).get("gosh.args"));
+        assertEquals("", Main.frameworkConfig(console, CWD, console.state(), CWD, console.state(), 2).get("gosh.args"));
+        assertThrows(Options.UsageException.class, () -> Options.parse(List.of("--console=yes"), CWD));
+    }
+
+    @Test
     void hostsInUrls() {
         assertEquals("127.0.0.1", Options.urlHost("127.0.0.1"));
         assertEquals("[::1]", Options.urlHost("::1"));
