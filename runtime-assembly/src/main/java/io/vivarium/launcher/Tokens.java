@@ -4,11 +4,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
@@ -45,14 +43,8 @@ final class Tokens {
                 }
                 ch.force(true);
             }
-            if (Files.exists(file)) { // another process made it meanwhile: keep theirs
-                return false;
-            }
-            try {
-                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                throw new IOException("cannot rename atomically in " + dir, e);
-            }
+            // link(2), unlike rename(2), fails if the file exists: a token another process made meanwhile is kept
+            Files.createLink(file, tmp);
         } catch (FileAlreadyExistsException raced) {
             return false;
         } finally {

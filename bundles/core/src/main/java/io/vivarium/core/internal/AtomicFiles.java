@@ -1,6 +1,7 @@
 package io.vivarium.core.internal;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
@@ -18,7 +19,10 @@ final class AtomicFiles {
         Path tmp = Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
         try {
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                ch.write(java.nio.ByteBuffer.wrap(content));
+                ByteBuffer buffer = ByteBuffer.wrap(content);
+                while (buffer.hasRemaining()) {
+                    ch.write(buffer);
+                }
                 ch.force(true);
             }
             try {

@@ -6,7 +6,10 @@ import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
 
-/** Sandbox ids: {@code sb-} and 12 hex digits; anything a caller sends is checked before use. */
+/**
+ * Sandbox ids: new ones are {@code sb-} and 12 hex digits; anything a caller sends must be lower-case
+ * letters, digits and dashes before it is used in a path.
+ */
 final class SandboxIds {
     private static final Pattern VALID = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
     private static final SecureRandom RANDOM = new SecureRandom();

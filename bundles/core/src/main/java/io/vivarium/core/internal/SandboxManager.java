@@ -175,7 +175,9 @@ public class SandboxManager implements SandboxService {
             }
             sb.lifecycle.lock();
             try {
-                adopt(sb, e);
+                if (!sb.deleted()) {
+                    adopt(sb, e);
+                }
             } finally {
                 sb.lifecycle.unlock();
             }
@@ -263,24 +265,37 @@ public class SandboxManager implements SandboxService {
             try {
                 instance = e.backend().create(spec);
             } catch (RuntimeException ex) {
-                e.backend().destroy(spec, emptyState());
-                forget(sb);
-                throw ex;
+                throw undoCreate(sb, e, emptyState(), ex);
             }
             SandboxRecord created = record.created(instance.state());
             try {
                 store.save(created);
             } catch (IOException io) {
-                e.backend().destroy(spec, instance.state());
-                forget(sb);
-                throw ApiException.internal("cannot persist sandbox record " + id, io);
+                throw undoCreate(sb, e, instance.state(), ApiException.internal("cannot persist sandbox record " + id, io));
             }
             sb.record(created);
-            sb.attach(instance, e.serviceId());
+            synchronized (reconcile) {
+                // if the backend left during create, the next one to arrive adopts the recorded instance
+                if (registry.get(e.name()).filter(now -> now.serviceId() == e.serviceId()).isPresent()) {
+                    sb.attach(instance, e.serviceId());
+                }
+            }
             return sb.info();
         } finally {
             sb.lifecycle.unlock();
         }
+    }
+
+    /** Removes what a failed create left; the original failure is what the caller sees. */
+    private RuntimeException undoCreate(Sandbox sb, BackendRegistry.Entry e, InstanceState state, RuntimeException cause) {
+        try {
+            e.backend().destroy(sb.spec(store), state);
+        } catch (RuntimeException destroyFailure) {
+            cause.addSuppressed(destroyFailure);
+        } finally {
+            forget(sb);
+        }
+        return cause;
     }
 
     private BackendRegistry.Entry chooseBackend(String requested) {
@@ -323,13 +338,15 @@ public class SandboxManager implements SandboxService {
     @Override
     public void delete(Caller caller, String id) {
         Sandbox sb = find(caller, id);
+        // wait outside the lock: a backend arriving meanwhile takes it to re-adopt this sandbox
+        registry.await(sb.record().backend(), backendWait);
         sb.lifecycle.lock();
         try {
             if (sb.deleted()) {
                 throw notFound(id);
             }
             SandboxRecord r = sb.record();
-            Optional<BackendRegistry.Entry> e = registry.await(r.backend(), backendWait);
+            Optional<BackendRegistry.Entry> e = registry.get(r.backend());
             if (e.isEmpty()) {
                 throw ApiException.unavailable("backend " + r.backend() + " of sandbox " + id
                         + " is not registered; retry when it is back (GET /v1/backends)", 2);

@@ -24,9 +24,4 @@ record SandboxRecord(String id, String tenant, String backend, long createdAtUni
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, phase, state,
                 SandboxStatus.FAILED, why);
     }
-
-    SandboxRecord withState(InstanceState newState) {
-        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, phase, newState, status,
-                reason);
-    }
 }

@@ -149,6 +149,22 @@ class SandboxManagerTest {
     }
 
     @Test
+    void aDeleteDuringAnUpgradeWaitsForTheNewBackendInsteadOfBlockingIt() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ofSeconds(5));
+        String id = m.create(ALICE, null).id();
+        m.backendLeft(1);
+        var deleting = CompletableFuture.runAsync(() -> m.delete(ALICE, id));
+        Thread.sleep(50);
+        var upgraded = new FakeBackend(backend.running);
+        long t0 = System.nanoTime();
+        m.backendArrived(entry(upgraded, 2));
+        assertTrue(System.nanoTime() - t0 < 2_000_000_000L, "re-adoption is not held up by the waiting delete");
+        deleting.get();
+        assertTrue(backend.running.isEmpty(), "the new backend destroyed it");
+        assertEquals(404, assertThrows(ApiException.class, () -> m.get(ALICE, id)).status());
+    }
+
+    @Test
     void unknownBackendAndUnsupportedLimitsAreClearErrors() throws Exception {
         SandboxManager m = started(backend, 1, Duration.ZERO);
         ApiException unknown = assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest("qemu", null)));

@@ -151,6 +151,8 @@ public class HttpEdge extends HttpServlet {
             caller = tokens.lookup(header.substring(7).strip());
         } catch (IllegalArgumentException e) {
             throw ApiException.internal("the token file is invalid: " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new ApiException(503, "cannot read the token file (" + e + "); retry shortly", 1, e);
         }
         return caller.orElseThrow(() -> new ApiException(401, "invalid bearer token"));
     }

@@ -36,15 +36,15 @@ final class SandboxCommands {
     private final List<String> rootLayout;
     private final boolean inheritedNoNewPrivs;
 
-    /** @param rootLayout bubblewrap arguments recreating the host's /bin, /lib... ({@link HostRootLayout}) */
     /**
+     * @param rootLayout bubblewrap arguments recreating the host's /bin, /lib... ({@link HostRootLayout})
      * @param inheritedNoNewPrivs the daemon runs with no_new_privs, so its children already have it
      *        and an exec can drop to the sandbox user with nsenter alone
      */
     SandboxCommands(Path bwrap, List<String> rootLayout, boolean inheritedNoNewPrivs) {
-        this.inheritedNoNewPrivs = inheritedNoNewPrivs;
         this.bwrap = bwrap;
         this.rootLayout = List.copyOf(rootLayout);
+        this.inheritedNoNewPrivs = inheritedNoNewPrivs;
     }
 
     /**
