@@ -59,7 +59,7 @@ final class DryRunner {
                     ? Optional.of(UpperLayer.touched(scratch.upper(), workspace.hostDir(), view, workspace.sandboxDir()))
                     : Optional.empty();
             HostFiles after = new HostFiles(view, workspace.sandboxDir(), workspace.uid(), workspace.gid());
-            return new ProcboxScratchRun(result, workspace, after, touched,
+            return new ProcboxScratchRun(result, instance.forWalks(), after, touched,
                     overlay ? ProcboxScratchRun.OVERLAY : ProcboxScratchRun.WORKSPACE_COPY, scratch, tools);
         } catch (IOException | RuntimeException e) {
             try {

@@ -166,10 +166,12 @@ final class ProcboxBackend implements SandboxBackend {
             // no recorded state: the daemon stopped before create returned
             launcher.killUnrecorded(spec.dir());
             cgroups.existing(spec.id()).ifPresent(cgroup -> MemoryCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
+            removeWalkView(spec);
             return;
         }
         // while the init lives, the leftovers can be removed with its access to the workspace
         discardDryRunLeftovers(spec, HostTools.withAccessOf(sandbox));
+        removeWalkView(spec);
         sandbox.init().kill(KILL_WAIT);
         if (sandbox.cgroup() != null && !MemoryCgroups.remove(sandbox.cgroup(), CGROUP_REMOVAL_WAIT)) {
             throw ApiException.internal("the cgroup " + sandbox.cgroup() + " of sandbox " + spec.id()
@@ -183,6 +185,14 @@ final class ProcboxBackend implements SandboxBackend {
             throw new IllegalArgumentException("not a procbox instance: " + instance.getClass().getName());
         }
         return dryRunner.run(procbox, request);
+    }
+
+    private static void removeWalkView(InstanceSpec spec) {
+        try {
+            WalkView.remove(spec.dir());
+        } catch (IOException e) {
+            throw ApiException.internal("cannot unmount the workspace view of sandbox " + spec.id() + ": " + e.getMessage(), e);
+        }
     }
 
     /** Ends, unmounts and removes what dry-runs interrupted by a crash of the daemon left behind. */

@@ -15,6 +15,7 @@ final class ProcboxInstance implements SandboxInstance {
 
     private final String id;
     private final Path dir;
+    private final Path walkRoot;
     private final SandboxRecord sandbox;
     private final NsenterChannel channel;
 
@@ -22,6 +23,7 @@ final class ProcboxInstance implements SandboxInstance {
     ProcboxInstance(String id, Path dir, SandboxRecord sandbox, SandboxCommands commands) {
         this.id = id;
         this.dir = dir;
+        this.walkRoot = WalkView.ensure(dir);
         this.sandbox = sandbox;
         this.channel = new NsenterChannel(id, sandbox, commands);
     }
@@ -66,7 +68,12 @@ final class ProcboxInstance implements SandboxInstance {
 
     @Override
     public Optional<HostFiles> hostFiles() {
-        return Optional.of(workspaceOnHost());
+        return Optional.of(forWalks());
+    }
+
+    /** The workspace through its {@link WalkView}: what the daemon's listings of the live workspace read. */
+    HostFiles forWalks() {
+        return new HostFiles(walkRoot, SandboxCommands.WORKSPACE, sandbox.uid(), sandbox.gid());
     }
 
     /**

@@ -112,6 +112,24 @@ class ProcboxSandboxTest {
     }
 
     @Test
+    void theDaemonWalksTheWorkspaceThroughAViewThatFollowsNoSymlink() throws IOException {
+        Created sandbox = create(null);
+        Path view = sandbox.instance().hostFiles().orElseThrow().hostDir();
+        assertEquals(sandbox.spec().dir().resolve("view"), view);
+        exec(sandbox.instance(), "sh", "-c", "mkdir /work/d && echo mine > /work/d/f");
+        assertEquals("mine\n", Files.readString(view.resolve("d/f")));
+
+        // what a sandbox process could do between the daemon's check of d and its read below d
+        exec(sandbox.instance(), "sh", "-c", "rm -r /work/d && ln -s /etc /work/d");
+        assertThrows(java.nio.file.FileSystemException.class, () -> Files.readAttributes(view.resolve("d/passwd"),
+                java.nio.file.attribute.BasicFileAttributes.class), "the kernel refuses to follow d out of the workspace");
+
+        backend.destroy(sandbox.spec(), sandbox.instance().state());
+        assertFalse(Files.readString(Path.of("/proc/self/mountinfo")).contains(view.toString()), "the view is unmounted");
+        assertFalse(Files.exists(view));
+    }
+
+    @Test
     void isFullySetUpWhenCreateReturns() throws IOException {
         for (int i = 0; i < 10; i++) {
             Created sandbox = create(null);
