@@ -34,7 +34,7 @@ class ChangeSetBenchmark {
     void baselinesAndDryRun() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         List<String> report = new ArrayList<>(List.of("| measurement | n | p50 ms | min ms |", "|---|---|---|---|"));
-        try (Daemon daemon = new Daemon(dir.resolve("sha"), List.of()).start()) {
+        try (Daemon daemon = new Daemon(dir.resolve("sha"), List.of()).deletingSandboxesOnClose().start()) {
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
             String id = api.createSandbox();
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
@@ -92,7 +92,7 @@ class ChangeSetBenchmark {
         }
 
         try (Daemon daemon = new Daemon(dir.resolve("stat"), List.of("--features",
-                "core,api-v1,procbox,fingerprint-stat")).start()) {
+                "core,api-v1,procbox,fingerprint-stat")).deletingSandboxesOnClose().start()) {
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
             String id = api.createSandbox();
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);

@@ -24,6 +24,7 @@ final class Daemon implements AutoCloseable {
     private final List<String> extraArgs;
     private final List<String> output = new CopyOnWriteArrayList<>();
     private Process process;
+    private boolean deleteSandboxesOnClose;
 
     Daemon(Path stateDir, List<String> extraArgs) throws IOException {
         this.stateDir = stateDir;
@@ -37,6 +38,12 @@ final class Daemon implements AutoCloseable {
             throw new IllegalStateException("the distribution is not built at " + dist + ": run mvn install first");
         }
         return dist;
+    }
+
+    /** Deletes every sandbox of the generated admin token's tenant on close, even after a failure. */
+    Daemon deletingSandboxesOnClose() {
+        deleteSandboxesOnClose = true;
+        return this;
     }
 
     Daemon start() throws Exception {
@@ -116,7 +123,13 @@ final class Daemon implements AutoCloseable {
     @Override
     public void close() throws Exception {
         if (process != null && process.isAlive()) {
-            stop();
+            try {
+                if (deleteSandboxesOnClose) {
+                    new Api(baseUrl(), adminToken()).deleteAllSandboxes();
+                }
+            } finally {
+                stop();
+            }
         }
     }
 

@@ -30,7 +30,7 @@ class ExecLatencyBenchmark {
     @Test
     void execRoundTripAgainstBareBwrapAndCreateLatency() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        try (Daemon daemon = new Daemon(dir.resolve("state"), List.of()).start()) {
+        try (Daemon daemon = new Daemon(dir.resolve("state"), List.of()).deletingSandboxesOnClose().start()) {
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
             String id = api.createSandbox();
             Path work = Files.createDirectories(dir.resolve("bare-work"));

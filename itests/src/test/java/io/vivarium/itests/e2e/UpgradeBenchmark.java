@@ -35,7 +35,7 @@ class UpgradeBenchmark {
     @Test
     void execLoadWhileTheBackendIsUpdated() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        try (Daemon daemon = new Daemon(dir.resolve("state"), List.of()).start()) {
+        try (Daemon daemon = new Daemon(dir.resolve("state"), List.of()).deletingSandboxesOnClose().start()) {
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
             List<String> ids = new ArrayList<>();
             for (int i = 0; i < SANDBOXES; i++) {
