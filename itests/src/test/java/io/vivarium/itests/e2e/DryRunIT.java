@@ -37,14 +37,13 @@ class DryRunIT {
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        daemon = new Daemon(dir.resolve("state"), List.of()).start();
+        daemon = new Daemon(dir.resolve("state"), List.of()).deletingSandboxesOnClose().start();
         admin = new Api(daemon.baseUrl(), daemon.adminToken());
     }
 
     @AfterAll
     static void stop() throws Exception {
         if (daemon != null) {
-            admin.deleteAllSandboxes();
             daemon.close();
         }
     }

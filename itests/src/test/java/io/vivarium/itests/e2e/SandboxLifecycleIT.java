@@ -27,14 +27,13 @@ class SandboxLifecycleIT {
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        daemon = new Daemon(state, List.of()).start();
+        daemon = new Daemon(state, List.of()).deletingSandboxesOnClose().start();
         api = new Api(daemon.baseUrl(), daemon.adminToken());
     }
 
     @AfterAll
     static void stop() throws Exception {
         if (daemon != null) {
-            api.deleteAllSandboxes();
             daemon.close();
         }
     }
