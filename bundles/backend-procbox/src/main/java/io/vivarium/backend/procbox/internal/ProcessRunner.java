@@ -33,10 +33,24 @@ final class ProcessRunner {
     private ProcessRunner() {
     }
 
+    /** What a command left: its output as bytes (files travel through it). */
+    record RawResult(byte[] stdout, byte[] stderr, int exitCode, boolean timedOut, boolean truncated,
+            long durationMs) {
+        ExecResult asText() {
+            return new ExecResult(new String(stdout, UTF_8), new String(stderr, UTF_8), exitCode, timedOut, truncated,
+                    durationMs);
+        }
+    }
+
     /** @param stdin bytes for standard input, or null for an empty one */
     static ExecResult run(List<String> argv, Map<String, String> env, String stdin, Duration timeout,
             int maxOutputBytes) {
-        byte[] input = stdin == null ? new byte[0] : stdin.getBytes(UTF_8);
+        return runRaw(argv, env, stdin == null ? new byte[0] : stdin.getBytes(UTF_8), timeout, maxOutputBytes).asText();
+    }
+
+    /** Like {@link #run}, with stdin and output as bytes. */
+    static RawResult runRaw(List<String> argv, Map<String, String> env, byte[] input, Duration timeout,
+            int maxOutputBytes) {
         ProcessBuilder builder = new ProcessBuilder(argv).directory(new File("/"));
         builder.environment().clear();
         builder.environment().putAll(env);
@@ -73,8 +87,8 @@ final class ProcessRunner {
             throw ApiException.internal("interrupted while running " + argv.get(0), e);
         }
         int exitCode = timedOut ? SIGKILL_STATUS : process.exitValue();
-        return new ExecResult(new String(stdout.finish(), UTF_8), new String(stderr.finish(), UTF_8), exitCode,
-                timedOut, stdout.truncated() || stderr.truncated(), durationMs);
+        return new RawResult(stdout.finish(), stderr.finish(), exitCode, timedOut,
+                stdout.truncated() || stderr.truncated(), durationMs);
     }
 
     private static void feed(Process process, byte[] input) {
