@@ -35,12 +35,13 @@ public interface OperationContext {
     }
 
     /**
-     * Reports {@code step} and throws if the operation was cancelled (409) or is past its deadline
-     * (504), so that a backend can write {@code ctx.checkpoint("waiting for the agent")} between steps.
+     * Reports {@code step} and throws if the operation was cancelled (503 with {@code Retry-After}:
+     * the daemon is stopping) or is past its deadline (504), so that a backend can write
+     * {@code ctx.checkpoint("waiting for the agent")} between steps.
      */
     default void checkpoint(String step) {
         if (cancelled()) {
-            throw ApiException.conflict("cancelled while " + step);
+            throw ApiException.unavailable("cancelled while " + step + " (the daemon is stopping); retry", 5);
         }
         if (!Instant.now().isBefore(deadline())) {
             throw new ApiException(504, "timed out while " + step);
