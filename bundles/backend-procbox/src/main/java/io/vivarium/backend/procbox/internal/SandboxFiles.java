@@ -39,6 +39,11 @@ final class SandboxFiles {
     private static final Map<String, String> ENV = Map.of("PATH", "/usr/bin:/bin", "LC_ALL", "C");
     private static final Duration TIMEOUT = Duration.ofMinutes(2);
     private static final int ERROR_OUTPUT_BYTES = 4096;
+    /**
+     * How long to wait for the rest of a file once {@code cat} has exited. Nothing else holds the
+     * pipe, so the end comes as soon as the reader thread is scheduled; this only bounds it.
+     */
+    private static final Duration OUTPUT_GRACE = Duration.ofSeconds(30);
 
     private final String sandboxId;
     private final SandboxRecord sandbox;
@@ -70,7 +75,7 @@ final class SandboxFiles {
             throw new ApiException(503, "sandbox " + sandboxId + " is not running");
         }
         return ProcessRunner.runRaw(commands.exec(sandbox, SandboxCommands.WORKSPACE, script), ENV, stdin, TIMEOUT,
-                maxOutputBytes);
+                maxOutputBytes, OUTPUT_GRACE);
     }
 
     private void check(ProcessRunner.RawResult r, String path, long size) {
@@ -80,6 +85,10 @@ final class SandboxFiles {
         }
         switch (r.exitCode()) {
             case 0 -> {
+                if (!r.complete()) {
+                    throw ApiException.unavailable("reading " + path + " in sandbox " + sandboxId
+                            + " did not finish; retry", 1);
+                }
             }
             case MISSING -> throw ApiException.notFound("no file " + path + " in sandbox " + sandboxId
                     + " (or no directory to hold it)");
