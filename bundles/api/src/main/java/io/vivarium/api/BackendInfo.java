@@ -1,5 +1,7 @@
 package io.vivarium.api;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 import io.vivarium.api.spi.Capabilities;
@@ -22,7 +24,7 @@ public record BackendInfo(String name, String bundle, String version, Capabiliti
         boolean available, String reason, int sandboxes, Map<String, String> details) {
 
     public BackendInfo {
-        details = details == null ? Map.of() : Map.copyOf(details);
+        details = details == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(details));
     }
 
     /** The record of API 1.2. */

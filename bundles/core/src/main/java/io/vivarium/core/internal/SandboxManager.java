@@ -8,7 +8,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
@@ -495,8 +497,21 @@ public class SandboxManager implements SandboxService {
             int count = (int) sandboxes.values().stream()
                     .filter(sb -> sb.record().backend().equals(e.name())).count();
             return new BackendInfo(e.name(), e.bundle(), e.version(), e.backend().capabilities(), a.available(),
-                    a.reason(), count, e.backend().details());
+                    a.reason(), count, details(e));
         }).toList();
+    }
+
+    /** A backend's details; one that fails to say (or says null) never breaks the listing of all. */
+    private static Map<String, String> details(BackendRegistry.Entry e) {
+        try {
+            Map<String, String> d = new LinkedHashMap<>(e.backend().details());
+            d.values().removeIf(Objects::isNull);
+            d.remove(null);
+            return d;
+        } catch (RuntimeException ex) {
+            LOG.log(Level.WARNING, "backend " + e.name() + " failed to report its details", ex);
+            return Map.of();
+        }
     }
 
     @Override

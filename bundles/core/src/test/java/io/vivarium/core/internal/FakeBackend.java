@@ -32,6 +32,7 @@ final class FakeBackend implements SandboxBackend {
     final Map<String, byte[]> files = new ConcurrentHashMap<>();
     final List<InstanceSpec> created = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile RuntimeException failCreate;
+    volatile boolean failDetails;
     volatile Capabilities capabilities = new Capabilities(true, false, false, false, false, false, false, false, true);
 
     FakeBackend(String name, Set<Long> running) {
@@ -59,6 +60,9 @@ final class FakeBackend implements SandboxBackend {
 
     @Override
     public Map<String, String> details() {
+        if (failDetails) {
+            throw new IllegalStateException("no details today");
+        }
         return Map.of(DETAIL_AGENT, "in-memory");
     }
 

@@ -271,6 +271,8 @@ class SandboxManagerTest {
         assertEquals(4096L, m.get(ALICE, id).usage().residentMemoryBytes());
         assertEquals(null, m.list(ALICE).get(0).usage(), "a listing does not measure every sandbox");
         assertEquals(Map.of("agent", "in-memory"), m.backends().get(0).details());
+        backend.failDetails = true;
+        assertEquals(Map.of(), m.backends().get(0).details(), "a backend failing to say breaks nothing");
     }
 
     @Test
