@@ -308,7 +308,6 @@ public final class Main {
         c.put("vivarium.system.dir", home.resolve("system").toString());
         c.put("vivarium.state.dir", state.toString());
         c.put("vivarium.token.file", tokenFile.toString());
-        c.put("vivarium.default.backend", "procbox");
         c.put("felix.fileinstall.dir", deploy.toString());
         c.put("felix.fileinstall.poll", "500");
         c.put("felix.fileinstall.noInitialDelay", "true");

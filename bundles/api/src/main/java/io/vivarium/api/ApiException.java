@@ -56,6 +56,18 @@ public class ApiException extends RuntimeException {
         return new ApiException(503, message, retryAfterSeconds, null);
     }
 
+    /**
+     * The host has no room for this now (memory, vCPUs, instance slots) but will when others end:
+     * 503 with {@code Retry-After}. Distinct from a backend that cannot work on this host at all,
+     * which is a 503 without {@code Retry-After}. Since 1.3.
+     */
+    public static ApiException noCapacity(String message, int retryAfterSeconds) {
+        if (retryAfterSeconds < 1) {
+            throw new IllegalArgumentException("retryAfterSeconds must be positive: " + retryAfterSeconds);
+        }
+        return new ApiException(503, message, retryAfterSeconds, null);
+    }
+
     public static ApiException internal(String message, Throwable cause) {
         return new ApiException(500, message, null, cause);
     }

@@ -1,11 +1,20 @@
 package io.vivarium.api;
 
 /**
- * Body of {@code POST /v1/sandboxes}. Every field is optional; a null backend means the
- * configured default backend.
+ * Body of {@code POST /v1/sandboxes}. Every field is optional; a null backend means the configured
+ * default backend, or the only registered one. A backend that cannot honour {@code vcpus} or
+ * {@code image} (see its {@link io.vivarium.api.spi.Capabilities}) makes the create a 400.
  *
  * @param backend name of the backend (see {@code GET /v1/backends})
  * @param memoryLimitMib memory limit for the whole sandbox, in MiB
+ * @param vcpus virtual CPUs of a machine (1 to 64), or null for the backend's default; since 1.3
+ * @param image name of the image or template the sandbox starts from (a guest image of a VM
+ *        backend), or null for the backend's default; since 1.3
  */
-public record CreateSandboxRequest(String backend, Integer memoryLimitMib) {
+public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image) {
+
+    /** The request of API 1.2 (no vcpus, no image). */
+    public CreateSandboxRequest(String backend, Integer memoryLimitMib) {
+        this(backend, memoryLimitMib, null, null);
+    }
 }

@@ -12,7 +12,24 @@ package io.vivarium.api;
  * @param memoryLimitMib the enforced memory limit, or null if none
  * @param workspace path of the writable workspace inside the sandbox
  * @param reason why the sandbox is not running, or null
+ * @param vcpus the virtual CPUs asked for at create, or null for the backend's default; since 1.3
+ * @param image the image or template asked for at create, or null for the backend's default; since 1.3
+ * @param usage what the sandbox uses right now; only in the answer for one sandbox, and only when
+ *        its backend measures it (null otherwise); since 1.3
  */
 public record SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix,
-        long pid, Integer memoryLimitMib, String workspace, String reason) {
+        long pid, Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image,
+        ResourceUsage usage) {
+
+    /** The record of API 1.2. */
+    public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
+            Integer memoryLimitMib, String workspace, String reason) {
+        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, null, null, null);
+    }
+
+    /** This record with {@code usage} set. */
+    public SandboxInfo withUsage(ResourceUsage usage) {
+        return new SandboxInfo(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason,
+                vcpus, image, usage);
+    }
 }

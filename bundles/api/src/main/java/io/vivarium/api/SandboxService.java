@@ -34,4 +34,22 @@ public interface SandboxService {
 
     /** Runs a command, reports what it changed, and discards its effects. */
     DryRunResult dryRun(Caller caller, String id, DryRunRequest request);
+
+    /** The largest file {@link #readFile} returns and {@link #writeFile} accepts: 64 MiB. Since 1.3. */
+    int MAX_FILE_BYTES = 64 << 20;
+
+    /**
+     * A file inside the sandbox, read by the sandbox user (a symlink resolves inside the sandbox,
+     * never on the host). {@code path} is absolute, without {@code ..} segments or control
+     * characters (400 otherwise); 404 if there is no such regular file, 413 if it is larger than
+     * {@link #MAX_FILE_BYTES}. Since 1.3.
+     */
+    byte[] readFile(Caller caller, String id, String path);
+
+    /**
+     * Writes a file inside the sandbox as the sandbox user, atomically (a reader sees the old or
+     * the new content, never a part), replacing any file there. Paths as for {@link #readFile};
+     * 404 if its directory does not exist, 413 past {@link #MAX_FILE_BYTES}. Since 1.3.
+     */
+    void writeFile(Caller caller, String id, String path, byte[] content);
 }

@@ -64,6 +64,16 @@ final class Api {
         return new Response(r.statusCode(), node, r);
     }
 
+    /** A request whose answer is kept as bytes (a file's content), not parsed as JSON. */
+    HttpResponse<byte[]> raw(String method, String path, byte[] body) throws IOException, InterruptedException {
+        var b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(120))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
     /** Creates a sandbox and returns its id. */
     String createSandbox() throws IOException, InterruptedException {
         Response r = post("/v1/sandboxes", Map.of());

@@ -66,6 +66,23 @@ class SandboxLifecycleIT {
     }
 
     @Test
+    void oneSandboxShowsWhatItUsesAndBackendsHowTheyRun() throws Exception {
+        JsonNode procbox = api.get("/v1/backends").body().get(0);
+        assertTrue(procbox.get("details").get("isolation").asText().startsWith("bubblewrap "), procbox.toString());
+        assertEquals("nsenter", procbox.get("details").get("agent").asText());
+        assertTrue(procbox.get("details").has("memory_cgroup"), procbox.toString());
+
+        String id = api.createSandbox();
+        Api.sh(api, id, "head -c 100000 /dev/zero > /work/zeros; sleep 300 &");
+        JsonNode usage = api.get("/v1/sandboxes/" + id).body().get("usage");
+        assertEquals(100000, usage.get("disk_bytes").asLong(), usage.toString());
+        assertTrue(usage.get("resident_memory_bytes").asLong() > 0, usage.toString());
+        assertTrue(usage.get("cpu_seconds").asDouble() >= 0, usage.toString());
+        assertFalse(api.get("/v1/sandboxes").body().get(0).has("usage"), "a listing does not measure every sandbox");
+        assertEquals(204, api.delete("/v1/sandboxes/" + id).status());
+    }
+
+    @Test
     void aBackgroundProcessSurvivesBetweenExecsAndFilesPersist() throws Exception {
         String id = api.createSandbox();
         JsonNode started = api.exec(id, "sh", "-c", "sleep 300 & echo $! > /work/bg.pid; echo started");

@@ -86,7 +86,6 @@ final class VivariumOptions {
         options.add(frameworkProperty(TOKEN_FILE).value(tokenFile.toString()));
         options.add(frameworkProperty(ADMIN_TOKEN).value(token));
         // As the launcher sets them (runtime-assembly Main.frameworkConfig), with everything under target/.
-        options.add(frameworkProperty("vivarium.default.backend").value("procbox"));
         options.add(frameworkProperty("felix.fileinstall.dir").value(deploy.toString()));
         options.add(frameworkProperty("felix.fileinstall.tmpdir").value(fileinstallTmp.toString()));
         options.add(frameworkProperty("felix.fileinstall.poll").value("500"));

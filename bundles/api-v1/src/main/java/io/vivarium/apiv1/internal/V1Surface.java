@@ -13,6 +13,7 @@ import io.vivarium.api.PluginService;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.http.BinaryBody;
 import io.vivarium.api.http.Route;
 
 import org.osgi.service.component.annotations.Activate;
@@ -22,12 +23,14 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
- * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, baseline, changes, dry-run) are admin-only, as in the
+ * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, files, baseline, changes, dry-run) are admin-only, as in the
  * reference API; lifecycle routes are open to every role, always scoped to the caller's tenant. The admin routes of
  * {@link AdminRoutes} answer 503 while no {@link PluginService} runs, so the sandbox routes never depend on it.
  */
 @Component(service = ApiSurface.class)
 public class V1Surface implements ApiSurface {
+
+    private static final String OCTET_STREAM = "application/octet-stream";
 
     private final List<Route> routes;
 
@@ -56,7 +59,13 @@ public class V1Surface implements ApiSurface {
                         r -> sandboxes.changes(r.caller(), r.pathParam("id"),
                                 r.optionalBody(ChangesRequest.class).orElse(null))),
                 new Route("POST", "/sandboxes/{id}/dry-run", Role.ADMIN, 200,
-                        r -> sandboxes.dryRun(r.caller(), r.pathParam("id"), r.body(DryRunRequest.class))));
+                        r -> sandboxes.dryRun(r.caller(), r.pathParam("id"), r.body(DryRunRequest.class))),
+                new Route("GET", "/sandboxes/{id}/files", Role.ADMIN, 200, r -> BinaryBody.of(OCTET_STREAM,
+                        sandboxes.readFile(r.caller(), r.pathParam("id"), r.queryParam("path").orElse(null)))),
+                new Route("PUT", "/sandboxes/{id}/files", Role.ADMIN, 204, r -> {
+                    sandboxes.writeFile(r.caller(), r.pathParam("id"), r.queryParam("path").orElse(null), r.rawBody());
+                    return null;
+                }, SandboxService.MAX_FILE_BYTES));
         this.routes = Stream.concat(sandboxRoutes.stream(), AdminRoutes.of(this::plugins).stream()).toList();
     }
 

@@ -4,7 +4,8 @@ package io.vivarium.api.http;
 @FunctionalInterface
 public interface RouteHandler {
     /**
-     * @return the response body, serialised as JSON with snake_case names; ignored for 204
+     * @return the response body, serialised as JSON with snake_case names, or a {@link BinaryBody}
+     *         written as is; ignored for 204
      * @throws io.vivarium.api.ApiException for anything the caller can fix
      */
     Object handle(RouteRequest request);

@@ -13,7 +13,17 @@ package io.vivarium.api.spi;
  * @param pause can pause and resume an instance
  * @param eval the guest channel hosts a warm interpreter
  * @param memoryLimit can enforce a memory limit on this host
+ * @param vcpus honours {@link InstanceSpec#vcpus()}; a create asking for vcpus elsewhere is a 400; since 1.2
+ * @param images honours {@link InstanceSpec#image()}; a create naming an image elsewhere is a 400; since 1.2
  */
 public record Capabilities(boolean sandbox, boolean snapshot, boolean restoreInPlace, boolean restoreByRelaunch,
-        boolean fork, boolean dryRun, boolean pause, boolean eval, boolean memoryLimit) {
+        boolean fork, boolean dryRun, boolean pause, boolean eval, boolean memoryLimit, boolean vcpus,
+        boolean images) {
+
+    /** The capabilities of SPI 1.1: neither vcpus nor images. */
+    public Capabilities(boolean sandbox, boolean snapshot, boolean restoreInPlace, boolean restoreByRelaunch,
+            boolean fork, boolean dryRun, boolean pause, boolean eval, boolean memoryLimit) {
+        this(sandbox, snapshot, restoreInPlace, restoreByRelaunch, fork, dryRun, pause, eval, memoryLimit, false,
+                false);
+    }
 }

@@ -9,6 +9,15 @@ import java.nio.file.Path;
  * @param dir a private directory for this instance's files (workspace, sockets, logs); it lives
  *        beside core's record and is removed by core after {@link SandboxBackend#destroy}
  * @param memoryLimitMib memory limit, or null for none
+ * @param vcpus virtual CPUs, or null for the backend's default; only set for a backend whose
+ *        {@link Capabilities#vcpus()} is true; since 1.2
+ * @param image image or template name, or null for the backend's default; only set for a backend
+ *        whose {@link Capabilities#images()} is true; since 1.2
  */
-public record InstanceSpec(String id, Path dir, Integer memoryLimitMib) {
+public record InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image) {
+
+    /** The spec of SPI 1.1 (no vcpus, no image). */
+    public InstanceSpec(String id, Path dir, Integer memoryLimitMib) {
+        this(id, dir, memoryLimitMib, null, null);
+    }
 }

@@ -1,5 +1,7 @@
 package io.vivarium.api.spi;
 
+import java.util.Map;
+
 import io.vivarium.api.ApiException;
 import io.vivarium.api.ExecRequest;
 
@@ -30,6 +32,15 @@ public interface SandboxBackend {
     /** Service property naming the backend, e.g. {@code vivarium.backend=procbox}. */
     String NAME_PROPERTY = "vivarium.backend";
 
+    /** {@link #details()} key: the accelerator chosen and why, e.g. {@code "tcg (the CPU has no vmx/svm)"}. Since 1.2. */
+    String DETAIL_ACCELERATOR = "accelerator";
+    /** {@link #details()} key: the platform or machine, e.g. {@code "ptrace"} for gVisor, {@code "microvm"}. Since 1.2. */
+    String DETAIL_PLATFORM = "platform";
+    /** {@link #details()} key: how the daemon reaches inside an instance, e.g. {@code "nsenter"}, {@code "vivarium-agent"}. Since 1.2. */
+    String DETAIL_AGENT = "agent";
+    /** {@link #details()} key: what isolates an instance, e.g. {@code "bubblewrap 0.8.0"}. Since 1.2. */
+    String DETAIL_ISOLATION = "isolation";
+
     String name();
 
     Capabilities capabilities();
@@ -41,6 +52,24 @@ public interface SandboxBackend {
      * host lacks something) rather than leaving a half-made instance behind.
      */
     SandboxInstance create(InstanceSpec spec);
+
+    /**
+     * Like {@link #create(InstanceSpec)}, for a call that may take long (a VM boot): stop early when
+     * {@code context} is cancelled or past its deadline, undoing what was made, and report progress
+     * through it. Core calls this one. By default ignores the context. Since 1.2.
+     */
+    default SandboxInstance create(InstanceSpec spec, OperationContext context) {
+        return create(spec);
+    }
+
+    /**
+     * What a person needs to know about how this backend runs on this host, shown beside
+     * {@link #availability()} in {@code GET /v1/backends}: the {@code DETAIL_*} keys where they
+     * apply, plus any of the backend's own. Cheap: called on every listing. Since 1.2.
+     */
+    default Map<String, String> details() {
+        return Map.of();
+    }
 
     /**
      * Re-attaches to an instance from the state {@link SandboxInstance#state()} returned earlier.

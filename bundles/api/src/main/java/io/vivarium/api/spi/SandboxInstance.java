@@ -2,6 +2,8 @@ package io.vivarium.api.spi;
 
 import java.util.Optional;
 
+import io.vivarium.api.ResourceUsage;
+
 import org.osgi.annotation.versioning.ConsumerType;
 
 /** A running instance a backend created or adopted. */
@@ -26,6 +28,15 @@ public interface SandboxInstance {
      * does not): core then lists files there instead of running a listing command in the guest.
      */
     default Optional<HostFiles> hostFiles() {
+        return Optional.empty();
+    }
+
+    /**
+     * What the instance uses on the host right now (memory, CPU time, disk), for operators and
+     * metrics; empty when the backend does not measure it. Called on demand, not on every request;
+     * may take a few milliseconds. Since 1.2.
+     */
+    default Optional<ResourceUsage> usage() {
         return Optional.empty();
     }
 }

@@ -79,6 +79,23 @@ final class BackendRegistry {
         }
     }
 
+    /** Every registered backend, waiting up to {@code patience} for a first one if there is none yet. */
+    List<Entry> awaitAny(Duration patience) {
+        long deadline = System.nanoTime() + patience.toNanos();
+        lock.lock();
+        try {
+            long left;
+            while (byName.isEmpty() && (left = deadline - System.nanoTime()) > 0) {
+                changed.awaitNanos(left);
+            }
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lock.unlock();
+        }
+        return all();
+    }
+
     List<Entry> all() {
         lock.lock();
         try {

@@ -61,7 +61,8 @@ final class Sandbox {
     }
 
     InstanceSpec spec(SandboxStore store) {
-        return new InstanceSpec(record.id(), store.dirOf(record.id()), record.memoryLimitMib());
+        return new InstanceSpec(record.id(), store.dirOf(record.id()), record.memoryLimitMib(), record.vcpus(),
+                record.image());
     }
 
     SandboxStatus status() {
@@ -78,9 +79,10 @@ final class Sandbox {
         String reason = switch (status) {
             case FAILED -> r.reason();
             case BACKEND_UNAVAILABLE -> "backend " + r.backend() + " is not registered right now";
-            case RUNNING -> null;
+            case RUNNING, STOPPED, PAUSED -> null;
         };
         return new SandboxInfo(r.id(), r.backend(), r.tenant(), status.wire(), r.createdAtUnix(),
-                r.state() == null ? 0 : r.state().pid(), r.memoryLimitMib(), i == null ? null : i.workspace(), reason);
+                r.state() == null ? 0 : r.state().pid(), r.memoryLimitMib(), i == null ? null : i.workspace(), reason,
+                r.vcpus(), r.image(), null);
     }
 }

@@ -1,5 +1,6 @@
 package io.vivarium.core.internal;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
@@ -7,7 +8,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
@@ -25,11 +28,13 @@ import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
+import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.FingerprintMode;
+import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
@@ -75,6 +80,8 @@ public class SandboxManager implements SandboxService {
     }
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
+    /** How long a backend may take to create an instance (a VM boot under TCG included). */
+    private static final Duration CREATE_DEADLINE = Duration.ofMinutes(5);
 
     private final BackendRegistry registry = new BackendRegistry();
     private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
@@ -85,6 +92,7 @@ public class SandboxManager implements SandboxService {
     private SandboxStore store;
     private String defaultBackend;
     private Duration backendWait;
+    private volatile boolean stopping;
 
     @Activate
     void activate(BundleContext context, Config config) throws IOException {
@@ -113,6 +121,7 @@ public class SandboxManager implements SandboxService {
 
     @Deactivate
     void deactivate() {
+        stopping = true;
         synchronized (reconcile) {
             sandboxes.clear();
             store = null;
@@ -237,19 +246,11 @@ public class SandboxManager implements SandboxService {
             throw new ApiException(503, "backend " + e.name() + " cannot create sandboxes on this host: "
                     + availability.reason());
         }
-        Integer mem = req.memoryLimitMib();
-        if (mem != null) {
-            if (mem < 16 || mem > 1 << 20) {
-                throw ApiException.badRequest("memory_limit_mib must be between 16 and 1048576, got " + mem);
-            }
-            if (!e.backend().capabilities().memoryLimit()) {
-                throw ApiException.badRequest("memory_limit_mib is not supported by backend " + e.name()
-                        + " on this host (no writable memory cgroup); omit it to create the sandbox without a limit");
-            }
-        }
+        CreateRequests.check(req, e.name(), e.backend().capabilities());
         String id = SandboxIds.next();
-        var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(), mem,
-                SandboxRecord.CREATING, emptyState(), SandboxStatus.RUNNING, null);
+        var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
+                req.memoryLimitMib(), req.vcpus(), req.image(), SandboxRecord.CREATING, emptyState(),
+                SandboxStatus.RUNNING, null);
         Sandbox sb = new Sandbox(record);
         sb.lifecycle.lock();
         try {
@@ -263,7 +264,8 @@ public class SandboxManager implements SandboxService {
             InstanceSpec spec = sb.spec(store);
             SandboxInstance instance;
             try {
-                instance = e.backend().create(spec);
+                instance = e.backend().create(spec, new CoreOperation("creating sandbox " + id,
+                        Instant.now().plus(CREATE_DEADLINE), () -> stopping));
             } catch (RuntimeException ex) {
                 throw undoCreate(sb, e, emptyState(), ex);
             }
@@ -298,18 +300,24 @@ public class SandboxManager implements SandboxService {
         return cause;
     }
 
+    /**
+     * The named backend; else the configured default; else the only registered one (waiting a
+     * bounded time for one to register at start-up). Several and no default is a 400 that lists them.
+     */
     private BackendRegistry.Entry chooseBackend(String requested) {
         String name = requested;
         if (name == null || name.isEmpty()) {
             name = defaultBackend;
         }
         if (name.isEmpty()) {
-            List<BackendRegistry.Entry> all = registry.all();
+            List<BackendRegistry.Entry> all = registry.awaitAny(backendWait);
             if (all.size() == 1) {
                 return all.get(0);
             }
-            throw ApiException.badRequest("backend is required: no default backend is configured (installed: "
-                    + installedNames() + ")");
+            throw ApiException.badRequest(all.isEmpty()
+                    ? "no backend is installed: enable one (GET /v1/features) and retry"
+                    : "backend is required: several are installed and no default is configured; choose one of: "
+                            + installedNames());
         }
         String n = name;
         return registry.await(n, backendWait).orElseThrow(() -> ApiException.badRequest(
@@ -332,7 +340,20 @@ public class SandboxManager implements SandboxService {
 
     @Override
     public SandboxInfo get(Caller caller, String id) {
-        return find(caller, id).info();
+        Sandbox sb = find(caller, id);
+        SandboxInfo info = sb.info();
+        SandboxInstance instance = sb.instance();
+        return instance == null ? info : usage(sb, instance).map(info::withUsage).orElse(info);
+    }
+
+    /** The instance's usage; a backend failing to measure it never fails the request that shows it. */
+    private static Optional<ResourceUsage> usage(Sandbox sb, SandboxInstance instance) {
+        try {
+            return instance.usage();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "measuring the usage of sandbox " + sb.record().id() + " failed", e);
+            return Optional.empty();
+        }
     }
 
     @Override
@@ -367,7 +388,50 @@ public class SandboxManager implements SandboxService {
     public ExecResult exec(Caller caller, String id, ExecRequest request) {
         Sandbox sb = find(caller, id);
         SandboxInstance instance = liveInstance(sb);
-        return instance.channel().exec(ExecRequests.complete(request, instance.workspace()));
+        ExecRequest complete = ExecRequests.complete(request, instance.workspace());
+        long channelMax = instance.channel().limits().maxOutputBytes();
+        if (complete.maxOutputBytes() > channelMax) {
+            throw ApiException.badRequest("max_output_bytes " + complete.maxOutputBytes() + " is more than backend "
+                    + sb.record().backend() + " can return (" + channelMax + " bytes per stream)");
+        }
+        return instance.channel().exec(complete);
+    }
+
+    @Override
+    public byte[] readFile(Caller caller, String id, String path) {
+        String p = filePath(path);
+        GuestChannel channel = liveInstance(find(caller, id)).channel();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            channel.readFile(p, Math.min(MAX_FILE_BYTES, channel.limits().maxFileBytes()), out);
+        } catch (IOException e) {
+            throw ApiException.internal("cannot read " + p + " from sandbox " + id + ": " + e.getMessage(), e);
+        }
+        return out.toByteArray();
+    }
+
+    @Override
+    public void writeFile(Caller caller, String id, String path, byte[] content) {
+        String p = filePath(path);
+        GuestChannel channel = liveInstance(find(caller, id)).channel();
+        long max = Math.min(MAX_FILE_BYTES, channel.limits().maxFileBytes());
+        if (content.length > max) {
+            throw new ApiException(413, "file is " + content.length + " bytes; at most " + max + " can be written");
+        }
+        channel.writeFile(p, content);
+    }
+
+    /** A file path as a caller names it: absolute, no {@code ..}, no control characters, not a directory. */
+    private static String filePath(String path) {
+        if (path == null || path.isEmpty()) {
+            throw ApiException.badRequest("path is required: the absolute path of a file in the sandbox, "
+                    + "e.g. ?path=/work/notes.txt");
+        }
+        String p = SandboxPaths.normalise(path);
+        if (p.equals("/") || path.endsWith("/")) {
+            throw ApiException.badRequest("path must name a file, not a directory: \"" + path + "\"");
+        }
+        return p;
     }
 
     /** The sandbox's running instance, waiting a bounded time for a backend that is being swapped. */
@@ -433,8 +497,21 @@ public class SandboxManager implements SandboxService {
             int count = (int) sandboxes.values().stream()
                     .filter(sb -> sb.record().backend().equals(e.name())).count();
             return new BackendInfo(e.name(), e.bundle(), e.version(), e.backend().capabilities(), a.available(),
-                    a.reason(), count);
+                    a.reason(), count, details(e));
         }).toList();
+    }
+
+    /** A backend's details; one that fails to say (or says null) never breaks the listing of all. */
+    private static Map<String, String> details(BackendRegistry.Entry e) {
+        try {
+            Map<String, String> d = new LinkedHashMap<>(e.backend().details());
+            d.values().removeIf(Objects::isNull);
+            d.remove(null);
+            return d;
+        } catch (RuntimeException ex) {
+            LOG.log(Level.WARNING, "backend " + e.name() + " failed to report its details", ex);
+            return Map.of();
+        }
     }
 
     @Override

@@ -10,18 +10,18 @@ import io.vivarium.api.spi.InstanceState;
  *        still {@code creating} at start-up belongs to a create the daemon did not finish
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
-        String phase, InstanceState state, SandboxStatus status, String reason) {
+        Integer vcpus, String image, String phase, InstanceState state, SandboxStatus status, String reason) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
-        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, CREATED, newState,
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, CREATED, newState,
                 SandboxStatus.RUNNING, null);
     }
 
     SandboxRecord failed(String why) {
-        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, phase, state,
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, phase, state,
                 SandboxStatus.FAILED, why);
     }
 }

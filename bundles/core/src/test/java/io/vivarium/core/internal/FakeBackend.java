@@ -1,6 +1,7 @@
 package io.vivarium.core.internal;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -8,7 +9,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
+import io.vivarium.api.ApiException;
 import io.vivarium.api.PingResult;
+import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.GuestChannel;
@@ -22,12 +25,23 @@ import io.vivarium.api.spi.SandboxInstance;
 final class FakeBackend implements SandboxBackend {
     static final AtomicLong PIDS = new AtomicLong(1000);
 
+    final String name;
     final Set<Long> running;
     final List<ExecRequest> execs = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Files "inside" every instance, by path. */
+    final Map<String, byte[]> files = new ConcurrentHashMap<>();
+    final List<InstanceSpec> created = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile RuntimeException failCreate;
+    volatile boolean failDetails;
+    volatile Capabilities capabilities = new Capabilities(true, false, false, false, false, false, false, false, true);
+
+    FakeBackend(String name, Set<Long> running) {
+        this.name = name;
+        this.running = running;
+    }
 
     FakeBackend(Set<Long> running) {
-        this.running = running;
+        this("fake", running);
     }
 
     FakeBackend() {
@@ -36,12 +50,20 @@ final class FakeBackend implements SandboxBackend {
 
     @Override
     public String name() {
-        return "fake";
+        return name;
     }
 
     @Override
     public Capabilities capabilities() {
-        return new Capabilities(true, false, false, false, false, false, false, false, true);
+        return capabilities;
+    }
+
+    @Override
+    public Map<String, String> details() {
+        if (failDetails) {
+            throw new IllegalStateException("no details today");
+        }
+        return Map.of(DETAIL_AGENT, "in-memory");
     }
 
     @Override
@@ -54,6 +76,7 @@ final class FakeBackend implements SandboxBackend {
         if (failCreate != null) {
             throw failCreate;
         }
+        created.add(spec);
         long pid = PIDS.incrementAndGet();
         running.add(pid);
         return instance(spec, new InstanceState(pid, Map.of("pid", String.valueOf(pid))));
@@ -95,6 +118,11 @@ final class FakeBackend implements SandboxBackend {
             }
 
             @Override
+            public Optional<ResourceUsage> usage() {
+                return Optional.of(new ResourceUsage(4096L, 0.5, null));
+            }
+
+            @Override
             public GuestChannel channel() {
                 return new GuestChannel() {
                     @Override
@@ -106,6 +134,20 @@ final class FakeBackend implements SandboxBackend {
                     public ExecResult exec(ExecRequest request) {
                         execs.add(request);
                         return new ExecResult(String.join(" ", request.args()), "", 0, false, false, 1);
+                    }
+
+                    @Override
+                    public byte[] readFile(String path, int maxBytes) {
+                        byte[] b = files.get(path);
+                        if (b == null) {
+                            throw ApiException.notFound("no file " + path);
+                        }
+                        return b;
+                    }
+
+                    @Override
+                    public void writeFile(String path, byte[] content) {
+                        files.put(path, content.clone());
                     }
                 };
             }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
+import java.util.Arrays;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -18,6 +19,9 @@ import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SandboxService;
+import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.InstanceSpec;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -113,7 +117,7 @@ class SandboxManagerTest {
         String id = first.create(ALICE, null).id();
         var store = new SandboxStore(state);
         var r = first.get(ALICE, id);
-        store.save(new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, SandboxRecord.CREATING,
+        store.save(new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null, SandboxRecord.CREATING,
                 new io.vivarium.api.spi.InstanceState(0, Map.of()), io.vivarium.api.SandboxStatus.RUNNING, null));
         SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
         assertTrue(second.list(ALICE).isEmpty());
@@ -191,5 +195,103 @@ class SandboxManagerTest {
             assertEquals(400, assertThrows(ApiException.class, () -> m.exec(ALICE, id, r)).status(), r.toString());
         }
         assertTrue(backend.execs.isEmpty());
+    }
+
+    @Test
+    void withOneBackendACreateThatNamesNoneUsesIt() throws Exception {
+        SandboxManager m = new SandboxManager();
+        m.start(state, "", Duration.ofSeconds(5));
+        FakeBackend only = new FakeBackend("only", java.util.concurrent.ConcurrentHashMap.newKeySet());
+        // registers while the create waits for a first backend: no 5 s wait for a backend it never names
+        CompletableFuture<SandboxInfo> created = CompletableFuture.supplyAsync(() -> m.create(ALICE, null));
+        m.backendArrived(new BackendRegistry.Entry("only", only, "b", "1", 7));
+        assertEquals("only", created.get().backend());
+        assertEquals("only", m.create(ALICE, new CreateSandboxRequest(null, null)).backend());
+    }
+
+    @Test
+    void withSeveralBackendsTheConfiguredDefaultIsUsedElseTheCallerMustChoose() throws Exception {
+        FakeBackend other = new FakeBackend("other", backend.running);
+        SandboxManager undecided = started(backend, 1, Duration.ZERO);
+        undecided.backendArrived(new BackendRegistry.Entry("other", other, "b", "1", 2));
+        ApiException choose = assertThrows(ApiException.class, () -> undecided.create(ALICE, null));
+        assertEquals(400, choose.status());
+        assertTrue(choose.getMessage().contains("choose one of: fake, other"), choose.getMessage());
+        assertEquals("other", undecided.create(ALICE, new CreateSandboxRequest("other", null)).backend());
+
+        SandboxManager configured = new SandboxManager();
+        configured.backendArrived(entry(backend, 1));
+        configured.backendArrived(new BackendRegistry.Entry("other", other, "b", "1", 2));
+        configured.start(state.resolve("configured"), "other", Duration.ZERO);
+        assertEquals("other", configured.create(ALICE, null).backend());
+        assertEquals("fake", configured.create(ALICE, new CreateSandboxRequest("fake", null)).backend());
+    }
+
+    @Test
+    void vcpusAndImageReachOnlyABackendThatHonoursThem() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        ApiException vcpus = assertThrows(ApiException.class,
+                () -> m.create(ALICE, new CreateSandboxRequest(null, null, 2, null)));
+        assertEquals(400, vcpus.status());
+        assertTrue(vcpus.getMessage().contains("vcpus is not supported by backend fake"), vcpus.getMessage());
+        assertEquals(400, assertThrows(ApiException.class,
+                () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, "debian"))).status());
+        assertTrue(backend.created.isEmpty());
+
+        backend.capabilities = new Capabilities(true, false, false, false, false, false, false, false, true, true, true);
+        for (CreateSandboxRequest bad : List.of(new CreateSandboxRequest(null, null, 0, null),
+                new CreateSandboxRequest(null, null, 257, null), new CreateSandboxRequest(null, null, null, "../etc"),
+                new CreateSandboxRequest(null, null, null, ""))) {
+            assertEquals(400, assertThrows(ApiException.class, () -> m.create(ALICE, bad)).status(), bad.toString());
+        }
+        SandboxInfo info = m.create(ALICE, new CreateSandboxRequest(null, null, 2, "debian-12"));
+        assertEquals(2, info.vcpus());
+        assertEquals("debian-12", info.image());
+        InstanceSpec spec = backend.created.get(0);
+        assertEquals(2, spec.vcpus());
+        assertEquals("debian-12", spec.image());
+        assertEquals(2, started(new FakeBackend(backend.running), 2, Duration.ZERO).get(ALICE, info.id()).vcpus(),
+                "persisted across a restart");
+    }
+
+    @Test
+    void aRefusalForLackOfCapacityIsA503WithRetryAfter() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        backend.failCreate = ApiException.noCapacity("all 4 vCPUs are taken; retry when a VM ends", 10);
+        ApiException e = assertThrows(ApiException.class, () -> m.create(ALICE, null));
+        assertEquals(503, e.status());
+        assertEquals(10, e.retryAfterSeconds());
+        assertTrue(m.list(ALICE).isEmpty());
+    }
+
+    @Test
+    void oneSandboxShowsItsUsageAndBackendsTheirDetails() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = m.create(ALICE, null).id();
+        assertEquals(4096L, m.get(ALICE, id).usage().residentMemoryBytes());
+        assertEquals(null, m.list(ALICE).get(0).usage(), "a listing does not measure every sandbox");
+        assertEquals(Map.of("agent", "in-memory"), m.backends().get(0).details());
+        backend.failDetails = true;
+        assertEquals(Map.of(), m.backends().get(0).details(), "a backend failing to say breaks nothing");
+    }
+
+    @Test
+    void filesGoThroughTheChannelWithCheckedPaths() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = m.create(ALICE, null).id();
+        m.writeFile(ALICE, id, "/work//notes.txt", new byte[] { 0, 1, 2 });
+        assertTrue(backend.files.containsKey("/work/notes.txt"), backend.files.keySet().toString());
+        assertEquals(3, m.readFile(ALICE, id, "/work/notes.txt").length);
+        assertEquals(404, assertThrows(ApiException.class, () -> m.readFile(ALICE, id, "/work/none")).status());
+        assertEquals(404, assertThrows(ApiException.class, () -> m.readFile(BOB, id, "/work/notes.txt")).status());
+        for (String bad : Arrays.asList(null, "", "work/x", "/work/../etc/passwd", "/work/a\nb", "/", "/work/",
+                "/" + "a".repeat(5000))) {
+            assertEquals(400, assertThrows(ApiException.class, () -> m.readFile(ALICE, id, bad)).status(), bad);
+            assertEquals(400, assertThrows(ApiException.class, () -> m.writeFile(ALICE, id, bad, new byte[0])).status(),
+                    bad);
+        }
+        assertEquals(413, assertThrows(ApiException.class,
+                () -> m.writeFile(ALICE, id, "/work/big", new byte[SandboxService.MAX_FILE_BYTES + 1])).status());
+        assertFalse(backend.files.containsKey("/work/big"));
     }
 }

@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.http.BinaryBody;
 import io.vivarium.api.http.Route;
 
 import jakarta.servlet.Servlet;
@@ -132,6 +133,15 @@ public class HttpEdge extends HttpServlet {
         Object result = route.handler().handle(request);
         if (route.status() == 204 || result == null) {
             resp.setStatus(route.status());
+            return;
+        }
+        if (result instanceof BinaryBody binary) {
+            resp.setStatus(route.status());
+            resp.setContentType(binary.contentType());
+            if (binary.length() >= 0) {
+                resp.setContentLengthLong(binary.length());
+            }
+            binary.writeTo(resp.getOutputStream());
             return;
         }
         send(resp, route.status(), json.write(result));

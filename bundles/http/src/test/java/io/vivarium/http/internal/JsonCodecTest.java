@@ -9,6 +9,9 @@ import java.util.List;
 import java.util.Map;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.ResourceUsage;
+import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 
@@ -49,5 +52,21 @@ class JsonCodecTest {
         assertTrue(rejection("{\"args\":[\"ls\"]} trailing").length() > 0);
         assertTrue(rejection("{\"timeout_secs\":99999999999}").contains("out of range"));
         assertTrue(rejection("null").contains("JSON object"));
+    }
+
+    @Test
+    void recordsThatGrewBindThroughTheirFullConstructor() {
+        CreateSandboxRequest r = json.read("{\"backend\":\"qemu\",\"vcpus\":2,\"image\":\"debian-12\"}"
+                .getBytes(StandardCharsets.UTF_8), CreateSandboxRequest.class);
+        assertEquals(new CreateSandboxRequest("qemu", null, 2, "debian-12"), r);
+        assertEquals(new CreateSandboxRequest("procbox", 64), json.read("{\"backend\":\"procbox\",\"memory_limit_mib\":64}"
+                .getBytes(StandardCharsets.UTF_8), CreateSandboxRequest.class));
+        ApiException unknown = assertThrows(ApiException.class, () -> json.read("{\"snapshot_tag\":\"t\"}"
+                .getBytes(StandardCharsets.UTF_8), CreateSandboxRequest.class));
+        assertTrue(unknown.getMessage().contains("unknown field \"snapshot_tag\""), unknown.getMessage());
+        String info = new String(json.write(new SandboxInfo("sb-1", "procbox", "t", "running", 1, 2, null, "/work", null)
+                .withUsage(new ResourceUsage(4096L, 1.5, 0L))), StandardCharsets.UTF_8);
+        assertTrue(info.contains("\"usage\":{\"resident_memory_bytes\":4096,\"cpu_seconds\":1.5,\"disk_bytes\":0}"), info);
+        assertTrue(!info.contains("vcpus"), "absent fields stay absent: " + info);
     }
 }

@@ -64,6 +64,11 @@ final class MemoryCgroups {
         }
     }
 
+    /** For operators: which hierarchy limits memory, or why none does. */
+    String describe() {
+        return version == null ? "none (" + unsupportedReason + ")" : version.name().toLowerCase() + " at " + hierarchy;
+    }
+
     boolean supported() {
         return version != null;
     }

@@ -20,11 +20,23 @@ final class NsenterChannel implements GuestChannel {
     private final String sandboxId;
     private final SandboxRecord sandbox;
     private final SandboxCommands commands;
+    private final SandboxFiles files;
 
     NsenterChannel(String sandboxId, SandboxRecord sandbox, SandboxCommands commands) {
         this.sandboxId = sandboxId;
         this.sandbox = sandbox;
         this.commands = commands;
+        this.files = new SandboxFiles(sandboxId, sandbox, commands);
+    }
+
+    @Override
+    public byte[] readFile(String path, int maxBytes) {
+        return files.read(path, maxBytes);
+    }
+
+    @Override
+    public void writeFile(String path, byte[] content) {
+        files.write(path, content);
     }
 
     /** A real round trip: runs {@code true} inside the sandbox. */

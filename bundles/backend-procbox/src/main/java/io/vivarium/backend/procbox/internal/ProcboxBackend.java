@@ -16,7 +16,10 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * Process sandboxes: a bubblewrap process tree per sandbox, in its own PID, mount, network, IPC,
@@ -41,6 +44,7 @@ final class ProcboxBackend implements SandboxBackend {
     private final SandboxCommands commands;
     private final SandboxLauncher launcher;
     private final DryRunner dryRunner;
+    private final Supplier<String> bwrapVersion;
 
     ProcboxBackend(ProcboxSettings settings) {
         this(settings, true);
@@ -54,6 +58,7 @@ final class ProcboxBackend implements SandboxBackend {
                 ProcFs.noNewPrivileges());
         this.launcher = new SandboxLauncher(commands);
         this.dryRunner = new DryRunner(commands, overlayDryRuns);
+        this.bwrapVersion = new BwrapVersion(settings.bwrap());
     }
 
     @Override
@@ -64,6 +69,18 @@ final class ProcboxBackend implements SandboxBackend {
     @Override
     public Capabilities capabilities() {
         return new Capabilities(true, false, false, false, false, true, false, false, cgroups.supported());
+    }
+
+    /** How sandboxes are isolated and entered here; the bubblewrap version is asked once. */
+    @Override
+    public Map<String, String> details() {
+        Map<String, String> d = new LinkedHashMap<>();
+        d.put(DETAIL_ISOLATION, bwrapVersion.get());
+        d.put(DETAIL_AGENT, "nsenter");
+        d.put("memory_cgroup", cgroups.describe());
+        d.put("sandbox_user", settings.userNamespace() ? "the daemon's uid " + ProcFs.effectiveUid()
+                + " in a user namespace (the daemon is not root)" : "uid " + settings.uid() + ", gid " + settings.gid());
+        return d;
     }
 
     /** Checked on every call, so installing bubblewrap makes the backend available without a restart. */

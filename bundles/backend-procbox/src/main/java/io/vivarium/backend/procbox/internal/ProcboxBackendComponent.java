@@ -1,5 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
+import java.util.Map;
+
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
@@ -45,6 +47,11 @@ public class ProcboxBackendComponent implements SandboxBackend {
     @Override
     public Availability availability() {
         return backend.availability();
+    }
+
+    @Override
+    public Map<String, String> details() {
+        return backend.details();
     }
 
     @Override

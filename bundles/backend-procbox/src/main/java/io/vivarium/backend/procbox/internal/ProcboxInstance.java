@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
@@ -64,6 +65,11 @@ final class ProcboxInstance implements SandboxInstance {
     @Override
     public String workspace() {
         return SandboxCommands.WORKSPACE;
+    }
+
+    @Override
+    public Optional<ResourceUsage> usage() {
+        return Optional.of(SandboxUsage.measure(sandbox.init().pid(), walkRoot));
     }
 
     @Override

@@ -33,10 +33,32 @@ final class ProcessRunner {
     private ProcessRunner() {
     }
 
+    /**
+     * What a command left: its output as bytes (files travel through it).
+     *
+     * @param complete both streams reached their end within the grace (no process kept them open)
+     */
+    record RawResult(byte[] stdout, byte[] stderr, int exitCode, boolean timedOut, boolean truncated,
+            long durationMs, boolean complete) {
+        ExecResult asText() {
+            return new ExecResult(new String(stdout, UTF_8), new String(stderr, UTF_8), exitCode, timedOut, truncated,
+                    durationMs);
+        }
+    }
+
     /** @param stdin bytes for standard input, or null for an empty one */
     static ExecResult run(List<String> argv, Map<String, String> env, String stdin, Duration timeout,
             int maxOutputBytes) {
-        byte[] input = stdin == null ? new byte[0] : stdin.getBytes(UTF_8);
+        return runRaw(argv, env, stdin == null ? new byte[0] : stdin.getBytes(UTF_8), timeout, maxOutputBytes,
+                OUTPUT_GRACE).asText();
+    }
+
+    /**
+     * Like {@link #run}, with stdin and output as bytes, and {@code outputGrace} to read what is
+     * left of the output once the command has exited.
+     */
+    static RawResult runRaw(List<String> argv, Map<String, String> env, byte[] input, Duration timeout,
+            int maxOutputBytes, Duration outputGrace) {
         ProcessBuilder builder = new ProcessBuilder(argv).directory(new File("/"));
         builder.environment().clear();
         builder.environment().putAll(env);
@@ -56,6 +78,7 @@ final class ProcessRunner {
             feed(process, input);
         }
         boolean timedOut;
+        boolean complete;
         long durationMs;
         try {
             timedOut = !process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -64,17 +87,16 @@ final class ProcessRunner {
                 process.waitFor(KILL_WAIT.toNanos(), TimeUnit.NANOSECONDS);
             }
             durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            long outputDeadline = System.nanoTime() + OUTPUT_GRACE.toNanos();
-            stdout.awaitEof(outputDeadline);
-            stderr.awaitEof(outputDeadline);
+            long outputDeadline = System.nanoTime() + outputGrace.toNanos();
+            complete = stdout.awaitEof(outputDeadline) & stderr.awaitEof(outputDeadline);
         } catch (InterruptedException e) {
             killGroup(process);
             Thread.currentThread().interrupt();
             throw ApiException.internal("interrupted while running " + argv.get(0), e);
         }
         int exitCode = timedOut ? SIGKILL_STATUS : process.exitValue();
-        return new ExecResult(new String(stdout.finish(), UTF_8), new String(stderr.finish(), UTF_8), exitCode,
-                timedOut, stdout.truncated() || stderr.truncated(), durationMs);
+        return new RawResult(stdout.finish(), stderr.finish(), exitCode, timedOut,
+                stdout.truncated() || stderr.truncated(), durationMs, complete);
     }
 
     private static void feed(Process process, byte[] input) {

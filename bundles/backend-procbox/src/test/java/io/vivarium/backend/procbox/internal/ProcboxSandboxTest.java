@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -305,5 +306,30 @@ class ProcboxSandboxTest {
         assertThrows(InstanceGoneException.class, () -> backend.adopt(sandbox.spec(), instance.state()));
         ApiException gone = assertThrows(ApiException.class, () -> exec(instance, "true"));
         assertEquals(503, gone.status());
+    }
+
+    @Test
+    void filesMoveAsBytesAsTheSandboxUserAndResolveInsideTheSandbox() throws IOException {
+        SandboxInstance sb = create();
+        byte[] content = { 0, 1, 2, (byte) 0xff, 0, '\n' };
+        sb.channel().writeFile("/work/f.bin", content);
+        assertArrayEquals(content, sb.channel().readFile("/work/f.bin", 6));
+        assertEquals(413, assertThrows(ApiException.class, () -> sb.channel().readFile("/work/f.bin", 5)).status());
+        assertEquals("65534 644", exec(sb, "stat", "-c", "%u %a", "/work/f.bin").stdout().strip());
+
+        exec(sb, "chmod", "600", "/work/f.bin");
+        sb.channel().writeFile("/work/f.bin", new byte[] { 'x' });
+        assertEquals("600 1", exec(sb, "stat", "-c", "%a %s", "/work/f.bin").stdout().strip(), "a replaced file keeps its mode");
+
+        Path secret = Files.writeString(tmp.resolve("secret"), "host\n");
+        exec(sb, "ln", "-s", secret.toString(), "/work/link");
+        assertEquals(404, assertThrows(ApiException.class, () -> sb.channel().readFile("/work/link", 100)).status());
+        exec(sb, "sh", "-c", "echo root-only > /tmp/private; chmod 000 /tmp/private; mkdir /work/dir");
+        assertEquals(403, assertThrows(ApiException.class, () -> sb.channel().readFile("/tmp/private", 100)).status());
+        assertEquals(400, assertThrows(ApiException.class, () -> sb.channel().readFile("/work/dir", 100)).status());
+        assertEquals(400, assertThrows(ApiException.class, () -> sb.channel().writeFile("/work/dir", new byte[1])).status());
+        assertEquals(403, assertThrows(ApiException.class, () -> sb.channel().writeFile("/usr/x", new byte[1])).status());
+        sb.channel().writeFile("/work/link", new byte[] { 'y' });
+        assertEquals("host\n", Files.readString(secret));
     }
 }

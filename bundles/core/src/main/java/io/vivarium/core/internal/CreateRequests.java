@@ -1,0 +1,54 @@
+package io.vivarium.core.internal;
+
+import java.util.regex.Pattern;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.spi.Capabilities;
+
+/** Checks a create request against the chosen backend's capabilities, once, before anything is made. */
+final class CreateRequests {
+    static final int MIN_MEMORY_MIB = 16;
+    static final int MAX_MEMORY_MIB = 1 << 20;
+    static final int MAX_VCPUS = 256;
+    /** An image or template name: a plain name, never a path. */
+    static final Pattern IMAGE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+
+    private CreateRequests() {
+    }
+
+    static void check(CreateSandboxRequest req, String backend, Capabilities caps) {
+        Integer mem = req.memoryLimitMib();
+        if (mem != null) {
+            if (mem < MIN_MEMORY_MIB || mem > MAX_MEMORY_MIB) {
+                throw ApiException.badRequest("memory_limit_mib must be between " + MIN_MEMORY_MIB + " and "
+                        + MAX_MEMORY_MIB + ", got " + mem);
+            }
+            if (!caps.memoryLimit()) {
+                throw ApiException.badRequest("memory_limit_mib is not supported by backend " + backend
+                        + " on this host (no writable memory cgroup); omit it to create the sandbox without a limit");
+            }
+        }
+        Integer vcpus = req.vcpus();
+        if (vcpus != null) {
+            if (vcpus < 1 || vcpus > MAX_VCPUS) {
+                throw ApiException.badRequest("vcpus must be between 1 and " + MAX_VCPUS + ", got " + vcpus);
+            }
+            if (!caps.vcpus()) {
+                throw ApiException.badRequest("vcpus is not supported by backend " + backend
+                        + " (its sandboxes are not machines with virtual CPUs); omit it or choose a VM backend");
+            }
+        }
+        String image = req.image();
+        if (image != null) {
+            if (!IMAGE_NAME.matcher(image).matches()) {
+                throw ApiException.badRequest("image must be a name of letters, digits, '.', '_' and '-' (at most 128, "
+                        + "not starting with a punctuation mark), got \"" + image + "\"");
+            }
+            if (!caps.images()) {
+                throw ApiException.badRequest("image is not supported by backend " + backend
+                        + " (it has no images or templates); omit it");
+            }
+        }
+    }
+}

@@ -1,0 +1,189 @@
+package io.vivarium.http.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.Role;
+import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.http.BinaryBody;
+import io.vivarium.api.http.Route;
+
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceReference;
+import org.osgi.framework.Version;
+
+/** The edge's rendering of answers, driven through its servlet entry point with stand-in servlet objects. */
+class HttpEdgeTest {
+    @TempDir
+    Path dir;
+
+    private final HttpEdge edge = new HttpEdge();
+
+    @BeforeEach
+    void start() throws Exception {
+        Path tokens = dir.resolve("tokens");
+        Files.writeString(tokens, "t0ken alice admin\n");
+        Bundle bundle = proxy(Bundle.class, Map.of("getVersion", new Version(1, 2, 3)));
+        edge.activate(proxy(BundleContext.class, Map.of("getProperty", tokens.toString(), "getBundle", bundle)));
+        ApiSurface surface = new ApiSurface() {
+            @Override
+            public String prefix() {
+                return "/v1";
+            }
+
+            @Override
+            public List<Route> routes() {
+                return List.of(
+                        new Route("POST", "/full", Role.USER, 201, r -> {
+                            throw ApiException.noCapacity("no free vCPU; retry when a VM ends", 7);
+                        }),
+                        new Route("POST", "/broken", Role.USER, 201, r -> {
+                            throw new ApiException(503, "qemu-system-x86_64 is not installed");
+                        }),
+                        new Route("GET", "/file", Role.USER, 200,
+                                r -> BinaryBody.of("application/octet-stream", new byte[] { 0, 'a', 0, (byte) 0xff })));
+            }
+        };
+        edge.bindSurface(surface, proxy(ServiceReference.class, Map.of("getProperty", 1L)));
+    }
+
+    @Test
+    void aRefusalForLackOfCapacityIsA503WithRetryAfterAndABrokenBackendHasNone() throws Exception {
+        Answer full = call("POST", "/v1/full");
+        assertEquals(503, full.status);
+        assertEquals("7", full.headers.get("Retry-After"));
+        assertTrue(full.text().contains("no free vCPU"), full.text());
+        Answer broken = call("POST", "/v1/broken");
+        assertEquals(503, broken.status);
+        assertNull(broken.headers.get("Retry-After"));
+    }
+
+    @Test
+    void aBinaryBodyIsWrittenAsIs() throws Exception {
+        Answer file = call("GET", "/v1/file");
+        assertEquals(200, file.status);
+        assertEquals("application/octet-stream", file.contentType);
+        assertArrayEquals(new byte[] { 0, 'a', 0, (byte) 0xff }, file.body.toByteArray());
+        assertEquals("4", file.headers.get("Content-Length"));
+    }
+
+    private Answer call(String method, String uri) throws Exception {
+        Map<String, Object> req = new HashMap<>();
+        req.put("getMethod", method);
+        req.put("getRequestURI", uri);
+        req.put("getHeader", "Bearer t0ken");
+        req.put("getContentLengthLong", 0L);
+        req.put("getInputStream", new Input(new byte[0]));
+        Answer answer = new Answer();
+        HttpServletResponse resp = (HttpServletResponse) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] { HttpServletResponse.class }, (p, m, args) -> {
+                    switch (m.getName()) {
+                        case "setStatus" -> answer.status = (Integer) args[0];
+                        case "setHeader" -> answer.headers.put((String) args[0], (String) args[1]);
+                        case "setContentType" -> answer.contentType = (String) args[0];
+                        case "setContentLength" -> answer.headers.put("Content-Length", args[0].toString());
+                        case "setContentLengthLong" -> answer.headers.put("Content-Length", args[0].toString());
+                        case "getOutputStream" -> {
+                            return answer.output();
+                        }
+                        default -> {
+                        }
+                    }
+                    return null;
+                });
+        edge.service(proxy(HttpServletRequest.class, req), resp);
+        return answer;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T proxy(Class<T> type, Map<String, Object> answers) {
+        return (T) Proxy.newProxyInstance(HttpEdgeTest.class.getClassLoader(), new Class<?>[] { type },
+                (p, m, args) -> {
+                    if (m.getName().equals("getProperty") && type == ServiceReference.class) {
+                        return Constants.SERVICE_ID.equals(args[0]) ? answers.get("getProperty") : null;
+                    }
+                    return answers.get(m.getName());
+                });
+    }
+
+    private static final class Answer {
+        int status;
+        String contentType;
+        final Map<String, String> headers = new HashMap<>();
+        final ByteArrayOutputStream body = new ByteArrayOutputStream();
+
+        String text() {
+            return body.toString(StandardCharsets.UTF_8);
+        }
+
+        ServletOutputStream output() {
+            return new ServletOutputStream() {
+                @Override
+                public void write(int b) {
+                    body.write(b);
+                }
+
+                @Override
+                public boolean isReady() {
+                    return true;
+                }
+
+                @Override
+                public void setWriteListener(WriteListener listener) {
+                }
+            };
+        }
+    }
+
+    private static final class Input extends ServletInputStream {
+        private final ByteArrayInputStream in;
+
+        Input(byte[] bytes) {
+            in = new ByteArrayInputStream(bytes);
+        }
+
+        @Override
+        public int read() {
+            return in.read();
+        }
+
+        @Override
+        public boolean isFinished() {
+            return in.available() == 0;
+        }
+
+        @Override
+        public boolean isReady() {
+            return true;
+        }
+
+        @Override
+        public void setReadListener(ReadListener listener) {
+        }
+    }
+}
