@@ -75,7 +75,6 @@ void send_return(struct conn *c, const char *id, size_t idlen, const struct buf 
 void send_error(struct conn *c, const char *id, size_t idlen, const char *eclass, const char *desc);
 
 /* exec.c */
-void exec_init(int sigfd);
 void exec_on_signal(void);
 void exec_on_pipe(struct watch *w, uint32_t events);
 int64_t exec_next_deadline(void);

@@ -57,11 +57,6 @@ static int nexecs;
 static int64_t next_handle = 1;
 static struct waiter *waiters;
 
-void exec_init(int sigfd)
-{
-	(void)sigfd;
-}
-
 static void stream_close(struct stream *st)
 {
 	if (st->w.fd < 0)

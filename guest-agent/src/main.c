@@ -26,7 +26,6 @@ static struct conn *conns;
 static struct listener *listeners[16];
 static int nlisteners;
 static struct jdoc doc;
-static struct buf scratch;
 static int terminating;
 
 #define SERIAL_RETRY_MS 250
@@ -199,35 +198,41 @@ static void conn_flush(struct conn *c)
 	conn_watch(c);
 }
 
+/* Drops a connection whose reader let too much pile up (a serial port just loses the queue). */
+static int conn_over_limit(struct conn *c, size_t more)
+{
+	if (c->out.len + more <= MAX_QUEUED)
+		return 0;
+	if (c->serial) {
+		c->out.len = 0;
+		return 0;
+	}
+	c->dead = 1;
+	conn_watch(c);
+	return 1;
+}
+
 void conn_send(struct conn *c, const char *data, size_t n)
 {
-	if (c->dead)
+	if (c->dead || conn_over_limit(c, n))
 		return;
-	if (c->out.len + n > MAX_QUEUED) {
-		if (c->serial) {
-			c->out.len = 0;
-			return;
-		}
-		c->dead = 1;
-		conn_watch(c);
-		return;
-	}
 	buf_put(&c->out, data, n);
 	conn_flush(c);
 }
 
+/* Frames a response straight into the connection's queue: no intermediate copy. */
 static void send_framed(struct conn *c, const char *id, size_t idlen, const char *head, const char *body, size_t bodylen)
 {
-	scratch.len = 0;
-	buf_puts(&scratch, head);
-	buf_put(&scratch, body, bodylen);
+	if (c->dead || conn_over_limit(c, strlen(head) + bodylen + idlen + 8))
+		return;
+	buf_puts(&c->out, head);
+	buf_put(&c->out, body, bodylen);
 	if (id) {
-		buf_puts(&scratch, ",\"id\":");
-		buf_put(&scratch, id, idlen);
+		buf_puts(&c->out, ",\"id\":");
+		buf_put(&c->out, id, idlen);
 	}
-	buf_puts(&scratch, "}\n");
-	conn_send(c, scratch.p, scratch.len);
-	buf_trim(&scratch, 65536);
+	buf_puts(&c->out, "}\n");
+	conn_flush(c);
 }
 
 void send_return(struct conn *c, const char *id, size_t idlen, const struct buf *value)
@@ -672,7 +677,6 @@ int main(int argc, char **argv)
 	struct watch sigw = {W_SIGNAL, sfd};
 	uint32_t cur = 0;
 	watch_set(&sigw, EPOLLIN, &cur);
-	exec_init(sfd);
 
 	int transports = 0;
 	for (int i = 1; i < argc; i++) {
