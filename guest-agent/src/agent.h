@@ -2,6 +2,7 @@
 #ifndef VA_AGENT_H
 #define VA_AGENT_H
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include "buf.h"
 #include "json.h"
@@ -75,6 +76,7 @@ void send_return(struct conn *c, const char *id, size_t idlen, const struct buf 
 void send_error(struct conn *c, const char *id, size_t idlen, const char *eclass, const char *desc);
 
 /* exec.c */
+extern struct rlimit child_nofile;
 void exec_on_signal(void);
 void exec_on_pipe(struct watch *w, uint32_t events);
 int64_t exec_next_deadline(void);

@@ -52,6 +52,7 @@ struct waiter {
 	struct waiter *next;
 };
 
+struct rlimit child_nofile = {RLIM_INFINITY, RLIM_INFINITY};
 static struct exec *execs;
 static int nexecs;
 static int64_t next_handle = 1;
@@ -395,6 +396,8 @@ static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 		signal(SIGPIPE, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setsid();
+		if (child_nofile.rlim_cur != RLIM_INFINITY)
+			setrlimit(RLIMIT_NOFILE, &child_nofile);
 		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
 			child_fail(rep[1], 0);
 		if (sp->set_ids) {

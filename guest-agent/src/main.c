@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -455,11 +456,13 @@ static void conn_lines(struct conn *c)
 		if (!nl)
 			break;
 		size_t n = (size_t)(nl - (c->in.p + start));
+		if (n > MAX_LINE)
+			break;
 		handle_line(c, c->in.p + start, n);
 		start += n + 1;
 	}
 	buf_consume(&c->in, start);
-	if (c->in.len > MAX_LINE) {
+	if (c->in.len > MAX_LINE && !c->closing && !c->dead) {
 		send_error(c, NULL, 0, "LimitExceeded", "request line longer than 16 MiB");
 		c->in.len = 0;
 		if (c->serial)
@@ -657,6 +660,20 @@ static void ensure_stdio(void)
 	}
 }
 
+/* 256 execs with three pipes each, 64 connections and open files need more than the usual
+ * 1024 descriptors; children get the original limit back (exec.c). */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	child_nofile = rl;
+	if (rl.rlim_cur < 4096 && rl.rlim_max > rl.rlim_cur) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	ensure_stdio();
@@ -674,6 +691,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	raise_fd_limit();
 	struct watch sigw = {W_SIGNAL, sfd};
 	uint32_t cur = 0;
 	watch_set(&sigw, EPOLLIN, &cur);
