@@ -84,6 +84,7 @@ void exec_on_time(int64_t now);
 void exec_conn_gone(struct conn *c);
 int exec_waiting_on(const struct conn *c);
 void exec_kill_all(void);
+void exec_collect(void);
 int cmd_guest_exec(struct call *k);
 int cmd_guest_exec_status(struct call *k);
 int cmd_vivarium_exec(struct call *k);

@@ -53,7 +53,7 @@ struct waiter {
 };
 
 struct rlimit child_nofile = {RLIM_INFINITY, RLIM_INFINITY};
-static struct exec *execs;
+static struct exec *execs, *freed;
 static int nexecs;
 static int64_t next_handle = 1;
 static struct waiter *waiters;
@@ -157,7 +157,18 @@ static void exec_free(struct exec *ex)
 		buf_free(&ex->s[i].hold);
 	}
 	nexecs--;
-	free(ex);
+	/* Events of this loop iteration may still point at it: free it once they are handled. */
+	ex->next = freed;
+	freed = ex;
+}
+
+void exec_collect(void)
+{
+	while (freed) {
+		struct exec *ex = freed;
+		freed = ex->next;
+		free(ex);
+	}
 }
 
 /* Exited as far as the caller is concerned: the leader is reaped and the pipes are read. */
@@ -270,6 +281,8 @@ void exec_on_pipe(struct watch *w, uint32_t events)
 {
 	struct stream *st = (struct stream *)w;
 	struct exec *ex = st->ex;
+	if (st->w.fd < 0)
+		return; /* closed earlier in this iteration */
 	if (st == &ex->s[S_IN]) {
 		if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
 			stream_write(st);

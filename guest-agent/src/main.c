@@ -761,5 +761,6 @@ int main(int argc, char **argv)
 				conn_watch(c);
 			}
 		conn_reap_dead();
+		exec_collect();
 	}
 }
