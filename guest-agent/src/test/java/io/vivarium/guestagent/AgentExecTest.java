@@ -116,7 +116,7 @@ class AgentExecTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!gone(pid)) {
             assertTrue(System.nanoTime() < deadline, "process " + pid + " is still there: " + procState(pid));
-            Thread.onSpinWait();
+            AgentProcess.pause();
         }
     }
 
@@ -315,7 +315,7 @@ class AgentExecTest {
             long d = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (!gone(pid) && !procState(pid).contains("zombie")) {
                 assertTrue(System.nanoTime() < d, "process " + pid + " survived SIGTERM: " + procState(pid));
-                Thread.onSpinWait();
+                AgentProcess.pause();
             }
         }
     }

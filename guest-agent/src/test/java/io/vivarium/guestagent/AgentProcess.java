@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /** The real built agent listening on a Unix socket in a temporary directory. */
 final class AgentProcess implements AutoCloseable {
@@ -49,9 +50,14 @@ final class AgentProcess implements AutoCloseable {
                     agent.close();
                     throw new IllegalStateException("the agent did not listen on " + socket + " within 10 s", notYet);
                 }
-                Thread.onSpinWait();
+                AgentProcess.pause();
             }
         }
+    }
+
+    /** A short pause between two checks of a condition that has a deadline (spares the CPU). */
+    static void pause() {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
     }
 
     AgentConnection connect() throws IOException {
