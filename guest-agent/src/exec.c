@@ -1,0 +1,729 @@
+/* Child processes: spawning, non-blocking pipes, reaping (as a subreaper), timeouts, and the
+ * deferred answers of long polls. */
+#define _GNU_SOURCE
+#include "agent.h"
+#include "base64.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum { S_IN, S_OUT, S_ERR };
+
+struct exec;
+struct stream {
+	struct watch w; /* fd -1 once closed */
+	struct exec *ex;
+	uint32_t events;
+	struct buf hold; /* stdin: data still to write (from pos); stdout/err: output not yet returned */
+	size_t pos;
+	int64_t kept; /* bytes kept so far (counted against the cap) */
+	int truncated;
+};
+
+struct exec {
+	int64_t handle;
+	pid_t pid;
+	int stock; /* guest-exec: whole output at exit, looked up by pid */
+	int capture;
+	struct stream s[3];
+	int64_t cap;
+	size_t hold_max;
+	int64_t start, end, deadline;
+	int reaped, status, timed_out;
+	struct exec *next;
+};
+
+struct waiter {
+	struct conn *c;
+	int64_t handle;
+	int64_t deadline;
+	char *id;
+	size_t idlen;
+	struct waiter *next;
+};
+
+struct rlimit child_nofile = {RLIM_INFINITY, RLIM_INFINITY};
+static struct exec *execs, *freed;
+static int nexecs;
+static int64_t next_handle = 1;
+static struct waiter *waiters;
+
+static void stream_close(struct stream *st)
+{
+	if (st->w.fd < 0)
+		return;
+	watch_set(&st->w, 0, &st->events);
+	close(st->w.fd);
+	st->w.fd = -1;
+}
+
+static int stream_full(const struct exec *ex, const struct stream *st)
+{
+	return st->hold.len >= ex->hold_max && st->kept < ex->cap;
+}
+
+/* Watch a pipe unless its buffer is full (backpressure: the writer blocks on a full pipe). */
+static void stream_watch(struct stream *st)
+{
+	if (st->w.fd < 0)
+		return;
+	uint32_t ev = 0;
+	if (st == &st->ex->s[S_IN])
+		ev = EPOLLOUT;
+	else if (!stream_full(st->ex, st))
+		ev = EPOLLIN;
+	watch_set(&st->w, ev, &st->events);
+}
+
+/* Reads once from an output pipe. Returns 1 if something was read, 0 at EAGAIN or when full, -1 at EOF. */
+static int stream_read(struct exec *ex, struct stream *st)
+{
+	static char discard[65536];
+	if (st->w.fd < 0)
+		return -1;
+	if (stream_full(ex, st))
+		return 0;
+	size_t room = sizeof discard;
+	char *dst = discard;
+	int keep = st->kept < ex->cap;
+	if (keep) {
+		size_t left = ex->hold_max - st->hold.len;
+		if ((int64_t)left > ex->cap - st->kept)
+			left = (size_t)(ex->cap - st->kept);
+		if (left < room)
+			room = left;
+		buf_reserve(&st->hold, room);
+		dst = st->hold.p + st->hold.len;
+	}
+	ssize_t n = read(st->w.fd, dst, room);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		stream_close(st);
+		return -1;
+	}
+	if (keep) {
+		st->hold.len += (size_t)n;
+		st->kept += n;
+	} else if (ex->capture) {
+		st->truncated = 1;
+	}
+	return 1;
+}
+
+static void stream_write(struct stream *st)
+{
+	while (st->w.fd >= 0 && st->pos < st->hold.len) {
+		ssize_t n = write(st->w.fd, st->hold.p + st->pos, st->hold.len - st->pos);
+		if (n > 0) {
+			st->pos += (size_t)n;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		break; /* EPIPE: the child does not want more input */
+	}
+	stream_close(st);
+	buf_free(&st->hold);
+}
+
+static struct exec *find_handle(int64_t h)
+{
+	for (struct exec *ex = execs; ex; ex = ex->next)
+		if (!ex->stock && ex->handle == h)
+			return ex;
+	return NULL;
+}
+
+static void exec_free(struct exec *ex)
+{
+	for (struct exec **pp = &execs; *pp; pp = &(*pp)->next)
+		if (*pp == ex) {
+			*pp = ex->next;
+			break;
+		}
+	for (int i = 0; i < 3; i++) {
+		stream_close(&ex->s[i]);
+		buf_free(&ex->s[i].hold);
+	}
+	nexecs--;
+	/* Events of this loop iteration may still point at it: free it once they are handled. */
+	ex->next = freed;
+	freed = ex;
+}
+
+void exec_collect(void)
+{
+	while (freed) {
+		struct exec *ex = freed;
+		freed = ex->next;
+		free(ex);
+	}
+}
+
+/* Exited as far as the caller is concerned: the leader is reaped and the pipes are read. */
+static int exec_done(const struct exec *ex)
+{
+	return ex->reaped && ex->s[S_OUT].w.fd < 0 && ex->s[S_ERR].w.fd < 0;
+}
+
+/* Writes the vivarium-exec-poll object, hands over the held output, and frees the handle once
+ * everything has been returned. */
+static void poll_result(struct exec *ex, struct buf *out)
+{
+	int f = 1;
+	int done = exec_done(ex);
+	buf_putc(out, '{');
+	jw_key(out, &f, "handle");
+	jw_int(out, ex->handle);
+	jw_key(out, &f, "exited");
+	jw_bool(out, ex->reaped);
+	if (ex->reaped && WIFEXITED(ex->status)) {
+		jw_key(out, &f, "exit-code");
+		jw_int(out, WEXITSTATUS(ex->status));
+	}
+	if (ex->reaped && WIFSIGNALED(ex->status)) {
+		jw_key(out, &f, "signal");
+		jw_int(out, WTERMSIG(ex->status));
+	}
+	jw_key(out, &f, "timed-out");
+	jw_bool(out, ex->timed_out);
+	static const char *const names[] = {NULL, "out-b64", "err-b64"};
+	static const char *const tnames[] = {NULL, "out-truncated", "err-truncated"};
+	for (int i = S_OUT; i <= S_ERR; i++) {
+		struct stream *st = &ex->s[i];
+		jw_key(out, &f, names[i]);
+		buf_putc(out, '"');
+		b64_encode(out, st->hold.p, st->hold.len);
+		buf_putc(out, '"');
+		st->hold.len = 0;
+		buf_trim(&st->hold, 4096);
+		jw_key(out, &f, tnames[i]);
+		jw_bool(out, st->truncated);
+		stream_watch(st);
+	}
+	jw_key(out, &f, "duration-ms");
+	jw_int(out, (ex->reaped ? ex->end : now_ms()) - ex->start);
+	buf_putc(out, '}');
+	if (done)
+		exec_free(ex);
+}
+
+static int exec_ready(const struct exec *ex)
+{
+	return ex->reaped || stream_full(ex, &ex->s[S_OUT]) || stream_full(ex, &ex->s[S_ERR]);
+}
+
+static void waiter_answer(struct waiter *w)
+{
+	struct exec *ex = find_handle(w->handle);
+	if (ex) {
+		struct buf out = {0};
+		poll_result(ex, &out);
+		send_return(w->c, w->id, w->idlen, &out);
+		buf_free(&out);
+	} else {
+		send_error(w->c, w->id, w->idlen, "NotFound", "the exec handle was freed by another poll");
+	}
+	free(w->id);
+	free(w);
+}
+
+/* Answers every waiter whose process is ready (or, with force, whose deadline passed). */
+static void waiters_check(int64_t now)
+{
+	for (struct waiter **pp = &waiters; *pp;) {
+		struct waiter *w = *pp;
+		struct exec *ex = find_handle(w->handle);
+		if (!ex || exec_ready(ex) || w->deadline <= now) {
+			*pp = w->next;
+			waiter_answer(w);
+			pp = &waiters; /* answering may free handles others wait on: rescan */
+			continue;
+		}
+		pp = &w->next;
+	}
+}
+
+void exec_conn_gone(struct conn *c)
+{
+	for (struct waiter **pp = &waiters; *pp;) {
+		struct waiter *w = *pp;
+		if (w->c == c) {
+			*pp = w->next;
+			free(w->id);
+			free(w);
+		} else {
+			pp = &w->next;
+		}
+	}
+}
+
+int exec_waiting_on(const struct conn *c)
+{
+	for (struct waiter *w = waiters; w; w = w->next)
+		if (w->c == c)
+			return 1;
+	return 0;
+}
+
+void exec_on_pipe(struct watch *w, uint32_t events)
+{
+	struct stream *st = (struct stream *)w;
+	struct exec *ex = st->ex;
+	if (st->w.fd < 0)
+		return; /* closed earlier in this iteration */
+	if (st == &ex->s[S_IN]) {
+		if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+			stream_write(st);
+		return;
+	}
+	int r = stream_read(ex, st);
+	/* After the leader is reaped, read what is there and let go of the pipe (a background
+	 * process may hold it open forever). */
+	if (ex->reaped)
+		while (r > 0)
+			r = stream_read(ex, st);
+	if (ex->reaped && r == 0 && !stream_full(ex, st))
+		stream_close(st);
+	stream_watch(st);
+	if (exec_ready(ex))
+		waiters_check(now_ms());
+}
+
+void exec_on_signal(void)
+{
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (struct exec *ex = execs; ex; ex = ex->next) {
+			if (ex->pid != pid || ex->reaped)
+				continue;
+			ex->reaped = 1;
+			ex->status = status;
+			ex->end = now_ms();
+			for (int i = S_OUT; i <= S_ERR; i++) {
+				struct stream *st = &ex->s[i];
+				int r, rounds = 0;
+				while ((r = stream_read(ex, st)) > 0 && ++rounds < 256)
+					;
+				if (!stream_full(ex, st))
+					stream_close(st);
+				stream_watch(st);
+			}
+			break;
+		}
+	}
+	waiters_check(now_ms());
+}
+
+int64_t exec_next_deadline(void)
+{
+	int64_t next = -1;
+	for (struct exec *ex = execs; ex; ex = ex->next)
+		if (ex->deadline && !ex->reaped && (next < 0 || ex->deadline < next))
+			next = ex->deadline;
+	for (struct waiter *w = waiters; w; w = w->next)
+		if (next < 0 || w->deadline < next)
+			next = w->deadline;
+	return next;
+}
+
+void exec_on_time(int64_t now)
+{
+	for (struct exec *ex = execs; ex; ex = ex->next)
+		if (ex->deadline && !ex->reaped && ex->deadline <= now) {
+			kill(-ex->pid, SIGKILL);
+			ex->timed_out = 1;
+			ex->deadline = 0;
+		}
+	waiters_check(now);
+}
+
+void exec_kill_all(void)
+{
+	for (struct exec *ex = execs; ex; ex = ex->next)
+		if (!ex->reaped)
+			kill(-ex->pid, SIGKILL);
+}
+
+/* ---- spawning ---- */
+
+struct spawn {
+	char **argv, **envp;
+	const char *cwd;
+	int set_ids;
+	uid_t uid;
+	gid_t gid;
+	const unsigned char *input;
+	size_t inlen;
+	int has_input;
+};
+
+static int make_pipe(int p[2], int parent_end)
+{
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	fcntl(p[parent_end], F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+static void child_fail(int fd, int stage)
+{
+	int msg[2] = {stage, errno};
+	(void)!write(fd, msg, sizeof msg);
+	_exit(127);
+}
+
+static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
+{
+	int in[2], out[2], err[2], rep[2];
+	if (nexecs >= MAX_EXECS)
+		return fail(k, "LimitExceeded", "at most %d exec handles alive; poll finished ones to free them", MAX_EXECS);
+	if (make_pipe(in, 1) < 0)
+		return fail_errno(k, errno, "pipe", "stdin");
+	if (make_pipe(out, 0) < 0 || make_pipe(err, 0) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(in[0]), close(in[1]);
+		return fail_errno(k, e, "pipe", "output");
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(err[0]), close(err[1]), close(rep[0]), close(rep[1]);
+		return fail_errno(k, e, "fork", "process");
+	}
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		setsid();
+		if (child_nofile.rlim_cur != RLIM_INFINITY)
+			setrlimit(RLIMIT_NOFILE, &child_nofile);
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+			child_fail(rep[1], 0);
+		if (sp->set_ids) {
+			if (setgroups(1, &sp->gid) < 0 || setgid(sp->gid) < 0)
+				child_fail(rep[1], 1);
+			if (setuid(sp->uid) < 0)
+				child_fail(rep[1], 1);
+		}
+		if (chdir(sp->cwd) < 0)
+			child_fail(rep[1], 2);
+		environ = sp->envp;
+		execvp(sp->argv[0], sp->argv);
+		child_fail(rep[1], 3);
+	}
+	close(in[0]), close(out[1]), close(err[1]), close(rep[1]);
+	int msg[2];
+	ssize_t n;
+	do
+		n = read(rep[0], msg, sizeof msg);
+	while (n < 0 && errno == EINTR);
+	close(rep[0]);
+	if (n == sizeof msg) {
+		/* The child is reaped by the SIGCHLD loop like any orphan. */
+		close(in[1]), close(out[0]), close(err[0]);
+		static const char *const stages[] = {"redirect stdio of", "set uid/gid for", "chdir to cwd of", "execute"};
+		if (msg[0] == 2)
+			return fail_errno(k, msg[1], "cannot chdir to", sp->cwd);
+		return fail_errno(k, msg[1], stages[msg[0] & 3], sp->argv[0]);
+	}
+	ex->pid = pid;
+	ex->start = now_ms();
+	int fds[3] = {in[1], out[0], err[0]};
+	for (int i = 0; i < 3; i++) {
+		ex->s[i].w.kind = W_PIPE;
+		ex->s[i].w.fd = fds[i];
+		ex->s[i].ex = ex;
+	}
+	if (sp->has_input && sp->inlen)
+		buf_put(&ex->s[S_IN].hold, sp->input, sp->inlen);
+	ex->next = execs;
+	execs = ex;
+	nexecs++;
+	if (!ex->s[S_IN].hold.len)
+		stream_close(&ex->s[S_IN]);
+	for (int i = 0; i < 3; i++)
+		stream_watch(&ex->s[i]);
+	return R_OK;
+}
+
+static struct exec *exec_new(void)
+{
+	struct exec *ex = xmalloc(sizeof *ex);
+	memset(ex, 0, sizeof *ex);
+	for (int i = 0; i < 3; i++)
+		ex->s[i].w.fd = -1;
+	return ex;
+}
+
+/* Collects a JSON array of strings as a NULL-terminated vector (pointing into the request). */
+static char **str_array(struct call *k, const char *name, int required, int nonempty)
+{
+	uint32_t n = arg_node(k, name);
+	if (!n) {
+		if (required)
+			fail(k, "InvalidParameter", "argument '%s' is missing", name);
+		return NULL;
+	}
+	if (k->doc->n[n].type != J_ARR) {
+		fail(k, "InvalidParameter", "argument '%s' must be an array of strings", name);
+		return NULL;
+	}
+	if (nonempty && !k->doc->n[n].count) {
+		fail(k, "InvalidParameter", "argument '%s' must not be empty", name);
+		return NULL;
+	}
+	char **v = xmalloc((k->doc->n[n].count + 1) * sizeof *v);
+	size_t i = 0;
+	for (uint32_t c = k->doc->n[n].child; c; c = k->doc->n[c].next) {
+		if (k->doc->n[c].type != J_STR) {
+			free(v);
+			fail(k, "InvalidParameter", "argument '%s' must be an array of strings", name);
+			return NULL;
+		}
+		v[i++] = (char *)k->doc->n[c].s;
+	}
+	v[i] = NULL;
+	return v;
+}
+
+int cmd_guest_exec(struct call *k)
+{
+	static const char *const allowed[] = {"path", "arg", "env", "input-data", "capture-output", NULL};
+	const char *path;
+	unsigned char *input = NULL;
+	size_t inlen = 0;
+	int capture = 0, has_input;
+	if (args_only(k, allowed) || arg_str(k, "path", 1, &path, NULL) < 0 || arg_bool(k, "capture-output", 0, &capture) < 0 ||
+	    (has_input = arg_b64(k, "input-data", 0, &input, &inlen)) < 0)
+		return R_ERR;
+	char **args = str_array(k, "arg", 0, 0), **env = NULL;
+	if (!args && k->eclass)
+		return R_ERR;
+	if (arg_node(k, "env") && !(env = str_array(k, "env", 0, 0))) {
+		free(args);
+		return R_ERR;
+	}
+	size_t nargs = 0;
+	while (args && args[nargs])
+		nargs++;
+	char **argv = xmalloc((nargs + 2) * sizeof *argv);
+	argv[0] = (char *)path;
+	for (size_t i = 0; i < nargs; i++)
+		argv[i + 1] = args[i];
+	argv[nargs + 1] = NULL;
+	struct spawn sp = {.argv = argv, .envp = env ? env : environ, .cwd = "/", .input = input, .inlen = inlen, .has_input = has_input};
+	struct exec *ex = exec_new();
+	ex->stock = 1;
+	ex->capture = capture;
+	ex->cap = capture ? STOCK_CAP : 0;
+	ex->hold_max = (size_t)ex->cap;
+	int r = spawn(k, ex, &sp);
+	free(argv);
+	free(args);
+	free(env);
+	if (r != R_OK) {
+		free(ex);
+		return r;
+	}
+	ex->handle = ex->pid;
+	buf_puts(k->out, "{\"pid\":");
+	jw_int(k->out, ex->pid);
+	buf_putc(k->out, '}');
+	return R_OK;
+}
+
+int cmd_guest_exec_status(struct call *k)
+{
+	static const char *const allowed[] = {"pid", NULL};
+	int64_t pid;
+	if (args_only(k, allowed) || arg_int(k, "pid", 1, &pid) < 0)
+		return R_ERR;
+	struct exec *ex = execs;
+	while (ex && !(ex->stock && ex->pid == pid))
+		ex = ex->next;
+	if (!ex)
+		return fail(k, "NotFound", "no process with pid %lld was started by guest-exec (or its status was read)", (long long)pid);
+	int f = 1;
+	buf_putc(k->out, '{');
+	jw_key(k->out, &f, "exited");
+	if (!exec_done(ex)) {
+		buf_puts(k->out, "false}");
+		return R_OK;
+	}
+	buf_puts(k->out, "true");
+	if (WIFEXITED(ex->status)) {
+		jw_key(k->out, &f, "exitcode");
+		jw_int(k->out, WEXITSTATUS(ex->status));
+	} else if (WIFSIGNALED(ex->status)) {
+		jw_key(k->out, &f, "signal");
+		jw_int(k->out, WTERMSIG(ex->status));
+	}
+	static const char *const names[] = {NULL, "out-data", "err-data"};
+	static const char *const tnames[] = {NULL, "out-truncated", "err-truncated"};
+	for (int i = S_OUT; ex->capture && i <= S_ERR; i++) {
+		if (ex->s[i].hold.len) {
+			jw_key(k->out, &f, names[i]);
+			buf_putc(k->out, '"');
+			b64_encode(k->out, ex->s[i].hold.p, ex->s[i].hold.len);
+			buf_putc(k->out, '"');
+		}
+		if (ex->s[i].truncated) {
+			jw_key(k->out, &f, tnames[i]);
+			buf_puts(k->out, "true");
+		}
+	}
+	buf_putc(k->out, '}');
+	exec_free(ex);
+	return R_OK;
+}
+
+/* Defers the answer until the process is ready or wait-ms passed; answers now when it is ready. */
+static int answer_or_wait(struct call *k, struct exec *ex, int64_t wait_ms)
+{
+	if (wait_ms <= 0 || exec_ready(ex)) {
+		poll_result(ex, k->out);
+		return R_OK;
+	}
+	struct waiter *w = xmalloc(sizeof *w);
+	w->c = k->c;
+	w->handle = ex->handle;
+	w->deadline = now_ms() + wait_ms;
+	w->id = k->id ? xstrndup(k->id, k->idlen) : NULL;
+	w->idlen = k->idlen;
+	w->next = waiters;
+	waiters = w;
+	return R_DEFER;
+}
+
+static int get_wait(struct call *k, int64_t *wait_ms)
+{
+	*wait_ms = 0;
+	if (arg_int(k, "wait-ms", 0, wait_ms) < 0)
+		return -1;
+	if (*wait_ms < 0 || *wait_ms > 86400000)
+		return fail(k, "InvalidParameter", "wait-ms must be between 0 and 86400000"), -1;
+	return 0;
+}
+
+int cmd_vivarium_exec(struct call *k)
+{
+	static const char *const allowed[] = {"argv", "env", "cwd", "uid", "gid", "stdin-b64", "timeout-ms", "max-output-bytes", "wait-ms", NULL};
+	const char *cwd = "/";
+	int64_t uid = -1, gid = -1, timeout = 0, cap = STOCK_CAP, wait_ms;
+	unsigned char *input = NULL;
+	size_t inlen = 0;
+	int has_input, has_uid, has_gid;
+	if (args_only(k, allowed) || arg_str(k, "cwd", 0, &cwd, NULL) < 0 || (has_uid = arg_int(k, "uid", 0, &uid)) < 0 ||
+	    (has_gid = arg_int(k, "gid", 0, &gid)) < 0 || arg_int(k, "timeout-ms", 0, &timeout) < 0 ||
+	    arg_int(k, "max-output-bytes", 0, &cap) < 0 || get_wait(k, &wait_ms) < 0 ||
+	    (has_input = arg_b64(k, "stdin-b64", 0, &input, &inlen)) < 0)
+		return R_ERR;
+	if (arg_node(k, "timeout-ms") && timeout <= 0)
+		return fail(k, "InvalidParameter", "timeout-ms must be > 0");
+	if (cap < 0)
+		return fail(k, "InvalidParameter", "max-output-bytes must be >= 0");
+	if ((has_uid && (uid < 0 || uid > 0xfffffffe)) || (has_gid && (gid < 0 || gid > 0xfffffffe)))
+		return fail(k, "InvalidParameter", "uid and gid must be between 0 and 4294967294");
+	if (cwd[0] != '/')
+		return fail(k, "InvalidParameter", "cwd must be an absolute path");
+	int set_ids = 0;
+	if (has_uid || has_gid) {
+		if (!has_gid)
+			gid = uid; /* never leave a dropped uid in the agent's (root) group */
+		if (!has_uid)
+			uid = geteuid();
+		if (geteuid() == 0)
+			set_ids = 1;
+		else if ((uid_t)uid != geteuid() || (gid_t)gid != getegid())
+			return fail(k, "PermissionDenied", "uid/gid can only be changed when the agent runs as root");
+	}
+	char **argv = str_array(k, "argv", 1, 1);
+	if (!argv)
+		return R_ERR;
+	/* env: an object of strings, the whole environment. */
+	uint32_t en = arg_node(k, "env");
+	size_t nenv = 0;
+	if (en && k->doc->n[en].type != J_OBJ) {
+		free(argv);
+		return fail(k, "InvalidParameter", "argument 'env' must be an object of strings");
+	}
+	char **envp = xmalloc(((en ? k->doc->n[en].count : 0) + 1) * sizeof *envp);
+	struct buf envbuf = {0};
+	size_t *offs = xmalloc(((en ? k->doc->n[en].count : 0) + 1) * sizeof *offs);
+	for (uint32_t c = en ? k->doc->n[en].child : 0; c; c = k->doc->n[c].next) {
+		const struct jnode *v = &k->doc->n[c];
+		if (v->type != J_STR || !v->keylen || memchr(v->key, '=', v->keylen)) {
+			free(argv), free(envp), free(offs), buf_free(&envbuf);
+			return fail(k, "InvalidParameter", "env must map names (non-empty, without '=') to strings");
+		}
+		offs[nenv++] = envbuf.len;
+		buf_put(&envbuf, v->key, v->keylen);
+		buf_putc(&envbuf, '=');
+		buf_put(&envbuf, v->s, v->len + 1);
+	}
+	for (size_t i = 0; i < nenv; i++)
+		envp[i] = envbuf.p + offs[i];
+	envp[nenv] = NULL;
+	free(offs);
+	struct spawn sp = {.argv = argv, .envp = envp, .cwd = cwd, .set_ids = set_ids, .uid = (uid_t)uid, .gid = (gid_t)gid,
+			   .input = input, .inlen = inlen, .has_input = has_input};
+	struct exec *ex = exec_new();
+	ex->capture = 1;
+	ex->cap = cap;
+	ex->hold_max = STREAM_HOLD;
+	int r = spawn(k, ex, &sp);
+	free(argv);
+	free(envp);
+	buf_free(&envbuf);
+	if (r != R_OK) {
+		free(ex);
+		return r;
+	}
+	ex->handle = next_handle++;
+	if (timeout > 0)
+		ex->deadline = ex->start + timeout;
+	return answer_or_wait(k, ex, wait_ms);
+}
+
+int cmd_vivarium_exec_poll(struct call *k)
+{
+	static const char *const allowed[] = {"handle", "wait-ms", NULL};
+	int64_t h, wait_ms;
+	if (args_only(k, allowed) || arg_int(k, "handle", 1, &h) < 0 || get_wait(k, &wait_ms) < 0)
+		return R_ERR;
+	struct exec *ex = find_handle(h);
+	if (!ex)
+		return fail(k, "NotFound", "no exec handle %lld (finished handles are freed once fully polled)", (long long)h);
+	return answer_or_wait(k, ex, wait_ms);
+}
+
+int cmd_vivarium_exec_kill(struct call *k)
+{
+	static const char *const allowed[] = {"handle", "signal", NULL};
+	int64_t h, sig = SIGKILL;
+	if (args_only(k, allowed) || arg_int(k, "handle", 1, &h) < 0 || arg_int(k, "signal", 0, &sig) < 0)
+		return R_ERR;
+	if (sig < 1 || sig > 64)
+		return fail(k, "InvalidParameter", "signal must be between 1 and 64");
+	struct exec *ex = find_handle(h);
+	if (!ex)
+		return fail(k, "NotFound", "no exec handle %lld", (long long)h);
+	if (!ex->reaped && kill(-ex->pid, (int)sig) < 0 && errno != ESRCH)
+		return fail_errno(k, errno, "kill", "process group");
+	buf_puts(k->out, "{}");
+	return R_OK;
+}

@@ -1,0 +1,766 @@
+/* vivarium-agent: transports, the event loop, request framing and dispatch. */
+#define _GNU_SOURCE
+#include "agent.h"
+#include "base64.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+int epfd = -1;
+static struct conn *conns;
+static struct listener *listeners[16];
+static int nlisteners;
+static struct jdoc doc;
+static int terminating;
+
+#define SERIAL_RETRY_MS 250
+
+int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void watch_set(struct watch *w, uint32_t events, uint32_t *current)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = w};
+	if (events == *current)
+		return;
+	if (!events)
+		epoll_ctl(epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	else if (epoll_ctl(epfd, *current ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w->fd, &ev) < 0) {
+		fprintf(stderr, "vivarium-agent: epoll_ctl: %s\n", strerror(errno));
+		exit(70);
+	}
+	*current = events;
+}
+
+/* ---- errors and arguments ---- */
+
+int fail(struct call *k, const char *eclass, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(k->edesc, sizeof k->edesc, fmt, ap);
+	va_end(ap);
+	k->eclass = eclass;
+	return R_ERR;
+}
+
+int fail_errno(struct call *k, int err, const char *what, const char *subject)
+{
+	const char *cls = "GenericError";
+	if (err == ENOENT)
+		cls = "NotFound";
+	else if (err == EACCES || err == EPERM || err == EROFS)
+		cls = "PermissionDenied";
+	else if (err == EISDIR || err == ENOTDIR || err == ELOOP || err == EINVAL || err == ENAMETOOLONG || err == ENOEXEC)
+		cls = "InvalidParameter";
+	return fail(k, cls, "%s %s: %s", what, subject, strerror(err));
+}
+
+uint32_t arg_node(struct call *k, const char *name)
+{
+	uint32_t n = k->args ? json_get(k->doc, k->args, name) : 0;
+	return n && k->doc->n[n].type != J_NULL ? n : 0;
+}
+
+int args_only(struct call *k, const char *const *names)
+{
+	if (!k->args)
+		return 0;
+	for (uint32_t m = k->doc->n[k->args].child; m; m = k->doc->n[m].next) {
+		const char *const *p = names;
+		while (*p && strcmp(*p, k->doc->n[m].key))
+			p++;
+		if (!*p)
+			return fail(k, "InvalidParameter", "unexpected argument '%s'", k->doc->n[m].key), -1;
+	}
+	return 0;
+}
+
+static int arg_typed(struct call *k, const char *name, int required, int type, uint32_t *out)
+{
+	uint32_t n = arg_node(k, name);
+	if (!n) {
+		if (required)
+			return fail(k, "InvalidParameter", "argument '%s' is missing", name), -1;
+		return 0;
+	}
+	int t = k->doc->n[n].type;
+	if (t == J_TRUE)
+		t = J_FALSE;
+	if (t != type)
+		return fail(k, "InvalidParameter", "argument '%s' must be a %s, not a %s", name, json_type_name(type),
+			    json_type_name(k->doc->n[n].type)), -1;
+	*out = n;
+	return 1;
+}
+
+int arg_str(struct call *k, const char *name, int required, const char **s, size_t *len)
+{
+	uint32_t n;
+	int r = arg_typed(k, name, required, J_STR, &n);
+	if (r == 1) {
+		*s = k->doc->n[n].s;
+		if (len)
+			*len = k->doc->n[n].len;
+	}
+	return r;
+}
+
+int arg_int(struct call *k, const char *name, int required, int64_t *v)
+{
+	uint32_t n;
+	int r = arg_typed(k, name, required, J_INT, &n);
+	if (r == 1)
+		*v = k->doc->n[n].i;
+	return r;
+}
+
+int arg_bool(struct call *k, const char *name, int required, int *v)
+{
+	uint32_t n;
+	int r = arg_typed(k, name, required, J_FALSE, &n);
+	if (r == 1)
+		*v = k->doc->n[n].type == J_TRUE;
+	return r;
+}
+
+int arg_b64(struct call *k, const char *name, int required, unsigned char **data, size_t *len)
+{
+	const char *s;
+	size_t n;
+	int r = arg_str(k, name, required, &s, &n);
+	if (r != 1)
+		return r;
+	ssize_t d = b64_decode(s, n, (unsigned char *)s);
+	if (d < 0)
+		return fail(k, "InvalidParameter", "argument '%s' is not valid base64", name), -1;
+	*data = (unsigned char *)s;
+	*len = (size_t)d;
+	return 1;
+}
+
+/* ---- connections ---- */
+
+static void conn_watch(struct conn *c)
+{
+	uint32_t ev = 0;
+	if (!c->dead && c->retry_at == 0) {
+		if (!c->closing)
+			ev |= EPOLLIN;
+		if (c->out.len)
+			ev |= EPOLLOUT;
+		if (c->serial && !ev)
+			ev = EPOLLIN; /* a serial port is always watched, else hangups go unseen */
+	}
+	watch_set(&c->w, ev, &c->events);
+}
+
+static void conn_flush(struct conn *c)
+{
+	while (c->out.len && !c->dead) {
+		ssize_t n = c->serial ? write(c->w.fd, c->out.p, c->out.len)
+				      : send(c->w.fd, c->out.p, c->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			buf_consume(&c->out, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (c->serial) /* the host went away: what was queued is for nobody */
+			c->out.len = 0;
+		else
+			c->dead = 1;
+	}
+	buf_trim(&c->out, 65536);
+	if (c->closing && !c->out.len && !c->serial && !exec_waiting_on(c))
+		c->dead = 1;
+	conn_watch(c);
+}
+
+/* Drops a connection whose reader let too much pile up (a serial port just loses the queue). */
+static int conn_over_limit(struct conn *c, size_t more)
+{
+	if (c->out.len + more <= MAX_QUEUED)
+		return 0;
+	if (c->serial) {
+		c->out.len = 0;
+		return 0;
+	}
+	c->dead = 1;
+	conn_watch(c);
+	return 1;
+}
+
+void conn_send(struct conn *c, const char *data, size_t n)
+{
+	if (c->dead || conn_over_limit(c, n))
+		return;
+	buf_put(&c->out, data, n);
+	conn_flush(c);
+}
+
+/* Frames a response straight into the connection's queue: no intermediate copy. */
+static void send_framed(struct conn *c, const char *id, size_t idlen, const char *head, const char *body, size_t bodylen)
+{
+	if (c->dead || conn_over_limit(c, strlen(head) + bodylen + idlen + 8))
+		return;
+	buf_puts(&c->out, head);
+	buf_put(&c->out, body, bodylen);
+	if (id) {
+		buf_puts(&c->out, ",\"id\":");
+		buf_put(&c->out, id, idlen);
+	}
+	buf_puts(&c->out, "}\n");
+	conn_flush(c);
+}
+
+void send_return(struct conn *c, const char *id, size_t idlen, const struct buf *value)
+{
+	send_framed(c, id, idlen, "{\"return\":", value->p, value->len);
+}
+
+void send_error(struct conn *c, const char *id, size_t idlen, const char *eclass, const char *desc)
+{
+	struct buf e = {0};
+	buf_puts(&e, "{\"class\":\"");
+	buf_puts(&e, eclass);
+	buf_puts(&e, "\",\"desc\":");
+	jw_str(&e, desc, strlen(desc));
+	buf_putc(&e, '}');
+	send_framed(c, id, idlen, "{\"error\":", e.p, e.len);
+	buf_free(&e);
+}
+
+static struct conn *conn_new(int fd, struct listener *l, int serial)
+{
+	struct conn *c = xmalloc(sizeof *c);
+	memset(c, 0, sizeof *c);
+	c->w.kind = W_CONN;
+	c->w.fd = fd;
+	c->l = l;
+	c->serial = serial;
+	c->next = conns;
+	conns = c;
+	if (l)
+		l->nconns++;
+	conn_watch(c);
+	return c;
+}
+
+static void conn_reap_dead(void)
+{
+	for (struct conn **pp = &conns; *pp;) {
+		struct conn *c = *pp;
+		if (!c->dead) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		exec_conn_gone(c);
+		watch_set(&c->w, 0, &c->events);
+		close(c->w.fd);
+		if (c->l)
+			c->l->nconns--;
+		buf_free(&c->in);
+		buf_free(&c->out);
+		free(c);
+	}
+}
+
+/* ---- commands ---- */
+
+static int cmd_sync(struct call *k)
+{
+	static const char *const allowed[] = {"id", NULL};
+	int64_t id = 0;
+	if (args_only(k, allowed) || arg_int(k, "id", 1, &id) < 0)
+		return R_ERR;
+	jw_int(k->out, id);
+	return R_OK;
+}
+
+static int cmd_sync_delimited(struct call *k)
+{
+	k->delimit = 1;
+	return cmd_sync(k);
+}
+
+static int cmd_ping(struct call *k)
+{
+	static const char *const allowed[] = {NULL};
+	if (args_only(k, allowed))
+		return R_ERR;
+	buf_puts(k->out, "{}");
+	return R_OK;
+}
+
+static int cmd_info(struct call *k);
+
+static int cmd_eval(struct call *k)
+{
+	return fail(k, "CommandNotFound", "vivarium-eval is reserved and not implemented by this agent");
+}
+
+struct command {
+	const char *name;
+	int (*fn)(struct call *);
+	int no_success_response;
+	int while_frozen; /* safe while filesystems are frozen: touches no filesystem */
+	int listed;
+};
+
+static const struct command commands[] = {
+	{"guest-sync-delimited", cmd_sync_delimited, 0, 1, 1},
+	{"guest-sync", cmd_sync, 0, 1, 1},
+	{"guest-ping", cmd_ping, 0, 1, 1},
+	{"guest-info", cmd_info, 0, 1, 1},
+	{"guest-exec", cmd_guest_exec, 0, 0, 1},
+	{"guest-exec-status", cmd_guest_exec_status, 0, 1, 1},
+	{"guest-file-open", cmd_file_open, 0, 0, 1},
+	{"guest-file-read", cmd_file_read, 0, 0, 1},
+	{"guest-file-write", cmd_file_write, 0, 0, 1},
+	{"guest-file-close", cmd_file_close, 0, 0, 1},
+	{"guest-fsfreeze-status", cmd_fsfreeze_status, 0, 1, 1},
+	{"guest-fsfreeze-freeze", cmd_fsfreeze_freeze, 0, 1, 1},
+	{"guest-fsfreeze-freeze-list", cmd_fsfreeze_freeze_list, 0, 1, 1},
+	{"guest-fsfreeze-thaw", cmd_fsfreeze_thaw, 0, 1, 1},
+	{"guest-get-time", cmd_get_time, 0, 1, 1},
+	{"guest-set-time", cmd_set_time, 0, 1, 1},
+	{"guest-shutdown", cmd_shutdown, 1, 0, 1},
+	{"vivarium-exec", cmd_vivarium_exec, 0, 0, 1},
+	{"vivarium-exec-poll", cmd_vivarium_exec_poll, 0, 1, 1},
+	{"vivarium-exec-kill", cmd_vivarium_exec_kill, 0, 1, 1},
+	{"vivarium-file-write", cmd_vivarium_file_write, 0, 0, 1},
+	{"vivarium-file-read", cmd_vivarium_file_read, 0, 0, 1},
+	{"vivarium-eval", cmd_eval, 0, 1, 0},
+};
+
+static int cmd_info(struct call *k)
+{
+	static const char *const allowed[] = {NULL};
+	if (args_only(k, allowed))
+		return R_ERR;
+	buf_puts(k->out, "{\"version\":\"" AGENT_VERSION "\",\"supported_commands\":[");
+	int first = 1;
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+		if (!commands[i].listed)
+			continue;
+		if (!first)
+			buf_putc(k->out, ',');
+		first = 0;
+		buf_puts(k->out, "{\"name\":\"");
+		buf_puts(k->out, commands[i].name);
+		buf_puts(k->out, "\",\"enabled\":true,\"success-response\":");
+		jw_bool(k->out, !commands[i].no_success_response);
+		buf_putc(k->out, '}');
+	}
+	buf_puts(k->out, "]}");
+	return R_OK;
+}
+
+static void handle_line(struct conn *c, char *line, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+		i++;
+	if (i == n)
+		return;
+	if (json_parse(&doc, line, n)) {
+		char desc[128];
+		snprintf(desc, sizeof desc, "invalid JSON: %s", doc.err);
+		send_error(c, NULL, 0, "GenericError", desc);
+		return;
+	}
+	struct buf idbuf = {0}, out = {0};
+	struct call k = {.c = c, .doc = &doc, .out = &out};
+	uint32_t exe = 0, id = 0, args = 0;
+	const char *problem = NULL;
+	if (doc.n[0].type != J_OBJ) {
+		problem = "a request must be a JSON object";
+	} else {
+		for (uint32_t m = doc.n[0].child; m; m = doc.n[m].next) {
+			if (!strcmp(doc.n[m].key, "execute"))
+				exe = m;
+			else if (!strcmp(doc.n[m].key, "id"))
+				id = m;
+			else if (!strcmp(doc.n[m].key, "arguments"))
+				args = m;
+			else if (!problem)
+				problem = "a request has only 'execute', 'arguments' and 'id'";
+		}
+	}
+	if (id) {
+		jw_node(&idbuf, &doc, id);
+		k.id = idbuf.p;
+		k.idlen = idbuf.len;
+	}
+	if (!problem && (!exe || doc.n[exe].type != J_STR))
+		problem = "'execute' must be a string naming the command";
+	if (!problem && args && doc.n[args].type != J_OBJ && doc.n[args].type != J_NULL)
+		problem = "'arguments' must be an object";
+	if (problem) {
+		send_error(c, k.id, k.idlen, "GenericError", problem);
+		goto out;
+	}
+	k.args = args && doc.n[args].type == J_OBJ ? args : 0;
+	const struct command *cmd = NULL;
+	for (size_t j = 0; j < sizeof commands / sizeof *commands; j++)
+		if (!strcmp(commands[j].name, doc.n[exe].s))
+			cmd = &commands[j];
+	int r;
+	if (!cmd)
+		r = fail(&k, "CommandNotFound", "The command %.200s has not been found", doc.n[exe].s);
+	else if (fs_frozen() && !cmd->while_frozen)
+		r = fail(&k, "GenericError", "%s is refused while filesystems are frozen (guest-fsfreeze-thaw first)", cmd->name);
+	else
+		r = cmd->fn(&k);
+	if (r == R_OK) {
+		if (k.delimit)
+			conn_send(c, "\xff", 1);
+		send_return(c, k.id, k.idlen, &out);
+	} else if (r == R_ERR) {
+		send_error(c, k.id, k.idlen, k.eclass, k.edesc);
+	}
+out:
+	buf_free(&idbuf);
+	buf_free(&out);
+}
+
+static void conn_lines(struct conn *c)
+{
+	size_t start = 0;
+	while (!c->dead && !c->closing) {
+		char *nl = memchr(c->in.p + start, '\n', c->in.len - start);
+		if (!nl)
+			break;
+		size_t n = (size_t)(nl - (c->in.p + start));
+		if (n > MAX_LINE)
+			break;
+		handle_line(c, c->in.p + start, n);
+		start += n + 1;
+	}
+	buf_consume(&c->in, start);
+	if (c->in.len > MAX_LINE && !c->closing && !c->dead) {
+		send_error(c, NULL, 0, "LimitExceeded", "request line longer than 16 MiB");
+		c->in.len = 0;
+		if (c->serial)
+			return; /* the port stays: the host resynchronises */
+		c->closing = 1;
+		conn_flush(c);
+	}
+	buf_trim(&c->in, 65536);
+}
+
+static void conn_hangup(struct conn *c)
+{
+	if (!c->serial) {
+		c->dead = 1;
+		return;
+	}
+	/* A virtio port reports a hangup while no host is connected: stop watching it for a
+	 * moment and look again, so the host can reconnect without a busy loop. */
+	c->in.len = 0;
+	c->out.len = 0;
+	exec_conn_gone(c);
+	c->retry_at = now_ms() + SERIAL_RETRY_MS;
+	conn_watch(c);
+}
+
+static void on_conn(struct conn *c, uint32_t events)
+{
+	static char chunk[65536];
+	if (events & EPOLLOUT)
+		conn_flush(c);
+	if (c->dead)
+		return;
+	if (events & EPOLLIN && !c->closing) {
+		ssize_t n = read(c->w.fd, chunk, sizeof chunk);
+		if (n > 0) {
+			/* 0xFF from the host resets the parser: drop the partial request before it. */
+			char *p = chunk, *end = chunk + n, *ff;
+			while ((ff = memchr(p, 0xFF, (size_t)(end - p)))) {
+				buf_put(&c->in, p, (size_t)(ff - p));
+				conn_lines(c);
+				c->in.len = 0;
+				p = ff + 1;
+			}
+			buf_put(&c->in, p, (size_t)(end - p));
+			conn_lines(c);
+			return;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n == 0 && !c->serial) {
+			/* Half-closed: answer what was asked (deferred answers too), then close. */
+			c->closing = 1;
+			conn_flush(c);
+			return;
+		}
+		conn_hangup(c);
+		return;
+	}
+	if (events & (EPOLLHUP | EPOLLERR))
+		conn_hangup(c);
+}
+
+static void on_listen(struct listener *l)
+{
+	int fd = accept4(l->w.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (l->nconns >= MAX_CONNS) {
+		static const char msg[] = "{\"error\":{\"class\":\"LimitExceeded\",\"desc\":\"at most 64 connections at once\"}}\n";
+		(void)!send(fd, msg, sizeof msg - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd);
+		return;
+	}
+	conn_new(fd, l, 0);
+}
+
+/* ---- transports ---- */
+
+static void add_listener(const char *spec)
+{
+	if (strncmp(spec, "unix:", 5) || !spec[5]) {
+		fprintf(stderr, "vivarium-agent: --listen takes unix:PATH, not %s\n", spec);
+		exit(2);
+	}
+	const char *path = spec + 5;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path || nlisteners == (int)(sizeof listeners / sizeof *listeners)) {
+		fprintf(stderr, "vivarium-agent: socket path too long or too many listeners: %s\n", path);
+		exit(2);
+	}
+	strcpy(sa.sun_path, path);
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0) {
+		fprintf(stderr, "vivarium-agent: cannot listen on %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	struct listener *l = xmalloc(sizeof *l);
+	memset(l, 0, sizeof *l);
+	l->w.kind = W_LISTEN;
+	l->w.fd = fd;
+	l->path = xstrndup(path, strlen(path));
+	uint32_t cur = 0;
+	watch_set(&l->w, EPOLLIN, &cur);
+	listeners[nlisteners++] = l;
+}
+
+static void add_serial(const char *path)
+{
+	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "vivarium-agent: cannot open %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	struct termios t;
+	if (tcgetattr(fd, &t) == 0) {
+		cfmakeraw(&t);
+		tcsetattr(fd, TCSANOW, &t);
+	}
+	conn_new(fd, NULL, 1);
+}
+
+static void add_serial_name(const char *name)
+{
+	DIR *d = opendir("/sys/class/virtio-ports");
+	struct dirent *e;
+	char path[512], got[256];
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/sys/class/virtio-ports/%s/name", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, got, sizeof got - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		while (n > 0 && (got[n - 1] == '\n' || got[n - 1] == 0))
+			n--;
+		got[n] = 0;
+		if (strcmp(got, name))
+			continue;
+		snprintf(path, sizeof path, "/dev/%s", e->d_name);
+		closedir(d);
+		serves_virtio_port = 1;
+		add_serial(path);
+		return;
+	}
+	if (d)
+		closedir(d);
+	fprintf(stderr, "vivarium-agent: no virtio port named %s in /sys/class/virtio-ports\n", name);
+	exit(1);
+}
+
+static void usage(FILE *f, int code)
+{
+	fputs("usage: vivarium-agent [--listen unix:PATH]... [--serial PATH]... [--serial-name NAME]...\n"
+	      "       vivarium-agent --version\n"
+	      "Speaks the QEMU guest agent protocol plus vivarium-* extensions (see PROTOCOL.md).\n",
+	      f);
+	exit(code);
+}
+
+static void shutdown_agent(void)
+{
+	for (int i = 0; i < nlisteners; i++) {
+		close(listeners[i]->w.fd);
+		unlink(listeners[i]->path);
+	}
+	exec_kill_all();
+	exit(0);
+}
+
+/* Keep 0, 1 and 2 taken so that pipes and sockets never land on them (an initramfs may start
+ * the agent with them closed, and maybe without /dev/null). */
+static void ensure_stdio(void)
+{
+	for (int i = 0; i < 3; i++) {
+		if (fcntl(i, F_GETFD) >= 0)
+			continue;
+		int fd = open("/dev/null", O_RDWR), p[2];
+		if (fd < 0) {
+			if (pipe(p) < 0)
+				return;
+			fd = p[0];
+			close(p[1]);
+		}
+		if (fd != i) {
+			dup2(fd, i);
+			close(fd);
+		}
+	}
+}
+
+/* 256 execs with three pipes each, 64 connections and open files need more than the usual
+ * 1024 descriptors; children get the original limit back (exec.c). */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	child_nofile = rl;
+	if (rl.rlim_cur < 4096 && rl.rlim_max > rl.rlim_cur) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	ensure_stdio();
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sfd < 0 || epfd < 0) {
+		perror("vivarium-agent: signalfd/epoll");
+		return 1;
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	raise_fd_limit();
+	struct watch sigw = {W_SIGNAL, sfd};
+	uint32_t cur = 0;
+	watch_set(&sigw, EPOLLIN, &cur);
+
+	int transports = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--version")) {
+			puts(AGENT_VERSION);
+			return 0;
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			usage(stdout, 0);
+		if (i + 1 >= argc)
+			usage(stderr, 2);
+		if (!strcmp(a, "--listen"))
+			add_listener(argv[++i]);
+		else if (!strcmp(a, "--serial"))
+			add_serial(argv[++i]);
+		else if (!strcmp(a, "--serial-name"))
+			add_serial_name(argv[++i]);
+		else
+			usage(stderr, 2);
+		transports++;
+	}
+	if (!transports)
+		usage(stderr, 2);
+
+	struct epoll_event evs[32];
+	for (;;) {
+		int64_t now = now_ms(), next = exec_next_deadline();
+		for (struct conn *c = conns; c; c = c->next)
+			if (c->retry_at && (next < 0 || c->retry_at < next))
+				next = c->retry_at;
+		int timeout = next < 0 ? -1 : next <= now ? 0 : next - now > 60000 ? 60000 : (int)(next - now);
+		int n = epoll_wait(epfd, evs, 32, timeout);
+		for (int i = 0; i < n; i++) {
+			struct watch *w = evs[i].data.ptr;
+			switch (w->kind) {
+			case W_LISTEN:
+				on_listen((struct listener *)w);
+				break;
+			case W_CONN:
+				if (!((struct conn *)w)->dead)
+					on_conn((struct conn *)w, evs[i].events);
+				break;
+			case W_SIGNAL: {
+				struct signalfd_siginfo si;
+				while (read(sfd, &si, sizeof si) == sizeof si)
+					if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+						terminating = 1;
+				exec_on_signal();
+				break;
+			}
+			case W_PIPE:
+				exec_on_pipe(w, evs[i].events);
+				break;
+			}
+		}
+		if (terminating)
+			shutdown_agent();
+		now = now_ms();
+		exec_on_time(now);
+		for (struct conn *c = conns; c; c = c->next)
+			if (c->retry_at && c->retry_at <= now) {
+				c->retry_at = 0;
+				conn_watch(c);
+			}
+		conn_reap_dead();
+		exec_collect();
+	}
+}
