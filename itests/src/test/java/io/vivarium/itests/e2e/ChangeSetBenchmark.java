@@ -12,6 +12,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -23,6 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  * results go to stdout and {@code target/bench/changes.md}.
  */
 class ChangeSetBenchmark {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     static final int ROUNDS = 5;
     /** The hashing comparisons are short and noisy here: more rounds for a stable median. */
     static final int HASH_ROUNDS = 11;
@@ -34,7 +38,8 @@ class ChangeSetBenchmark {
     void baselinesAndDryRun() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         List<String> report = new ArrayList<>(List.of("| measurement | n | p50 ms | min ms |", "|---|---|---|---|"));
-        try (Daemon daemon = new Daemon(dir.resolve("sha"), List.of()).deletingSandboxesOnClose().start()) {
+        {
+            Daemon daemon = daemons.start(dir.resolve("sha"), List.of());
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
             String id = api.createSandbox();
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
@@ -89,10 +94,12 @@ class ChangeSetBenchmark {
             report.add(String.format("| **full copy / overhead** (goal ≥ 20×; overhead goal < 100 ms) | | **%.0f×** | |",
                     pct(copy, 50) / pct(overhead, 50)));
             api.delete("/v1/sandboxes/" + id);
+            daemon.cleanUp();
         }
 
-        try (Daemon daemon = new Daemon(dir.resolve("stat"), List.of("--features",
-                "core,api-v1,procbox,fingerprint-stat")).deletingSandboxesOnClose().start()) {
+        {
+            Daemon daemon = daemons.start(dir.resolve("stat"), List.of("--features",
+                "core,api-v1,procbox,fingerprint-stat"));
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
             String id = api.createSandbox();
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
@@ -104,6 +111,7 @@ class ChangeSetBenchmark {
             }
             report.add(row("stat baseline via HTTP, 200,000 files (goal < 2,000 ms)", stat));
             api.delete("/v1/sandboxes/" + id);
+            daemon.cleanUp();
         }
         String text = String.join("\n", report) + "\n";
         System.out.println(text);

@@ -11,6 +11,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -20,6 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  * run it with {@code ./vivarium bench}. Results go to stdout and {@code target/bench/exec-latency.md}.
  */
 class ExecLatencyBenchmark {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     static final int ROUNDS = 4;
     static final int PER_ROUND = 60;
     static final int CREATES = 40;
@@ -30,52 +34,51 @@ class ExecLatencyBenchmark {
     @Test
     void execRoundTripAgainstBareBwrapAndCreateLatency() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        try (Daemon daemon = new Daemon(dir.resolve("state"), List.of()).deletingSandboxesOnClose().start()) {
-            Api api = new Api(daemon.baseUrl(), daemon.adminToken());
-            String id = api.createSandbox();
-            Path work = Files.createDirectories(dir.resolve("bare-work"));
-            for (int i = 0; i < 20; i++) {
-                api.exec(id, "true");
-            }
-            bareBwrap(work, 10);
-
-            List<Double> exec = new ArrayList<>();
-            List<Double> bare = new ArrayList<>();
-            for (int round = 0; round < ROUNDS; round++) {
-                for (int i = 0; i < PER_ROUND; i++) {
-                    long t0 = System.nanoTime();
-                    api.exec(id, "true");
-                    exec.add((System.nanoTime() - t0) / 1e6);
-                }
-                bare.addAll(bareBwrap(work, PER_ROUND));
-            }
-
-            List<Double> create = new ArrayList<>();
-            for (int i = 0; i < CREATES; i++) {
-                long t0 = System.nanoTime();
-                Api.Response r = api.post("/v1/sandboxes", Map.of());
-                create.add((System.nanoTime() - t0) / 1e6);
-                api.delete("/v1/sandboxes/" + r.body().get("id").asText());
-            }
-            api.delete("/v1/sandboxes/" + id);
-
-            double execP50 = pct(exec, 50);
-            double bareP50 = pct(bare, 50);
-            String report = String.join("\n",
-                    "| measurement | n | p50 ms | p99 ms |",
-                    "|---|---|---|---|",
-                    row("HTTP exec `true` in an existing sandbox", exec),
-                    row("bare `bwrap ... true` from a bash loop", bare),
-                    row("HTTP create sandbox (POST /v1/sandboxes)", create),
-                    "",
-                    String.format("exec p50 / bare bwrap p50 = **%.2f×** (goal ≤ 2×); create p50 = **%.1f ms** (goal < 50 ms)",
-                            execP50 / bareP50, pct(create, 50)),
-                    "");
-            System.out.println(report);
-            Path out = Path.of("target", "bench");
-            Files.createDirectories(out);
-            Files.writeString(out.resolve("exec-latency.md"), report);
+        Daemon daemon = daemons.start(dir.resolve("state"), List.of());
+        Api api = new Api(daemon.baseUrl(), daemon.adminToken());
+        String id = api.createSandbox();
+        Path work = Files.createDirectories(dir.resolve("bare-work"));
+        for (int i = 0; i < 20; i++) {
+            api.exec(id, "true");
         }
+        bareBwrap(work, 10);
+
+        List<Double> exec = new ArrayList<>();
+        List<Double> bare = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            for (int i = 0; i < PER_ROUND; i++) {
+                long t0 = System.nanoTime();
+                api.exec(id, "true");
+                exec.add((System.nanoTime() - t0) / 1e6);
+            }
+            bare.addAll(bareBwrap(work, PER_ROUND));
+        }
+
+        List<Double> create = new ArrayList<>();
+        for (int i = 0; i < CREATES; i++) {
+            long t0 = System.nanoTime();
+            Api.Response r = api.post("/v1/sandboxes", Map.of());
+            create.add((System.nanoTime() - t0) / 1e6);
+            api.delete("/v1/sandboxes/" + r.body().get("id").asText());
+        }
+        api.delete("/v1/sandboxes/" + id);
+
+        double execP50 = pct(exec, 50);
+        double bareP50 = pct(bare, 50);
+        String report = String.join("\n",
+                "| measurement | n | p50 ms | p99 ms |",
+                "|---|---|---|---|",
+                row("HTTP exec `true` in an existing sandbox", exec),
+                row("bare `bwrap ... true` from a bash loop", bare),
+                row("HTTP create sandbox (POST /v1/sandboxes)", create),
+                "",
+                String.format("exec p50 / bare bwrap p50 = **%.2f×** (goal ≤ 2×); create p50 = **%.1f ms** (goal < 50 ms)",
+                        execP50 / bareP50, pct(create, 50)),
+                "");
+        System.out.println(report);
+        Path out = Path.of("target", "bench");
+        Files.createDirectories(out);
+        Files.writeString(out.resolve("exec-latency.md"), report);
     }
 
     /** Times each bwrap spawn inside one bash loop ($EPOCHREALTIME costs no fork). */

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -25,6 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code ./vivarium bench UpgradeBenchmark}; results to stdout and {@code target/bench/upgrade-e2e.md}.
  */
 class UpgradeBenchmark {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     static final int SANDBOXES = 5;
     static final int UPDATES = 10;
     static final int CLIENTS = 3;
@@ -35,83 +39,82 @@ class UpgradeBenchmark {
     @Test
     void execLoadWhileTheBackendIsUpdated() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        try (Daemon daemon = new Daemon(dir.resolve("state"), List.of()).deletingSandboxesOnClose().start()) {
-            Api api = new Api(daemon.baseUrl(), daemon.adminToken());
-            List<String> ids = new ArrayList<>();
-            for (int i = 0; i < SANDBOXES; i++) {
-                String id = api.createSandbox();
-                api.exec(id, "sh", "-c", "sleep 600 > /dev/null 2>&1 & echo $! > /work/bg.pid");
-                ids.add(id);
-            }
-            List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
-            List<String> failures = Collections.synchronizedList(new ArrayList<>());
-            AtomicBoolean running = new AtomicBoolean(true);
-            AtomicInteger next = new AtomicInteger();
-            List<Thread> clients = new ArrayList<>();
-            for (int c = 0; c < CLIENTS; c++) {
-                Thread t = new Thread(() -> {
-                    while (running.get()) {
-                        String id = ids.get(next.getAndIncrement() % SANDBOXES);
-                        long t0 = System.nanoTime();
-                        try {
-                            Api.Response r = api.post("/v1/sandboxes/" + id + "/exec", "{\"args\":[\"true\"]}");
-                            if (r.status() != 200 || r.body().get("exit_code").asInt() != 0) {
-                                failures.add(r.status() + " " + r.raw().body());
-                            }
-                        } catch (Exception e) {
-                            failures.add(e.toString());
+        Daemon daemon = daemons.start(dir.resolve("state"), List.of());
+        Api api = new Api(daemon.baseUrl(), daemon.adminToken());
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < SANDBOXES; i++) {
+            String id = api.createSandbox();
+            api.exec(id, "sh", "-c", "sleep 600 > /dev/null 2>&1 & echo $! > /work/bg.pid");
+            ids.add(id);
+        }
+        List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
+        List<String> failures = Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean running = new AtomicBoolean(true);
+        AtomicInteger next = new AtomicInteger();
+        List<Thread> clients = new ArrayList<>();
+        for (int c = 0; c < CLIENTS; c++) {
+            Thread t = new Thread(() -> {
+                while (running.get()) {
+                    String id = ids.get(next.getAndIncrement() % SANDBOXES);
+                    long t0 = System.nanoTime();
+                    try {
+                        Api.Response r = api.post("/v1/sandboxes/" + id + "/exec", "{\"args\":[\"true\"]}");
+                        if (r.status() != 200 || r.body().get("exit_code").asInt() != 0) {
+                            failures.add(r.status() + " " + r.raw().body());
                         }
-                        latencies.add((System.nanoTime() - t0) / 1e6);
+                    } catch (Exception e) {
+                        failures.add(e.toString());
                     }
-                });
-                t.start();
-                clients.add(t);
-            }
-            Path shipped = BundleJars.shipped("backend-procbox");
-            List<Double> toAvailable = new ArrayList<>();
-            Thread.sleep(500);
-            for (int u = 1; u <= UPDATES; u++) {
-                String version = "0.1.0.bench" + u;
-                byte[] jar = BundleJars.withVersion(shipped, version);
-                long t0 = System.nanoTime();
-                Api.Response r = api.sendBytes("PUT", "/v1/plugins/io.vivarium.backend-procbox", jar);
-                if (r.status() != 200) {
-                    throw new AssertionError("update failed: " + r.raw().body());
+                    latencies.add((System.nanoTime() - t0) / 1e6);
                 }
-                while (!listed(api, version)) {
-                    Thread.sleep(2);
-                }
-                toAvailable.add((System.nanoTime() - t0) / 1e6);
-                Thread.sleep(300);
+            });
+            t.start();
+            clients.add(t);
+        }
+        Path shipped = BundleJars.shipped("backend-procbox");
+        List<Double> toAvailable = new ArrayList<>();
+        Thread.sleep(500);
+        for (int u = 1; u <= UPDATES; u++) {
+            String version = "0.1.0.bench" + u;
+            byte[] jar = BundleJars.withVersion(shipped, version);
+            long t0 = System.nanoTime();
+            Api.Response r = api.sendBytes("PUT", "/v1/plugins/io.vivarium.backend-procbox", jar);
+            if (r.status() != 200) {
+                throw new AssertionError("update failed: " + r.raw().body());
             }
-            running.set(false);
-            for (Thread t : clients) {
-                t.join();
+            while (!listed(api, version)) {
+                Thread.sleep(2);
             }
-            for (String id : ids) {
-                String alive = Api.sh(api, id, "kill -0 $(cat /work/bg.pid) && echo alive").strip();
-                if (!alive.equals("alive")) {
-                    failures.add("background process of " + id + " is gone");
-                }
+            toAvailable.add((System.nanoTime() - t0) / 1e6);
+            Thread.sleep(300);
+        }
+        running.set(false);
+        for (Thread t : clients) {
+            t.join();
+        }
+        for (String id : ids) {
+            String alive = Api.sh(api, id, "kill -0 $(cat /work/bg.pid) && echo alive").strip();
+            if (!alive.equals("alive")) {
+                failures.add("background process of " + id + " is gone");
             }
-            api.deleteAllSandboxes();
-            String report = String.join("\n",
-                    "| measurement | value |",
-                    "|---|---|",
-                    String.format("| exec requests during the run | %d |", latencies.size()),
-                    String.format("| failed requests (goal 0) | **%d** %s |", failures.size(),
-                            failures.isEmpty() ? "" : failures.subList(0, Math.min(3, failures.size())).toString()),
-                    String.format("| exec latency p50 / p99 | %.1f / %.1f ms |", pct(latencies, 50), pct(latencies, 99)),
-                    String.format("| longest stall (slowest single exec) | **%.1f ms** |",
-                            latencies.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
-                    String.format("| PUT /v1/plugins → new version in /v1/backends, p50 / max (goal < 500 ms) | **%.1f / %.1f ms** |",
-                            pct(toAvailable, 50), toAvailable.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
-                    "");
-            System.out.println(report);
-            Files.writeString(Files.createDirectories(Path.of("target", "bench")).resolve("upgrade-e2e.md"), report);
-            if (!failures.isEmpty()) {
-                throw new AssertionError("failed requests: " + failures);
-            }
+        }
+        api.deleteAllSandboxes();
+        String report = String.join("\n",
+                "| measurement | value |",
+                "|---|---|",
+                String.format("| exec requests during the run | %d |", latencies.size()),
+                String.format("| failed requests (goal 0) | **%d** %s |", failures.size(),
+                        failures.isEmpty() ? "" : failures.subList(0, Math.min(3, failures.size())).toString()),
+                String.format("| exec latency p50 / p99 | %.1f / %.1f ms |", pct(latencies, 50), pct(latencies, 99)),
+                String.format("| longest stall (slowest single exec) | **%.1f ms** |",
+                        latencies.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
+                String.format("| PUT /v1/plugins → new version in /v1/backends, p50 / max (goal < 500 ms) | **%.1f / %.1f ms** |",
+                        pct(toAvailable, 50), toAvailable.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
+                "");
+        System.out.println(report);
+        Files.writeString(Files.createDirectories(Path.of("target", "bench")).resolve("upgrade-e2e.md"), report);
+        if (!failures.isEmpty()) {
+            throw new AssertionError("failed requests: " + failures);
         }
     }
 
