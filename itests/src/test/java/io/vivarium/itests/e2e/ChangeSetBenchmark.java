@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import com.fasterxml.jackson.databind.JsonNode;
+
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -68,8 +70,11 @@ class ChangeSetBenchmark {
             List<Double> copy = new ArrayList<>();
             for (int i = 0; i < ROUNDS + 1; i++) {
                 long t0 = System.nanoTime();
-                api.exec(id, "true");
+                JsonNode ran = api.exec(id, "true");
                 double e = (System.nanoTime() - t0) / 1e6;
+                if (ran.get("exit_code").asInt() != 0) {
+                    throw new AssertionError("exec failed: " + ran);
+                }
                 t0 = System.nanoTime();
                 Api.Response r = api.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
                 double d = (System.nanoTime() - t0) / 1e6;
@@ -145,7 +150,6 @@ class ChangeSetBenchmark {
         long t0 = System.nanoTime();
         Process p = new ProcessBuilder("sh", "-c", "cp -a --reflink=auto \"$1/.\" \"$2/\" && rm -rf \"$2\"", "sh",
                 work.toString(), copy.toString()).inheritIO().start();
-        Files.createDirectories(copy);
         if (p.waitFor() != 0) {
             throw new IllegalStateException("copy failed");
         }

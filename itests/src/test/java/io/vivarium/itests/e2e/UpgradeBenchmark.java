@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * End to end, as an operator would do it: 3 clients loop {@code POST /v1/sandboxes/{id}/exec true}
  * over 5 sandboxes while the procbox bundle is replaced 10 times through
  * {@code PUT /v1/plugins/io.vivarium.backend-procbox} (each time a new build: the shipped jar with
- * another Bundle-Version). Reports failed requests, the longest stall, and the time from the
+ * another Bundle-Version), with 30 execs completed before the first update and after each one. If
+ * an update fails the clients stop and the run fails. Reports failed requests, the longest stall, and the time from the
  * update request to the new version being listed by {@code GET /v1/backends}. Run with
  * {@code ./vivarium bench UpgradeBenchmark}; results to stdout and {@code target/bench/upgrade-e2e.md}.
  */
@@ -32,6 +33,8 @@ class UpgradeBenchmark {
     static final int SANDBOXES = 5;
     static final int UPDATES = 10;
     static final int CLIENTS = 3;
+    /** Execs the clients complete before the first update and after each one. */
+    static final int BETWEEN_UPDATES = 30;
 
     @TempDir
     Path dir;
@@ -73,24 +76,31 @@ class UpgradeBenchmark {
         }
         Path shipped = BundleJars.shipped("backend-procbox");
         List<Double> toAvailable = new ArrayList<>();
-        Thread.sleep(500);
-        for (int u = 1; u <= UPDATES; u++) {
-            String version = "0.1.0.bench" + u;
-            byte[] jar = BundleJars.withVersion(shipped, version);
-            long t0 = System.nanoTime();
-            Api.Response r = api.sendBytes("PUT", "/v1/plugins/io.vivarium.backend-procbox", jar);
-            if (r.status() != 200) {
-                throw new AssertionError("update failed: " + r.raw().body());
+        try {
+            awaitRequests(latencies, BETWEEN_UPDATES);
+            for (int u = 1; u <= UPDATES; u++) {
+                String version = "0.1.0.bench" + u;
+                byte[] jar = BundleJars.withVersion(shipped, version);
+                long t0 = System.nanoTime();
+                Api.Response r = api.sendBytes("PUT", "/v1/plugins/io.vivarium.backend-procbox", jar);
+                if (r.status() != 200) {
+                    throw new AssertionError("update failed: " + r.raw().body());
+                }
+                long deadline = t0 + 30_000_000_000L;
+                while (!listed(api, version)) {
+                    if (System.nanoTime() > deadline) {
+                        throw new AssertionError("procbox " + version + " not listed 30 s after its update");
+                    }
+                    Thread.sleep(2); // the poll interval of the measurement
+                }
+                toAvailable.add((System.nanoTime() - t0) / 1e6);
+                awaitRequests(latencies, BETWEEN_UPDATES);
             }
-            while (!listed(api, version)) {
-                Thread.sleep(2);
+        } finally {
+            running.set(false);
+            for (Thread t : clients) {
+                t.join();
             }
-            toAvailable.add((System.nanoTime() - t0) / 1e6);
-            Thread.sleep(300);
-        }
-        running.set(false);
-        for (Thread t : clients) {
-            t.join();
         }
         for (String id : ids) {
             String alive = Api.sh(api, id, "kill -0 $(cat /work/bg.pid) && echo alive").strip();
@@ -116,6 +126,12 @@ class UpgradeBenchmark {
         if (!failures.isEmpty()) {
             throw new AssertionError("failed requests: " + failures);
         }
+    }
+
+    /** Waits (up to 60 s) until the clients have completed {@code n} more requests. */
+    private static void awaitRequests(List<Double> latencies, int n) throws Exception {
+        int target = latencies.size() + n;
+        DeployFolder.await(n + " exec requests", java.time.Duration.ofSeconds(60), () -> latencies.size() >= target ? true : null);
     }
 
     private static boolean listed(Api api, String version) throws Exception {
