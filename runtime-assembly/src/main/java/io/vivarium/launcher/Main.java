@@ -310,7 +310,10 @@ public final class Main {
         c.put("vivarium.token.file", tokenFile.toString());
         c.put("felix.fileinstall.dir", deploy.toString());
         c.put("felix.fileinstall.poll", "500");
-        c.put("felix.fileinstall.noInitialDelay", "true");
+        // Scan first once the framework is started, not while FileInstall itself starts: by then the
+        // plugins bundle's installer is there to take a jar of a feature bundle (a new procbox) as an
+        // upgrade of the running one, which FileInstall alone would install beside it.
+        c.put("felix.fileinstall.noInitialDelay", "false");
         // Hidden files are ignored, so a jar copied in as .NAME.tmp and then renamed to NAME.jar is
         // only ever seen whole (FileInstall otherwise takes any readable bundle jar, whatever its name).
         c.put("felix.fileinstall.filter", "[^.].*");

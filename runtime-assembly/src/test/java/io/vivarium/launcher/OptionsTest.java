@@ -68,6 +68,8 @@ class OptionsTest {
         for (String hidden : List.of(".example-backend.jar.tmp", ".x.jar")) {
             assertFalse(filter.matcher(hidden).matches(), hidden);
         }
+        assertEquals("false", c.get("felix.fileinstall.noInitialDelay"),
+                "the first scan waits for the started framework, whose plugins bundle takes feature-bundle jars");
     }
 
     @Test

@@ -93,7 +93,11 @@ final class Api {
 
     /** Sandboxes outlive the daemon, so every test class deletes what it created. */
     void deleteAllSandboxes() throws IOException, InterruptedException {
-        for (JsonNode sb : get("/v1/sandboxes").body()) {
+        Response list = get("/v1/sandboxes");
+        if (list.status() != 200) {
+            throw new IllegalStateException("cannot list the sandboxes to delete them: " + list.status() + " " + list.raw().body());
+        }
+        for (JsonNode sb : list.body()) {
             delete("/v1/sandboxes/" + sb.get("id").asText());
         }
     }

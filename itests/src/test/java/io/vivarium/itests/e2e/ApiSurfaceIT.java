@@ -9,9 +9,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -20,6 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
  * removing the jar takes {@code /v2} away while {@code /v1} stays.
  */
 class ApiSurfaceIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     private static final String JAR = "example-surface.jar";
     private static final Duration FILEINSTALL = Duration.ofSeconds(30);
 
@@ -32,15 +35,8 @@ class ApiSurfaceIT {
     @BeforeAll
     static void start() throws Exception {
         deploy = new DeployFolder(Files.createDirectories(dir.resolve("deploy")));
-        daemon = new Daemon(dir.resolve("state"), deploy.daemonArgs()).start();
+        daemon = daemons.start(dir.resolve("state"), deploy.daemonArgs());
         api = new Api(daemon.baseUrl(), daemon.adminToken());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            daemon.close();
-        }
     }
 
     @Test

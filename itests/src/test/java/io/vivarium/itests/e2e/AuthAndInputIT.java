@@ -9,14 +9,17 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Tokens, roles, tenants and bad input, through a daemon started with an operator's token file. */
 class AuthAndInputIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     @TempDir
     static Path dir;
     static Daemon daemon;
@@ -29,21 +32,11 @@ class AuthAndInputIT {
     static void start() throws Exception {
         Path tokens = dir.resolve("tokens.txt");
         Files.writeString(tokens, "# operator's file\nseed-style-token\nacme-admin acme admin\nacme-user acme user\nglobex-admin globex admin\n");
-        daemon = new Daemon(dir.resolve("state"), List.of("--token-file", tokens.toString())).start();
+        daemon = daemons.start(dir.resolve("state"), List.of("--token-file", tokens.toString()));
         admin = new Api(daemon.baseUrl(), "acme-admin");
         user = admin.as("acme-user");
         otherTenant = admin.as("globex-admin");
         anonymous = admin.as(null);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            admin.deleteAllSandboxes();
-            user.deleteAllSandboxes();
-            otherTenant.deleteAllSandboxes();
-            daemon.close();
-        }
     }
 
     @Test

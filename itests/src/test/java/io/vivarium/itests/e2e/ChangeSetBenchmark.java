@@ -10,8 +10,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import com.fasterxml.jackson.databind.JsonNode;
+
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -23,6 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
  * results go to stdout and {@code target/bench/changes.md}.
  */
 class ChangeSetBenchmark {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     static final int ROUNDS = 5;
     /** The hashing comparisons are short and noisy here: more rounds for a stable median. */
     static final int HASH_ROUNDS = 11;
@@ -34,7 +40,8 @@ class ChangeSetBenchmark {
     void baselinesAndDryRun() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         List<String> report = new ArrayList<>(List.of("| measurement | n | p50 ms | min ms |", "|---|---|---|---|"));
-        try (Daemon daemon = new Daemon(dir.resolve("sha"), List.of()).deletingSandboxesOnClose().start()) {
+        {
+            Daemon daemon = daemons.start(dir.resolve("sha"), List.of());
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
             String id = api.createSandbox();
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
@@ -63,8 +70,11 @@ class ChangeSetBenchmark {
             List<Double> copy = new ArrayList<>();
             for (int i = 0; i < ROUNDS + 1; i++) {
                 long t0 = System.nanoTime();
-                api.exec(id, "true");
+                JsonNode ran = api.exec(id, "true");
                 double e = (System.nanoTime() - t0) / 1e6;
+                if (ran.get("exit_code").asInt() != 0) {
+                    throw new AssertionError("exec failed: " + ran);
+                }
                 t0 = System.nanoTime();
                 Api.Response r = api.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
                 double d = (System.nanoTime() - t0) / 1e6;
@@ -89,10 +99,12 @@ class ChangeSetBenchmark {
             report.add(String.format("| **full copy / overhead** (goal ≥ 20×; overhead goal < 100 ms) | | **%.0f×** | |",
                     pct(copy, 50) / pct(overhead, 50)));
             api.delete("/v1/sandboxes/" + id);
+            daemon.cleanUp();
         }
 
-        try (Daemon daemon = new Daemon(dir.resolve("stat"), List.of("--features",
-                "core,api-v1,procbox,fingerprint-stat")).deletingSandboxesOnClose().start()) {
+        {
+            Daemon daemon = daemons.start(dir.resolve("stat"), List.of("--features",
+                "core,api-v1,procbox,fingerprint-stat"));
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
             String id = api.createSandbox();
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
@@ -104,6 +116,7 @@ class ChangeSetBenchmark {
             }
             report.add(row("stat baseline via HTTP, 200,000 files (goal < 2,000 ms)", stat));
             api.delete("/v1/sandboxes/" + id);
+            daemon.cleanUp();
         }
         String text = String.join("\n", report) + "\n";
         System.out.println(text);
@@ -137,7 +150,6 @@ class ChangeSetBenchmark {
         long t0 = System.nanoTime();
         Process p = new ProcessBuilder("sh", "-c", "cp -a --reflink=auto \"$1/.\" \"$2/\" && rm -rf \"$2\"", "sh",
                 work.toString(), copy.toString()).inheritIO().start();
-        Files.createDirectories(copy);
         if (p.waitFor() != 0) {
             throw new IllegalStateException("copy failed");
         }

@@ -12,14 +12,17 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The seed's "Sandbox file change-set" document, replayed against a process sandbox. */
 class ChangeSetIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     @TempDir
     static Path dir;
     static Daemon daemon;
@@ -31,20 +34,10 @@ class ChangeSetIT {
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         Path tokens = Files.writeString(dir.resolve("tokens"), "adm acme admin\nusr acme user\nglobex globex admin\n");
-        daemon = new Daemon(dir.resolve("state"), List.of("--token-file", tokens.toString())).start();
+        daemon = daemons.start(dir.resolve("state"), List.of("--token-file", tokens.toString()));
         admin = new Api(daemon.baseUrl(), "adm");
         user = admin.as("usr");
         otherTenant = admin.as("globex");
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            admin.deleteAllSandboxes();
-            user.deleteAllSandboxes();
-            otherTenant.deleteAllSandboxes();
-            daemon.close();
-        }
     }
 
     static JsonNode ok(Api.Response r) {

@@ -16,15 +16,15 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The assembled daemon, started as a separate process exactly as {@code ./vivarium serve} does,
- * with its own state directory and a free port.
+ * with its own state directory and a free port. Tests get one from {@link Daemons}, which
+ * {@linkplain #cleanUp() cleans up} after it whatever happened.
  */
-final class Daemon implements AutoCloseable {
+final class Daemon {
     private final Path stateDir;
     private final int port;
     private final List<String> extraArgs;
     private final List<String> output = new CopyOnWriteArrayList<>();
     private Process process;
-    private boolean deleteSandboxesOnClose;
 
     Daemon(Path stateDir, List<String> extraArgs) throws IOException {
         this.stateDir = stateDir;
@@ -38,12 +38,6 @@ final class Daemon implements AutoCloseable {
             throw new IllegalStateException("the distribution is not built at " + dist + ": run mvn install first");
         }
         return dist;
-    }
-
-    /** Deletes every sandbox of the generated admin token's tenant on close, even after a failure. */
-    Daemon deletingSandboxesOnClose() {
-        deleteSandboxesOnClose = true;
-        return this;
     }
 
     Daemon start() throws Exception {
@@ -116,21 +110,46 @@ final class Daemon implements AutoCloseable {
         process.waitFor(20, TimeUnit.SECONDS);
     }
 
+    /** The daemon's own (Java) process id. */
+    long pid() {
+        return process.pid();
+    }
+
     Duration uptime() {
         return process.info().startInstant().map(s -> Duration.between(s, java.time.Instant.now())).orElse(Duration.ZERO);
     }
 
-    @Override
-    public void close() throws Exception {
+    /**
+     * Deletes what the test left: while the daemon runs, every sandbox of every tenant in its token
+     * file through the API, then stops it; whether or not it ran, then kills what is left of its
+     * sandboxes (processes whose arguments name the state directory: bwrap and the namespace
+     * init it runs) and unmounts what is mounted under the state directory. Sandboxes outlive
+     * the daemon by design, so only this keeps a failed test from leaving them running.
+     */
+    void cleanUp() throws Exception {
+        Exception failure = null;
         if (process != null && process.isAlive()) {
-            try {
-                if (deleteSandboxesOnClose) {
-                    new Api(baseUrl(), adminToken()).deleteAllSandboxes();
+            for (String token : tokens()) {
+                try {
+                    new Api(baseUrl(), token).deleteAllSandboxes();
+                } catch (Exception e) {
+                    failure = e;
                 }
-            } finally {
-                stop();
             }
+            stop();
         }
+        StateDirLeftovers.remove(stateDir);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** The tokens the daemon accepts: its --token-file, else the one it created in the state directory. */
+    private List<String> tokens() throws IOException {
+        int i = extraArgs.indexOf("--token-file");
+        Path file = i >= 0 ? Path.of(extraArgs.get(i + 1)) : stateDir.resolve("tokens");
+        return Files.readAllLines(file).stream().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#"))
+                .map(l -> l.split("\\s+")[0]).toList();
     }
 
     private static int freePort() throws IOException {

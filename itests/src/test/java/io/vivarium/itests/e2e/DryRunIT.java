@@ -21,14 +21,17 @@ import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Dry-run on a process sandbox: report the changes, then leave the workspace exactly as it was. */
 class DryRunIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     @TempDir
     static Path dir;
     static Daemon daemon;
@@ -37,15 +40,8 @@ class DryRunIT {
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        daemon = new Daemon(dir.resolve("state"), List.of()).deletingSandboxesOnClose().start();
+        daemon = daemons.start(dir.resolve("state"), List.of());
         admin = new Api(daemon.baseUrl(), daemon.adminToken());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            daemon.close();
-        }
     }
 
     private static Path workspace(String id) {

@@ -1,6 +1,5 @@
 package io.vivarium.itests.e2e;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,17 +8,25 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
+import io.vivarium.backend.procbox.internal.BareSandbox;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Side-by-side, in one run: HTTP exec round trip of {@code true} in an existing sandbox against a
- * bare {@code bwrap ... true} spawned from a shell loop, and sandbox create latency. Rounds
+ * bare {@code bwrap ... true} with a sandbox's own options spawned from a shell loop, and sandbox create latency. Rounds
  * alternate between the two so that machine noise hits both alike. Not part of {@code verify}:
  * run it with {@code ./vivarium bench}. Results go to stdout and {@code target/bench/exec-latency.md}.
  */
 class ExecLatencyBenchmark {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     static final int ROUNDS = 4;
     static final int PER_ROUND = 60;
     static final int CREATES = 40;
@@ -30,63 +37,74 @@ class ExecLatencyBenchmark {
     @Test
     void execRoundTripAgainstBareBwrapAndCreateLatency() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        try (Daemon daemon = new Daemon(dir.resolve("state"), List.of()).deletingSandboxesOnClose().start()) {
-            Api api = new Api(daemon.baseUrl(), daemon.adminToken());
-            String id = api.createSandbox();
-            Path work = Files.createDirectories(dir.resolve("bare-work"));
-            for (int i = 0; i < 20; i++) {
-                api.exec(id, "true");
-            }
-            bareBwrap(work, 10);
-
-            List<Double> exec = new ArrayList<>();
-            List<Double> bare = new ArrayList<>();
-            for (int round = 0; round < ROUNDS; round++) {
-                for (int i = 0; i < PER_ROUND; i++) {
-                    long t0 = System.nanoTime();
-                    api.exec(id, "true");
-                    exec.add((System.nanoTime() - t0) / 1e6);
-                }
-                bare.addAll(bareBwrap(work, PER_ROUND));
-            }
-
-            List<Double> create = new ArrayList<>();
-            for (int i = 0; i < CREATES; i++) {
-                long t0 = System.nanoTime();
-                Api.Response r = api.post("/v1/sandboxes", Map.of());
-                create.add((System.nanoTime() - t0) / 1e6);
-                api.delete("/v1/sandboxes/" + r.body().get("id").asText());
-            }
-            api.delete("/v1/sandboxes/" + id);
-
-            double execP50 = pct(exec, 50);
-            double bareP50 = pct(bare, 50);
-            String report = String.join("\n",
-                    "| measurement | n | p50 ms | p99 ms |",
-                    "|---|---|---|---|",
-                    row("HTTP exec `true` in an existing sandbox", exec),
-                    row("bare `bwrap ... true` from a bash loop", bare),
-                    row("HTTP create sandbox (POST /v1/sandboxes)", create),
-                    "",
-                    String.format("exec p50 / bare bwrap p50 = **%.2f×** (goal ≤ 2×); create p50 = **%.1f ms** (goal < 50 ms)",
-                            execP50 / bareP50, pct(create, 50)),
-                    "");
-            System.out.println(report);
-            Path out = Path.of("target", "bench");
-            Files.createDirectories(out);
-            Files.writeString(out.resolve("exec-latency.md"), report);
+        Daemon daemon = daemons.start(dir.resolve("state"), List.of());
+        Api api = new Api(daemon.baseUrl(), daemon.adminToken());
+        String id = api.createSandbox();
+        Path work = Files.createDirectories(dir.resolve("bare-work"));
+        for (int i = 0; i < 20; i++) {
+            api.exec(id, "true");
         }
+        bareBwrap(work, 10);
+
+        List<Double> exec = new ArrayList<>();
+        List<Double> bare = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            for (int i = 0; i < PER_ROUND; i++) {
+                long t0 = System.nanoTime();
+                JsonNode ran = api.exec(id, "true");
+                exec.add((System.nanoTime() - t0) / 1e6);
+                if (ran.get("exit_code").asInt() != 0) {
+                    throw new AssertionError("exec failed: " + ran);
+                }
+            }
+            bare.addAll(bareBwrap(work, PER_ROUND));
+        }
+
+        List<Double> create = new ArrayList<>();
+        for (int i = 0; i < CREATES; i++) {
+            long t0 = System.nanoTime();
+            Api.Response r = api.post("/v1/sandboxes", Map.of());
+            create.add((System.nanoTime() - t0) / 1e6);
+            if (r.status() != 201) {
+                throw new AssertionError("create failed: " + r.status() + " " + r.raw().body());
+            }
+            api.delete("/v1/sandboxes/" + r.body().get("id").asText());
+        }
+        api.delete("/v1/sandboxes/" + id);
+
+        double execP50 = pct(exec, 50);
+        double bareP50 = pct(bare, 50);
+        String report = String.join("\n",
+                "| measurement | n | p50 ms | p99 ms |",
+                "|---|---|---|---|",
+                row("HTTP exec `true` in an existing sandbox", exec),
+                row("bare `bwrap ... true` from a bash loop", bare),
+                row("HTTP create sandbox (POST /v1/sandboxes)", create),
+                "",
+                String.format("exec p50 / bare bwrap p50 = **%.2f×** (goal ≤ 2×); create p50 = **%.1f ms** (goal < 50 ms)",
+                        execP50 / bareP50, pct(create, 50)),
+                "");
+        System.out.println(report);
+        Path out = Path.of("target", "bench");
+        Files.createDirectories(out);
+        Files.writeString(out.resolve("exec-latency.md"), report);
     }
 
-    /** Times each bwrap spawn inside one bash loop ($EPOCHREALTIME costs no fork). */
-    private static List<Double> bareBwrap(Path work, int n) throws IOException, InterruptedException {
-        String bwrap = "bwrap --unshare-ipc --unshare-pid --unshare-net --unshare-uts --unshare-cgroup-try"
-                + " --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64"
-                + " --symlink usr/sbin /sbin --ro-bind /etc /etc --proc /proc --dev /dev --tmpfs /tmp"
-                + " --bind \"$1\" /work --chdir /work -- /usr/bin/true";
-        String loop = "for i in $(seq " + n + "); do s=$EPOCHREALTIME; " + bwrap + "; e=$EPOCHREALTIME; "
-                + "echo \"$s $e\"; done";
-        Process p = new ProcessBuilder("bash", "-c", loop, "bash", work.toString()).redirectErrorStream(true).start();
+    /**
+     * Times each spawn of a bare bwrap with a sandbox's own options (from procbox's SandboxCommands)
+     * inside one bash loop ($EPOCHREALTIME costs no fork), under no_new_privs as the daemon runs;
+     * a spawn that does not exit 0 stops the loop and fails the run.
+     */
+    private static List<Double> bareBwrap(Path work, int n) throws Exception {
+        String loop = "n=$1; shift; for i in $(seq \"$n\"); do s=$EPOCHREALTIME; \"$@\"; rc=$?; e=$EPOCHREALTIME; "
+                + "if [ $rc -ne 0 ]; then echo \"bwrap exited $rc\" >&2; exit 1; fi; echo \"$s $e\"; done";
+        List<String> cmd = new ArrayList<>();
+        if (Files.isExecutable(Path.of("/usr/bin/setpriv"))) {
+            cmd.addAll(List.of("/usr/bin/setpriv", "--no-new-privs", "--"));
+        }
+        cmd.addAll(List.of("bash", "-c", loop, "bash", Integer.toString(n)));
+        cmd.addAll(BareSandbox.argv(work, "bare-bwrap", List.of("/usr/bin/true")));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (p.waitFor() != 0) {
             throw new IllegalStateException("bare bwrap loop failed: " + out);
@@ -95,6 +113,9 @@ class ExecLatencyBenchmark {
         for (String line : out.strip().split("\n")) {
             String[] f = line.split(" ");
             ms.add((Double.parseDouble(f[1]) - Double.parseDouble(f[0])) * 1000);
+        }
+        if (ms.size() != n) {
+            throw new IllegalStateException("expected " + n + " timings from the bare bwrap loop: " + out);
         }
         return ms;
     }

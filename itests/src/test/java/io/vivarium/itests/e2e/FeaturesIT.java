@@ -15,14 +15,17 @@ import java.util.TreeMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** /v1/features: enabling and disabling features of the running daemon, and the set surviving a restart. */
 class FeaturesIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     @TempDir
     static Path dir;
     static Daemon daemon;
@@ -30,16 +33,8 @@ class FeaturesIT {
 
     @BeforeAll
     static void start() throws Exception {
-        daemon = new Daemon(dir.resolve("state"), List.of()).start();
+        daemon = daemons.start(dir.resolve("state"), List.of());
         admin = new Api(daemon.baseUrl(), daemon.adminToken());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            admin.deleteAllSandboxes();
-            daemon.close();
-        }
     }
 
     @Test
@@ -107,20 +102,24 @@ class FeaturesIT {
     @Test
     void aRestartWithoutFeaturesRunsTheSavedSet() throws Exception {
         Path state = dir.resolve("restart-state");
-        try (Daemon first = new Daemon(state, List.of()).start()) {
+        {
+            Daemon first = daemons.start(state, List.of());
             Api api = new Api(first.baseUrl(), first.adminToken());
             ok(api.post("/v1/features/fingerprint-stat/disable", ""));
             assertEquals(0, first.stop());
         }
         assertTrue(Files.readString(state.resolve("features.json")).contains("fingerprint-sha256"));
-        try (Daemon second = new Daemon(state, List.of()).start()) {
+        {
+            Daemon second = daemons.start(state, List.of());
             Api api = new Api(second.baseUrl(), second.adminToken());
             assertFalse(features(api).get("fingerprint-stat").get("enabled").asBoolean());
             assertTrue(features(api).get("fingerprint-sha256").get("enabled").asBoolean());
             assertFalse(plugins(api).containsKey("io.vivarium.fingerprint-stat"), "the saved set is what runs");
             assertTrue(plugins(api).containsKey("io.vivarium.fingerprint-sha256"));
+            assertEquals(0, second.stop());
         }
-        try (Daemon third = new Daemon(state, List.of("--features", "core,api-v1,fingerprint-stat")).start()) {
+        {
+            Daemon third = daemons.start(state, List.of("--features", "core,api-v1,fingerprint-stat"));
             Api api = new Api(third.baseUrl(), third.adminToken());
             assertTrue(plugins(api).containsKey("io.vivarium.fingerprint-stat"), "--features wins over the saved set");
             assertFalse(plugins(api).containsKey("io.vivarium.fingerprint-sha256"));

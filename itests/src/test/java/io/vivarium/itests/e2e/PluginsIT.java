@@ -16,14 +16,17 @@ import java.util.TreeMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** /v1/plugins: listing, installing, updating and uninstalling bundles in the running daemon. */
 class PluginsIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     private static final String PROCBOX = "io.vivarium.backend-procbox";
     /** Bundles that must not be touched by a procbox update. */
     private static final List<String> BYSTANDERS = List.of("io.vivarium.api", "io.vivarium.core", "io.vivarium.http",
@@ -40,17 +43,9 @@ class PluginsIT {
     static void start() throws Exception {
         Path tokens = dir.resolve("tokens.txt");
         Files.writeString(tokens, "root-token default admin\nuser-token default user\n");
-        daemon = new Daemon(dir.resolve("state"), List.of("--token-file", tokens.toString())).start();
+        daemon = daemons.start(dir.resolve("state"), List.of("--token-file", tokens.toString()));
         admin = new Api(daemon.baseUrl(), "root-token");
         user = admin.as("user-token");
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            admin.deleteAllSandboxes();
-            daemon.close();
-        }
     }
 
     @Test
@@ -203,13 +198,15 @@ class PluginsIT {
     void pluginsAndUpdatesComeBackAfterARestart() throws Exception {
         Path state = dir.resolve("restart-state");
         byte[] procbox = BundleJars.withVersion(BundleJars.shipped("backend-procbox"), "0.1.0.persisted");
-        try (Daemon first = new Daemon(state, List.of()).start()) {
+        {
+            Daemon first = daemons.start(state, List.of());
             Api api = new Api(first.baseUrl(), first.adminToken());
             assertEquals(201, api.sendBytes("POST", "/v1/plugins", BundleJars.bundle("test.kept", "1.0.0", null)).status());
             assertEquals(200, api.sendBytes("PUT", "/v1/plugins/" + PROCBOX, procbox).status());
             assertEquals(0, first.stop());
         }
-        try (Daemon second = new Daemon(state, List.of()).start()) {
+        {
+            Daemon second = daemons.start(state, List.of());
             Api api = new Api(second.baseUrl(), second.adminToken());
             JsonNode kept = await(api, "test.kept", "1.0.0");
             assertEquals("vivarium:plugin:test.kept", kept.get("location").asText());

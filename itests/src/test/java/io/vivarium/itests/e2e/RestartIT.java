@@ -1,19 +1,27 @@
 package io.vivarium.itests.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Sandboxes outlive the daemon: a clean stop and a kill -9 both end in re-adoption. */
 class RestartIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     @TempDir
     Path state;
 
@@ -28,7 +36,8 @@ class RestartIT {
         String victim;
         long victimPid;
         String bgPid;
-        try (Daemon first = new Daemon(state, List.of()).start()) {
+        {
+            Daemon first = daemons.start(state, List.of());
             Api api = new Api(first.baseUrl(), first.adminToken());
             survivor = api.createSandbox();
             victim = api.createSandbox();
@@ -40,7 +49,8 @@ class RestartIT {
         assertTrue(Files.exists(Path.of("/proc", String.valueOf(victimPid))), "sandboxes keep running without the daemon");
         new ProcessBuilder("kill", "-9", String.valueOf(victimPid)).start().waitFor();
 
-        try (Daemon second = new Daemon(state, List.of()).start()) {
+        {
+            Daemon second = daemons.start(state, List.of());
             Api api = new Api(second.baseUrl(), second.adminToken());
             assertEquals("running", api.get("/v1/sandboxes/" + survivor).body().get("status").asText());
             assertEquals("alive", Api.sh(api, survivor, "kill -0 " + bgPid + " && echo alive").strip(),
@@ -53,12 +63,56 @@ class RestartIT {
             second.kill9();
         }
 
-        try (Daemon third = new Daemon(state, List.of()).start()) {
+        {
+            Daemon third = daemons.start(state, List.of());
             Api api = new Api(third.baseUrl(), third.adminToken());
             assertEquals(1, api.get("/v1/sandboxes").body().size());
             assertEquals("alive", Api.sh(api, survivor, "kill -0 " + bgPid + " && echo alive").strip(),
                     "still running after a kill -9 of the daemon");
             assertEquals(204, api.delete("/v1/sandboxes/" + survivor).status());
         }
+    }
+
+    @Test
+    void afterAKill9ASandboxThatDiedMeanwhileIsFailedWithItsReasonAndTheOtherIsReadopted() throws Exception {
+        Daemon first = daemons.start(state);
+        Api api = new Api(first.baseUrl(), first.adminToken());
+        String live = api.createSandbox();
+        String dead = api.createSandbox();
+        long livePid = pid(api, live);
+        long deadPid = pid(api, dead);
+        api.exec(live, "sh", "-c", "sleep 600 > /dev/null 2>&1 &");
+        long background = HostProcesses.theDescendant(livePid, "sleep 600");
+
+        first.kill9();
+        assertFalse(ProcessHandle.of(first.pid()).isPresent(), "the daemon's JVM is gone");
+        assertTrue(ProcessHandle.of(livePid).isPresent(), "sandboxes keep running without the daemon");
+        ProcessHandle deadInit = ProcessHandle.of(deadPid).orElseThrow();
+        deadInit.destroyForcibly();
+        deadInit.onExit().get(10, TimeUnit.SECONDS);
+
+        Daemon second = daemons.start(state);
+        api = new Api(second.baseUrl(), second.adminToken());
+        JsonNode failed = api.get("/v1/sandboxes/" + dead).body();
+        assertEquals("failed", failed.get("status").asText(), failed.toString());
+        String reason = failed.get("reason").asText();
+        assertTrue(reason.contains("init process " + deadPid + " is gone") && reason.contains("re-adopted"), reason);
+
+        JsonNode adopted = api.get("/v1/sandboxes/" + live).body();
+        assertEquals("running", adopted.get("status").asText(), adopted.toString());
+        assertEquals(livePid, adopted.get("pid").asLong(), "the same init process, re-adopted");
+        assertEquals("hi\n", api.exec(live, "echo", "hi").get("stdout").asText());
+        assertTrue(HostProcesses.runs(background, "sleep 600"), "the background process still runs");
+        assertEquals(List.of(background), HostProcesses.descendants(livePid, "sleep 600"));
+
+        assertEquals(204, api.delete("/v1/sandboxes/" + dead).status());
+        assertEquals(204, api.delete("/v1/sandboxes/" + live).status());
+        assertEquals(0, api.get("/v1/sandboxes").body().size());
+        assertFalse(ProcessHandle.of(livePid).isPresent(), "deleting it ends its processes");
+        assertEquals(List.of(), StateDirLeftovers.processes(state));
+    }
+
+    private static long pid(Api api, String id) throws Exception {
+        return api.get("/v1/sandboxes/" + id).body().get("pid").asLong();
     }
 }

@@ -11,14 +11,17 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Create, exec and delete process sandboxes through the assembled daemon. */
 class SandboxLifecycleIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     @TempDir
     static Path state;
     static Daemon daemon;
@@ -27,15 +30,8 @@ class SandboxLifecycleIT {
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        daemon = new Daemon(state, List.of()).deletingSandboxesOnClose().start();
+        daemon = daemons.start(state, List.of());
         api = new Api(daemon.baseUrl(), daemon.adminToken());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            daemon.close();
-        }
     }
 
     @Test

@@ -14,20 +14,27 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * End to end, as an operator would do it: 3 clients loop {@code POST /v1/sandboxes/{id}/exec true}
  * over 5 sandboxes while the procbox bundle is replaced 10 times through
  * {@code PUT /v1/plugins/io.vivarium.backend-procbox} (each time a new build: the shipped jar with
- * another Bundle-Version). Reports failed requests, the longest stall, and the time from the
+ * another Bundle-Version), with 30 execs completed before the first update and after each one. If
+ * an update fails the clients stop and the run fails. Reports failed requests, the longest stall, and the time from the
  * update request to the new version being listed by {@code GET /v1/backends}. Run with
  * {@code ./vivarium bench UpgradeBenchmark}; results to stdout and {@code target/bench/upgrade-e2e.md}.
  */
 class UpgradeBenchmark {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     static final int SANDBOXES = 5;
     static final int UPDATES = 10;
     static final int CLIENTS = 3;
+    /** Execs the clients complete before the first update and after each one. */
+    static final int BETWEEN_UPDATES = 30;
 
     @TempDir
     Path dir;
@@ -35,41 +42,42 @@ class UpgradeBenchmark {
     @Test
     void execLoadWhileTheBackendIsUpdated() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        try (Daemon daemon = new Daemon(dir.resolve("state"), List.of()).deletingSandboxesOnClose().start()) {
-            Api api = new Api(daemon.baseUrl(), daemon.adminToken());
-            List<String> ids = new ArrayList<>();
-            for (int i = 0; i < SANDBOXES; i++) {
-                String id = api.createSandbox();
-                api.exec(id, "sh", "-c", "sleep 600 > /dev/null 2>&1 & echo $! > /work/bg.pid");
-                ids.add(id);
-            }
-            List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
-            List<String> failures = Collections.synchronizedList(new ArrayList<>());
-            AtomicBoolean running = new AtomicBoolean(true);
-            AtomicInteger next = new AtomicInteger();
-            List<Thread> clients = new ArrayList<>();
-            for (int c = 0; c < CLIENTS; c++) {
-                Thread t = new Thread(() -> {
-                    while (running.get()) {
-                        String id = ids.get(next.getAndIncrement() % SANDBOXES);
-                        long t0 = System.nanoTime();
-                        try {
-                            Api.Response r = api.post("/v1/sandboxes/" + id + "/exec", "{\"args\":[\"true\"]}");
-                            if (r.status() != 200 || r.body().get("exit_code").asInt() != 0) {
-                                failures.add(r.status() + " " + r.raw().body());
-                            }
-                        } catch (Exception e) {
-                            failures.add(e.toString());
+        Daemon daemon = daemons.start(dir.resolve("state"), List.of());
+        Api api = new Api(daemon.baseUrl(), daemon.adminToken());
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < SANDBOXES; i++) {
+            String id = api.createSandbox();
+            api.exec(id, "sh", "-c", "sleep 600 > /dev/null 2>&1 & echo $! > /work/bg.pid");
+            ids.add(id);
+        }
+        List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
+        List<String> failures = Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean running = new AtomicBoolean(true);
+        AtomicInteger next = new AtomicInteger();
+        List<Thread> clients = new ArrayList<>();
+        for (int c = 0; c < CLIENTS; c++) {
+            Thread t = new Thread(() -> {
+                while (running.get()) {
+                    String id = ids.get(next.getAndIncrement() % SANDBOXES);
+                    long t0 = System.nanoTime();
+                    try {
+                        Api.Response r = api.post("/v1/sandboxes/" + id + "/exec", "{\"args\":[\"true\"]}");
+                        if (r.status() != 200 || r.body().get("exit_code").asInt() != 0) {
+                            failures.add(r.status() + " " + r.raw().body());
                         }
-                        latencies.add((System.nanoTime() - t0) / 1e6);
+                    } catch (Exception e) {
+                        failures.add(e.toString());
                     }
-                });
-                t.start();
-                clients.add(t);
-            }
-            Path shipped = BundleJars.shipped("backend-procbox");
-            List<Double> toAvailable = new ArrayList<>();
-            Thread.sleep(500);
+                    latencies.add((System.nanoTime() - t0) / 1e6);
+                }
+            });
+            t.start();
+            clients.add(t);
+        }
+        Path shipped = BundleJars.shipped("backend-procbox");
+        List<Double> toAvailable = new ArrayList<>();
+        try {
+            awaitRequests(latencies, BETWEEN_UPDATES);
             for (int u = 1; u <= UPDATES; u++) {
                 String version = "0.1.0.bench" + u;
                 byte[] jar = BundleJars.withVersion(shipped, version);
@@ -78,41 +86,52 @@ class UpgradeBenchmark {
                 if (r.status() != 200) {
                     throw new AssertionError("update failed: " + r.raw().body());
                 }
+                long deadline = t0 + 30_000_000_000L;
                 while (!listed(api, version)) {
-                    Thread.sleep(2);
+                    if (System.nanoTime() > deadline) {
+                        throw new AssertionError("procbox " + version + " not listed 30 s after its update");
+                    }
+                    Thread.sleep(2); // the poll interval of the measurement
                 }
                 toAvailable.add((System.nanoTime() - t0) / 1e6);
-                Thread.sleep(300);
+                awaitRequests(latencies, BETWEEN_UPDATES);
             }
+        } finally {
             running.set(false);
             for (Thread t : clients) {
                 t.join();
             }
-            for (String id : ids) {
-                String alive = Api.sh(api, id, "kill -0 $(cat /work/bg.pid) && echo alive").strip();
-                if (!alive.equals("alive")) {
-                    failures.add("background process of " + id + " is gone");
-                }
-            }
-            api.deleteAllSandboxes();
-            String report = String.join("\n",
-                    "| measurement | value |",
-                    "|---|---|",
-                    String.format("| exec requests during the run | %d |", latencies.size()),
-                    String.format("| failed requests (goal 0) | **%d** %s |", failures.size(),
-                            failures.isEmpty() ? "" : failures.subList(0, Math.min(3, failures.size())).toString()),
-                    String.format("| exec latency p50 / p99 | %.1f / %.1f ms |", pct(latencies, 50), pct(latencies, 99)),
-                    String.format("| longest stall (slowest single exec) | **%.1f ms** |",
-                            latencies.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
-                    String.format("| PUT /v1/plugins → new version in /v1/backends, p50 / max (goal < 500 ms) | **%.1f / %.1f ms** |",
-                            pct(toAvailable, 50), toAvailable.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
-                    "");
-            System.out.println(report);
-            Files.writeString(Files.createDirectories(Path.of("target", "bench")).resolve("upgrade-e2e.md"), report);
-            if (!failures.isEmpty()) {
-                throw new AssertionError("failed requests: " + failures);
+        }
+        for (String id : ids) {
+            String alive = Api.sh(api, id, "kill -0 $(cat /work/bg.pid) && echo alive").strip();
+            if (!alive.equals("alive")) {
+                failures.add("background process of " + id + " is gone");
             }
         }
+        api.deleteAllSandboxes();
+        String report = String.join("\n",
+                "| measurement | value |",
+                "|---|---|",
+                String.format("| exec requests during the run | %d |", latencies.size()),
+                String.format("| failed requests (goal 0) | **%d** %s |", failures.size(),
+                        failures.isEmpty() ? "" : failures.subList(0, Math.min(3, failures.size())).toString()),
+                String.format("| exec latency p50 / p99 | %.1f / %.1f ms |", pct(latencies, 50), pct(latencies, 99)),
+                String.format("| longest stall (slowest single exec) | **%.1f ms** |",
+                        latencies.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
+                String.format("| PUT /v1/plugins → new version in /v1/backends, p50 / max (goal < 500 ms) | **%.1f / %.1f ms** |",
+                        pct(toAvailable, 50), toAvailable.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
+                "");
+        System.out.println(report);
+        Files.writeString(Files.createDirectories(Path.of("target", "bench")).resolve("upgrade-e2e.md"), report);
+        if (!failures.isEmpty()) {
+            throw new AssertionError("failed requests: " + failures);
+        }
+    }
+
+    /** Waits (up to 60 s) until the clients have completed {@code n} more requests. */
+    private static void awaitRequests(List<Double> latencies, int n) throws Exception {
+        int target = latencies.size() + n;
+        DeployFolder.await(n + " exec requests", java.time.Duration.ofSeconds(60), () -> latencies.size() >= target ? true : null);
     }
 
     private static boolean listed(Api api, String version) throws Exception {

@@ -13,9 +13,9 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -25,6 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
  * with its jar, while procbox is untouched throughout.
  */
 class VendorBackendIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
     private static final String JAR = "example-backend.jar";
     private static final String NAME = "example-local";
     private static final Duration FILEINSTALL = Duration.ofSeconds(30);
@@ -39,19 +42,8 @@ class VendorBackendIT {
     static void start() throws Exception {
         Path deployDir = Files.createDirectories(dir.resolve("deploy"));
         deploy = new DeployFolder(deployDir);
-        daemon = new Daemon(dir.resolve("state"), deploy.daemonArgs()).start();
+        daemon = daemons.start(dir.resolve("state"), deploy.daemonArgs());
         api = new Api(daemon.baseUrl(), daemon.adminToken());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            try {
-                api.deleteAllSandboxes();
-            } finally {
-                daemon.close();
-            }
-        }
     }
 
     @Test

@@ -38,7 +38,7 @@ import org.osgi.framework.wiring.FrameworkWiring;
  * <p>It works through the system bundle's context, which stays valid while the framework runs,
  * because an update of the API bundle refreshes this bundle too, in the middle of the call.
  */
-final class PluginAdmin {
+final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
     private static final System.Logger LOG = System.getLogger(PluginAdmin.class.getName());
 
     /** Where plugins installed through the API are installed from (they are stored in {@link PluginStore}). */
@@ -57,6 +57,8 @@ final class PluginAdmin {
     private final FeatureCatalog catalog;
     private final EnabledFeatures enabled;
     private final PluginStore store;
+    /** Feature bundles replaced from the deploy folder: symbolic name → the jar that runs. */
+    private final Map<String, byte[]> deployed = new HashMap<>();
     private volatile boolean closed;
 
     PluginAdmin(BundleContext framework, FeatureCatalog catalog, EnabledFeatures enabled, PluginStore store) {
@@ -114,6 +116,38 @@ final class PluginAdmin {
         }
         changes.refresh(List.of(b));
         store.delete(symbolicName);
+    }
+
+    /**
+     * A jar in the deploy folder that is another version of a feature bundle: replaces the running
+     * bundle the way {@link #update} does (stop, update, refresh, resolve, start; undone if it does
+     * not resolve), instead of FileInstall installing it beside the running one. Not stored: the
+     * file in the folder is what keeps it, and applies it again at the next start.
+     */
+    @Override
+    public synchronized void deploy(byte[] jar) {
+        BundleIdentity incoming = BundleIdentity.of(jar);
+        Bundle b = find(incoming.symbolicName());
+        if (b == null) {
+            throw ApiException.conflict(incoming + " belongs to a feature that is not enabled; enable it, then put the"
+                    + " jar into the deploy folder again");
+        }
+        incoming.checkCanReplace(b.getVersion());
+        replace(b, incoming, jar, currentJar(b));
+        deployed.put(incoming.symbolicName(), jar);
+    }
+
+    /** The deploy folder's jar of a feature bundle is gone: the feature's own jar runs again. */
+    @Override
+    public synchronized void undeploy(String symbolicName) {
+        Bundle b = find(symbolicName);
+        Optional<FeatureBundle> fb = featureBundle(symbolicName);
+        if (b == null || fb.isEmpty()) {
+            return;
+        }
+        byte[] jar = jarOf(fb.get(), symbolicName);
+        replace(b, BundleIdentity.of(jar), jar, currentJar(b));
+        deployed.remove(symbolicName);
     }
 
     List<FeatureInfo> features() {
@@ -273,8 +307,15 @@ final class PluginAdmin {
         }
     }
 
-    /** The jar the bundle runs now, kept to undo a failed update: the stored one if it is that version, else its file. */
+    /**
+     * The jar the bundle runs now, kept to undo a failed update: the deployed or stored one if it
+     * is that version, else its file.
+     */
     private byte[] currentJar(Bundle b) {
+        byte[] fromDeploy = deployed.get(b.getSymbolicName());
+        if (fromDeploy != null && BundleIdentity.of(fromDeploy).version().equals(b.getVersion())) {
+            return fromDeploy;
+        }
         Optional<byte[]> stored = store.read(b.getSymbolicName());
         if (stored.isPresent() && BundleIdentity.of(stored.get()).version().equals(b.getVersion())) {
             return stored.get();
@@ -323,9 +364,14 @@ final class PluginAdmin {
         return out;
     }
 
-    private boolean isFeatureBundle(String symbolicName) {
+    @Override
+    public boolean isFeatureBundle(String symbolicName) {
+        return featureBundle(symbolicName).isPresent();
+    }
+
+    private Optional<FeatureBundle> featureBundle(String symbolicName) {
         return catalog.all().stream().flatMap(f -> f.bundles().stream())
-                .anyMatch(fb -> catalog.symbolicName(fb).equals(symbolicName));
+                .filter(fb -> catalog.symbolicName(fb).equals(symbolicName)).findFirst();
     }
 
     private Bundle find(String symbolicName) {

@@ -8,8 +8,10 @@ import io.vivarium.api.FeatureInfo;
 import io.vivarium.api.PluginInfo;
 import io.vivarium.api.PluginService;
 
+import org.apache.felix.fileinstall.ArtifactInstaller;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -17,12 +19,15 @@ import org.osgi.service.component.annotations.Deactivate;
 /**
  * The {@link PluginService}: {@link PluginAdmin} on the folders the launcher passes as framework
  * properties ({@code vivarium.state.dir}, {@code vivarium.features.dir}, {@code vivarium.system.dir})
- * and the features it started ({@code vivarium.features}).
+ * and the features it started ({@code vivarium.features}); and the deploy folder's installer of
+ * feature bundles ({@link FeatureBundleDeployer}) on the same admin, so that changes from both are
+ * serialised.
  */
 @Component(service = PluginService.class)
 public class PluginServiceComponent implements PluginService {
 
     private final PluginAdmin admin;
+    private final ServiceRegistration<ArtifactInstaller> deployer;
 
     @Activate
     public PluginServiceComponent(BundleContext context) {
@@ -31,6 +36,7 @@ public class PluginServiceComponent implements PluginService {
                 new FeatureCatalog(path(context, "vivarium.features.dir"), path(context, "vivarium.system.dir")),
                 new EnabledFeatures(state.resolve("features.json"), names(context.getProperty("vivarium.features"))),
                 new PluginStore(state.resolve("plugins")));
+        deployer = context.registerService(ArtifactInstaller.class, new FeatureBundleDeployer(admin), null);
         // Not on the activating thread: that is the framework's start-level thread, which also runs
         // the refreshes a restore waits for.
         Thread restore = new Thread(admin::restore, "vivarium-plugins-restore");
@@ -40,6 +46,7 @@ public class PluginServiceComponent implements PluginService {
 
     @Deactivate
     void deactivate() {
+        deployer.unregister();
         admin.close();
     }
 

@@ -58,6 +58,16 @@ final class SandboxCommands {
         List<String> argv = new ArrayList<>(List.of(SETSID, "-f"));
         argv.addAll(recording(files, cgroup));
         argv.addAll(reportingBwrap());
+        argv.addAll(sandbox(workDir, sandboxId, uid, gid, userNamespace, SANDBOX_COMMAND));
+        return argv;
+    }
+
+    /**
+     * The bubblewrap options of a sandbox (namespaces, filesystem, hostname, user) followed by
+     * {@code command}: what {@link #launch} gives the bwrap it starts.
+     */
+    List<String> sandbox(Path workDir, String sandboxId, int uid, int gid, boolean userNamespace, List<String> command) {
+        List<String> argv = new ArrayList<>();
         if (userNamespace) {
             // uid 0 inside maps to the daemon's uid; any other uid would make bwrap nest a second
             // user namespace, which nsenter cannot then enter without privileges
@@ -70,7 +80,7 @@ final class SandboxCommands {
                 "--hostname", sandboxId.length() > MAX_HOSTNAME ? sandboxId.substring(0, MAX_HOSTNAME) : sandboxId,
                 "--"));
         argv.addAll(dropPrivileges(uid, gid, userNamespace));
-        argv.addAll(SANDBOX_COMMAND);
+        argv.addAll(command);
         return argv;
     }
 

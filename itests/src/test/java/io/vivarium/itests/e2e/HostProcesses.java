@@ -1,0 +1,43 @@
+package io.vivarium.itests.e2e;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/** Processes on the host as /proc shows them (command lines with their arguments, unlike {@code ps -o comm}). */
+final class HostProcesses {
+    private HostProcesses() {
+    }
+
+    /** {@code /proc/PID/cmdline} with spaces between the arguments; empty once the process is gone. */
+    static String cmdline(long pid) {
+        try {
+            return new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")), StandardCharsets.UTF_8)
+                    .replace('\0', ' ').strip();
+        } catch (IOException gone) {
+            return "";
+        }
+    }
+
+    /** The descendants of {@code ancestor} whose command line is exactly {@code command}. */
+    static List<Long> descendants(long ancestor, String command) {
+        return ProcessHandle.of(ancestor).stream().flatMap(ProcessHandle::descendants).map(ProcessHandle::pid)
+                .filter(pid -> command.equals(cmdline(pid))).toList();
+    }
+
+    /** The one descendant of {@code ancestor} running {@code command}, e.g. a sandbox's background process. */
+    static long theDescendant(long ancestor, String command) {
+        List<Long> found = descendants(ancestor, command);
+        if (found.size() != 1) {
+            throw new AssertionError("expected one '" + command + "' under process " + ancestor + ", found " + found);
+        }
+        return found.get(0);
+    }
+
+    /** Still the same process: it exists and runs {@code command}. */
+    static boolean runs(long pid, String command) {
+        return command.equals(cmdline(pid));
+    }
+}
