@@ -10,9 +10,9 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -21,6 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DefaultBackendIT {
     private static final String NAME = "example-local";
+
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
 
     @TempDir
     static Path dir;
@@ -32,21 +35,11 @@ class DefaultBackendIT {
         DeployFolder deploy = new DeployFolder(Files.createDirectories(dir.resolve("deploy")));
         List<String> args = new java.util.ArrayList<>(List.of("--features", "core,api-v1,fingerprint-sha256"));
         args.addAll(deploy.daemonArgs());
-        daemon = new Daemon(dir.resolve("state"), args).start();
+        daemon = daemons.start(dir.resolve("state"), args);
         api = new Api(daemon.baseUrl(), daemon.adminToken());
         deploy.deploy(DeployFolder.exampleJar("backend"), "example-backend.jar");
     }
 
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            try {
-                api.deleteAllSandboxes();
-            } finally {
-                daemon.close();
-            }
-        }
-    }
 
     @Test
     void aCreateThatNamesNoBackendUsesTheOnlyOne() throws Exception {

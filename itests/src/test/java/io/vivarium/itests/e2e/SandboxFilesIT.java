@@ -13,10 +13,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -27,6 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
 class SandboxFilesIT {
     /** SandboxService.MAX_FILE_BYTES */
     private static final int MAX_FILE_BYTES = 64 << 20;
+
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
 
     @TempDir
     static Path dir;
@@ -41,23 +44,13 @@ class SandboxFilesIT {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         Path tokens = dir.resolve("tokens.txt");
         Files.writeString(tokens, "acme-admin acme admin\nacme-user acme user\nglobex-admin globex admin\n");
-        daemon = new Daemon(dir.resolve("state"), List.of("--token-file", tokens.toString())).start();
+        daemon = daemons.start(dir.resolve("state"), List.of("--token-file", tokens.toString()));
         admin = new Api(daemon.baseUrl(), "acme-admin");
         user = admin.as("acme-user");
         otherTenant = admin.as("globex-admin");
         id = admin.createSandbox();
     }
 
-    @AfterAll
-    static void stop() throws Exception {
-        if (daemon != null) {
-            try {
-                admin.deleteAllSandboxes();
-            } finally {
-                daemon.close();
-            }
-        }
-    }
 
     private static String files(String path) {
         return "/v1/sandboxes/" + id + "/files?path=" + URLEncoder.encode(path, StandardCharsets.UTF_8);
