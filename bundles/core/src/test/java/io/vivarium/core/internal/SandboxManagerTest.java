@@ -18,6 +18,7 @@ import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.testkit.FakeBackend;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

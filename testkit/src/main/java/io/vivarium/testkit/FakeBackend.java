@@ -1,9 +1,10 @@
-package io.vivarium.core.internal;
+package io.vivarium.testkit;
 
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.vivarium.api.ExecRequest;
@@ -18,19 +19,27 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 
-/** An in-memory backend: "processes" are pids in a set shared across backend versions. */
-final class FakeBackend implements SandboxBackend {
-    static final AtomicLong PIDS = new AtomicLong(1000);
+/**
+ * An in-memory backend for tests of core: "processes" are pids in a set that several backend
+ * objects (an old and an upgraded version) can share, and exec runs nothing: it records the
+ * request and echoes its argv. It passes {@link SandboxBackendSuite} with
+ * {@link SandboxBackendSuite.Feature#PROCESSES} declared missing.
+ */
+public final class FakeBackend implements SandboxBackend {
+    private static final AtomicLong PIDS = new AtomicLong(1000);
 
-    final Set<Long> running;
-    final List<ExecRequest> execs = new java.util.concurrent.CopyOnWriteArrayList<>();
-    volatile RuntimeException failCreate;
+    /** The pids of the live instances; shared by the backends given the same set. */
+    public final Set<Long> running;
+    /** Every request exec received, in order. */
+    public final List<ExecRequest> execs = new CopyOnWriteArrayList<>();
+    /** When set, create throws it. */
+    public volatile RuntimeException failCreate;
 
-    FakeBackend(Set<Long> running) {
+    public FakeBackend(Set<Long> running) {
         this.running = running;
     }
 
-    FakeBackend() {
+    public FakeBackend() {
         this(ConcurrentHashMap.newKeySet());
     }
 
