@@ -30,6 +30,8 @@ public final class FakeBackend implements SandboxBackend {
 
     /** The pids of the live instances; shared by the backends given the same set. */
     public final Set<Long> running;
+    /** Every spec create received, in order. */
+    public final List<InstanceSpec> creates = new CopyOnWriteArrayList<>();
     /** Every request exec received, in order. */
     public final List<ExecRequest> execs = new CopyOnWriteArrayList<>();
     /** When set, create throws it. */
@@ -60,6 +62,7 @@ public final class FakeBackend implements SandboxBackend {
 
     @Override
     public SandboxInstance create(InstanceSpec spec) {
+        creates.add(spec);
         if (failCreate != null) {
             throw failCreate;
         }

@@ -3,12 +3,23 @@ package io.vivarium.api.spi;
 import java.nio.file.Path;
 
 /**
- * What core asks a backend to create.
+ * What core asks a backend to create. A null limit means the backend's own default; a backend
+ * that cannot enforce a limit it was given throws {@link io.vivarium.api.ApiException} 501 from
+ * {@link SandboxBackend#create} rather than create an instance without it.
  *
  * @param id the sandbox id core chose (lower-case letters, digits and dashes)
  * @param dir a private directory for this instance's files (workspace, sockets, logs); it lives
  *        beside core's record and is removed by core after {@link SandboxBackend#destroy}
  * @param memoryLimitMib memory limit, or null for none
+ * @param pidsLimit most processes and threads the instance may have at once, or null for the default
+ * @param diskLimitMib size of the instance's workspace in MiB, or null for the default
  */
-public record InstanceSpec(String id, Path dir, Integer memoryLimitMib) {
+public record InstanceSpec(String id, Path dir, Integer memoryLimitMib,
+        // limits added in 1.2 (issue 7)
+        Integer pidsLimit, Integer diskLimitMib) {
+
+    /** The 1.1 shape, with the backend's default pids and disk limits. */
+    public InstanceSpec(String id, Path dir, Integer memoryLimitMib) {
+        this(id, dir, memoryLimitMib, null, null);
+    }
 }

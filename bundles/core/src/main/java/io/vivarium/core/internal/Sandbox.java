@@ -61,7 +61,8 @@ final class Sandbox {
     }
 
     InstanceSpec spec(SandboxStore store) {
-        return new InstanceSpec(record.id(), store.dirOf(record.id()), record.memoryLimitMib());
+        return new InstanceSpec(record.id(), store.dirOf(record.id()), record.memoryLimitMib(), record.pidsLimit(),
+                record.diskLimitMib());
     }
 
     SandboxStatus status() {

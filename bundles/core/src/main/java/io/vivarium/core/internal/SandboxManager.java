@@ -75,6 +75,11 @@ public class SandboxManager implements SandboxService {
     }
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
+    /** A sandbox needs a few processes of its own (init, keep-alive, the exec's entry) before any command runs. */
+    static final int MIN_PIDS_LIMIT = 16;
+    static final int MAX_PIDS_LIMIT = 1 << 22;
+    static final int MIN_DISK_LIMIT_MIB = 16;
+    static final int MAX_DISK_LIMIT_MIB = 1 << 24;
 
     private final BackendRegistry registry = new BackendRegistry();
     private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
@@ -247,8 +252,10 @@ public class SandboxManager implements SandboxService {
                         + " on this host (no writable memory cgroup); omit it to create the sandbox without a limit");
             }
         }
+        Integer pids = inRange("pids_limit", req.pidsLimit(), MIN_PIDS_LIMIT, MAX_PIDS_LIMIT);
+        Integer disk = inRange("disk_limit_mib", req.diskLimitMib(), MIN_DISK_LIMIT_MIB, MAX_DISK_LIMIT_MIB);
         String id = SandboxIds.next();
-        var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(), mem,
+        var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(), mem, pids, disk,
                 SandboxRecord.CREATING, emptyState(), SandboxStatus.RUNNING, null);
         Sandbox sb = new Sandbox(record);
         sb.lifecycle.lock();
@@ -284,6 +291,14 @@ public class SandboxManager implements SandboxService {
         } finally {
             sb.lifecycle.unlock();
         }
+    }
+
+    /** {@code value} if it is null or within [min, max]; a 400 naming {@code field} otherwise. */
+    private static Integer inRange(String field, Integer value, int min, int max) {
+        if (value != null && (value < min || value > max)) {
+            throw ApiException.badRequest(field + " must be between " + min + " and " + max + ", got " + value);
+        }
+        return value;
     }
 
     /** Removes what a failed create left; the original failure is what the caller sees. */

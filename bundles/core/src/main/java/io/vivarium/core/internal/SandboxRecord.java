@@ -6,22 +6,24 @@ import io.vivarium.api.spi.InstanceState;
 /**
  * What core persists about a sandbox ({@code sandboxes/<id>/sandbox.json}).
  *
+ * @param pidsLimit the pids limit asked for at create, or null for the backend's default
+ * @param diskLimitMib the workspace size asked for at create, or null for the backend's default
  * @param phase {@code creating} until the backend has answered, then {@code created}; a record
  *        still {@code creating} at start-up belongs to a create the daemon did not finish
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
-        String phase, InstanceState state, SandboxStatus status, String reason) {
+        Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
-        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, CREATED, newState,
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, pidsLimit, diskLimitMib, CREATED, newState,
                 SandboxStatus.RUNNING, null);
     }
 
     SandboxRecord failed(String why) {
-        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, phase, state,
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, pidsLimit, diskLimitMib, phase, state,
                 SandboxStatus.FAILED, why);
     }
 }

@@ -114,7 +114,7 @@ class SandboxManagerTest {
         String id = first.create(ALICE, null).id();
         var store = new SandboxStore(state);
         var r = first.get(ALICE, id);
-        store.save(new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, SandboxRecord.CREATING,
+        store.save(new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null, SandboxRecord.CREATING,
                 new io.vivarium.api.spi.InstanceState(0, Map.of()), io.vivarium.api.SandboxStatus.RUNNING, null));
         SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
         assertTrue(second.list(ALICE).isEmpty());
@@ -173,6 +173,25 @@ class SandboxManagerTest {
         assertTrue(unknown.getMessage().contains("installed: fake"), unknown.getMessage());
         assertEquals(400, assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest(null, 1))).status());
         assertEquals(64, m.create(ALICE, new CreateSandboxRequest(null, 64)).memoryLimitMib());
+    }
+
+    @Test
+    void pidsAndDiskLimitsAreCheckedAndReachTheBackend() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        ApiException pids = assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest(null, null, 2, null)));
+        assertEquals(400, pids.status());
+        assertTrue(pids.getMessage().startsWith("pids_limit must be between 16 and "), pids.getMessage());
+        ApiException disk = assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, 0)));
+        assertEquals(400, disk.status());
+        assertTrue(disk.getMessage().startsWith("disk_limit_mib must be between 16 and "), disk.getMessage());
+        assertTrue(backend.creates.isEmpty(), "a bad limit never reaches the backend");
+
+        m.create(ALICE, new CreateSandboxRequest(null, null, 100, 256));
+        assertEquals(100, backend.creates.get(0).pidsLimit());
+        assertEquals(256, backend.creates.get(0).diskLimitMib());
+        m.create(ALICE, null);
+        assertEquals(null, backend.creates.get(1).pidsLimit(), "no limit asked: the backend's default");
+        assertEquals(null, backend.creates.get(1).diskLimitMib());
     }
 
     @Test
