@@ -303,7 +303,11 @@ public abstract class SandboxBackendSuite {
     @Test
     void aNewBackendAdoptsALiveInstance() throws Exception {
         Created c = create();
-        String pid = lacks().containsKey(Feature.PROCESSES) ? null : startBackground(c.instance());
+        boolean processes = !lacks().containsKey(Feature.PROCESSES);
+        String pid = processes ? startBackground(c.instance()) : null;
+        if (processes) {
+            assertEquals(0, exec(c.instance(), "/bin/sh", "-c", "echo kept > kept").exitCode());
+        }
         InstanceState persisted = c.instance().state();
 
         SandboxBackend next = newBackend(stateDir);
@@ -315,8 +319,8 @@ public abstract class SandboxBackendSuite {
         assertTrue(adopted.alive());
         assertTrue(adopted.channel().ping().pong());
         assertEquals(persisted, adopted.state(), "adoption finds the same instance, not a new one");
-        if (pid != null) {
-            assertEquals("ok\n", exec(adopted, "/bin/echo", "ok").stdout());
+        if (processes) {
+            assertEquals("kept\n", exec(adopted, "/bin/cat", "kept").stdout(), "the workspace survives the adoption");
             assertTrue(processRuns(adopted, pid), "a background process survives the adoption");
         }
     }
