@@ -26,15 +26,24 @@ class ProcboxLatencyTest {
     @Test
     void measure() throws IOException {
         Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
-        ProcboxBackend bare = backend(0, 0);
+        ProcboxBackend unlimited = backend(0, 0);
         ProcboxBackend defaults = ProcboxSandboxTest.rootBackend();
         ExecRequest trueRequest = new ExecRequest(List.of("true"), 10, Map.of("PATH", "/usr/bin:/bin"), "/work", null,
                 1000);
         double[] creates = new double[20];
         double[] destroys = new double[20];
+        double[] bare = new double[20];
+        for (int i = 0; i < bare.length; i++) {
+            long start = System.nanoTime();
+            ProcessRunner.run(List.of("/usr/bin/setsid", "/usr/bin/bwrap", "--unshare-all", "--ro-bind", "/", "/",
+                    "--tmpfs", "/tmp", "--bind", tmp.toString(), "/work", "true"), Map.of(), null,
+                    java.time.Duration.ofSeconds(10), 1000);
+            bare[i] = millisSince(start);
+        }
+        System.out.printf("bare bwrap spawn (setsid bwrap --unshare-all ... true): %s%n", stats(bare));
         record Variant(String label, ProcboxBackend backend, Integer memoryLimitMib) {
         }
-        for (Variant variant : List.of(new Variant("no limits", bare, null),
+        for (Variant variant : List.of(new Variant("no limits", unlimited, null),
                 new Variant("pids limit only", backend(ProcboxSettings.DEFAULT_PIDS_LIMIT, 0), null),
                 new Variant("default pids + 1 GiB workspace", defaults, null),
                 new Variant("defaults + memory limit", defaults, 256))) {
