@@ -119,12 +119,14 @@ final class ProcboxBackend implements SandboxBackend {
             return new ProcboxInstance(spec.id(), spec.dir(),
                     new SandboxRecord(init, uid, gid, cgroup, pidsCgroup, userNamespace), commands);
         } catch (RuntimeException e) {
-            for (Path made : new Path[] {cgroup, pidsCgroup}) {
-                if (made != null) {
-                    LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
-                }
+            for (Path made : SandboxRecord.cgroups(cgroup, pidsCgroup)) {
+                LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
             }
-            unmountWorkspace(spec);
+            try {
+                unmountWorkspace(spec);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
             throw e;
         }
     }
