@@ -66,7 +66,12 @@ public abstract class SandboxBackendSuite {
          * The instance has a resident process its guest channel talks to (an agent, or a
          * keep-alive whose namespaces exec enters) that {@link #killAgent} can kill.
          */
-        AGENT
+        AGENT,
+        /**
+         * The instance enforces {@link InstanceSpec#pidsLimit()} (forks past it fail inside) and
+         * {@link InstanceSpec#diskLimitMib()} (writing past it fails with ENOSPC inside).
+         */
+        LIMITS
     }
 
     /** How long a condition that should come about promptly may take on a loaded machine. */
@@ -117,8 +122,8 @@ public abstract class SandboxBackendSuite {
     }
 
     /** The spec of a new instance; override to exercise a backend's own options. */
-    protected InstanceSpec spec(String id, Path dir) {
-        return new InstanceSpec(id, dir, null);
+    protected InstanceSpec spec(String id, Path dir, Integer pidsLimit, Integer diskLimitMib) {
+        return new InstanceSpec(id, dir, null, pidsLimit, diskLimitMib);
     }
 
     @BeforeEach
@@ -352,7 +357,7 @@ public abstract class SandboxBackendSuite {
     @Test
     void destroyWithAnEmptyStateCleansUpAnInterruptedCreate() throws IOException {
         String id = newId();
-        InstanceSpec spec = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)));
+        InstanceSpec spec = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), null, null);
         backend.destroy(spec, new InstanceState(0, Map.of()));
         deleteTree(spec.dir());
     }
@@ -366,6 +371,33 @@ public abstract class SandboxBackendSuite {
                 () -> !i.alive() || usable(i));
     }
 
+    @Test
+    void forksPastThePidsLimitFailInside() throws IOException {
+        need(Feature.PROCESSES);
+        need(Feature.LIMITS);
+        SandboxInstance i = create(32, null).instance();
+        // the forks run in a subshell, which exits at the first refused fork; the count and the
+        // clean-up after it use only shell builtins, which need no fork
+        ExecResult r = exec(i, "/bin/sh", "-c", "(n=0; while [ $n -lt 100 ]; do sleep 60 >/dev/null 2>&1 & "
+                + "echo $! >> started; n=$((n+1)); done) 2>/dev/null; "
+                + "n=0; while read p; do n=$((n+1)); kill -9 $p; done < started; echo $n");
+        int started = Integer.parseInt(r.stdout().strip());
+        assertTrue(started >= 1 && started < 32, "at most the limit of 32 tasks could be started, got " + started + ": " + r);
+        awaitTrue("the sandbox forks again once its tasks are gone", () -> usable(i));
+    }
+
+    @Test
+    void writingPastTheDiskLimitGivesEnospcInside() throws IOException {
+        need(Feature.PROCESSES);
+        need(Feature.LIMITS);
+        SandboxInstance i = create(null, 32).instance();
+        ExecResult fill = exec(i, "/bin/sh", "-c", "dd if=/dev/zero of=fill bs=1M count=64 2>&1; echo status $?");
+        assertTrue(fill.stdout().contains("No space left on device"), fill.stdout());
+        assertFalse(fill.stdout().contains("status 0"), fill.stdout());
+        assertEquals(0, exec(i, "/bin/rm", "fill").exitCode(), "freeing the space works");
+        assertEquals(0, exec(i, "/bin/sh", "-c", "echo again > again").exitCode(), "and writing works again");
+    }
+
     // ---- helpers for the checks and for subclasses -------------------------------------------
 
     /** Skips the running check, with the backend's reason, if it lacks {@code feature}. */
@@ -374,10 +406,16 @@ public abstract class SandboxBackendSuite {
         Assumptions.assumeTrue(reason == null, () -> backend.name() + " lacks " + feature + ": " + reason);
     }
 
-    /** Creates an instance that the kit destroys after the check. */
+    /** Creates an instance with the backend's default limits, which the kit destroys after the check. */
     protected final Created create() throws IOException {
+        return create(null, null);
+    }
+
+    /** Creates an instance with these limits (null for the backend's default), which the kit destroys after the check. */
+    protected final Created create(Integer pidsLimit, Integer diskLimitMib) throws IOException {
         String id = newId();
-        InstanceSpec spec = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)));
+        InstanceSpec spec = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), pidsLimit,
+                diskLimitMib);
         Created c = new Created(spec, backend.create(spec));
         created.add(c);
         return c;

@@ -22,7 +22,8 @@ class FakeBackendConformanceTest extends SandboxBackendSuite {
     @Override
     protected Map<Feature, String> lacks() {
         return Map.of(Feature.PROCESSES, "the fake runs no processes: exec echoes its argv",
-                Feature.AGENT, "the fake has no resident process");
+                Feature.AGENT, "the fake has no resident process",
+                Feature.LIMITS, "the fake enforces no limits");
     }
 
     @Override

@@ -21,7 +21,8 @@ class LocalProcessBackendConformanceTest extends SandboxBackendSuite {
 
     @Override
     protected Map<Feature, String> lacks() {
-        return Map.of(Feature.AGENT, "an example-local sandbox is a directory, with no resident process");
+        return Map.of(Feature.AGENT, "an example-local sandbox is a directory, with no resident process",
+                Feature.LIMITS, "example-local enforces no limits: its commands are plain host processes");
     }
 
     /** An example-local instance lives as long as its directory. */
