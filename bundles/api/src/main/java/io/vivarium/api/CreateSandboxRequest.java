@@ -2,19 +2,25 @@ package io.vivarium.api;
 
 /**
  * Body of {@code POST /v1/sandboxes}. Every field is optional; a null backend means the configured
- * default backend, or the only registered one. A backend that cannot honour {@code vcpus} or
- * {@code image} (see its {@link io.vivarium.api.spi.Capabilities}) makes the create a 400.
+ * default backend, or the only registered one, and a null limit means the backend's default for it.
+ * A backend that cannot honour {@code vcpus} or {@code image} (see its
+ * {@link io.vivarium.api.spi.Capabilities}) makes the create a 400.
  *
  * @param backend name of the backend (see {@code GET /v1/backends})
  * @param memoryLimitMib memory limit for the whole sandbox, in MiB
  * @param vcpus virtual CPUs of a machine (1 to 64), or null for the backend's default; since 1.3
  * @param image name of the image or template the sandbox starts from (a guest image of a VM
  *        backend), or null for the backend's default; since 1.3
+ * @param pidsLimit most processes and threads the sandbox may have at once; a fork bomb stops
+ *        there; since 1.3
+ * @param diskLimitMib size of the sandbox's workspace, in MiB; writing past it fails with ENOSPC
+ *        inside the sandbox; since 1.3
  */
-public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image) {
+public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image,
+        Integer pidsLimit, Integer diskLimitMib) {
 
-    /** The request of API 1.2 (no vcpus, no image). */
+    /** The request of API 1.2 (no vcpus, image or pids and disk limits). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib) {
-        this(backend, memoryLimitMib, null, null);
+        this(backend, memoryLimitMib, null, null, null, null);
     }
 }

@@ -3,7 +3,9 @@ package io.vivarium.api.spi;
 import java.nio.file.Path;
 
 /**
- * What core asks a backend to create.
+ * What core asks a backend to create. A null limit means the backend's own default; a backend
+ * that cannot enforce a limit it was given throws {@link io.vivarium.api.ApiException} 501 from
+ * {@link SandboxBackend#create} rather than create an instance without it.
  *
  * @param id the sandbox id core chose (lower-case letters, digits and dashes)
  * @param dir a private directory for this instance's files (workspace, sockets, logs); it lives
@@ -13,11 +15,15 @@ import java.nio.file.Path;
  *        {@link Capabilities#vcpus()} is true; since 1.2
  * @param image image or template name, or null for the backend's default; only set for a backend
  *        whose {@link Capabilities#images()} is true; since 1.2
+ * @param pidsLimit most processes and threads the instance may have at once, or null for the
+ *        default; since 1.2
+ * @param diskLimitMib size of the instance's workspace in MiB, or null for the default; since 1.2
  */
-public record InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image) {
+public record InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image,
+        Integer pidsLimit, Integer diskLimitMib) {
 
-    /** The spec of SPI 1.1 (no vcpus, no image). */
+    /** The spec of SPI 1.1 (no vcpus, image or pids and disk limits). */
     public InstanceSpec(String id, Path dir, Integer memoryLimitMib) {
-        this(id, dir, memoryLimitMib, null, null);
+        this(id, dir, memoryLimitMib, null, null, null, null);
     }
 }

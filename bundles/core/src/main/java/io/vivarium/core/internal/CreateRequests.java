@@ -11,6 +11,11 @@ final class CreateRequests {
     static final int MIN_MEMORY_MIB = 16;
     static final int MAX_MEMORY_MIB = 1 << 20;
     static final int MAX_VCPUS = 256;
+    /** A sandbox needs a few processes of its own (init, keep-alive, the exec's entry) before any command runs. */
+    static final int MIN_PIDS_LIMIT = 16;
+    static final int MAX_PIDS_LIMIT = 1 << 22;
+    static final int MIN_DISK_LIMIT_MIB = 16;
+    static final int MAX_DISK_LIMIT_MIB = 1 << 24;
     /** An image or template name: a plain name, never a path. */
     static final Pattern IMAGE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
@@ -29,6 +34,8 @@ final class CreateRequests {
                         + " on this host (no writable memory cgroup); omit it to create the sandbox without a limit");
             }
         }
+        inRange("pids_limit", req.pidsLimit(), MIN_PIDS_LIMIT, MAX_PIDS_LIMIT);
+        inRange("disk_limit_mib", req.diskLimitMib(), MIN_DISK_LIMIT_MIB, MAX_DISK_LIMIT_MIB);
         Integer vcpus = req.vcpus();
         if (vcpus != null) {
             if (vcpus < 1 || vcpus > MAX_VCPUS) {
@@ -49,6 +56,12 @@ final class CreateRequests {
                 throw ApiException.badRequest("image is not supported by backend " + backend
                         + " (it has no images or templates); omit it");
             }
+        }
+    }
+
+    private static void inRange(String field, Integer value, int min, int max) {
+        if (value != null && (value < min || value > max)) {
+            throw ApiException.badRequest(field + " must be between " + min + " and " + max + ", got " + value);
         }
     }
 }

@@ -62,7 +62,7 @@ final class Sandbox {
 
     InstanceSpec spec(SandboxStore store) {
         return new InstanceSpec(record.id(), store.dirOf(record.id()), record.memoryLimitMib(), record.vcpus(),
-                record.image());
+                record.image(), record.pidsLimit(), record.diskLimitMib());
     }
 
     SandboxStatus status() {

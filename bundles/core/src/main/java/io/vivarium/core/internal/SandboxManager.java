@@ -249,7 +249,8 @@ public class SandboxManager implements SandboxService {
         CreateRequests.check(req, e.name(), e.backend().capabilities());
         String id = SandboxIds.next();
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
-                req.memoryLimitMib(), req.vcpus(), req.image(), SandboxRecord.CREATING, emptyState(),
+                req.memoryLimitMib(), req.vcpus(), req.image(), req.pidsLimit(), req.diskLimitMib(),
+                SandboxRecord.CREATING, emptyState(),
                 SandboxStatus.RUNNING, null);
         Sandbox sb = new Sandbox(record);
         sb.lifecycle.lock();
@@ -288,6 +289,7 @@ public class SandboxManager implements SandboxService {
         }
     }
 
+    /** {@code value} if it is null or within [min, max]; a 400 naming {@code field} otherwise. */
     /** Removes what a failed create left; the original failure is what the caller sees. */
     private RuntimeException undoCreate(Sandbox sb, BackendRegistry.Entry e, InstanceState state, RuntimeException cause) {
         try {

@@ -6,22 +6,24 @@ import io.vivarium.api.spi.InstanceState;
 /**
  * What core persists about a sandbox ({@code sandboxes/<id>/sandbox.json}).
  *
+ * @param pidsLimit the pids limit asked for at create, or null for the backend's default
+ * @param diskLimitMib the workspace size asked for at create, or null for the backend's default
  * @param phase {@code creating} until the backend has answered, then {@code created}; a record
  *        still {@code creating} at start-up belongs to a create the daemon did not finish
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
-        Integer vcpus, String image, String phase, InstanceState state, SandboxStatus status, String reason) {
+        Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
-        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, CREATED, newState,
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, CREATED, newState,
                 SandboxStatus.RUNNING, null);
     }
 
     SandboxRecord failed(String why) {
-        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, phase, state,
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
                 SandboxStatus.FAILED, why);
     }
 }

@@ -22,6 +22,7 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.testkit.FakeBackend;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -117,7 +118,7 @@ class SandboxManagerTest {
         String id = first.create(ALICE, null).id();
         var store = new SandboxStore(state);
         var r = first.get(ALICE, id);
-        store.save(new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null, SandboxRecord.CREATING,
+        store.save(new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null, null, null, SandboxRecord.CREATING,
                 new io.vivarium.api.spi.InstanceState(0, Map.of()), io.vivarium.api.SandboxStatus.RUNNING, null));
         SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
         assertTrue(second.list(ALICE).isEmpty());
@@ -179,6 +180,25 @@ class SandboxManagerTest {
     }
 
     @Test
+    void pidsAndDiskLimitsAreCheckedAndReachTheBackend() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        ApiException pids = assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, null, 2, null)));
+        assertEquals(400, pids.status());
+        assertTrue(pids.getMessage().startsWith("pids_limit must be between 16 and "), pids.getMessage());
+        ApiException disk = assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, null, null, 0)));
+        assertEquals(400, disk.status());
+        assertTrue(disk.getMessage().startsWith("disk_limit_mib must be between 16 and "), disk.getMessage());
+        assertTrue(backend.creates.isEmpty(), "a bad limit never reaches the backend");
+
+        m.create(ALICE, new CreateSandboxRequest(null, null, null, null, 100, 256));
+        assertEquals(100, backend.creates.get(0).pidsLimit());
+        assertEquals(256, backend.creates.get(0).diskLimitMib());
+        m.create(ALICE, null);
+        assertEquals(null, backend.creates.get(1).pidsLimit(), "no limit asked: the backend's default");
+        assertEquals(null, backend.creates.get(1).diskLimitMib());
+    }
+
+    @Test
     void execValidation() throws Exception {
         SandboxManager m = started(backend, 1, Duration.ZERO);
         String id = m.create(ALICE, null).id();
@@ -231,23 +251,23 @@ class SandboxManagerTest {
     void vcpusAndImageReachOnlyABackendThatHonoursThem() throws Exception {
         SandboxManager m = started(backend, 1, Duration.ZERO);
         ApiException vcpus = assertThrows(ApiException.class,
-                () -> m.create(ALICE, new CreateSandboxRequest(null, null, 2, null)));
+                () -> m.create(ALICE, new CreateSandboxRequest(null, null, 2, null, null, null)));
         assertEquals(400, vcpus.status());
         assertTrue(vcpus.getMessage().contains("vcpus is not supported by backend fake"), vcpus.getMessage());
         assertEquals(400, assertThrows(ApiException.class,
-                () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, "debian"))).status());
-        assertTrue(backend.created.isEmpty());
+                () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, "debian", null, null))).status());
+        assertTrue(backend.creates.isEmpty());
 
         backend.capabilities = new Capabilities(true, false, false, false, false, false, false, false, true, true, true);
-        for (CreateSandboxRequest bad : List.of(new CreateSandboxRequest(null, null, 0, null),
-                new CreateSandboxRequest(null, null, 257, null), new CreateSandboxRequest(null, null, null, "../etc"),
-                new CreateSandboxRequest(null, null, null, ""))) {
+        for (CreateSandboxRequest bad : List.of(new CreateSandboxRequest(null, null, 0, null, null, null),
+                new CreateSandboxRequest(null, null, 257, null, null, null), new CreateSandboxRequest(null, null, null, "../etc", null, null),
+                new CreateSandboxRequest(null, null, null, "", null, null))) {
             assertEquals(400, assertThrows(ApiException.class, () -> m.create(ALICE, bad)).status(), bad.toString());
         }
-        SandboxInfo info = m.create(ALICE, new CreateSandboxRequest(null, null, 2, "debian-12"));
+        SandboxInfo info = m.create(ALICE, new CreateSandboxRequest(null, null, 2, "debian-12", null, null));
         assertEquals(2, info.vcpus());
         assertEquals("debian-12", info.image());
-        InstanceSpec spec = backend.created.get(0);
+        InstanceSpec spec = backend.creates.get(0);
         assertEquals(2, spec.vcpus());
         assertEquals("debian-12", spec.image());
         assertEquals(2, started(new FakeBackend(backend.running), 2, Duration.ZERO).get(ALICE, info.id()).vcpus(),

@@ -58,7 +58,7 @@ class JsonCodecTest {
     void recordsThatGrewBindThroughTheirFullConstructor() {
         CreateSandboxRequest r = json.read("{\"backend\":\"qemu\",\"vcpus\":2,\"image\":\"debian-12\"}"
                 .getBytes(StandardCharsets.UTF_8), CreateSandboxRequest.class);
-        assertEquals(new CreateSandboxRequest("qemu", null, 2, "debian-12"), r);
+        assertEquals(new CreateSandboxRequest("qemu", null, 2, "debian-12", null, null), r);
         assertEquals(new CreateSandboxRequest("procbox", 64), json.read("{\"backend\":\"procbox\",\"memory_limit_mib\":64}"
                 .getBytes(StandardCharsets.UTF_8), CreateSandboxRequest.class));
         ApiException unknown = assertThrows(ApiException.class, () -> json.read("{\"snapshot_tag\":\"t\"}"

@@ -40,7 +40,9 @@ final class ProcboxBackend implements SandboxBackend {
     private static final Duration CGROUP_REMOVAL_WAIT = Duration.ofSeconds(2);
 
     private final ProcboxSettings settings;
-    private final MemoryCgroups cgroups;
+    private final LimitCgroups cgroups;
+    private final LimitCgroups pidsCgroups;
+    private final WorkspaceImages workspaces;
     private final SandboxCommands commands;
     private final SandboxLauncher launcher;
     private final DryRunner dryRunner;
@@ -53,7 +55,9 @@ final class ProcboxBackend implements SandboxBackend {
     /** @param overlayDryRuns false to dry-run on copies of the workspace even as root */
     ProcboxBackend(ProcboxSettings settings, boolean overlayDryRuns) {
         this.settings = settings;
-        this.cgroups = MemoryCgroups.detect(settings.cgroupRoot());
+        this.cgroups = LimitCgroups.detect(settings.cgroupRoot(), LimitCgroups.Controller.MEMORY);
+        this.pidsCgroups = LimitCgroups.detect(settings.cgroupRoot(), LimitCgroups.Controller.PIDS);
+        this.workspaces = WorkspaceImages.detect(settings.templateDir(), ProcFs.effectiveUid() == 0);
         this.commands = new SandboxCommands(settings.bwrap(), HostRootLayout.bwrapArgs(Path.of("/")),
                 ProcFs.noNewPrivileges());
         this.launcher = new SandboxLauncher(commands);
@@ -78,6 +82,8 @@ final class ProcboxBackend implements SandboxBackend {
         d.put(DETAIL_ISOLATION, bwrapVersion.get());
         d.put(DETAIL_AGENT, "nsenter");
         d.put("memory_cgroup", cgroups.describe());
+        d.put("pids_cgroup", pidsCgroups.describe());
+        d.put("workspace", workspaces.describe());
         d.put("sandbox_user", settings.userNamespace() ? "the daemon's uid " + ProcFs.effectiveUid()
                 + " in a user namespace (the daemon is not root)" : "uid " + settings.uid() + ", gid " + settings.gid());
         return d;
@@ -113,20 +119,60 @@ final class ProcboxBackend implements SandboxBackend {
             throw ApiException.notImplemented("memory_limit_mib is not supported on this host: "
                     + cgroups.unsupportedReason());
         }
+        int pidsLimit = limit("pids_limit", spec.pidsLimit(), settings.defaultPidsLimit(), pidsCgroups.supported(),
+                pidsCgroups.unsupportedReason());
+        int diskLimitMib = limit("disk_limit_mib", spec.diskLimitMib(), settings.defaultDiskLimitMib(),
+                workspaces.supported(), workspaces.unsupportedReason());
         boolean userNamespace = settings.userNamespace();
         int uid = userNamespace ? ProcFs.effectiveUid() : settings.uid();
         int gid = userNamespace ? ProcFs.effectiveGid() : settings.gid();
         Path workDir = prepareWorkspace(ProcboxInstance.workspaceDir(spec.dir()), uid, gid);
-        Path cgroup = limitMib == null ? null : createCgroup(spec.id(), limitMib);
+        WorkspaceImage image = diskLimitMib == 0 ? null : workspaceImage(spec, diskLimitMib, uid, gid);
+        Path cgroup = null;
+        Path pidsCgroup = null;
         try {
-            InitProcess init = launcher.launch(spec.id(), spec.dir(), workDir, cgroup, uid, gid, userNamespace);
-            return new ProcboxInstance(spec.id(), spec.dir(), new SandboxRecord(init, uid, gid, cgroup, userNamespace),
-                    commands);
+            cgroup = limitMib == null ? null : createCgroup(cgroups, spec.id(), limitMib);
+            pidsCgroup = pidsLimit == 0 ? null : createCgroup(pidsCgroups, spec.id(), pidsLimit);
+            InitProcess init = launcher.launch(spec.id(), spec.dir(), workDir, SandboxRecord.cgroups(cgroup, pidsCgroup),
+                    image, uid, gid, userNamespace);
+            return new ProcboxInstance(spec.id(), spec.dir(),
+                    new SandboxRecord(init, uid, gid, cgroup, pidsCgroup, userNamespace), commands);
         } catch (RuntimeException e) {
-            if (cgroup != null) {
-                MemoryCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT);
+            for (Path made : SandboxRecord.cgroups(cgroup, pidsCgroup)) {
+                LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
+            }
+            try {
+                unmountWorkspace(spec);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
             }
             throw e;
+        }
+    }
+
+    /**
+     * The limit asked for, else the default where this host can enforce it; 0 for none. A limit
+     * asked for that the host cannot enforce is refused rather than silently dropped.
+     */
+    private static int limit(String field, Integer asked, int byDefault, boolean supported, String unsupportedReason) {
+        if (asked == null) {
+            return supported ? byDefault : 0;
+        }
+        if (asked <= 0) {
+            throw ApiException.badRequest(field + " must be positive");
+        }
+        if (!supported) {
+            throw ApiException.notImplemented(field + " is not supported on this host: " + unsupportedReason);
+        }
+        return asked;
+    }
+
+    private WorkspaceImage workspaceImage(InstanceSpec spec, int sizeMib, int uid, int gid) {
+        try {
+            return workspaces.forSandbox(spec.dir(), sizeMib, uid, gid);
+        } catch (IOException e) {
+            throw ApiException.internal("cannot prepare the workspace image of sandbox " + spec.id() + ": "
+                    + e.getMessage(), e);
         }
     }
 
@@ -141,11 +187,11 @@ final class ProcboxBackend implements SandboxBackend {
         }
     }
 
-    private Path createCgroup(String sandboxId, int limitMib) {
+    private static Path createCgroup(LimitCgroups in, String sandboxId, int limit) {
         try {
-            return cgroups.create(sandboxId, limitMib);
+            return in.create(sandboxId, limit);
         } catch (IOException e) {
-            throw ApiException.internal("cannot create the memory cgroup of sandbox " + sandboxId + ": " + e, e);
+            throw ApiException.internal("cannot create a cgroup of sandbox " + sandboxId + ": " + e, e);
         }
     }
 
@@ -170,8 +216,8 @@ final class ProcboxBackend implements SandboxBackend {
     }
 
     /**
-     * Kills the sandbox's init, which takes its whole PID namespace with it, then removes its
-     * cgroup. Leaves {@code spec.dir()} to core, but not before any dry-run overlay mounted in it
+     * Kills the sandbox's init, which takes its whole PID namespace with it, then unmounts its
+     * workspace image and removes its cgroups. Leaves {@code spec.dir()} to core, but not before any dry-run overlay mounted in it
      * is gone: core's recursive delete would walk into it.
      */
     @Override
@@ -182,17 +228,31 @@ final class ProcboxBackend implements SandboxBackend {
         } catch (IllegalArgumentException e) {
             // no recorded state: the daemon stopped before create returned
             launcher.killUnrecorded(spec.dir());
-            cgroups.existing(spec.id()).ifPresent(cgroup -> MemoryCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
+            cgroups.existing(spec.id()).ifPresent(cgroup -> LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
+            pidsCgroups.existing(spec.id()).ifPresent(cgroup -> LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
             removeWalkView(spec);
+            unmountWorkspace(spec);
             return;
         }
         // while the init lives, the leftovers can be removed with its access to the workspace
         discardDryRunLeftovers(spec, HostTools.withAccessOf(sandbox));
         removeWalkView(spec);
         sandbox.init().kill(KILL_WAIT);
-        if (sandbox.cgroup() != null && !MemoryCgroups.remove(sandbox.cgroup(), CGROUP_REMOVAL_WAIT)) {
-            throw ApiException.internal("the cgroup " + sandbox.cgroup() + " of sandbox " + spec.id()
-                    + " still has processes", null);
+        unmountWorkspace(spec);
+        for (Path cgroup : sandbox.cgroups()) {
+            if (!LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT)) {
+                throw ApiException.internal("the cgroup " + cgroup + " of sandbox " + spec.id()
+                        + " still has processes", null);
+            }
+        }
+    }
+
+    /** Unmounts the workspace image, before core deletes the directory it is mounted in. */
+    private static void unmountWorkspace(InstanceSpec spec) {
+        try {
+            WorkspaceImages.unmount(ProcboxInstance.workspaceDir(spec.dir()));
+        } catch (IOException e) {
+            throw ApiException.internal("cannot unmount the workspace of sandbox " + spec.id() + ": " + e.getMessage(), e);
         }
     }
 

@@ -21,4 +21,17 @@ public @interface ProcboxConfig {
     @AttributeDefinition(description = "Where the cgroup filesystems are mounted; empty means /sys/fs/cgroup, "
             + "probed for a cgroup v2 memory controller first and a v1 memory hierarchy second.")
     String cgroup_root() default "";
+
+    @AttributeDefinition(description = "Most processes and threads a sandbox created without pids_limit may have "
+            + "at once (a cgroup pids limit; a fork bomb stops there); 0 for none. Ignored where no pids cgroup is writable.")
+    int default_pids_limit() default ProcboxSettings.DEFAULT_PIDS_LIMIT;
+
+    @AttributeDefinition(description = "Workspace size in MiB of a sandbox created without disk_limit_mib: each "
+            + "workspace is a loop-mounted ext4 image of that size, so filling it gives the sandbox ENOSPC; 0 for a plain directory without a limit. "
+            + "Ignored where the daemon cannot loop-mount (not root).")
+    int default_disk_limit_mib() default ProcboxSettings.DEFAULT_DISK_LIMIT_MIB;
+
+    @AttributeDefinition(description = "Where the pre-formatted workspace templates are kept; empty means "
+            + "vivarium-procbox-templates in the JVM's temporary directory. Remade when missing.")
+    String workspace_template_dir() default "";
 }

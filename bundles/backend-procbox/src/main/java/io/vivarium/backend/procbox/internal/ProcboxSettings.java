@@ -11,14 +11,32 @@ import java.nio.file.Path;
  * @param cgroupRoot where the cgroup filesystems are mounted
  * @param userNamespace true when the daemon is not root: sandboxes then get their own user
  *        namespace and run as the daemon's uid
+ * @param defaultPidsLimit the pids limit of a sandbox created without one
+ * @param defaultDiskLimitMib the workspace size of a sandbox created without one
+ * @param templateDir where the pre-formatted workspace templates are kept
  */
-record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace) {
+record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace, int defaultPidsLimit,
+        int defaultDiskLimitMib, Path templateDir) {
 
     static final Path DEFAULT_CGROUP_ROOT = Path.of("/sys/fs/cgroup");
+    static final int DEFAULT_PIDS_LIMIT = 512;
+    static final int DEFAULT_DISK_LIMIT_MIB = 1024;
+
+    /** With the default limits and template directory. */
+    ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace) {
+        this(bwrap, uid, gid, cgroupRoot, userNamespace, DEFAULT_PIDS_LIMIT, DEFAULT_DISK_LIMIT_MIB,
+                defaultTemplateDir());
+    }
+
+    static Path defaultTemplateDir() {
+        return Path.of(System.getProperty("java.io.tmpdir"), "vivarium-procbox-templates");
+    }
 
     static ProcboxSettings from(ProcboxConfig config) {
         String cgroupRoot = config.cgroup_root().isBlank() ? DEFAULT_CGROUP_ROOT.toString() : config.cgroup_root();
         return new ProcboxSettings(Path.of(config.bwrap_path()), config.sandbox_uid(), config.sandbox_gid(),
-                Path.of(cgroupRoot), ProcFs.effectiveUid() != 0);
+                Path.of(cgroupRoot), ProcFs.effectiveUid() != 0, config.default_pids_limit(),
+                config.default_disk_limit_mib(),
+                config.workspace_template_dir().isBlank() ? defaultTemplateDir() : Path.of(config.workspace_template_dir()));
     }
 }

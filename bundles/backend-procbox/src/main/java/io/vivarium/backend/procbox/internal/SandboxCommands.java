@@ -14,15 +14,25 @@ final class SandboxCommands {
     static final String WORKSPACE = "/work";
 
     static final String SH = "/bin/sh";
+    private static final String END_OF_CGROUPS = "--";
+    /** Joins the cgroups; then drops the PWD the shell exported, which is the daemon's and not the command's. */
+    private static final String JOIN_LOOP = "while [ \"$1\" != " + END_OF_CGROUPS + " ]; do echo $$ > \"$1\"; shift; done; "
+            + "shift; unset PWD; ";
     static final String SETSID = "/usr/bin/setsid";
     static final String NSENTER = "/usr/bin/nsenter";
     static final String SETPRIV = "/usr/bin/setpriv";
 
-    /** Records the shell's pid (the later bwrap's), joins the cgroup, opens bwrap's info file as fd 3. */
-    static final String LAUNCH_SCRIPT =
-            "set -e; echo $$ > \"$1\"; echo $$ > \"$2\"; exec 3>\"$3\"; shift 3; exec \"$@\"";
-    /** Joins the cgroup before exec'ing the rest, so that the whole command tree is charged to it. */
-    static final String JOIN_CGROUP_SCRIPT = "set -e; echo $$ > \"$1\"; shift; exec \"$@\"";
+    /**
+     * Records the shell's pid (the later bwrap's), opens bwrap's info file as fd 3, makes the
+     * workspace (a copy of the template image, loop-mounted at the workspace directory) when an
+     * image is given, joins the cgroups listed up to {@code --}, then execs what follows.
+     */
+    static final String LAUNCH_SCRIPT = "set -e; echo $$ > \"$1\"; exec 3>\"$2\"; "
+            + "if [ -n \"$4\" ]; then cp --sparse=always -- \"$3\" \"$4\"; "
+            + "mount -t ext4 -o loop,nodiscard,nosuid,nodev \"$4\" \"$5\"; fi; "
+            + "shift 5; " + JOIN_LOOP + "exec \"$@\"";
+    /** Joins the cgroups listed up to {@code --} before exec'ing the rest, so the whole command tree is charged to them. */
+    static final String JOIN_CGROUP_SCRIPT = "set -e; " + JOIN_LOOP + "exec \"$@\"";
     static final String CHDIR_SCRIPT = "cd \"$1\" && shift && exec \"$@\"";
 
     /** What the sandbox's init runs; it only keeps the sandbox alive. */
@@ -51,12 +61,13 @@ final class SandboxCommands {
      * The detached launch: {@code setsid -f} makes the sandbox a session of its own, reparented
      * away from the daemon, so it survives the daemon's exit.
      *
-     * @param cgroup the memory cgroup to start in, or null
+     * @param cgroups the cgroups to start in
+     * @param image the workspace image to make and mount at {@code workDir}, or null to bind {@code workDir} as it is
      */
-    List<String> launch(LaunchFiles files, Path cgroup, Path workDir, String sandboxId, int uid, int gid,
-            boolean userNamespace) {
+    List<String> launch(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir, String sandboxId,
+            int uid, int gid, boolean userNamespace) {
         List<String> argv = new ArrayList<>(List.of(SETSID, "-f"));
-        argv.addAll(recording(files, cgroup));
+        argv.addAll(recording(files, cgroups, image, workDir));
         argv.addAll(reportingBwrap());
         argv.addAll(sandbox(workDir, sandboxId, uid, gid, userNamespace, SANDBOX_COMMAND));
         return argv;
@@ -92,9 +103,9 @@ final class SandboxCommands {
      */
     List<String> exec(SandboxRecord sandbox, String cwd, List<String> args) {
         List<String> argv = new ArrayList<>();
-        if (sandbox.cgroup() != null) {
-            argv.addAll(List.of(SH, "-c", JOIN_CGROUP_SCRIPT, "sh",
-                    MemoryCgroups.procsFile(sandbox.cgroup()).toString()));
+        if (!sandbox.cgroups().isEmpty()) {
+            argv.addAll(List.of(SH, "-c", JOIN_CGROUP_SCRIPT, "sh"));
+            argv.addAll(procsFiles(sandbox.cgroups()));
         }
         argv.addAll(List.of(SETSID, NSENTER, "-t", Long.toString(sandbox.init().pid())));
         // nsenter's --wd would resolve in the host's mount namespace; -r -w take the init's root and cwd
@@ -124,7 +135,7 @@ final class SandboxCommands {
      * command left running. Like {@link #exec}, the host-side process leads a process group.
      */
     List<String> twin(SandboxRecord sandbox, LaunchFiles files, Path workDir, String cwd, List<String> args) {
-        List<String> argv = new ArrayList<>(recording(files, sandbox.cgroup()));
+        List<String> argv = new ArrayList<>(recording(files, sandbox.cgroups(), null, workDir));
         argv.addAll(List.of(SETSID, NSENTER, "-t", Long.toString(sandbox.init().pid())));
         if (sandbox.userNamespace()) {
             // the network namespace belongs to the sandbox's user namespace: only there may it be joined
@@ -141,12 +152,24 @@ final class SandboxCommands {
         return argv;
     }
 
-    /** {@value #LAUNCH_SCRIPT} with its files; it execs what follows, which keeps the shell's pid. */
-    private static List<String> recording(LaunchFiles files, Path cgroup) {
-        return List.of(SH, "-c", LAUNCH_SCRIPT, "sh",
+    /** {@link #LAUNCH_SCRIPT} with its files; it execs what follows, which keeps the shell's pid. */
+    private static List<String> recording(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir) {
+        List<String> argv = new ArrayList<>(List.of(SH, "-c", LAUNCH_SCRIPT, "sh",
                 files.pidFile().toString(),
-                cgroup == null ? "/dev/null" : MemoryCgroups.procsFile(cgroup).toString(),
-                files.infoFile().toString());
+                files.infoFile().toString(),
+                image == null ? "" : image.template().toString(),
+                image == null ? "" : image.file().toString(),
+                workDir.toString()));
+        argv.addAll(procsFiles(cgroups));
+        return argv;
+    }
+
+    /** The {@code cgroup.procs} files of {@code cgroups}, then the {@code --} that ends the list. */
+    private static List<String> procsFiles(List<Path> cgroups) {
+        List<String> files = new ArrayList<>();
+        cgroups.forEach(cgroup -> files.add(LimitCgroups.procsFile(cgroup).toString()));
+        files.add(END_OF_CGROUPS);
+        return files;
     }
 
     /** bwrap writing its info JSON to the fd {@value #LAUNCH_SCRIPT} opened. */

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /** Starts a detached sandbox and waits until it is set up. */
@@ -27,13 +28,15 @@ final class SandboxLauncher {
 
     /**
      * @param dir the sandbox's private directory, which gets the launch files
-     * @param cgroup the memory cgroup to start in, or null
+     * @param cgroups the cgroups to start in
+     * @param image the workspace image to mount at {@code workDir}, or null to bind {@code workDir} as it is
      * @throws ApiException 500 with bubblewrap's output if the sandbox did not come up
      */
-    InitProcess launch(String sandboxId, Path dir, Path workDir, Path cgroup, int uid, int gid, boolean userNamespace) {
+    InitProcess launch(String sandboxId, Path dir, Path workDir, List<Path> cgroups, WorkspaceImage image, int uid,
+            int gid, boolean userNamespace) {
         LaunchFiles files = LaunchFiles.in(dir);
         ProcessBuilder builder = new ProcessBuilder(
-                commands.launch(files, cgroup, workDir, sandboxId, uid, gid, userNamespace))
+                commands.launch(files, cgroups, image, workDir, sandboxId, uid, gid, userNamespace))
                 .directory(new File("/"))
                 .redirectInput(Redirect.from(new File("/dev/null")))
                 .redirectOutput(Redirect.appendTo(files.logFile().toFile()))

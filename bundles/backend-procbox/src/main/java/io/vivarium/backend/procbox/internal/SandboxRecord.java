@@ -1,7 +1,10 @@
 package io.vivarium.backend.procbox.internal;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * What identifies a running sandbox and how to enter it; persisted by core as
@@ -11,9 +14,19 @@ import java.util.Map;
  * @param uid host uid its processes run as
  * @param gid host gid its processes run as
  * @param cgroup its memory cgroup, or null
+ * @param pidsCgroup its pids cgroup, or null; the same directory as {@code cgroup} with cgroup v2
  * @param userNamespace whether it was made unprivileged, in its own user namespace
  */
-record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, boolean userNamespace) {
+record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace) {
+
+    /** The cgroups every process of the sandbox must join, each once. */
+    List<Path> cgroups() {
+        return cgroups(cgroup, pidsCgroup);
+    }
+
+    static List<Path> cgroups(Path cgroup, Path pidsCgroup) {
+        return Stream.of(cgroup, pidsCgroup).filter(Objects::nonNull).distinct().toList();
+    }
 
     Map<String, String> toData() {
         return Map.of(
@@ -22,18 +35,22 @@ record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, boolean us
                 "uid", Integer.toString(uid),
                 "gid", Integer.toString(gid),
                 "cgroup", cgroup == null ? "" : cgroup.toString(),
+                "pids_cgroup", pidsCgroup == null ? "" : pidsCgroup.toString(),
                 "userns", Boolean.toString(userNamespace));
     }
 
     /** Reads a record written by {@link #toData()}; throws IllegalArgumentException if it is not one. */
     static SandboxRecord fromData(Map<String, String> data) {
         String cgroup = data.getOrDefault("cgroup", "");
+        // absent from the records of sandboxes made before pids limits
+        String pidsCgroup = data.getOrDefault("pids_cgroup", "");
         try {
             return new SandboxRecord(
                     new InitProcess(Long.parseLong(required(data, "pid")), required(data, "starttime")),
                     Integer.parseInt(required(data, "uid")),
                     Integer.parseInt(required(data, "gid")),
                     cgroup.isEmpty() ? null : Path.of(cgroup),
+                    pidsCgroup.isEmpty() ? null : Path.of(pidsCgroup),
                     Boolean.parseBoolean(data.get("userns")));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a procbox instance state: " + data, e);

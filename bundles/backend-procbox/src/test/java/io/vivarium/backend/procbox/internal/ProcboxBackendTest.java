@@ -42,7 +42,7 @@ class ProcboxBackendTest {
     @Test
     void adoptingAnInstanceWhoseInitIsGoneFails() {
         InstanceState state = new InstanceState(Long.MAX_VALUE, new SandboxRecord(
-                new InitProcess(Long.MAX_VALUE, "1"), 65534, 65534, null, false).toData());
+                new InitProcess(Long.MAX_VALUE, "1"), 65534, 65534, null, null, false).toData());
 
         assertThrows(InstanceGoneException.class,
                 () -> backend(Path.of("/usr/bin/bwrap")).adopt(new InstanceSpec("x", dir, null), state));
@@ -55,6 +55,6 @@ class ProcboxBackendTest {
 
         backend.destroy(spec, new InstanceState(0, Map.of()));
         backend.destroy(spec, new InstanceState(Long.MAX_VALUE, new SandboxRecord(
-                new InitProcess(Long.MAX_VALUE, "1"), 65534, 65534, null, false).toData()));
+                new InitProcess(Long.MAX_VALUE, "1"), 65534, 65534, null, null, false).toData()));
     }
 }

@@ -26,15 +26,32 @@ class ProcboxLatencyTest {
     @Test
     void measure() throws IOException {
         Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
-        ProcboxBackend backend = ProcboxSandboxTest.rootBackend();
+        ProcboxBackend unlimited = backend(0, 0);
+        ProcboxBackend defaults = ProcboxSandboxTest.rootBackend();
         ExecRequest trueRequest = new ExecRequest(List.of("true"), 10, Map.of("PATH", "/usr/bin:/bin"), "/work", null,
                 1000);
         double[] creates = new double[20];
         double[] destroys = new double[20];
-        for (Integer limit : new Integer[] {null, 256}) {
+        double[] bare = new double[20];
+        for (int i = 0; i < bare.length; i++) {
+            long start = System.nanoTime();
+            ProcessRunner.run(List.of("/usr/bin/setsid", "/usr/bin/bwrap", "--unshare-all", "--ro-bind", "/", "/",
+                    "--tmpfs", "/tmp", "--bind", tmp.toString(), "/work", "true"), Map.of(), null,
+                    java.time.Duration.ofSeconds(10), 1000);
+            bare[i] = millisSince(start);
+        }
+        System.out.printf("bare bwrap spawn (setsid bwrap --unshare-all ... true): %s%n", stats(bare));
+        record Variant(String label, ProcboxBackend backend, Integer memoryLimitMib) {
+        }
+        for (Variant variant : List.of(new Variant("no limits", unlimited, null),
+                new Variant("pids limit only", backend(ProcboxSettings.DEFAULT_PIDS_LIMIT, 0), null),
+                new Variant("default pids + 1 GiB workspace", defaults, null),
+                new Variant("defaults + memory limit", defaults, 256))) {
+            ProcboxBackend backend = variant.backend();
+            Integer limit = variant.memoryLimitMib();
             double[] exec = new double[100];
             for (int i = 0; i < creates.length; i++) {
-                String id = "lat-" + i + (limit == null ? "" : "-m");
+                String id = "lat-" + i + "-" + variant.label().replaceAll("[^a-z0-9]", "");
                 InstanceSpec spec = new InstanceSpec(id, Files.createDirectory(tmp.resolve(id)), limit);
                 long start = System.nanoTime();
                 SandboxInstance instance = backend.create(spec);
@@ -53,10 +70,14 @@ class ProcboxLatencyTest {
                 backend.destroy(spec, instance.state());
                 destroys[i] = millisSince(start);
             }
-            String label = limit == null ? "no limit" : "memory limit";
-            System.out.printf("procbox %s: create %s | exec true %s | destroy %s%n", label, stats(creates),
+            System.out.printf("procbox %s: create %s | exec true %s | destroy %s%n", variant.label(), stats(creates),
                     stats(exec), stats(destroys));
         }
+    }
+
+    private ProcboxBackend backend(int pidsLimit, int diskLimitMib) {
+        return new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+                ProcboxSettings.DEFAULT_CGROUP_ROOT, false, pidsLimit, diskLimitMib, tmp.resolve("templates")));
     }
 
     private static double millisSince(long start) {

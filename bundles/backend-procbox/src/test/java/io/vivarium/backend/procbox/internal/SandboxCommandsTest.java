@@ -21,12 +21,12 @@ class SandboxCommandsTest {
             List.of("--symlink", "usr/bin", "/bin"), false);
 
     private static SandboxRecord sandbox(Path cgroup, boolean userNamespace) {
-        return new SandboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup, userNamespace);
+        return new SandboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup, null, userNamespace);
     }
 
     private List<String> launch(Path cgroup, String sandboxId, boolean userNamespace) {
-        return commands.launch(LaunchFiles.in(Path.of("/d")), cgroup, Path.of("/d/work"), sandboxId, 1000, 1000,
-                userNamespace);
+        return commands.launch(LaunchFiles.in(Path.of("/d")), cgroup == null ? List.of() : List.of(cgroup), null,
+                Path.of("/d/work"), sandboxId, 1000, 1000, userNamespace);
     }
 
     @Test
@@ -70,12 +70,18 @@ class SandboxCommandsTest {
     }
 
     @Test
-    void execJoinsTheCgroupFirstWhenThereIsOne() {
+    void execJoinsTheCgroupsFirstWhenThereAreAny() {
         Path cgroup = Path.of("/sys/fs/cgroup/memory/vivarium/a b");
         List<String> argv = commands.exec(sandbox(cgroup, false), "/work", List.of("true"));
 
         assertEquals(List.of("/bin/sh", "-c", SandboxCommands.JOIN_CGROUP_SCRIPT, "sh",
-                "/sys/fs/cgroup/memory/vivarium/a b/cgroup.procs", "/usr/bin/setsid"), argv.subList(0, 6));
+                "/sys/fs/cgroup/memory/vivarium/a b/cgroup.procs", "--", "/usr/bin/setsid"), argv.subList(0, 7));
+
+        SandboxRecord both = new SandboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup,
+                Path.of("/sys/fs/cgroup/pids/vivarium/a b"), false);
+        assertEquals(List.of("/sys/fs/cgroup/memory/vivarium/a b/cgroup.procs",
+                "/sys/fs/cgroup/pids/vivarium/a b/cgroup.procs", "--", "/usr/bin/setsid"),
+                commands.exec(both, "/work", List.of("true")).subList(4, 8));
     }
 
     @Test
@@ -92,11 +98,13 @@ class SandboxCommandsTest {
         Path dir = Path.of("/var/lib/vivarium/$(reboot) dir\nx");
         LaunchFiles files = LaunchFiles.in(dir);
         Path work = dir.resolve("work");
-        List<String> argv = commands.launch(files, null, work, "sbx-1", 65534, 65534, false);
+        WorkspaceImage image = new WorkspaceImage(Path.of("/t/$(x).ext4"), dir.resolve("workspace.ext4"));
+        List<String> argv = commands.launch(files, List.of(), image, work, "sbx-1", 65534, 65534, false);
 
         assertEquals(List.of("/usr/bin/setsid", "-f", "/bin/sh", "-c", SandboxCommands.LAUNCH_SCRIPT, "sh",
-                files.pidFile().toString(), "/dev/null", files.infoFile().toString(),
-                "/usr/bin/bwrap", "--info-fd", "3"), argv.subList(0, 12));
+                files.pidFile().toString(), files.infoFile().toString(), "/t/$(x).ext4",
+                dir.resolve("workspace.ext4").toString(), work.toString(), "--",
+                "/usr/bin/bwrap", "--info-fd", "3"), argv.subList(0, 15));
         int bind = argv.indexOf("--bind");
         assertEquals(List.of("--bind", work.toString(), "/work"), argv.subList(bind, bind + 3));
         int symlink = argv.indexOf("--symlink");
@@ -108,11 +116,11 @@ class SandboxCommandsTest {
     }
 
     @Test
-    void launchStartsInTheCgroupWhenThereIsOne() {
+    void launchStartsInTheCgroupWhenThereIsOneAndMountsNothingWithoutAnImage() {
         Path cgroup = Path.of("/sys/fs/cgroup/memory/vivarium/sbx-1");
         List<String> argv = launch(cgroup, "sbx-1", false);
 
-        assertEquals(cgroup.resolve("cgroup.procs").toString(), argv.get(7));
+        assertEquals(List.of("", "", "/d/work", cgroup.resolve("cgroup.procs").toString(), "--"), argv.subList(8, 13));
     }
 
     @Test
@@ -133,10 +141,10 @@ class SandboxCommandsTest {
         List<String> argv = commands.twin(sandbox(cgroup, false), files, scratch.resolve("merged"), "/work", HOSTILE);
 
         assertEquals(List.of("/bin/sh", "-c", SandboxCommands.LAUNCH_SCRIPT, "sh", files.pidFile().toString(),
-                cgroup.resolve("cgroup.procs").toString(), files.infoFile().toString(),
+                files.infoFile().toString(), "", "", "/d/dryrun-1/merged", cgroup.resolve("cgroup.procs").toString(), "--",
                 "/usr/bin/setsid", "/usr/bin/nsenter", "-t", "4242", "-n", "-i", "-u", "--",
                 "/usr/bin/bwrap", "--info-fd", "3", "--unshare-pid", "--unshare-cgroup-try", "--die-with-parent",
-                "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"), argv.subList(0, 27));
+                "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"), argv.subList(0, 31));
         int bind = argv.indexOf("--bind");
         assertEquals(List.of("--bind", "/d/dryrun-1/merged", "/work"), argv.subList(bind, bind + 3));
         assertEquals(HOSTILE, argv.subList(argv.size() - HOSTILE.size(), argv.size()));
@@ -153,7 +161,7 @@ class SandboxCommandsTest {
         int nsenter = argv.indexOf("/usr/bin/nsenter");
         assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-U", "-n", "-i", "-u", "--preserve-credentials", "--"),
                 argv.subList(nsenter, nsenter + 9));
-        assertEquals("/dev/null", argv.get(5));
+        assertEquals("--", argv.get(9), "an unlimited sandbox joins no cgroup");
         assertEquals(List.of("--", "/usr/bin/setpriv", "--no-new-privs", "--", "/bin/sh", "-c",
                 SandboxCommands.CHDIR_SCRIPT, "sh", "/tmp", "id"), argv.subList(argv.size() - 10, argv.size()));
     }
@@ -161,7 +169,7 @@ class SandboxCommandsTest {
     @Test
     void scriptsOnlyReferToPositionalParameters() {
         for (String script : SCRIPTS) {
-            String withoutPositionals = script.replaceAll("\"\\$[1-3@]\"", "").replace("$$", "");
+            String withoutPositionals = script.replaceAll("\"\\$[1-5@]\"", "").replace("$$", "");
             assertFalse(withoutPositionals.contains("$"), script);
         }
     }

@@ -13,12 +13,23 @@ class SandboxRecordTest {
     @Test
     void roundTripsThroughInstanceData() {
         SandboxRecord withCgroup = new SandboxRecord(new InitProcess(12, "345"), 65534, 65533,
-                Path.of("/sys/fs/cgroup/memory/vivarium/x"), false);
-        SandboxRecord without = new SandboxRecord(new InitProcess(12, "345"), 1000, 1000, null, true);
+                Path.of("/sys/fs/cgroup/memory/vivarium/x"), Path.of("/sys/fs/cgroup/pids/vivarium/x"), false);
+        SandboxRecord without = new SandboxRecord(new InitProcess(12, "345"), 1000, 1000, null, null, true);
 
         assertEquals(withCgroup, SandboxRecord.fromData(withCgroup.toData()));
         assertEquals(without, SandboxRecord.fromData(without.toData()));
         assertEquals("", without.toData().get("cgroup"));
+    }
+
+    @Test
+    void readsRecordsMadeBeforePidsLimits() {
+        Map<String, String> old = new java.util.HashMap<>(new SandboxRecord(new InitProcess(12, "345"), 1000, 1000,
+                Path.of("/sys/fs/cgroup/memory/vivarium/x"), null, false).toData());
+        old.remove("pids_cgroup");
+
+        SandboxRecord read = SandboxRecord.fromData(old);
+        assertEquals(null, read.pidsCgroup());
+        assertEquals(java.util.List.of(Path.of("/sys/fs/cgroup/memory/vivarium/x")), read.cgroups());
     }
 
     @Test

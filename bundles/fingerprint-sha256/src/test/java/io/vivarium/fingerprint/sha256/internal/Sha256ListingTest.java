@@ -1,7 +1,7 @@
 package io.vivarium.fingerprint.sha256.internal;
 
 import io.vivarium.api.spi.FingerprintMode;
-import io.vivarium.fingerprint.testkit.GuestListingContract;
+import io.vivarium.testkit.fingerprint.GuestListingContract;
 
 /** The guest listing conformance suite, run against {@link Sha256Mode}. */
 class Sha256ListingTest extends GuestListingContract {

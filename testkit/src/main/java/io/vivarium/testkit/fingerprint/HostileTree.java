@@ -1,4 +1,4 @@
-package io.vivarium.fingerprint.testkit;
+package io.vivarium.testkit.fingerprint;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;

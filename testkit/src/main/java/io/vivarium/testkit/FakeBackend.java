@@ -1,17 +1,17 @@
-package io.vivarium.core.internal;
+package io.vivarium.testkit;
 
 import java.util.List;
 import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
-import io.vivarium.api.ApiException;
 import io.vivarium.api.PingResult;
-import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.GuestChannel;
@@ -19,32 +19,43 @@ import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.spi.SandboxInstance;
 
-/** An in-memory backend: "processes" are pids in a set shared across backend versions. */
-final class FakeBackend implements SandboxBackend {
-    static final AtomicLong PIDS = new AtomicLong(1000);
+/**
+ * An in-memory backend for tests of core: "processes" are pids in a set that several backend
+ * objects (an old and an upgraded version) can share, and exec runs nothing: it records the
+ * request and echoes its argv. It passes {@link SandboxBackendSuite} with
+ * {@link SandboxBackendSuite.Feature#PROCESSES} declared missing.
+ */
+public final class FakeBackend implements SandboxBackend {
+    private static final AtomicLong PIDS = new AtomicLong(1000);
 
-    final String name;
-    final Set<Long> running;
-    final List<ExecRequest> execs = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final String name;
+    /** The pids of the live instances; shared by the backends given the same set. */
+    public final Set<Long> running;
     /** Files "inside" every instance, by path. */
-    final Map<String, byte[]> files = new ConcurrentHashMap<>();
-    final List<InstanceSpec> created = new java.util.concurrent.CopyOnWriteArrayList<>();
-    volatile RuntimeException failCreate;
-    volatile boolean failDetails;
-    volatile Capabilities capabilities = new Capabilities(true, false, false, false, false, false, false, false, true);
+    public final Map<String, byte[]> files = new ConcurrentHashMap<>();
+    /** Every spec create received, in order. */
+    public final List<InstanceSpec> creates = new CopyOnWriteArrayList<>();
+    /** Every request exec received, in order. */
+    public final List<ExecRequest> execs = new CopyOnWriteArrayList<>();
+    /** When set, create throws it. */
+    public volatile RuntimeException failCreate;
+    /** When set, {@link #details()} throws. */
+    public volatile boolean failDetails;
+    public volatile Capabilities capabilities = new Capabilities(true, false, false, false, false, false, false, false, true);
 
-    FakeBackend(String name, Set<Long> running) {
+    public FakeBackend(String name, Set<Long> running) {
         this.name = name;
         this.running = running;
     }
 
-    FakeBackend(Set<Long> running) {
+    public FakeBackend(Set<Long> running) {
         this("fake", running);
     }
 
-    FakeBackend() {
+    public FakeBackend() {
         this(ConcurrentHashMap.newKeySet());
     }
 
@@ -73,10 +84,10 @@ final class FakeBackend implements SandboxBackend {
 
     @Override
     public SandboxInstance create(InstanceSpec spec) {
+        creates.add(spec);
         if (failCreate != null) {
             throw failCreate;
         }
-        created.add(spec);
         long pid = PIDS.incrementAndGet();
         running.add(pid);
         return instance(spec, new InstanceState(pid, Map.of("pid", String.valueOf(pid))));

@@ -1,4 +1,4 @@
-package io.vivarium.fingerprint.testkit;
+package io.vivarium.testkit.fingerprint;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import io.vivarium.api.spi.FingerprintMode;
-import io.vivarium.fingerprint.testkit.GuestShell.Listing;
+import io.vivarium.testkit.fingerprint.GuestShell.Listing;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,0 +1,496 @@
+package io.vivarium.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.spi.Availability;
+import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.SandboxInstance;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The contract every {@link SandboxBackend} passes, as containerd's snapshotters all pass
+ * {@code SnapshotterSuite}. A backend's test extends this class, supplies {@link #newBackend} and
+ * {@link #killInstance}, and declares in {@link #lacks()} what it cannot do: the checks that need
+ * it are then skipped with that reason, never passed. A backend that is not
+ * {@linkplain SandboxBackend#availability() available} on this host skips every check with its
+ * own reason.
+ *
+ * <p>The kit plays core: it gives each instance a private directory below a temporary state
+ * directory, fills every field of an {@link ExecRequest} as core does, destroys what it created
+ * and then deletes the directory, even when a check fails. Commands are POSIX {@code sh} with
+ * coreutils, which every sandbox and guest image carries.
+ */
+public abstract class SandboxBackendSuite {
+
+    /** What a backend may lack; each check names what it needs. */
+    public enum Feature {
+        /**
+         * exec runs real processes in the instance: argv, environment, cwd and stdin reach the
+         * command, its exit status and output come back, a timeout kills its process group, and a
+         * background process it starts outlives it.
+         */
+        PROCESSES,
+        /**
+         * The instance has a resident process its guest channel talks to (an agent, or a
+         * keep-alive whose namespaces exec enters) that {@link #killAgent} can kill.
+         */
+        AGENT,
+        /**
+         * The instance enforces {@link InstanceSpec#pidsLimit()} (forks past it fail inside) and
+         * {@link InstanceSpec#diskLimitMib()} (writing past it fails with ENOSPC inside).
+         */
+        LIMITS
+    }
+
+    /** How long a condition that should come about promptly may take on a loaded machine. */
+    protected static final Duration PATIENCE = Duration.ofSeconds(15);
+
+    private static final AtomicInteger IDS = new AtomicInteger();
+    /** Exit 0 if the process with the pid in $1 is running (a zombie counts as gone). */
+    private static final String RUNNING_SCRIPT = "s=$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null) && [ \"$s\" != Z ]";
+
+    /** Core's state directory stand-in: each instance gets a private directory below it. */
+    @TempDir
+    protected Path stateDir;
+
+    private SandboxBackend backend;
+    private final List<Created> created = new ArrayList<>();
+    /** Background processes the checks started, by instance id: killed before destroy, for backends whose destroy leaves them. */
+    private final Map<String, List<String>> backgrounds = new HashMap<>();
+
+    /** One instance the kit created, with the latest state it persisted and the backend that holds it. */
+    protected record Created(InstanceSpec spec, SandboxInstance instance) {
+    }
+
+    /**
+     * A new backend object. Called once per check, and again to stand for the next activation (a
+     * daemon restart or a bundle update), which must adopt what the previous one created.
+     *
+     * @param stateDir the daemon's state directory; instance directories are below it
+     */
+    protected abstract SandboxBackend newBackend(Path stateDir);
+
+    /** What the backend under test cannot do, with the reason each check that needs it is skipped. */
+    protected Map<Feature, String> lacks() {
+        return Map.of();
+    }
+
+    /**
+     * Ends {@code instance} from outside, as a crash would (its processes killed, its VM gone),
+     * leaving its persisted state and directory behind.
+     */
+    protected abstract void killInstance(SandboxInstance instance) throws Exception;
+
+    /**
+     * Kills the instance's agent (or keep-alive) the way a misbehaving sandbox process could, for
+     * example with {@code kill -9}. Implement it unless {@link Feature#AGENT} is declared missing.
+     */
+    protected void killAgent(SandboxInstance instance) throws Exception {
+        fail(getClass().getSimpleName() + " must implement killAgent or declare Feature.AGENT in lacks()");
+    }
+
+    /** The spec of a new instance; override to exercise a backend's own options. */
+    protected InstanceSpec spec(String id, Path dir, Integer pidsLimit, Integer diskLimitMib) {
+        return new InstanceSpec(id, dir, null, null, null, pidsLimit, diskLimitMib);
+    }
+
+    @BeforeEach
+    final void startBackend() {
+        backend = newBackend(stateDir);
+        Availability availability = backend.availability();
+        Assumptions.assumeTrue(availability.available(),
+                () -> backend.name() + " is not available on this host: " + availability.reason());
+    }
+
+    @AfterEach
+    final void destroyEverything() throws IOException {
+        List<Throwable> failures = new ArrayList<>();
+        for (Created c : created) {
+            try {
+                for (String pid : backgrounds.getOrDefault(c.spec().id(), List.of())) {
+                    if (c.instance().alive()) {
+                        exec(c.instance(), "/bin/kill", "-KILL", pid);
+                    }
+                }
+                backend.destroy(c.spec(), c.instance().state());
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+            deleteTree(c.spec().dir());
+        }
+        created.clear();
+        backgrounds.clear();
+        if (!failures.isEmpty()) {
+            AssertionError error = new AssertionError("destroy failed in cleanup", failures.get(0));
+            failures.stream().skip(1).forEach(error::addSuppressed);
+            throw error;
+        }
+    }
+
+    // ---- the checks --------------------------------------------------------------------------
+
+    @Test
+    void createdInstanceIsAliveAndAnswers() throws IOException {
+        Created c = create();
+        SandboxInstance i = c.instance();
+        assertEquals(c.spec().id(), i.id());
+        assertTrue(i.alive(), "a created instance is alive");
+        assertTrue(i.channel().ping().pong(), "a created instance answers ping");
+        assertTrue(i.workspace().startsWith("/"), "the workspace is an absolute path: " + i.workspace());
+        assertNotNull(i.state(), "a created instance has a state to persist");
+    }
+
+    @Test
+    void execPassesArgvUntouched() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = create().instance();
+        ExecResult r = exec(i, "/bin/sh", "-c", "printf '[%s]' \"$@\"", "sh", "a b", "", "$HOME", "*", "'\"");
+        assertEquals("[a b][][$HOME][*]['\"]", r.stdout(), "each argument arrives as one argv element, never through a shell");
+        assertEquals(0, r.exitCode());
+    }
+
+    @Test
+    void execSetsTheRequestedEnvironmentAndNoOther() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = create().instance();
+        Map<String, String> env = new HashMap<>(defaultEnv(i));
+        env.put("VIVARIUM_KIT", "x y=z");
+        ExecResult r = i.channel().exec(new ExecRequest(List.of("/usr/bin/env"), 30, env, i.workspace(), null, 1 << 20));
+        assertEquals(0, r.exitCode(), r.stderr());
+        List<String> lines = r.stdout().lines().toList();
+        assertTrue(lines.contains("VIVARIUM_KIT=x y=z"), r.stdout());
+        for (String name : System.getenv().keySet()) {
+            if (!env.containsKey(name)) {
+                assertFalse(lines.stream().anyMatch(l -> l.startsWith(name + "=")),
+                        "the host's " + name + " leaked into the command's environment: " + r.stdout());
+            }
+        }
+    }
+
+    @Test
+    void execRunsInTheRequestedDirectory() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = create().instance();
+        assertEquals(0, exec(i, "/bin/sh", "-c", "mkdir sub && echo here > sub/marker").exitCode());
+        ExecResult r = i.channel().exec(new ExecRequest(List.of("/bin/cat", "marker"), 30, defaultEnv(i),
+                i.workspace() + "/sub", null, 1 << 20));
+        assertEquals("here\n", r.stdout(), r.stderr());
+        ExecResult home = exec(i, "/bin/sh", "-c", "cat sub/marker");
+        assertEquals("here\n", home.stdout(), "the default cwd is the workspace: " + home.stderr());
+    }
+
+    @Test
+    void execFeedsStdinAndAnEmptyOneWhenThereIsNone() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = create().instance();
+        String input = "line one\nünïcode\n".repeat(1000);
+        ExecResult r = i.channel().exec(new ExecRequest(List.of("/bin/cat"), 30, defaultEnv(i), i.workspace(), input,
+                1 << 20));
+        assertEquals(input, r.stdout());
+        ExecResult none = i.channel().exec(new ExecRequest(List.of("/bin/cat"), 30, defaultEnv(i), i.workspace(), null,
+                1 << 20));
+        assertEquals("", none.stdout());
+        assertFalse(none.timedOut(), "with no stdin, a reader sees end of file at once");
+    }
+
+    @Test
+    void execReportsExitStatusAndSignals() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = create().instance();
+        ExecResult seven = exec(i, "/bin/sh", "-c", "echo out; echo err >&2; exit 7");
+        assertEquals(7, seven.exitCode());
+        assertEquals("out\n", seven.stdout());
+        assertEquals("err\n", seven.stderr());
+        assertFalse(seven.timedOut());
+        assertFalse(seven.truncated());
+        assertEquals(128 + 9, exec(i, "/bin/sh", "-c", "kill -9 $$").exitCode(), "killed by signal N is 128+N");
+    }
+
+    @Test
+    void timeoutKillsTheWholeProcessGroup() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = create().instance();
+        ExecResult r = i.channel().exec(new ExecRequest(
+                List.of("/bin/sh", "-c", "sleep 300 & echo $! > bg.pid; sleep 300"), 2, defaultEnv(i), i.workspace(),
+                null, 1 << 20));
+        assertTrue(r.timedOut(), "the command outlived its timeout: " + r);
+        String pid = exec(i, "/bin/cat", "bg.pid").stdout().strip();
+        assertTrue(pid.matches("\\d+"), "the command recorded its background child: " + pid);
+        awaitTrue("the background grandchild " + pid + " is killed with its group",
+                () -> !processRuns(i, pid));
+    }
+
+    @Test
+    void outputPastTheCapIsCutAndReported() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = create().instance();
+        ExecResult r = i.channel().exec(new ExecRequest(List.of("/bin/sh", "-c",
+                "head -c 10000000 /dev/zero | tr '\\0' a; head -c 3000 /dev/zero | tr '\\0' b >&2"), 60, defaultEnv(i),
+                i.workspace(), null, 1000));
+        assertEquals("a".repeat(1000), r.stdout());
+        assertEquals("b".repeat(1000), r.stderr());
+        assertTrue(r.truncated());
+        assertEquals(0, r.exitCode(), "a command writing past the cap is never blocked or killed for it");
+        assertFalse(r.timedOut());
+        ExecResult exact = i.channel().exec(new ExecRequest(List.of("/usr/bin/printf", "12345"), 30, defaultEnv(i),
+                i.workspace(), null, 5));
+        assertEquals("12345", exact.stdout());
+        assertFalse(exact.truncated(), "output of exactly the cap is not truncated");
+    }
+
+    @Test
+    void backgroundProcessSurvivesBetweenExecs() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = create().instance();
+        String pid = startBackground(i);
+        assertTrue(processRuns(i, pid), "the background process " + pid + " outlives the exec that started it");
+        assertTrue(processRuns(i, pid), "and the exec after that");
+    }
+
+    @Test
+    void execsRunConcurrently() throws Exception {
+        need(Feature.PROCESSES);
+        SandboxInstance i = create().instance();
+        int n = 4;
+        // each waits inside the instance until all have started: a backend that ran execs one at
+        // a time would let the first time out
+        String barrier = "touch started.$1; while [ $(ls started.* | wc -l) -lt " + n + " ]; do sleep 0.05; done; echo $1";
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            List<Future<ExecResult>> results = new ArrayList<>();
+            for (int k = 0; k < n; k++) {
+                String tag = Integer.toString(k);
+                results.add(pool.submit(() -> i.channel().exec(new ExecRequest(
+                        List.of("/bin/sh", "-c", barrier, "sh", tag), 30, defaultEnv(i), i.workspace(), null, 1 << 20))));
+            }
+            for (int k = 0; k < n; k++) {
+                ExecResult r = results.get(k).get(60, TimeUnit.SECONDS);
+                assertFalse(r.timedOut(), "exec " + k + " waited for the others, which never ran beside it");
+                assertEquals(k + "\n", r.stdout(), "exec " + k + " got its own output");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aNewBackendAdoptsALiveInstance() throws Exception {
+        Created c = create();
+        boolean processes = !lacks().containsKey(Feature.PROCESSES);
+        String pid = processes ? startBackground(c.instance()) : null;
+        if (processes) {
+            assertEquals(0, exec(c.instance(), "/bin/sh", "-c", "echo kept > kept").exitCode());
+        }
+        InstanceState persisted = c.instance().state();
+
+        SandboxBackend next = newBackend(stateDir);
+        SandboxInstance adopted = next.adopt(c.spec(), persisted);
+        backend = next;
+        replace(c, adopted);
+
+        assertEquals(c.spec().id(), adopted.id());
+        assertTrue(adopted.alive());
+        assertTrue(adopted.channel().ping().pong());
+        assertEquals(persisted, adopted.state(), "adoption finds the same instance, not a new one");
+        if (processes) {
+            assertEquals("kept\n", exec(adopted, "/bin/cat", "kept").stdout(), "the workspace survives the adoption");
+            assertTrue(processRuns(adopted, pid), "a background process survives the adoption");
+        }
+    }
+
+    @Test
+    void adoptingADeadInstanceSaysItIsGone() throws Exception {
+        Created c = create();
+        InstanceState persisted = c.instance().state();
+        killInstance(c.instance());
+        awaitTrue("the killed instance reports itself dead", () -> !c.instance().alive());
+        SandboxBackend next = newBackend(stateDir);
+        assertThrows(InstanceGoneException.class, () -> next.adopt(c.spec(), persisted));
+        backend = next;
+        // the cleanup then destroys what is left, which must work too
+    }
+
+    @Test
+    void destroyIsIdempotent() throws Exception {
+        Created c = create();
+        InstanceState persisted = c.instance().state();
+        backend.destroy(c.spec(), persisted);
+        assertFalse(c.instance().alive(), "a destroyed instance is not alive");
+        backend.destroy(c.spec(), persisted);
+        deleteTree(c.spec().dir()); // as core does after destroy; a retry may still come
+        backend.destroy(c.spec(), persisted);
+        assertThrows(InstanceGoneException.class, () -> newBackend(stateDir).adopt(c.spec(), persisted));
+    }
+
+    @Test
+    void destroyWithAnEmptyStateCleansUpAnInterruptedCreate() throws IOException {
+        String id = newId();
+        InstanceSpec spec = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), null, null);
+        backend.destroy(spec, new InstanceState(0, Map.of()));
+        deleteTree(spec.dir());
+    }
+
+    @Test
+    void aDeadAgentIsReportedOrRecovered() throws Exception {
+        need(Feature.AGENT);
+        SandboxInstance i = create().instance();
+        killAgent(i);
+        awaitTrue("after its agent was killed the instance is reported dead or is usable again",
+                () -> !i.alive() || usable(i));
+    }
+
+    @Test
+    void forksPastThePidsLimitFailInside() throws IOException {
+        need(Feature.PROCESSES);
+        need(Feature.LIMITS);
+        SandboxInstance i = create(32, null).instance();
+        // the forks run in a subshell, which exits at the first refused fork; the count and the
+        // clean-up after it use only shell builtins, which need no fork
+        ExecResult r = exec(i, "/bin/sh", "-c", "(n=0; while [ $n -lt 100 ]; do sleep 60 >/dev/null 2>&1 & "
+                + "echo $! >> started; n=$((n+1)); done) 2>/dev/null; "
+                + "n=0; while read p; do n=$((n+1)); kill -9 $p; done < started; echo $n");
+        int started = Integer.parseInt(r.stdout().strip());
+        assertTrue(started >= 1 && started < 32, "at most the limit of 32 tasks could be started, got " + started + ": " + r);
+        awaitTrue("the sandbox forks again once its tasks are gone", () -> usable(i));
+    }
+
+    @Test
+    void writingPastTheDiskLimitGivesEnospcInside() throws IOException {
+        need(Feature.PROCESSES);
+        need(Feature.LIMITS);
+        SandboxInstance i = create(null, 32).instance();
+        ExecResult fill = exec(i, "/bin/sh", "-c", "dd if=/dev/zero of=fill bs=1M count=64 2>&1; echo status $?");
+        assertTrue(fill.stdout().contains("No space left on device"), fill.stdout());
+        assertFalse(fill.stdout().contains("status 0"), fill.stdout());
+        assertEquals(0, exec(i, "/bin/rm", "fill").exitCode(), "freeing the space works");
+        assertEquals(0, exec(i, "/bin/sh", "-c", "echo again > again").exitCode(), "and writing works again");
+    }
+
+    // ---- helpers for the checks and for subclasses -------------------------------------------
+
+    /** Skips the running check, with the backend's reason, if it lacks {@code feature}. */
+    protected final void need(Feature feature) {
+        String reason = lacks().get(feature);
+        Assumptions.assumeTrue(reason == null, () -> backend.name() + " lacks " + feature + ": " + reason);
+    }
+
+    /** Creates an instance with the backend's default limits, which the kit destroys after the check. */
+    protected final Created create() throws IOException {
+        return create(null, null);
+    }
+
+    /** Creates an instance with these limits (null for the backend's default), which the kit destroys after the check. */
+    protected final Created create(Integer pidsLimit, Integer diskLimitMib) throws IOException {
+        String id = newId();
+        InstanceSpec spec = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), pidsLimit,
+                diskLimitMib);
+        Created c = new Created(spec, backend.create(spec));
+        created.add(c);
+        return c;
+    }
+
+    /** The backend the kit currently holds: the latest that adopted. */
+    protected final SandboxBackend backend() {
+        return backend;
+    }
+
+    /** Runs {@code args} with core's defaults: 30 s, 1 MiB per stream, the workspace as cwd and HOME. */
+    protected static ExecResult exec(SandboxInstance instance, String... args) {
+        return instance.channel().exec(new ExecRequest(List.of(args), 30, defaultEnv(instance), instance.workspace(),
+                null, 1 << 20));
+    }
+
+    /** The environment core gives every command. */
+    protected static Map<String, String> defaultEnv(SandboxInstance instance) {
+        return Map.of("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+                "HOME", instance.workspace(), "LANG", "C.UTF-8");
+    }
+
+    /** Waits until {@code condition} holds, failing with {@code what} after {@link #PATIENCE}. */
+    protected static void awaitTrue(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail("not within " + PATIENCE.toSeconds() + " s: " + what);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                fail("interrupted while waiting until " + what);
+            }
+        }
+    }
+
+    private static String newId() {
+        return "kit-" + ProcessHandle.current().pid() + "-" + IDS.incrementAndGet();
+    }
+
+    /** Starts a process in the background that outlives its exec; returns its pid as the instance sees it. */
+    private String startBackground(SandboxInstance instance) {
+        ExecResult r = exec(instance, "/bin/sh", "-c", "sleep 600 >/dev/null 2>&1 </dev/null & echo $!");
+        String pid = r.stdout().strip();
+        assertTrue(pid.matches("\\d+"), "started a background process: " + r);
+        backgrounds.computeIfAbsent(instance.id(), k -> new ArrayList<>()).add(pid);
+        return pid;
+    }
+
+    private static boolean processRuns(SandboxInstance instance, String pid) {
+        return exec(instance, "/bin/sh", "-c", RUNNING_SCRIPT, "sh", pid).exitCode() == 0;
+    }
+
+    private static boolean usable(SandboxInstance instance) {
+        try {
+            return exec(instance, "/bin/echo", "back").stdout().equals("back\n");
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    private void replace(Created old, SandboxInstance adopted) {
+        created.set(created.indexOf(old), new Created(old.spec(), adopted));
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}
