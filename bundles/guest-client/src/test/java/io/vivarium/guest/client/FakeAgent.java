@@ -215,9 +215,9 @@ final class FakeAgent implements AutoCloseable {
             Thread killer = new Thread(() -> {
                 try {
                     if (!process.waitFor(timeout, TimeUnit.MILLISECONDS)) {
+                        timedOut.add(handle); // before the kill, which the exec waiter may see at once
                         process.descendants().forEach(ProcessHandle::destroyForcibly);
                         process.destroyForcibly();
-                        timedOut.add(handle);
                     }
                 } catch (InterruptedException ignored) {
                     Thread.currentThread().interrupt();
