@@ -24,7 +24,6 @@ final class ExtensionExec {
     }
 
     static GuestExecResult run(GuestTransport transport, ExecSpec spec, Deadline deadline) {
-        long started = System.nanoTime();
         ObjectNode arguments = Wire.object();
         spec.argv().forEach(arguments.putArray("argv")::add);
         ObjectNode env = arguments.putObject("env");
@@ -59,7 +58,7 @@ final class ExtensionExec {
             Poll poll = Poll.parse(answer, handle, command, out, err);
             if (poll.finished()) {
                 return new GuestExecResult(out.bytes(), err.bytes(), poll.exitCode(), poll.signal(), poll.timedOut(),
-                        out.truncated(), err.truncated(), poll.duration(started));
+                        out.truncated(), err.truncated(), poll.duration());
             }
             if (deadline.expired()) {
                 kill(transport, handle);
@@ -71,7 +70,7 @@ final class ExtensionExec {
             if (poll.exited() && next.isError() && "NotFound".equals(next.errorClass())) {
                 // the previous answer held the last of the output and freed the handle
                 return new GuestExecResult(out.bytes(), err.bytes(), poll.exitCode(), poll.signal(), poll.timedOut(),
-                        out.truncated(), err.truncated(), poll.duration(started));
+                        out.truncated(), err.truncated(), poll.duration());
             }
             answer = next.valueOrThrow(command);
         }
@@ -83,10 +82,14 @@ final class ExtensionExec {
                 - ANSWER_MARGIN_MILLIS));
     }
 
+    /** Kills the group, then polls once so the agent can free the handle (it holds at most 256). */
     private static void kill(GuestTransport transport, long handle) {
+        Deadline grace = Deadline.after(KILL_GRACE);
         try {
             transport.call(Commands.EXEC_KILL, Wire.object().put("handle", handle).put("signal", 9), Wire.TREE,
-                    Commands.MAX_LINE, Deadline.after(KILL_GRACE));
+                    Commands.MAX_LINE, grace);
+            transport.call(Commands.EXEC_POLL, Wire.object().put("handle", handle).put("wait-ms", waitMillis(grace)),
+                    Wire.TREE, Commands.MAX_LINE, grace);
         } catch (GuestAgentException ignored) {
             // best effort: the caller gets the deadline error either way
         }
@@ -94,7 +97,7 @@ final class ExtensionExec {
 
     /** One answer of {@code vivarium-exec} or {@code vivarium-exec-poll}; its output is appended to the buffers. */
     private record Poll(boolean exited, boolean complete, Integer exitCode, Integer signal, boolean timedOut,
-            Long durationMillis) {
+            long durationMillis) {
 
         static Poll parse(JsonNode value, long handle, String command, CappedBuffer out, CappedBuffer err) {
             Wire.requireObject(value, command);
@@ -129,9 +132,8 @@ final class ExtensionExec {
             return exited && complete;
         }
 
-        Duration duration(long startedNanos) {
-            return durationMillis != null ? Duration.ofMillis(durationMillis)
-                    : Duration.ofNanos(System.nanoTime() - startedNanos);
+        Duration duration() {
+            return Duration.ofMillis(durationMillis);
         }
     }
 }

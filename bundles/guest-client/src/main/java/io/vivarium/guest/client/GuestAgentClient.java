@@ -168,7 +168,7 @@ public final class GuestAgentClient implements AutoCloseable {
             answer = transport.call("guest-shutdown", Wire.object().put("mode", mode), Wire.TREE,
                     Commands.MAX_LINE, deadline.atMost(SHUTDOWN_ERROR_WAIT));
         } catch (GuestAgentException noAnswer) {
-            if (noAnswer.status() == 504 || noAnswer.status() == 502 && noAnswer.getCause() == null) {
+            if (noAnswer.status() == 504 || noAnswer.closedByPeer()) {
                 return;
             }
             throw noAnswer;

@@ -12,10 +12,26 @@ public final class GuestAgentException extends ApiException {
     private static final long serialVersionUID = 1L;
 
     private final String agentErrorClass;
+    private final boolean closedByPeer;
 
     GuestAgentException(int status, String message, String agentErrorClass, Throwable cause) {
+        this(status, message, agentErrorClass, cause, false);
+    }
+
+    private GuestAgentException(int status, String message, String agentErrorClass, Throwable cause,
+            boolean closedByPeer) {
         super(status, message, null, cause);
         this.agentErrorClass = agentErrorClass;
+        this.closedByPeer = closedByPeer;
+    }
+
+    /** The agent closed the connection (end of stream) instead of answering. */
+    boolean closedByPeer() {
+        return closedByPeer;
+    }
+
+    static GuestAgentException closed(String message) {
+        return new GuestAgentException(502, "guest agent: " + message, null, null, true);
     }
 
     /** The agent's error class ({@code NotFound}, {@code GenericError}, ...) or null. */

@@ -151,7 +151,7 @@ final class LineConnection implements Closeable {
             while (true) {
                 int n = channel.read(readBuffer);
                 if (n < 0) {
-                    throw GuestAgentException.peer("connection " + name + " closed by the agent while " + doing);
+                    throw GuestAgentException.closed("connection " + name + " closed by the agent while " + doing);
                 }
                 if (n > 0) {
                     return;

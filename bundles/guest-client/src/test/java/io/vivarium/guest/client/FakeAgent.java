@@ -39,9 +39,12 @@ import java.util.function.Function;
 final class FakeAgent implements AutoCloseable {
     static final String HANG = "\u0000hang";
     static final String CLOSE = "\u0000close";
+    /** Prefix of a line to send half a second late, from another thread. */
+    static final String LATE = "\u0000late:";
+    private static final long LATE_MILLIS = 500;
     static final String VERSION = "vivarium-agent fake";
     private static final List<String> COMMANDS = List.of("guest-sync-delimited", "guest-ping", "guest-info",
-            "guest-get-time", "guest-fsfreeze-status", "guest-fsfreeze-freeze-list", "guest-fsfreeze-thaw",
+            "guest-get-time", "guest-set-time", "guest-fsfreeze-status", "guest-fsfreeze-freeze-list", "guest-fsfreeze-thaw",
             "guest-shutdown", "vivarium-exec", "vivarium-exec-poll", "vivarium-exec-kill", "vivarium-file-read",
             "vivarium-file-write");
 
@@ -59,8 +62,18 @@ final class FakeAgent implements AutoCloseable {
     final AtomicInteger execsStarted = new AtomicInteger();
     volatile Function<JsonNode, String> override = request -> null;
 
+    private final boolean stock;
+    /** Late lines sent so far. */
+    final AtomicInteger lateSent = new AtomicInteger();
+
     FakeAgent(Path socket) throws IOException {
+        this(socket, false);
+    }
+
+    /** {@code stock}: calls itself qemu-ga, lists no extension and echoes no id (as PROTOCOL.md lets stock do). */
+    FakeAgent(Path socket, boolean stock) throws IOException {
         this.socket = socket;
+        this.stock = stock;
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(socket));
         Thread acceptor = new Thread(this::accept, "fake-agent accept");
@@ -109,6 +122,19 @@ final class FakeAgent implements AutoCloseable {
                 if (CLOSE.equals(forced)) {
                     return;
                 }
+                if (forced != null && forced.startsWith(LATE)) {
+                    byte[] late = forced.substring(LATE.length()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    Thread.ofPlatform().daemon().start(() -> {
+                        try {
+                            Thread.sleep(LATE_MILLIS);
+                            send(out, late);
+                            lateSent.incrementAndGet();
+                        } catch (IOException | InterruptedException ignored) {
+                            // connection gone
+                        }
+                    });
+                    continue;
+                }
                 if (forced != null) {
                     send(out, forced.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
                     continue;
@@ -125,7 +151,10 @@ final class FakeAgent implements AutoCloseable {
     private void handle(JsonNode request, OutputStream out) throws IOException {
         String command = request.path("execute").asText();
         JsonNode arguments = request.path("arguments");
-        JsonNode id = request.get("id");
+        JsonNode id = stock ? null : request.get("id");
+        if (stock && command.startsWith("vivarium-")) {
+            command = "unknown " + command;
+        }
         try {
             switch (command) {
                 case "guest-sync-delimited" -> {
@@ -134,11 +163,12 @@ final class FakeAgent implements AutoCloseable {
                     }
                     reply(out, id, arguments.get("id"));
                 }
-                case "guest-ping", "guest-fsfreeze-thaw", "guest-fsfreeze-freeze-list" ->
-                    reply(out, id, command.equals("guest-ping") ? json.createObjectNode() : json.getNodeFactory().numberNode(0));
+                case "guest-ping", "guest-set-time" -> reply(out, id, json.createObjectNode());
+                case "guest-fsfreeze-thaw", "guest-fsfreeze-freeze-list" ->
+                    reply(out, id, json.getNodeFactory().numberNode(arguments.path("mountpoints").size()));
                 case "guest-info" -> {
-                    ObjectNode info = json.createObjectNode().put("version", VERSION);
-                    COMMANDS.forEach(name -> info.withArray("supported_commands").addObject().put("name", name)
+                    ObjectNode info = json.createObjectNode().put("version", stock ? "7.2.0-fake" : VERSION);
+                    COMMANDS.stream().filter(name -> !stock || !name.startsWith("vivarium-")).forEach(name -> info.withArray("supported_commands").addObject().put("name", name)
                             .put("enabled", true).put("success-response", !name.equals("guest-shutdown")));
                     reply(out, id, info);
                 }

@@ -211,4 +211,31 @@ class MisbehavingPeerTest {
             stream.ping(GuestAgentContract.seconds(5));
         }
     }
+
+    @Test
+    void aStockStreamIsResynchronisedAfterACallerGaveUp() throws Exception {
+        try (FakeAgent stock = new FakeAgent(dir.resolve("stock.sock"), true);
+                GuestAgentClient stream = streamTo(stock)) {
+            assertFalse(stream.peer(GuestAgentContract.seconds(5)).vivariumAgent());
+            stock.override = request -> request.path("execute").asText().equals("guest-ping")
+                    ? FakeAgent.LATE + "{\"return\": {}}" : null;
+            assertEquals(504, failure(() -> stream.ping(Deadline.after(Duration.ofMillis(100)))).status());
+            Deadline late = GuestAgentContract.seconds(5);
+            while (stock.lateSent.get() == 0) {
+                late.check("waiting for the late answer");
+                Thread.onSpinWait();
+            }
+            stock.override = request -> null;
+            // without the resync this would read the stale {} as the time
+            assertTrue(stream.getTime(GuestAgentContract.seconds(5)) > 0);
+        }
+    }
+
+    private static GuestAgentClient streamTo(FakeAgent agent) {
+        return new GuestAgentClient(GuestTransport.stream("fake stream", () -> {
+            SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+            channel.connect(UnixDomainSocketAddress.of(agent.socket()));
+            return channel;
+        }));
+    }
 }
