@@ -69,6 +69,18 @@ final class EmulatedExec {
         if (grouped) {
             hasSetsid = true;
         }
+        try {
+            return collect(transport, spec, pid, grouped, started, deadline);
+        } catch (GuestAgentException e) {
+            if (e.status() == 504) {
+                kill(transport, pid, grouped, Deadline.after(KILL_GRACE));
+            }
+            throw e;
+        }
+    }
+
+    private static GuestExecResult collect(GuestTransport transport, ExecSpec spec, long pid, boolean grouped,
+            long started, Deadline deadline) {
         long killAt = spec.timeout() == null ? Long.MAX_VALUE : started + spec.timeout().toNanos();
         boolean killed = false;
         long pause = FIRST_POLL_NANOS;
@@ -88,7 +100,6 @@ final class EmulatedExec {
                 killed = true;
             }
             if (deadline.remainingNanos() <= pause) {
-                kill(transport, pid, grouped, Deadline.after(KILL_GRACE));
                 throw GuestAgentException.deadline("the command " + spec.argv().get(0) + " was still running; killed");
             }
             long untilKill = killed ? pause : killAt - System.nanoTime();

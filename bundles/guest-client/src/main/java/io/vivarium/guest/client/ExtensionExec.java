@@ -14,7 +14,7 @@ import java.util.Base64;
 final class ExtensionExec {
     /** Longest single long-poll; answers come back at least this often. */
     private static final long MAX_WAIT_MILLIS = 30_000;
-    /** How much before the deadline the agent is asked to answer. */
+    /** How much before the deadline (at least; a tenth of the time left when more) the agent is asked to answer. */
     private static final long ANSWER_MARGIN_MILLIS = 50;
     private static final Duration KILL_GRACE = Duration.ofMillis(500);
     private static final int MAX_EXIT_CODE = 255;
@@ -47,21 +47,32 @@ final class ExtensionExec {
         arguments.put("max-output-bytes", spec.maxOutputBytes());
         arguments.put("wait-ms", waitMillis(deadline));
 
-        CappedBuffer out = new CappedBuffer(spec.maxOutputBytes());
-        CappedBuffer err = new CappedBuffer(spec.maxOutputBytes());
         JsonNode answer = transport.call(Commands.EXEC, arguments, Wire.TREE, Commands.MAX_LINE, deadline)
                 .valueOrThrow(Commands.EXEC);
         long handle = Wire.requireLong(Wire.requireObject(answer, Commands.EXEC), "handle", 0, Long.MAX_VALUE,
                 Commands.EXEC);
+        try {
+            return collect(transport, spec, handle, answer, deadline);
+        } catch (GuestAgentException e) {
+            if (e.status() == 504) {
+                kill(transport, handle);
+            }
+            throw e;
+        }
+    }
+
+    private static GuestExecResult collect(GuestTransport transport, ExecSpec spec, long handle, JsonNode first,
+            Deadline deadline) {
+        CappedBuffer out = new CappedBuffer(spec.maxOutputBytes());
+        CappedBuffer err = new CappedBuffer(spec.maxOutputBytes());
+        JsonNode answer = first;
         String command = Commands.EXEC;
         while (true) {
             Poll poll = Poll.parse(answer, handle, command, out, err);
             if (poll.finished()) {
-                return new GuestExecResult(out.bytes(), err.bytes(), poll.exitCode(), poll.signal(), poll.timedOut(),
-                        out.truncated(), err.truncated(), poll.duration());
+                return poll.result(out, err);
             }
             if (deadline.expired()) {
-                kill(transport, handle);
                 throw GuestAgentException.deadline("the command " + spec.argv().get(0) + " was still running; killed");
             }
             command = Commands.EXEC_POLL;
@@ -69,17 +80,16 @@ final class ExtensionExec {
             Wire.Answer<JsonNode> next = transport.call(command, pollArguments, Wire.TREE, Commands.MAX_LINE, deadline);
             if (poll.exited() && next.isError() && "NotFound".equals(next.errorClass())) {
                 // the previous answer held the last of the output and freed the handle
-                return new GuestExecResult(out.bytes(), err.bytes(), poll.exitCode(), poll.signal(), poll.timedOut(),
-                        out.truncated(), err.truncated(), poll.duration());
+                return poll.result(out, err);
             }
             answer = next.valueOrThrow(command);
         }
     }
 
+    /** How long the agent may hold its answer: long, but leaving the answer time to arrive before the deadline. */
     private static long waitMillis(Deadline deadline) {
         long remaining = deadline.remainingMillis();
-        return Math.max(0, Math.min(MAX_WAIT_MILLIS, remaining - Math.min(ANSWER_MARGIN_MILLIS, remaining / 10)
-                - ANSWER_MARGIN_MILLIS));
+        return Math.max(0, Math.min(MAX_WAIT_MILLIS, remaining - Math.max(ANSWER_MARGIN_MILLIS, remaining / 10)));
     }
 
     /** Kills the group, then polls once so the agent can free the handle (it holds at most 256). */
@@ -132,8 +142,9 @@ final class ExtensionExec {
             return exited && complete;
         }
 
-        Duration duration() {
-            return Duration.ofMillis(durationMillis);
+        GuestExecResult result(CappedBuffer out, CappedBuffer err) {
+            return new GuestExecResult(out.bytes(), err.bytes(), exitCode, signal, timedOut, out.truncated(),
+                    err.truncated(), Duration.ofMillis(durationMillis));
         }
     }
 }

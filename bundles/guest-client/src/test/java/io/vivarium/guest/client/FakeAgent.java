@@ -60,6 +60,9 @@ final class FakeAgent implements AutoCloseable {
     final AtomicInteger open = new AtomicInteger();
     final AtomicInteger maxOpen = new AtomicInteger();
     final AtomicInteger execsStarted = new AtomicInteger();
+    final AtomicInteger accepted = new AtomicInteger();
+    /** Every command received, in order. */
+    final List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile Function<JsonNode, String> override = request -> null;
 
     private final boolean stock;
@@ -92,6 +95,7 @@ final class FakeAgent implements AutoCloseable {
                 synchronized (connections) {
                     connections.add(connection);
                 }
+                accepted.incrementAndGet();
                 maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
                 Thread thread = new Thread(() -> serve(connection), "fake-agent connection");
                 thread.setDaemon(true);
@@ -115,6 +119,7 @@ final class FakeAgent implements AutoCloseable {
                 }
                 JsonNode request = json.readTree(line.toByteArray());
                 line.reset();
+                received.add(request.path("execute").asText());
                 String forced = override.apply(request);
                 if (HANG.equals(forced)) {
                     continue;
@@ -223,7 +228,7 @@ final class FakeAgent implements AutoCloseable {
         arguments.path("argv").forEach(arg -> argv.add(arg.asText()));
         ProcessBuilder builder = new ProcessBuilder(argv).directory(Path.of(arguments.path("cwd").asText("/")).toFile());
         builder.environment().clear();
-        arguments.path("env").fields().forEachRemaining(entry -> builder.environment().put(entry.getKey(), entry.getValue().asText()));
+        arguments.path("env").properties().forEach(entry -> builder.environment().put(entry.getKey(), entry.getValue().asText()));
         Process process;
         try {
             process = builder.start();

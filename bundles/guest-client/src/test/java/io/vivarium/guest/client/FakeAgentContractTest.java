@@ -70,4 +70,14 @@ class FakeAgentContractTest extends GuestAgentContract {
         client.setTime(1_700_000_000_000_000_000L, seconds(5));
         client.setTime(null, seconds(5));
     }
+
+    @Test
+    void aShortExecIsOneRequestOnAKeptConnection() {
+        client.exec(ExecSpec.of("true").withEnv(ENV), seconds(10));
+        int connections = fake.accepted.get();
+        fake.received.clear();
+        assertEquals(0, client.exec(ExecSpec.of("true").withEnv(ENV), seconds(10)).exitCode());
+        assertEquals(List.of(Commands.EXEC), fake.received);
+        assertEquals(connections, fake.accepted.get());
+    }
 }
