@@ -21,11 +21,12 @@ import java.util.concurrent.locks.LockSupport;
  * looked up in the command's own {@code PATH} as with our agent, under {@code /usr/bin/setsid} when
  * the guest has it, so that the command leads its own process group.
  *
- * <p>The timeout is emulated by polling {@code guest-exec-status} and, once it passed, a second
- * {@code guest-exec} of {@code kill -KILL -- -PGID}. Guaranteed: the command is killed within a
- * poll interval of its timeout. With setsid, its whole process group dies too (children that
- * started their own session or group escape, as with any group kill); without setsid, qemu-ga's
- * children share its process group, so only the command itself is killed and its children may live
+ * <p>The timeout is emulated by polling {@code guest-exec-status} (at most 50 ms apart) and, once
+ * it passed, a second {@code guest-exec} of {@code sh -c 'kill -KILL -"$1"'} (dash's {@code kill}
+ * refuses {@code --}). Guaranteed: the command is killed within a poll interval and a round trip of
+ * its timeout. With setsid, its whole process group dies too (children that started their own
+ * session or group escape, as with any group kill); without setsid, qemu-ga's children share its
+ * process group, so only the command itself is killed and its children may live
  * on. Output comes only once the command exits (qemu-ga keeps up to 16 MiB per stream); the client
  * decodes it straight into the caller's cap and discards the rest. A command still running at the
  * caller's deadline is killed the same way and the caller gets a 504.

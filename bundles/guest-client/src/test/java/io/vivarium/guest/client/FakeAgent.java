@@ -173,7 +173,8 @@ final class FakeAgent implements AutoCloseable {
                     reply(out, id, json.getNodeFactory().numberNode(arguments.path("mountpoints").size()));
                 case "guest-info" -> {
                     ObjectNode info = json.createObjectNode().put("version", stock ? "7.2.0-fake" : VERSION);
-                    COMMANDS.stream().filter(name -> !stock || !name.startsWith("vivarium-")).forEach(name -> info.withArray("supported_commands").addObject().put("name", name)
+                    COMMANDS.stream().filter(name -> !stock || !name.startsWith("vivarium-"))
+                            .forEach(name -> info.withArray("supported_commands").addObject().put("name", name)
                             .put("enabled", true).put("success-response", !name.equals("guest-shutdown")));
                     reply(out, id, info);
                 }
@@ -205,14 +206,15 @@ final class FakeAgent implements AutoCloseable {
                 }
                 case "vivarium-file-write" -> {
                     Path path = Path.of(arguments.path("path").asText());
-                    Path temp = path.resolveSibling("." + path.getFileName() + ".fake-" + arguments.path("handle").asLong(handles.incrementAndGet()));
+                    long handle = arguments.path("handle").asLong(handles.incrementAndGet());
+                    Path temp = path.resolveSibling("." + path.getFileName() + ".fake-" + handle);
                     byte[] data = Base64.getDecoder().decode(arguments.path("data-b64").asText());
                     Files.write(temp, data, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
                     ObjectNode answer = json.createObjectNode().put("bytes", data.length);
                     if (arguments.path("last").asBoolean(true)) {
                         Files.move(temp, path, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
                     } else {
-                        answer.put("handle", Long.parseLong(temp.getFileName().toString().replaceAll(".*-", "")));
+                        answer.put("handle", handle);
                     }
                     reply(out, id, answer);
                 }

@@ -231,6 +231,39 @@ class MisbehavingPeerTest {
         }
     }
 
+    @Test
+    void anAgentThatIsNotThereIsABadGatewayAtOnce() {
+        try (GuestAgentClient absent = GuestAgentClient.unixSocket(dir.resolve("no-agent.sock"))) {
+            GuestAgentException e = failure(() -> absent.ping(GuestAgentContract.seconds(5)));
+            assertEquals(502, e.status());
+            assertTrue(e.getMessage().contains("cannot connect"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aHungAgentOnAStreamIsADeadlineErrorAndLaterCallsStillWork() {
+        try (GuestAgentClient stream = streamTo(fake)) {
+            stream.ping(GuestAgentContract.seconds(5));
+            answer("guest-ping", FakeAgent.HANG);
+            long start = System.nanoTime();
+            assertEquals(504, failure(() -> stream.ping(Deadline.after(Duration.ofMillis(300)))).status());
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(3));
+            fake.override = request -> null;
+            stream.ping(GuestAgentContract.seconds(5));
+        }
+    }
+
+    @Test
+    void closingAStreamClientStopsItsReaderThread() throws Exception {
+        GuestAgentClient stream = streamTo(fake);
+        stream.ping(GuestAgentContract.seconds(5));
+        Thread reader = Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> thread.getName().equals("guest-agent reader fake stream")).findFirst().orElseThrow();
+        stream.close();
+        reader.join(TimeUnit.SECONDS.toMillis(5));
+        assertFalse(reader.isAlive(), "a closed client must not pin its bundle revision with a thread");
+    }
+
     private static GuestAgentClient streamTo(FakeAgent agent) {
         return new GuestAgentClient(GuestTransport.stream("fake stream", () -> {
             SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
