@@ -122,6 +122,20 @@ abstract class GuestAgentContract {
     }
 
     @Test
+    void execTimeoutKillsTheWholeProcessGroup() {
+        GuestExecResult result = client.exec(ExecSpec.of("sh", "-c", "sleep 30 & echo $!; wait").withEnv(ENV)
+                .withTimeout(Duration.ofMillis(300)), seconds(20));
+        assertTrue(result.timedOut());
+        long child = Long.parseLong(text(result.stdout()).strip());
+        // the peer runs on this host, so its pids are ours; an orphaned child is reaped by init shortly
+        Deadline gone = seconds(10);
+        while (alive(child) && !gone.expired()) {
+            Thread.onSpinWait();
+        }
+        assertFalse(alive(child), "the command's child " + child + " outlived the timeout");
+    }
+
+    @Test
     void fileWriteThenReadRoundTrips() {
         String path = dir.resolve("note.bin").toString();
         byte[] content = new byte[300_000];
@@ -167,6 +181,10 @@ abstract class GuestAgentContract {
         GuestAgentException e = assertThrows(GuestAgentException.class,
                 () -> client.exec(ExecSpec.of("true").withEnv(ENV).withUser(0, 0), seconds(5)));
         assertEquals(501, e.status(), e.getMessage());
+    }
+
+    private static boolean alive(long pid) {
+        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
     }
 
     static String text(byte[] bytes) {
