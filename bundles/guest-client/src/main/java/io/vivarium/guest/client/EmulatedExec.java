@@ -28,9 +28,10 @@ import java.util.concurrent.locks.LockSupport;
  * session or group escape, as with any group kill); without setsid, qemu-ga's children share its
  * process group, so only the command itself is killed and its children may live on. qemu-ga
  * reports an exit only once the output pipes are closed, so a surviving child that holds them
- * turns the timeout into a 504 at the caller's deadline. Output comes only once the command exits (qemu-ga keeps up to 16 MiB per stream); the client
- * decodes it straight into the caller's cap and discards the rest. A command still running at the
- * caller's deadline is killed the same way and the caller gets a 504.
+ * turns the timeout into a 504 at the caller's deadline. Output comes only once the command exits
+ * (qemu-ga keeps up to 16 MiB per stream); the client decodes it straight into the caller's cap
+ * and discards the rest. A command still running at the caller's deadline is killed the same way
+ * and the caller gets a 504.
  */
 final class EmulatedExec {
     private static final String EXEC = "guest-exec";
