@@ -192,6 +192,18 @@ class AgentUserTest {
     }
 
     @Test
+    void sigtermStopsAWorkerThatTheSandboxUserStopped() throws Exception {
+        agent = AgentProcess.start(dir, "--user", USER);
+        ProcessHandle worker = worker(agent.process().toHandle());
+        assertEquals("", output(List.of("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "kill", "-STOP",
+                Long.toString(worker.pid()))));
+        agent.process().destroy();
+        assertTrue(agent.process().waitFor(20, TimeUnit.SECONDS), "the supervisor did not exit");
+        assertEquals(0, agent.process().exitValue());
+        assertTrue(worker.onExit().get(10, TimeUnit.SECONDS) != null && !worker.isAlive(), "the worker was left behind");
+    }
+
+    @Test
     void aWorkerThatKeepsDyingIsRestartedAtALimitedRateWithoutSpinning() throws Exception {
         agent = AgentProcess.start(dir, "--user", USER);
         ProcessHandle supervisor = agent.process().toHandle();
