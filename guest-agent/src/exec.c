@@ -28,6 +28,7 @@ struct stream {
 	size_t pos;
 	int64_t kept; /* bytes kept so far (counted against the cap) */
 	int truncated;
+	int drain; /* after exit: read and discard until EOF, so a background writer never gets EPIPE */
 };
 
 struct exec {
@@ -40,6 +41,7 @@ struct exec {
 	size_t hold_max;
 	int64_t start, end, deadline;
 	int reaped, status, timed_out;
+	int detached; /* answered and freed as a handle; only its draining pipes remain */
 	struct exec *next;
 };
 
@@ -69,7 +71,15 @@ static void stream_close(struct stream *st)
 
 static int stream_full(const struct exec *ex, const struct stream *st)
 {
-	return st->hold.len >= ex->hold_max && st->kept < ex->cap;
+	return !st->drain && st->hold.len >= ex->hold_max && st->kept < ex->cap;
+}
+
+/* The leader is reaped and the pipe has nothing more right now: whatever a background process
+ * writes later is not part of the result. */
+static void stream_drain(struct stream *st)
+{
+	if (st->w.fd >= 0)
+		st->drain = 1;
 }
 
 /* Watch a pipe unless its buffer is full (backpressure: the writer blocks on a full pipe). */
@@ -95,7 +105,7 @@ static int stream_read(struct exec *ex, struct stream *st)
 		return 0;
 	size_t room = sizeof discard;
 	char *dst = discard;
-	int keep = st->kept < ex->cap;
+	int keep = !st->drain && st->kept < ex->cap;
 	if (keep) {
 		size_t left = ex->hold_max - st->hold.len;
 		if ((int64_t)left > ex->cap - st->kept)
@@ -115,7 +125,7 @@ static int stream_read(struct exec *ex, struct stream *st)
 	if (keep) {
 		st->hold.len += (size_t)n;
 		st->kept += n;
-	} else if (ex->capture) {
+	} else if (ex->capture && !st->drain) {
 		st->truncated = 1;
 	}
 	return 1;
@@ -156,7 +166,8 @@ static void exec_free(struct exec *ex)
 		stream_close(&ex->s[i]);
 		buf_free(&ex->s[i].hold);
 	}
-	nexecs--;
+	if (!ex->detached)
+		nexecs--;
 	/* Events of this loop iteration may still point at it: free it once they are handled. */
 	ex->next = freed;
 	freed = ex;
@@ -171,10 +182,30 @@ void exec_collect(void)
 	}
 }
 
+static int stream_done(const struct stream *st)
+{
+	return st->w.fd < 0 || st->drain;
+}
+
 /* Exited as far as the caller is concerned: the leader is reaped and the pipes are read. */
 static int exec_done(const struct exec *ex)
 {
-	return ex->reaped && ex->s[S_OUT].w.fd < 0 && ex->s[S_ERR].w.fd < 0;
+	return ex->reaped && stream_done(&ex->s[S_OUT]) && stream_done(&ex->s[S_ERR]);
+}
+
+/* Frees a handle whose result was returned; pipes still held by background processes drain on. */
+static void exec_release(struct exec *ex)
+{
+	if (ex->s[S_OUT].w.fd < 0 && ex->s[S_ERR].w.fd < 0) {
+		exec_free(ex);
+		return;
+	}
+	stream_close(&ex->s[S_IN]);
+	for (int i = 0; i < 3; i++)
+		buf_free(&ex->s[i].hold);
+	ex->detached = 1;
+	ex->handle = 0; /* handles start at 1: no poll finds it any more */
+	nexecs--;
 }
 
 /* Writes the vivarium-exec-poll object, hands over the held output, and frees the handle once
@@ -216,7 +247,7 @@ static void poll_result(struct exec *ex, struct buf *out)
 	jw_int(out, (ex->reaped ? ex->end : now_ms()) - ex->start);
 	buf_putc(out, '}');
 	if (done)
-		exec_free(ex);
+		exec_release(ex);
 }
 
 static int exec_ready(const struct exec *ex)
@@ -289,13 +320,20 @@ void exec_on_pipe(struct watch *w, uint32_t events)
 		return;
 	}
 	int r = stream_read(ex, st);
-	/* After the leader is reaped, read what is there and let go of the pipe (a background
-	 * process may hold it open forever). */
+	/* After the leader is reaped, read what is there; then drain the pipe without keeping it (a
+	 * background process may hold it open forever). */
 	if (ex->reaped)
 		while (r > 0)
 			r = stream_read(ex, st);
+	if (ex->detached) {
+		if (ex->s[S_OUT].w.fd < 0 && ex->s[S_ERR].w.fd < 0)
+			exec_free(ex);
+		else
+			stream_watch(st);
+		return;
+	}
 	if (ex->reaped && r == 0 && !stream_full(ex, st))
-		stream_close(st);
+		stream_drain(st);
 	stream_watch(st);
 	if (exec_ready(ex))
 		waiters_check(now_ms());
@@ -318,7 +356,7 @@ void exec_on_signal(void)
 				while ((r = stream_read(ex, st)) > 0 && ++rounds < 256)
 					;
 				if (!stream_full(ex, st))
-					stream_close(st);
+					stream_drain(st);
 				stream_watch(st);
 			}
 			break;
@@ -553,7 +591,7 @@ int cmd_guest_exec_status(struct call *k)
 	if (args_only(k, allowed) || arg_int(k, "pid", 1, &pid) < 0)
 		return R_ERR;
 	struct exec *ex = execs;
-	while (ex && !(ex->stock && ex->pid == pid))
+	while (ex && !(ex->stock && !ex->detached && ex->pid == pid))
 		ex = ex->next;
 	if (!ex)
 		return fail(k, "NotFound", "no process with pid %lld was started by guest-exec (or its status was read)", (long long)pid);
@@ -587,7 +625,7 @@ int cmd_guest_exec_status(struct call *k)
 		}
 	}
 	buf_putc(k->out, '}');
-	exec_free(ex);
+	exec_release(ex);
 	return R_OK;
 }
 

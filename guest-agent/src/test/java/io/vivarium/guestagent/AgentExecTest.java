@@ -353,4 +353,31 @@ class AgentExecTest {
             conn.ok("vivarium-exec-kill", Map.of("handle", h));
         }
     }
+
+    /**
+     * A background process that keeps writing to the stdout it inherited (a dev server logging)
+     * must not die of EPIPE once its exec has returned; its handle is freed all the same, so such
+     * execs never use up the 256 handles.
+     */
+    @Test
+    void aBackgroundWriterOutlivesItsExecAndHoldsNoHandle() throws Exception {
+        Path ticks = dir.resolve("ticks");
+        Run r = run(cmd("sh", "-c", "(while :; do echo tick; echo t >> \"$1\"; sleep 0.05; done) & echo $! >&2", "sh",
+                ticks.toString()));
+        long writer = Long.parseLong(r.err().trim());
+        strays.add(writer);
+        long handle = r.last().get("handle").asLong();
+        assertEquals("NotFound", conn.call("vivarium-exec-poll", Map.of("handle", handle)).get("error").get("class").asText());
+        long seen = Files.size(ticks);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (Files.size(ticks) < seen + 20) {
+            assertFalse(gone(writer), "the background writer died after its exec returned: " + procState(writer));
+            assertTrue(System.nanoTime() < deadline, "the background writer stopped writing: " + procState(writer));
+            AgentProcess.pause();
+        }
+        for (int i = 0; i < 300; i++) {
+            assertEquals("", run(cmd("true")).out());
+        }
+        assertFalse(gone(writer));
+    }
 }
