@@ -361,7 +361,7 @@ class AgentExecTest {
      */
     @Test
     void aBackgroundWriterOutlivesItsExecAndHoldsNoHandle() throws Exception {
-        Path ticks = dir.resolve("ticks");
+        Path ticks = Files.createFile(dir.resolve("ticks"));
         Run r = run(cmd("sh", "-c", "(while :; do echo tick; echo t >> \"$1\"; sleep 0.05; done) & echo $! >&2", "sh",
                 ticks.toString()));
         long writer = Long.parseLong(r.err().trim());
