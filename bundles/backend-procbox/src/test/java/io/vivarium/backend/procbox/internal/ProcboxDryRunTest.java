@@ -179,21 +179,19 @@ class ProcboxDryRunTest {
         Created sandbox = create(backend);
         SortedMap<String, String> before = snapshot(sandbox.spec().dir().resolve("work"));
 
-        long start = System.nanoTime();
         ScratchRun run = backend.dryRun(sandbox.instance(), command("echo x > partial; sleep 600 & sleep 29.5", 1));
-        long elapsedMs = (System.nanoTime() - start) / 1_000_000;
         run.close();
 
+        // both sleeps are killed: assertClean finds neither
         assertTrue(run.result().timedOut());
         assertEquals(137, run.result().exitCode());
-        assertTrue(elapsedMs < 5000, "took " + elapsedMs + " ms");
         assertEquals(before, snapshot(sandbox.spec().dir().resolve("work")));
         assertClean(sandbox);
     }
 
     @Test
     void theTwinHasItsOwnProcessesButTheSandboxsLoopbackAndHostname() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "needs python3 for a loopback server");
+        ProcboxSandboxTest.assumeSystemPython();
         Created sandbox = create(backend);
         SandboxInstance instance = sandbox.instance();
         exec(instance, "python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &");
@@ -228,7 +226,8 @@ class ProcboxDryRunTest {
 
     @Test
     void theTwinIsChargedToTheSandboxsMemoryCgroup() throws Exception {
-        Assumptions.assumeTrue(backend.capabilities().memoryLimit(), "no writable memory cgroup");
+        ProcboxSandboxTest.assumeMemoryCgroup();
+        ProcboxSandboxTest.assumeSystemPython();
         Created sandbox = create(backend, 64);
         String allocate = "python3 -c 'b = bytearray(%d * 1024 * 1024); print(len(b))'";
 

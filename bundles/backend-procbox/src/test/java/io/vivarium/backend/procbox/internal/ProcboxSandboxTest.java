@@ -9,6 +9,7 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
+import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.SandboxInstance;
@@ -44,6 +45,18 @@ class ProcboxSandboxTest {
 
     static boolean runnable() {
         return Files.isExecutable(Path.of("/usr/bin/bwrap")) && ProcFs.effectiveUid() == 0;
+    }
+
+    /** Skips the calling test, with the probe's reason, on a host without a writable memory cgroup. */
+    static void assumeMemoryCgroup() {
+        MemoryCgroups cgroups = MemoryCgroups.detect(ProcboxSettings.DEFAULT_CGROUP_ROOT);
+        Assumptions.assumeTrue(cgroups.supported(), () -> "no writable memory cgroup: " + cgroups.unsupportedReason());
+    }
+
+    /** Skips the calling test unless Debian's python3 is there: the sandbox sees the host's /usr, not ~/.pyenv. */
+    static void assumeSystemPython() {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")),
+                "needs /usr/bin/python3 (apt-get install python3; .ci/run installs it)");
     }
 
     static ProcboxBackend rootBackend() {
@@ -191,12 +204,11 @@ class ProcboxSandboxTest {
     void backgroundProcessesOutliveTheExecThatStartedThem() throws IOException {
         SandboxInstance instance = create();
 
-        long start = System.nanoTime();
         ExecResult started = exec(instance, "sh", "-c", "sleep 300 & echo started");
-        long elapsedMs = (System.nanoTime() - start) / 1_000_000;
 
+        // an exec that waited for the child would time out, and its timeout kills the child
         assertEquals("started\n", started.stdout());
-        assertTrue(elapsedMs < 5000, "took " + elapsedMs + " ms");
+        assertFalse(started.timedOut());
         assertTrue(processes(instance).contains("sleep 300"));
     }
 
@@ -227,6 +239,11 @@ class ProcboxSandboxTest {
     }
 
     @Test
+    void aRootDaemonWalksThroughTheNosymfollowViewSoItIsNotDegraded() {
+        assertEquals(Availability.yes(), backend.availability(), "a root daemon must be able to mount the walk view");
+    }
+
+    @Test
     void pingsThroughTheSandbox() throws IOException {
         PingResult ping = create().channel().ping();
 
@@ -236,7 +253,9 @@ class ProcboxSandboxTest {
 
     @Test
     void enforcesTheMemoryLimit() throws IOException {
-        Assumptions.assumeTrue(backend.capabilities().memoryLimit(), "no writable memory cgroup");
+        assumeMemoryCgroup();
+        assumeSystemPython();
+        assertTrue(backend.capabilities().memoryLimit(), "the host has a memory cgroup but the backend does not use it");
         Created sandbox = create(64);
         String allocate = "b = bytearray(%d * 1024 * 1024); print(len(b))";
 
@@ -287,7 +306,7 @@ class ProcboxSandboxTest {
 
     @Test
     void destroyKillsEverythingAndAdoptThenFails() throws IOException {
-        Assumptions.assumeTrue(backend.capabilities().memoryLimit(), "no writable memory cgroup");
+        assumeMemoryCgroup();
         Created sandbox = create(256);
         SandboxInstance instance = sandbox.instance();
         exec(instance, "sh", "-c", "sleep 300 & sleep 301 &");
