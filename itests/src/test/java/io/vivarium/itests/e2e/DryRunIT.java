@@ -130,16 +130,17 @@ class DryRunIT {
         String id = populated();
         CompletableFuture<Api.Response> slow = CompletableFuture.supplyAsync(() -> {
             try {
-                return admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "sleep 3", "paths", List.of("/work")));
+                return admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "sleep 3.17; true", "paths", List.of("/work")));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
         });
-        Api.Response second = null;
-        for (int i = 0; i < 100 && (second == null || second.status() != 409); i++) {
-            Thread.sleep(20);
-            second = admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!hostRuns("sleep 3.17")) {
+            assertFalse(slow.isDone(), () -> "the first dry-run ended before its command was seen: " + slow.join().raw().body());
+            assertTrue(System.nanoTime() < deadline, "the first dry-run's command never started");
         }
+        Api.Response second = admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
         assertError(second, 409, "already running");
         assertEquals(200, slow.get().status());
 

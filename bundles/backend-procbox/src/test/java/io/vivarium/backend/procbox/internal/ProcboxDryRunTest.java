@@ -206,6 +206,7 @@ class ProcboxDryRunTest {
         assertEquals("200", lines.get(0), run.result().stderr());
         assertEquals(sandbox.spec().id(), lines.get(1));
         String processes = String.join("\n", lines.subList(2, lines.size()));
+        assertTrue(processes.contains("ps -eo args"), "ps in the twin does not list itself: " + processes);
         assertFalse(processes.contains("http.server"), processes);
         assertFalse(processes.contains("sleep infinity"), processes);
         assertEquals(0, exec(instance, fetch).exitCode(), "the sandbox's server did not survive the dry-run");

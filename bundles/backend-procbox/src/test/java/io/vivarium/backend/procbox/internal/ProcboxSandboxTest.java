@@ -91,8 +91,11 @@ class ProcboxSandboxTest {
         return instance.channel().exec(new ExecRequest(List.of(args), 10, ENV, "/work", null, 1 << 20));
     }
 
+    /** Every process's argv as the sandbox sees it; ps must at least see itself, or a "not listed" proves nothing. */
     private static String processes(SandboxInstance instance) {
-        return exec(instance, "ps", "-eo", "args").stdout();
+        String processes = exec(instance, "ps", "-eo", "args").stdout();
+        assertTrue(processes.contains("ps -eo args"), "ps does not list itself: " + processes);
+        return processes;
     }
 
     /** Host pids of every process in the sandbox's PID namespace. */
