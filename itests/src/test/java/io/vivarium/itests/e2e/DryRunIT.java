@@ -34,6 +34,12 @@ class DryRunIT {
     static Daemon daemon;
     static Api admin;
 
+    /** Sleeps only this run starts, found on the host by argv: other runs of this suite may share the machine. */
+    private static final String RUN = Long.toString(ProcessHandle.current().pid());
+    private static final String NAP_617 = "617." + RUN;
+    private static final String NAP_61 = "61." + RUN;
+    private static final String NAP_3 = "3." + RUN;
+
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
@@ -88,7 +94,7 @@ class DryRunIT {
         Map<String, String> before = snapshot(workspace(id));
         JsonNode r = ok(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of(
                 "command", "echo changed > /work/src/main.py; rm /work/src/old.py; echo new > '/work/src/out file.txt';"
-                        + " rm -rf /work/gone; mkdir /work/newdir; ln -s /etc/passwd /work/newlink; sleep 617 & echo done",
+                        + " rm -rf /work/gone; mkdir /work/newdir; ln -s /etc/passwd /work/newlink; sleep " + NAP_617 + " & echo done",
                 "paths", List.of("/work"))));
         assertEquals("done\n", r.get("stdout").asText());
         assertEquals(0, r.get("exit_code").asInt());
@@ -102,7 +108,7 @@ class DryRunIT {
         assertEquals("sha256", c.get("mode").asText());
 
         assertEquals(before, snapshot(workspace(id)), "the workspace is byte-for-byte as before");
-        assertFalse(hostRuns("sleep 617"), "processes the command started are gone");
+        assertFalse(hostRuns("sleep " + NAP_617), "processes the command started are gone");
         assertEquals("1\n", Api.sh(admin, id, "cat /work/src/main.py"));
     }
 
@@ -117,12 +123,12 @@ class DryRunIT {
         assertEquals(3, failed.get("changes").get("deleted").size());
 
         JsonNode timedOut = ok(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of(
-                "command", "echo x > /work/half; sleep 61", "paths", List.of("/work"), "timeout_secs", 1)));
+                "command", "echo x > /work/half; sleep " + NAP_61, "paths", List.of("/work"), "timeout_secs", 1)));
         assertTrue(timedOut.get("timed_out").asBoolean());
         assertTrue(timedOut.get("discarded").asBoolean());
         assertEquals(List.of("/work/half"), strings(timedOut.get("changes").get("added")));
         assertEquals(before, snapshot(workspace(id)));
-        assertFalse(hostRuns("sleep 61"));
+        assertFalse(hostRuns("sleep " + NAP_61));
     }
 
     @Test
@@ -130,13 +136,13 @@ class DryRunIT {
         String id = populated();
         CompletableFuture<Api.Response> slow = CompletableFuture.supplyAsync(() -> {
             try {
-                return admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "sleep 3.17; true", "paths", List.of("/work")));
+                return admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "sleep " + NAP_3 + "; true", "paths", List.of("/work")));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
         });
         long deadline = System.nanoTime() + 30_000_000_000L;
-        while (!hostRuns("sleep 3.17")) {
+        while (!hostRuns("sleep " + NAP_3)) {
             assertFalse(slow.isDone(), () -> "the first dry-run ended before its command was seen: " + slow.join().raw().body());
             assertTrue(System.nanoTime() < deadline, "the first dry-run's command never started");
         }
