@@ -59,7 +59,9 @@ class SymlinkSwapWalkTest {
     @AfterEach
     void unmount() throws Exception {
         if (pool != null) {
+            // a failed walk returns while sibling tasks may still read below the view
             pool.shutdownNow();
+            assertTrue(pool.awaitTermination(30, TimeUnit.SECONDS), "the walk's tasks did not stop");
         }
         if (view != null && Files.readString(Path.of("/proc/self/mountinfo")).contains(" " + view + " ")) {
             assertEquals(0, run("umount", view.toString()));
