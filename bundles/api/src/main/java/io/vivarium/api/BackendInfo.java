@@ -14,7 +14,7 @@ import io.vivarium.api.spi.Capabilities;
  * @param version that bundle's version
  * @param capabilities what the backend can do
  * @param available whether it can create sandboxes on this host now
- * @param reason why not, when unavailable
+ * @param reason why not, when unavailable; when available, what runs degraded on this host (null when nothing)
  * @param sandboxes how many sandboxes it runs
  * @param details what a person needs to know about how it runs here: accelerator chosen and why,
  *        platform, agent kind, isolation ({@link io.vivarium.api.spi.SandboxBackend#details()});

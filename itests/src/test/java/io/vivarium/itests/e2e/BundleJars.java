@@ -17,6 +17,18 @@ final class BundleJars {
     private BundleJars() {
     }
 
+    /** A plain jar whose manifest has only Manifest-Version: Felix would install it as an R3 bundle. */
+    static byte[] plainJar() throws IOException {
+        Manifest m = new Manifest();
+        m.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (JarOutputStream jar = new JarOutputStream(out, m)) {
+            jar.putNextEntry(new JarEntry("about.txt"));
+            jar.write("a plain jar\n".getBytes());
+        }
+        return out.toByteArray();
+    }
+
     /** A bundle without classes; {@code importPackage} may be null. */
     static byte[] bundle(String symbolicName, String version, String importPackage) throws IOException {
         Manifest m = new Manifest();

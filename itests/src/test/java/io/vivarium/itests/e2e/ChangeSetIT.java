@@ -5,10 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -132,6 +137,67 @@ class ChangeSetIT {
         assertError(admin.post(changes, Map.of("paths", List.of("/work"))), 400, "not covered");
         Files.writeString(daemon.stateDir().resolve("sandboxes").resolve(id).resolve("baseline.json"), "{not json");
         assertError(admin.post(changes, ""), 400, "corrupt");
+    }
+
+    /**
+     * A process in the sandbox keeps swapping a directory for a symlink to a host directory while
+     * baselines and changes walk 20,000 files: each answer is an ELOOP error (or an entry that
+     * vanished mid-swap) or a listing of the workspace only, never the host files' fingerprint.
+     */
+    @Test
+    void aSymlinkSwappedInDuringTheWalkNeverLeadsItOntoTheHost() throws Exception {
+        String marker = "host secret " + UUID.randomUUID();
+        Path host = Files.createDirectory(dir.resolve("host-secrets"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+        for (int i = 0; i < 100; i++) {
+            Files.writeString(host.resolve("f" + i), marker);
+        }
+        String markerFingerprint = HexFormat.of().formatHex(
+                MessageDigest.getInstance("SHA-256").digest(marker.getBytes(StandardCharsets.UTF_8)));
+        String id = admin.createSandbox();
+        try {
+            Api.sh(admin, id, "set -e; mkdir /work/tree /work/swap; cd /work/tree; for d in $(seq 0 19); do mkdir $d;"
+                    + " (cd $d && seq 0 999 | xargs touch); done; for i in $(seq 0 99); do echo ws $i > /work/swap/f$i; done");
+            Api.sh(admin, id, "cd /work; while :; do mv swap swap.aside; ln -s '" + host + "' swap; rm swap;"
+                    + " mv swap.aside swap; done >/dev/null 2>&1 &");
+            Path stored = daemon.stateDir().resolve("sandboxes").resolve(id).resolve("baseline.json");
+            int eloops = 0;
+            int rounds = 0;
+            long deadline = System.nanoTime() + 180_000_000_000L;
+            while ((eloops == 0 || rounds < 5) && System.nanoTime() < deadline) {
+                rounds++;
+                Api.Response base = admin.post("/v1/sandboxes/" + id + "/baseline", Map.of("paths", List.of("/work")));
+                if (walkFailed(base, host)) {
+                    eloops += base.error().contains(ELOOP) ? 1 : 0;
+                    continue;
+                }
+                assertFalse(Files.readString(stored).contains(markerFingerprint), "the baseline fingerprinted a host file");
+                Api.Response changes = admin.post("/v1/sandboxes/" + id + "/changes", "");
+                if (walkFailed(changes, host)) {
+                    eloops += changes.error().contains(ELOOP) ? 1 : 0;
+                    continue;
+                }
+                // files of swap/ may be added or deleted (the walk saw the symlink and skipped it), never modified
+                assertEquals(List.of(), strings(changes.body().get("modified")), "a swapped-in host file was read");
+            }
+            assertTrue(eloops > 0, "no walk met the symlink in " + rounds + " rounds");
+        } finally {
+            assertEquals(204, admin.delete("/v1/sandboxes/" + id).status());
+        }
+    }
+
+    private static final String ELOOP = "Too many levels of symbolic links";
+
+    /** Whether the walk failed; if so, only as the swap makes it fail, and without naming a host path. */
+    private static boolean walkFailed(Api.Response r, Path host) {
+        assertFalse(r.raw().body().contains(host.toString()), r.raw().body());
+        assertFalse(r.raw().body().contains(daemon.stateDir().toString()), r.raw().body());
+        if (r.status() == 200) {
+            return false;
+        }
+        assertEquals(400, r.status(), r.raw().body());
+        assertTrue(r.error().contains(ELOOP) || r.error().contains("disappeared while listing"), r.error());
+        return true;
     }
 
     static void assertError(Api.Response r, int status, String fragment) {

@@ -37,6 +37,12 @@ class DryRunIT {
     static Daemon daemon;
     static Api admin;
 
+    /** Sleeps only this run starts, found on the host by argv: other runs of this suite may share the machine. */
+    private static final String RUN = Long.toString(ProcessHandle.current().pid());
+    private static final String NAP_617 = "617." + RUN;
+    private static final String NAP_61 = "61." + RUN;
+    private static final String NAP_3 = "3." + RUN;
+
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
@@ -48,12 +54,12 @@ class DryRunIT {
         return daemon.stateDir().resolve("sandboxes").resolve(id).resolve("work");
     }
 
-    /** Every entry of the workspace: type, mode, owner, size, content hash or link target. */
+    /** Every entry of the workspace: type, mode, owner, size, mtime, content hash or link target. */
     static Map<String, String> snapshot(Path root) throws IOException {
         Map<String, String> out = new TreeMap<>();
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : walk.toList()) {
-                var a = Files.readAttributes(p, "unix:mode,uid,gid,size", LinkOption.NOFOLLOW_LINKS);
+                var a = Files.readAttributes(p, "unix:mode,uid,gid,size,lastModifiedTime", LinkOption.NOFOLLOW_LINKS);
                 String what = Files.isSymbolicLink(p) ? "link->" + Files.readSymbolicLink(p)
                         : Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? "file:" + sha256(p) : "other";
                 out.put(root.relativize(p).toString(), a + " " + what);
@@ -84,7 +90,7 @@ class DryRunIT {
         Map<String, String> before = snapshot(workspace(id));
         JsonNode r = ok(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of(
                 "command", "echo changed > /work/src/main.py; rm /work/src/old.py; echo new > '/work/src/out file.txt';"
-                        + " rm -rf /work/gone; mkdir /work/newdir; ln -s /etc/passwd /work/newlink; sleep 617 & echo done",
+                        + " rm -rf /work/gone; mkdir /work/newdir; ln -s /etc/passwd /work/newlink; sleep " + NAP_617 + " & echo done",
                 "paths", List.of("/work"))));
         assertEquals("done\n", r.get("stdout").asText());
         assertEquals(0, r.get("exit_code").asInt());
@@ -98,8 +104,7 @@ class DryRunIT {
         assertEquals("sha256", c.get("mode").asText());
 
         assertEquals(before, snapshot(workspace(id)), "the workspace is byte-for-byte as before");
-        assertFalse(Api.sh(admin, id, "ps -eo args").contains("sleep 617"));
-        assertFalse(hostRuns("sleep 617"), "processes the command started are gone");
+        assertFalse(hostRuns("sleep " + NAP_617), "processes the command started are gone");
         assertEquals("1\n", Api.sh(admin, id, "cat /work/src/main.py"));
     }
 
@@ -114,12 +119,12 @@ class DryRunIT {
         assertEquals(3, failed.get("changes").get("deleted").size());
 
         JsonNode timedOut = ok(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of(
-                "command", "echo x > /work/half; sleep 61", "paths", List.of("/work"), "timeout_secs", 1)));
+                "command", "echo x > /work/half; sleep " + NAP_61, "paths", List.of("/work"), "timeout_secs", 1)));
         assertTrue(timedOut.get("timed_out").asBoolean());
         assertTrue(timedOut.get("discarded").asBoolean());
         assertEquals(List.of("/work/half"), strings(timedOut.get("changes").get("added")));
         assertEquals(before, snapshot(workspace(id)));
-        assertFalse(hostRuns("sleep 61"));
+        assertFalse(hostRuns("sleep " + NAP_61));
     }
 
     @Test
@@ -127,16 +132,17 @@ class DryRunIT {
         String id = populated();
         CompletableFuture<Api.Response> slow = CompletableFuture.supplyAsync(() -> {
             try {
-                return admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "sleep 3", "paths", List.of("/work")));
+                return admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "sleep " + NAP_3 + "; true", "paths", List.of("/work")));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
         });
-        Api.Response second = null;
-        for (int i = 0; i < 100 && (second == null || second.status() != 409); i++) {
-            Thread.sleep(20);
-            second = admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!hostRuns("sleep " + NAP_3)) {
+            assertFalse(slow.isDone(), () -> "the first dry-run ended before its command was seen: " + slow.join().raw().body());
+            assertTrue(System.nanoTime() < deadline, "the first dry-run's command never started");
         }
+        Api.Response second = admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
         assertError(second, 409, "already running");
         assertEquals(200, slow.get().status());
 

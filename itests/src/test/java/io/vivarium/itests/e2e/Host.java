@@ -1,7 +1,9 @@
 package io.vivarium.itests.e2e;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /** What the host offers; tests that need something missing are skipped with the reason. */
 final class Host {
@@ -13,6 +15,24 @@ final class Host {
     }
 
     static final String PROCBOX_REASON = "needs bubblewrap (apt-get install bubblewrap) and a root daemon";
+
+    static final String MEMORY_CGROUP_REASON = "no writable memory cgroup: neither /sys/fs/cgroup/cgroup.controllers"
+            + " listing memory nor a writable cgroup v1 /sys/fs/cgroup/memory (as procbox probes it)";
+
+    /** A cgroup the daemon's procbox can put a memory limit in: v2 with the memory controller or v1's memory hierarchy. */
+    static boolean hasMemoryCgroup() {
+        Path root = Path.of("/sys/fs/cgroup");
+        try {
+            Path controllers = root.resolve("cgroup.controllers");
+            if (Files.isRegularFile(controllers)
+                    && List.of(Files.readString(controllers).trim().split("\\s+")).contains("memory")) {
+                return Files.isWritable(root);
+            }
+        } catch (IOException e) {
+            return false;
+        }
+        return Files.isRegularFile(root.resolve("memory/memory.limit_in_bytes")) && Files.isWritable(root.resolve("memory"));
+    }
 
     static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));

@@ -86,6 +86,7 @@ class PluginsIT {
         assertError(admin.sendBytes("POST", "/v1/plugins", "just text".getBytes(StandardCharsets.UTF_8)), 400,
                 "not an OSGi bundle");
         assertError(admin.sendBytes("POST", "/v1/plugins", new byte[0]), 400, "not an OSGi bundle");
+        assertError(admin.sendBytes("POST", "/v1/plugins", BundleJars.plainJar()), 400, "no Bundle-ManifestVersion");
         assertError(admin.sendBytes("POST", "/v1/plugins", BundleJars.bundle("", "1.0.0", null)), 400,
                 "Bundle-SymbolicName");
         assertEquals(before, ids(plugins(admin)));
@@ -131,6 +132,8 @@ class PluginsIT {
         assertEquals(id, after.get("id").asLong());
         assertError(admin.sendBytes("PUT", "/v1/plugins/test.hello", BundleJars.bundle("test.other", "1.0.0", null)),
                 400, "test.other");
+        assertError(admin.sendBytes("PUT", "/v1/plugins/test.hello", BundleJars.plainJar()), 400, "no Bundle-ManifestVersion");
+        assertEquals("1.1.0", plugins(admin).get("test.hello").get("version").asText(), "a plain jar replaces nothing");
         assertError(admin.sendBytes("PUT", "/v1/plugins/test.nothing", BundleJars.bundle("test.nothing", "1.0.0", null)),
                 404, "test.nothing");
 

@@ -86,7 +86,7 @@ class SandboxLifecycleIT {
         assertTrue(started.get("duration_ms").asLong() < 5000, "exec must not wait for the background child");
         String pid = Api.sh(api, id, "cat /work/bg.pid").strip();
         assertEquals("alive", Api.sh(api, id, "kill -0 " + pid + " && echo alive").strip());
-        assertTrue(Api.sh(api, id, "ps -eo args").contains("sleep 300"));
+        assertTrue(commandLines(id).contains("sleep 300"), commandLines(id).toString());
         assertTrue(Files.exists(state.resolve("sandboxes").resolve(id).resolve("work").resolve("bg.pid")),
                 "the workspace is a directory on the host");
     }
@@ -100,9 +100,24 @@ class SandboxLifecycleIT {
                 "no network but loopback");
         assertTrue(Api.sh(api, id, "touch /usr/x 2>&1; echo $?").strip().endsWith("1"), "/usr is read-only");
         String other = api.createSandbox();
-        api.exec(id, "sh", "-c", "echo secret > /work/mine");
+        api.exec(id, "sh", "-c", "echo secret > /work/mine; sleep 300 >/dev/null 2>&1 &");
         assertEquals("absent", Api.sh(api, other, "test -e /work/mine && echo present || echo absent").strip());
-        assertFalse(Api.sh(api, other, "ps -eo pid,comm").contains("sleep 300"));
+        awaitCommandLine(id, "sleep 300");
+        assertFalse(commandLines(other).contains("sleep 300"), "another sandbox's process is visible: " + commandLines(other));
+    }
+
+    /** Waits until the sandbox sees a process running {@code argv}: the check below can see what it looks for. */
+    private static void awaitCommandLine(String id, String argv) throws Exception {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!commandLines(id).contains(argv)) {
+            assertTrue(System.nanoTime() < deadline, "no '" + argv + "' in sandbox " + id + ": " + commandLines(id));
+        }
+    }
+
+    /** Every process's full argv as the sandbox sees it in its /proc, one per line (ps -o comm drops arguments). */
+    private static List<String> commandLines(String id) throws Exception {
+        String script = "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\" 2>/dev/null; echo; done";
+        return Api.sh(api, id, script).lines().map(String::strip).toList();
     }
 
     @Test
@@ -132,7 +147,7 @@ class SandboxLifecycleIT {
         assertTrue(r.body().get("timed_out").asBoolean());
         assertTrue(r.body().get("duration_ms").asLong() < 10_000);
         assertEquals("", r.body().get("stdout").asText());
-        assertFalse(Api.sh(api, id, "ps -eo args").contains("sleep 600"), "both sleeps are killed");
+        assertFalse(commandLines(id).contains("sleep 600"), "both sleeps are killed: " + commandLines(id));
         assertEquals("ok\n", Api.sh(api, id, "echo ok"), "the sandbox itself survives");
     }
 
@@ -157,17 +172,25 @@ class SandboxLifecycleIT {
         assertEquals("io.vivarium.backend-procbox", procbox.get("bundle").asText());
         assertTrue(procbox.get("available").asBoolean());
         assertTrue(procbox.get("capabilities").get("sandbox").asBoolean());
+        String shipped = PluginsIT.plugins(api).get("io.vivarium.backend-procbox").get("version").asText();
+        assertTrue(shipped.startsWith("0.1.0"), shipped);
+        assertEquals(shipped, procbox.get("version").asText(), "the version of the bundle that provides it");
     }
 
     @Test
-    void memoryLimitIsEnforcedOrRefusedClearly() throws Exception {
-        boolean supported = api.get("/v1/backends").body().get(0).get("capabilities").get("memory_limit").asBoolean();
+    void aRootDaemonWalksWorkspacesThroughTheNosymfollowView() throws Exception {
+        Assumptions.assumeTrue(Host.isRoot(), "only a root daemon can mount the nosymfollow walk view");
+        JsonNode procbox = api.get("/v1/backends").body().get(0);
+        assertTrue(procbox.get("available").asBoolean());
+        assertFalse(procbox.has("reason"), "a root daemon must not be degraded: " + procbox.get("reason"));
+    }
+
+    @Test
+    void memoryLimitIsEnforcedWhereTheHostHasAMemoryCgroup() throws Exception {
+        Assumptions.assumeTrue(Host.hasMemoryCgroup(), Host.MEMORY_CGROUP_REASON);
+        assertTrue(procboxCapabilities().get("memory_limit").asBoolean(),
+                "the host has a writable memory cgroup but procbox does not offer memory limits");
         Api.Response r = api.post("/v1/sandboxes", Map.of("memory_limit_mib", 64));
-        if (!supported) {
-            assertEquals(400, r.status());
-            assertTrue(r.error().contains("memory_limit_mib"));
-            return;
-        }
         assertEquals(201, r.status(), r.raw().body());
         assertEquals(64, r.body().get("memory_limit_mib").asInt());
         String id = r.body().get("id").asText();
@@ -175,5 +198,20 @@ class SandboxLifecycleIT {
         assertEquals(0, small.get("exit_code").asInt(), small.toString());
         JsonNode big = api.exec(id, "dd", "if=/dev/zero", "of=/dev/null", "bs=300M", "count=1");
         assertEquals(137, big.get("exit_code").asInt(), "a 300 MiB buffer under a 64 MiB limit is OOM-killed: " + big);
+    }
+
+    @Test
+    void memoryLimitIsRefusedClearlyWhereTheBackendCannotEnforceIt() throws Exception {
+        Assumptions.assumeFalse(procboxCapabilities().get("memory_limit").asBoolean(),
+                "procbox enforces memory limits on this host (see memoryLimitIsEnforcedWhereTheHostHasAMemoryCgroup)");
+        Api.Response r = api.post("/v1/sandboxes", Map.of("memory_limit_mib", 64));
+        assertEquals(400, r.status(), r.raw().body());
+        assertTrue(r.error().contains("memory_limit_mib"), r.error());
+    }
+
+    private static JsonNode procboxCapabilities() throws Exception {
+        JsonNode procbox = api.get("/v1/backends").body().get(0);
+        assertEquals("procbox", procbox.get("name").asText());
+        return procbox.get("capabilities");
     }
 }

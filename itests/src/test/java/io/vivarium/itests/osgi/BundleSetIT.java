@@ -1,7 +1,6 @@
 package io.vivarium.itests.osgi;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
@@ -106,9 +105,12 @@ public class BundleSetIT extends VivariumOsgiTestSupport {
     }
 
     @Test
-    public void sandboxServiceIsRegistered() {
+    public void sandboxServiceIsRegisteredAndListsTheShippedBackend() {
         SandboxService service = awaitService(SandboxService.class, null);
-        assertNotNull("SandboxService.backends() returned null", service.backends());
+        // DS binds the backend to core while its registration is delivered: listed once it is visible
+        awaitService(SandboxBackend.class, "(" + SandboxBackend.NAME_PROPERTY + "=procbox)");
+        List<String> listed = service.backends().stream().map(b -> b.name() + " from " + b.bundle()).toList();
+        assertEquals(List.of("procbox from io.vivarium.backend-procbox"), listed);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.vivarium.core.internal;
 
 import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -107,7 +108,7 @@ final class HostLister {
             try {
                 candidates.add(candidate(view, new TreeWalk.Entry(host, TreeWalk.attributes(host)), path));
             } catch (IOException e) {
-                throw ApiException.badRequest("cannot read " + path + ": " + e.getMessage());
+                throw ApiException.badRequest("cannot read " + path + ": " + reason(e));
             }
         } else if (Files.isDirectory(host, NOFOLLOW)) {
             walk(view, path, candidates, limits);
@@ -145,7 +146,8 @@ final class HostLister {
             throw ApiException.badRequest("the walk failed: " + sandboxPath(view, Path.of(e.getFile()))
                     + " disappeared while listing; nothing was recorded, retry when the sandbox is idle");
         } catch (IOException e) {
-            throw ApiException.badRequest("the walk of " + dir + " failed, so nothing was recorded: " + e.getMessage());
+            throw ApiException.badRequest("the walk of " + dir + " failed" + at(view, e) + ", so nothing was recorded: "
+                    + reason(e));
         }
     }
 
@@ -164,7 +166,8 @@ final class HostLister {
             throw ApiException.badRequest("the walk failed: " + c.sandboxPath()
                     + " disappeared while listing; nothing was recorded, retry when the sandbox is idle");
         } catch (IOException e) {
-            throw ApiException.badRequest("cannot fingerprint " + c.sandboxPath() + ", so nothing was recorded: " + e);
+            throw ApiException.badRequest("cannot fingerprint " + c.sandboxPath() + ", so nothing was recorded: "
+                    + reason(e));
         }
     }
 
@@ -203,6 +206,20 @@ final class HostLister {
             p = p.getParent();
         }
         return false;
+    }
+
+    /** Where a walk failed, as a sandbox path: the host path (the daemon's view) is none of the caller's business. */
+    private static String at(HostFiles view, IOException e) {
+        return e instanceof FileSystemException f && f.getFile() != null
+                ? " at " + sandboxPath(view, Path.of(f.getFile())) : "";
+    }
+
+    /** What went wrong without the host path (e.g. ELOOP's "Too many levels of symbolic links"). */
+    private static String reason(IOException e) {
+        if (e instanceof FileSystemException f) {
+            return f.getReason() != null ? f.getReason() : e.getClass().getSimpleName();
+        }
+        return String.valueOf(e.getMessage());
     }
 
     private static String sandboxPath(HostFiles view, Path host) {

@@ -2,21 +2,26 @@ package io.vivarium.core.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
-import java.util.Arrays;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
@@ -137,36 +142,69 @@ class SandboxManagerTest {
     }
 
     @Test
-    void requestsWaitForABackendBeingSwappedThenGet503() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ofMillis(300));
+    void aRequestWaitsForItsBackendAndSucceedsWhenItComesBack() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ofMinutes(1));
         String id = m.create(ALICE, null).id();
         m.backendLeft(1);
         assertEquals("backend_unavailable", m.get(ALICE, id).status());
-        ApiException e = assertThrows(ApiException.class, () -> m.exec(ALICE, id, exec("true")));
-        assertEquals(503, e.status());
-        assertEquals(2, e.retryAfterSeconds());
 
-        var during = CompletableFuture.supplyAsync(() -> m.exec(ALICE, id, exec("echo", "later")));
-        Thread.sleep(50);
+        FutureTask<ExecResult> during = new FutureTask<>(() -> m.exec(ALICE, id, exec("echo", "later")));
+        awaitWaiting(startThread(during));
         m.backendArrived(entry(new FakeBackend(backend.running), 2));
-        assertEquals("echo later", during.get().stdout());
+
+        assertEquals("echo later", during.get(30, TimeUnit.SECONDS).stdout());
         assertEquals("running", m.get(ALICE, id).status());
     }
 
     @Test
-    void aDeleteDuringAnUpgradeWaitsForTheNewBackendInsteadOfBlockingIt() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ofSeconds(5));
+    void aRequestWhoseBackendDoesNotComeBackGets503WithRetryAfterOnceItsPatienceIsOver() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ofSeconds(3));
         String id = m.create(ALICE, null).id();
         m.backendLeft(1);
-        var deleting = CompletableFuture.runAsync(() -> m.delete(ALICE, id));
-        Thread.sleep(50);
-        var upgraded = new FakeBackend(backend.running);
-        long t0 = System.nanoTime();
-        m.backendArrived(entry(upgraded, 2));
-        assertTrue(System.nanoTime() - t0 < 2_000_000_000L, "re-adoption is not held up by the waiting delete");
-        deleting.get();
+
+        FutureTask<ExecResult> during = new FutureTask<>(() -> m.exec(ALICE, id, exec("true")));
+        awaitWaiting(startThread(during));
+
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> during.get(30, TimeUnit.SECONDS));
+        ApiException e = assertInstanceOf(ApiException.class, failed.getCause());
+        assertEquals(503, e.status());
+        assertEquals(2, e.retryAfterSeconds());
+        assertTrue(backend.execs.isEmpty());
+    }
+
+    @Test
+    void aDeleteDuringAnUpgradeWaitsForTheNewBackendInsteadOfBlockingIt() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ofMinutes(1));
+        String id = m.create(ALICE, null).id();
+        m.backendLeft(1);
+        FutureTask<Void> deleting = new FutureTask<>(() -> m.delete(ALICE, id), null);
+        awaitWaiting(startThread(deleting));
+
+        // a delete holding the sandbox while it waits would keep re-adoption out for its whole minute
+        FutureTask<Void> upgrade = new FutureTask<>(() -> m.backendArrived(entry(new FakeBackend(backend.running), 2)), null);
+        startThread(upgrade);
+        upgrade.get(30, TimeUnit.SECONDS);
+        deleting.get(30, TimeUnit.SECONDS);
+
         assertTrue(backend.running.isEmpty(), "the new backend destroyed it");
         assertEquals(404, assertThrows(ApiException.class, () -> m.get(ALICE, id)).status());
+    }
+
+    private static Thread startThread(Runnable task) {
+        Thread t = new Thread(task, "request");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    /** Returns once {@code request} waits (the only timed wait on its path is the one for the backend). */
+    private static void awaitWaiting(Thread request) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (request.getState() != Thread.State.TIMED_WAITING) {
+            assertTrue(request.isAlive(), "the request returned without waiting for the backend");
+            assertTrue(System.nanoTime() < deadline, "the request never started waiting");
+            Thread.onSpinWait();
+        }
     }
 
     @Test

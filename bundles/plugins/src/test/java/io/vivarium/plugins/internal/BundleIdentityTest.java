@@ -30,6 +30,8 @@ class BundleIdentityTest {
         assertRefused("not a jar", new byte[0]);
         assertRefused("no META-INF/MANIFEST.MF", TestJars.zipWithoutManifest());
         assertRefused("no Bundle-ManifestVersion", TestJars.withManifest(Map.of("Bundle-SymbolicName", "a")));
+        // a plain jar (only Manifest-Version): Felix would install it as an R3 bundle
+        assertRefused("no Bundle-ManifestVersion", TestJars.withManifest(Map.of()));
         assertRefused("Bundle-ManifestVersion 1", TestJars.withManifest(Map.of("Bundle-ManifestVersion", "1",
                 "Bundle-SymbolicName", "a")));
         assertRefused("no Bundle-SymbolicName", TestJars.withManifest(Map.of("Bundle-ManifestVersion", "2")));

@@ -76,6 +76,17 @@ final class ProcFs {
         }
     }
 
+    /** The per-mount options (field 6) of the topmost mount at {@code dir}; empty if nothing is mounted there. */
+    static List<String> mountOptions(Path dir) {
+        try (Stream<String> lines = Files.lines(PROC.resolve("self/mountinfo"))) {
+            String target = dir.toAbsolutePath().normalize().toString();
+            return lines.filter(line -> mountPoint(line).equals(target)).reduce((first, last) -> last)
+                    .map(line -> List.of(line.split(" ", 7)[5].split(","))).orElse(List.of());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Field 5 of a {@code mountinfo} line, in which the kernel escapes space, tab, newline and backslash. */
     static String mountPoint(String mountInfoLine) {
         String escaped = mountInfoLine.split(" ", 6)[4];

@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.Optional;
 
 /**
  * Process sandboxes: a bubblewrap process tree per sandbox, in its own PID, mount, network, IPC,
@@ -47,6 +48,8 @@ final class ProcboxBackend implements SandboxBackend {
     private final SandboxLauncher launcher;
     private final DryRunner dryRunner;
     private final Supplier<String> bwrapVersion;
+    /** Why live workspaces are walked without a nosymfollow view, probed once; null until then. */
+    private volatile Optional<String> walkDegradation;
 
     ProcboxBackend(ProcboxSettings settings) {
         this(settings, true);
@@ -102,7 +105,20 @@ final class ProcboxBackend implements SandboxBackend {
                 return Availability.no(tool + " is missing: apt-get install util-linux");
             }
         }
-        return Availability.yes();
+        // an available backend's reason says what it does less safely than it should
+        return walkDegradation().map(reason -> new Availability(true, reason)).orElse(Availability.yes());
+    }
+
+    private Optional<String> walkDegradation() {
+        Optional<String> known = walkDegradation;
+        if (known == null) {
+            known = WalkView.degradation(Path.of(System.getProperty("java.io.tmpdir")));
+            if (known.isPresent()) {
+                LOG.log(Level.WARNING, known.get());
+            }
+            walkDegradation = known;
+        }
+        return known;
     }
 
     @Override

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * The workspace as the daemon walks it: a bind mount with {@code nosymfollow}, through which the
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 final class WalkView {
     private static final System.Logger LOG = System.getLogger(WalkView.class.getName());
     private static final String DIR = "view";
+    private static final String NOSYMFOLLOW = "nosymfollow";
 
     private WalkView() {
     }
@@ -24,7 +26,7 @@ final class WalkView {
      */
     static Path ensure(Path dir) {
         Path view = dir.resolve(DIR);
-        if (ProcFs.isMountPoint(view)) {
+        if (ProcFs.mountOptions(view).contains(NOSYMFOLLOW)) {
             return view;
         }
         Path workspace = ProcboxInstance.workspaceDir(dir);
@@ -32,9 +34,9 @@ final class WalkView {
             return workspace;
         }
         try {
+            remove(dir);
             Files.createDirectories(view);
-            HostTools.AS_DAEMON.run("mount", "--bind", workspace.toString(), view.toString());
-            HostTools.AS_DAEMON.run("mount", "-o", "remount,bind,nosymfollow", view.toString());
+            mount(workspace, view);
             return view;
         } catch (IOException e) {
             LOG.log(Level.WARNING, "cannot mount a nosymfollow view of " + workspace + " (" + e.getMessage()
@@ -45,6 +47,49 @@ final class WalkView {
                 LOG.log(Level.WARNING, "cannot remove the half-made view in " + dir + ": " + cleanup.getMessage());
             }
             return workspace;
+        }
+    }
+
+    /**
+     * Why the daemon cannot walk live workspaces through such a view, probed by mounting one on a
+     * scratch directory under {@code scratchParent}; empty when it can.
+     */
+    static Optional<String> degradation(Path scratchParent) {
+        String risk = "; a sandbox that swaps a directory for a symlink during a baseline or changes can lead the"
+                + " daemon's walk onto host files";
+        if (ProcFs.effectiveUid() != 0) {
+            return Optional.of("walk degraded: the daemon is not root, so it lists live workspaces without a"
+                    + " nosymfollow view" + risk);
+        }
+        Path probe = null;
+        try {
+            probe = Files.createTempDirectory(scratchParent, "walk-view-probe-");
+            Files.createDirectory(probe.resolve("workspace"));
+            Files.createDirectory(probe.resolve(DIR));
+            mount(probe.resolve("workspace"), probe.resolve(DIR));
+            return Optional.empty();
+        } catch (IOException e) {
+            return Optional.of("walk degraded: cannot mount a nosymfollow view (" + e.getMessage() + ")" + risk);
+        } finally {
+            if (probe != null) {
+                try {
+                    remove(probe);
+                    Files.deleteIfExists(probe.resolve("workspace"));
+                    Files.deleteIfExists(probe);
+                } catch (IOException e) {
+                    LOG.log(Level.WARNING, "cannot remove the probe " + probe + ": " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    /** Bind-mounts {@code workspace} on {@code view} with nosymfollow, and checks the kernel applied it. */
+    private static void mount(Path workspace, Path view) throws IOException {
+        HostTools.AS_DAEMON.run("mount", "--bind", workspace.toString(), view.toString());
+        // mount(8) passes an option the kernel does not know as filesystem data and a bind remount ignores it
+        HostTools.AS_DAEMON.run("mount", "-o", "remount,bind," + NOSYMFOLLOW, view.toString());
+        if (!ProcFs.mountOptions(view).contains(NOSYMFOLLOW)) {
+            throw new IOException("the kernel did not apply " + NOSYMFOLLOW + " to " + view + " (it needs Linux 5.10+)");
         }
     }
 

@@ -1,16 +1,21 @@
 package io.vivarium.backend.procbox.internal;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,12 +54,23 @@ class ProcboxBackendTest {
     }
 
     @Test
-    void destroyingAnUnknownOrGoneInstanceIsANoOp() {
+    void destroyingAnUnknownOrGoneInstanceIsANoOp() throws IOException {
         ProcboxBackend backend = backend(Path.of("/usr/bin/bwrap"));
         InstanceSpec spec = new InstanceSpec("x", dir, null);
+        Path kept = Files.writeString(Files.createDirectories(dir.resolve("work")).resolve("kept"), "k");
 
-        backend.destroy(spec, new InstanceState(0, Map.of()));
-        backend.destroy(spec, new InstanceState(Long.MAX_VALUE, new SandboxRecord(
-                new InitProcess(Long.MAX_VALUE, "1"), 65534, 65534, null, null, false).toData()));
+        assertDoesNotThrow(() -> backend.destroy(spec, new InstanceState(0, Map.of())));
+        assertDoesNotThrow(() -> backend.destroy(spec, new InstanceState(Long.MAX_VALUE, new SandboxRecord(
+                new InitProcess(Long.MAX_VALUE, "1"), 65534, 65534, null, null, false).toData())));
+        assertEquals("k", Files.readString(kept), "the workspace is core's to delete");
     }
+
+    @Test
+    void aDaemonThatCannotMountTheWalkViewSaysTheWalkIsDegraded() {
+        Optional<String> degraded = WalkView.degradation(dir.resolve("missing"));
+
+        assertTrue(degraded.isPresent());
+        assertTrue(degraded.get().startsWith("walk degraded: "), degraded.get());
+    }
+
 }

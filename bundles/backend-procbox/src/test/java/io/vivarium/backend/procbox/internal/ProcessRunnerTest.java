@@ -91,14 +91,13 @@ class ProcessRunnerTest {
 
     @Test
     void returnsWhenTheCommandExitsEvenIfABackgroundChildHoldsStdout() {
-        long start = System.nanoTime();
         ExecResult result = run("sh", "-c", "sleep 300 & echo $!");
-        long elapsedMs = (System.nanoTime() - start) / 1_000_000;
         long background = Long.parseLong(result.stdout().trim());
         backgroundPids.add(background);
 
+        // a run that waited for stdout's end would time out, and its timeout kills the child
         assertEquals(0, result.exitCode());
-        assertTrue(elapsedMs < 5000, "took " + elapsedMs + " ms");
+        assertFalse(result.timedOut());
         assertTrue(ProcFs.liveStartTime(background).isPresent(), "the background process keeps running");
     }
 
