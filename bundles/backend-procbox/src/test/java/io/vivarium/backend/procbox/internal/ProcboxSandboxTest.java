@@ -50,7 +50,7 @@ class ProcboxSandboxTest {
 
     /** Skips the calling test, with the probe's reason, on a host without a writable memory cgroup. */
     static void assumeMemoryCgroup() {
-        MemoryCgroups cgroups = MemoryCgroups.detect(ProcboxSettings.DEFAULT_CGROUP_ROOT);
+        LimitCgroups cgroups = LimitCgroups.detect(ProcboxSettings.DEFAULT_CGROUP_ROOT, LimitCgroups.Controller.MEMORY);
         Assumptions.assumeTrue(cgroups.supported(), () -> "no writable memory cgroup: " + cgroups.unsupportedReason());
     }
 
