@@ -123,6 +123,10 @@ public abstract class SandboxBackendSuite {
 
     /** The spec of a new instance; override to exercise a backend's own options. */
     protected InstanceSpec spec(String id, Path dir, Integer pidsLimit, Integer diskLimitMib) {
+        if (pidsLimit == null && diskLimitMib == null) {
+            // the SPI 1.1 constructor: a backend built and tested against API 1.2 runs the kit too
+            return new InstanceSpec(id, dir, null);
+        }
         return new InstanceSpec(id, dir, null, null, null, pidsLimit, diskLimitMib);
     }
 
