@@ -14,7 +14,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -45,14 +46,14 @@ class OpenApiContractIT {
     static String token;
     static OpenApiContract contract;
     static final List<String> problems = new ArrayList<>();
-    static final java.util.Set<String> succeeded = new java.util.TreeSet<>();
+    static final Set<String> succeeded = new TreeSet<>();
 
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         daemon = daemons.start(dir.resolve("state"));
         token = daemon.adminToken();
-        HttpResponse<byte[]> served = raw("GET", "/v1/openapi.json", null, null, token);
+        HttpResponse<byte[]> served = send("GET", "/v1/openapi.json", null, null, token);
         assertEquals(200, served.statusCode());
         assertArrayEquals(Files.readAllBytes(Path.of("../docs/openapi.json")), served.body(),
                 "the daemon serves docs/openapi.json as it is in the tree");
@@ -121,7 +122,7 @@ class OpenApiContractIT {
             return;
         }
         assertTrue(problems.isEmpty(), "answers the document does not allow:\n" + String.join("\n", problems));
-        java.util.Set<String> missing = new java.util.TreeSet<>(contract.operations());
+        Set<String> missing = new TreeSet<>(contract.operations());
         missing.removeAll(succeeded);
         assertTrue(missing.isEmpty(), "documented operations no test exercised with a success: " + missing);
     }
@@ -152,10 +153,6 @@ class OpenApiContractIT {
     }
 
     private static HttpResponse<byte[]> send(String method, String path, String type, byte[] body, String bearer) throws Exception {
-        return raw(method, path, type, body, bearer);
-    }
-
-    private static HttpResponse<byte[]> raw(String method, String path, String type, byte[] body, String bearer) throws Exception {
         var b = HttpRequest.newBuilder(URI.create(daemon.baseUrl() + path)).timeout(Duration.ofSeconds(60))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
         if (type != null) {

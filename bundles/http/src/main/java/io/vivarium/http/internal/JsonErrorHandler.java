@@ -21,6 +21,15 @@ import org.eclipse.jetty.util.Callback;
 final class JsonErrorHandler extends ErrorHandler {
     private static final HttpField JSON = new HttpField(HttpHeader.CONTENT_TYPE, "application/json");
 
+    /** What to do instead, by status. */
+    private static final Map<Integer, String> HINTS = Map.of(
+            400, "; paths here are plain segments: no empty segments, no percent-encoded '/', '\\', '.' or '..', "
+                    + "no control characters, and well-formed %XX escapes",
+            404, "; see GET /v1/openapi.json for the routes served here",
+            413, "; send a smaller body",
+            414, "; send a shorter URI",
+            431, "; send fewer or smaller headers");
+
     private final JsonCodec json = new JsonCodec();
 
     JsonErrorHandler() {
@@ -59,12 +68,4 @@ final class JsonErrorHandler extends ErrorHandler {
         String what = reason == null || reason.isBlank() ? HttpStatus.getMessage(code) : reason;
         return "request refused: " + what + HINTS.getOrDefault(code, "");
     }
-
-    private static final Map<Integer, String> HINTS = Map.of(
-            400, "; send a path of plain segments: no empty segments, no percent-encoded '/', '\\\\', '.' or '..', "
-                    + "no control characters, and well-formed %XX escapes",
-            404, "; see GET /v1/openapi.json for the routes served here",
-            413, "; send a smaller body",
-            414, "; send a shorter URI",
-            431, "; send fewer or smaller headers");
 }
