@@ -139,6 +139,27 @@ class HostileRequestsIT {
         assertTrue(Api.JSON.readTree(r.body()).isArray());
     }
 
+    /**
+     * The handler is installed by the http bundle: after that bundle is updated at run time, the
+     * new revision installs its own (and the old one put back what it replaced).
+     */
+    @Test
+    void stillJsonAfterTheHttpBundleIsUpdated() throws Exception {
+        Api admin = new Api(daemon.baseUrl(), token);
+        Api.Response updated = admin.sendBytes("PUT", "/v1/plugins/io.vivarium.http",
+                BundleJars.withVersion(BundleJars.shipped("http"), "0.1.0.hostile"));
+        assertEquals(200, updated.status(), String.valueOf(updated.body()));
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (admin.get("/v1/sandboxes").status() != 200 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        for (String path : List.of("/v1/sandboxes/a%2Fb", "/v1/sandboxes//exec", "/v1/sandboxes/a%zz")) {
+            Raw r = send("GET " + path + " HTTP/1.1", List.of(), new byte[0]);
+            assertEquals(400, r.status(), path + ": " + r.head());
+            assertJsonError(r, path + " after the update");
+        }
+    }
+
     private static void assertJsonError(Raw r, String what) throws IOException {
         String type = r.header("Content-Type");
         assertTrue(type != null && type.startsWith("application/json"), what + ": Content-Type " + type + "\n" + r.head());
