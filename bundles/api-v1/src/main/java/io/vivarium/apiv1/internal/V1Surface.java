@@ -1,5 +1,8 @@
 package io.vivarium.apiv1.internal;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -32,6 +35,9 @@ public class V1Surface implements ApiSurface {
 
     private static final String OCTET_STREAM = "application/octet-stream";
 
+    /** The contract of this surface, docs/openapi.json, which the build puts beside this class. */
+    static final String OPENAPI_RESOURCE = "openapi.json";
+
     private final List<Route> routes;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
@@ -39,7 +45,9 @@ public class V1Surface implements ApiSurface {
 
     @Activate
     public V1Surface(@Reference SandboxService sandboxes) {
+        byte[] openApi = openApiDocument();
         List<Route> sandboxRoutes = List.of(
+                new Route("GET", "/openapi.json", Role.USER, 200, r -> BinaryBody.of("application/json", openApi)),
                 new Route("GET", "/backends", Role.USER, 200, r -> sandboxes.backends()),
                 new Route("POST", "/sandboxes", Role.USER, 201,
                         r -> sandboxes.create(r.caller(), r.optionalBody(CreateSandboxRequest.class).orElse(null))),
@@ -67,6 +75,17 @@ public class V1Surface implements ApiSurface {
                     return null;
                 }, SandboxService.MAX_FILE_BYTES));
         this.routes = Stream.concat(sandboxRoutes.stream(), AdminRoutes.of(this::plugins).stream()).toList();
+    }
+
+    static byte[] openApiDocument() {
+        try (InputStream in = V1Surface.class.getResourceAsStream(OPENAPI_RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException(OPENAPI_RESOURCE + " is missing from the api-v1 bundle");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private PluginService plugins() {
