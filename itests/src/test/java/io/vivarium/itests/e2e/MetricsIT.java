@@ -93,6 +93,23 @@ class MetricsIT {
     }
 
     @Test
+    void bundleUpdatesAreCountedByOutcomeAndTimed() throws Exception {
+        String bundle = "test.metrics.probe";
+        assertEquals(201, admin.sendBytes("POST", "/v1/plugins", BundleJars.bundle(bundle, "1.0.0", null)).status());
+        try {
+            assertEquals(200, admin.sendBytes("PUT", "/v1/plugins/" + bundle, BundleJars.bundle(bundle, "1.1.0", null)).status());
+            assertEquals(400, admin.sendBytes("PUT", "/v1/plugins/" + bundle,
+                    BundleJars.bundle(bundle, "1.2.0", "no.such.pkg")).status());
+            String text = scrape();
+            assertEquals(1, value(text, "vivarium_bundle_updates_total{bundle=\"" + bundle + "\",outcome=\"ok\"}").orElseThrow(), text);
+            assertEquals(1, value(text, "vivarium_bundle_updates_total{bundle=\"" + bundle + "\",outcome=\"failed\"}").orElseThrow(), text);
+            assertEquals(2, value(text, "vivarium_bundle_update_duration_seconds_count{bundle=\"" + bundle + "\"}").orElseThrow(), text);
+        } finally {
+            admin.delete("/v1/plugins/" + bundle);
+        }
+    }
+
+    @Test
     void promtoolAcceptsTheScrape() throws Exception {
         Optional<Path> promtool = Stream.of(System.getenv("PATH").split(File.pathSeparator))
                 .map(d -> Path.of(d, "promtool")).filter(Files::isExecutable).findFirst();
