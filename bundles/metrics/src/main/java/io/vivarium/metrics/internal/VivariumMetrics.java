@@ -165,16 +165,12 @@ class VivariumMetrics implements RuntimeObserver {
 
     @Override
     public void sandboxCreated(CreateOutcome outcome) {
-        record(() -> {
-            creates.labelValues(label(outcome)).inc();
-        });
+        record(() -> creates.labelValues(label(outcome)).inc());
     }
 
     @Override
     public void sandboxDeleted() {
-        record(() -> {
-            deletes.inc();
-        });
+        record(deletes::inc);
     }
 
     @Override
@@ -187,9 +183,7 @@ class VivariumMetrics implements RuntimeObserver {
 
     @Override
     public void stateWritten(long nanos) {
-        record(() -> {
-            stateWriteSeconds.observe(nanos / NANOS_PER_SECOND);
-        });
+        record(() -> stateWriteSeconds.observe(nanos / NANOS_PER_SECOND));
     }
 
     @Override
