@@ -14,7 +14,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
 
     static final int DEFAULT_PORT = 8889;
     static final String DEFAULT_HOST = "127.0.0.1";
-    static final List<String> DEFAULT_FEATURES = List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat");
+    static final List<String> DEFAULT_FEATURES = List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat",
+            "metrics");
     static final String FEATURE_NAME = "[A-Za-z0-9][A-Za-z0-9._-]*";
 
     static final String USAGE = String.join("\n",

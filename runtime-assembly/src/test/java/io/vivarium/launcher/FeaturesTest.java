@@ -48,7 +48,7 @@ class FeaturesTest {
 
     @Test
     void theShippedFeaturesAreThere() {
-        assertEquals(new TreeSet<>(List.of("api-v1", "core", "fingerprint-sha256", "fingerprint-stat", "procbox")), features.keySet(),
+        assertEquals(new TreeSet<>(List.of("api-v1", "core", "fingerprint-sha256", "fingerprint-stat", "metrics", "procbox")), features.keySet(),
                 "features/ in the distribution");
         for (String name : Options.DEFAULT_FEATURES) {
             assertTrue(features.containsKey(name), "default feature " + name + " exists");

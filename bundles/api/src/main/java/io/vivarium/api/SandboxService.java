@@ -26,6 +26,12 @@ public interface SandboxService {
 
     List<BackendInfo> backends();
 
+    /**
+     * Every tenant's sandboxes, each with its usage where its backend measures it: for operators'
+     * tools such as metrics, never for a request's caller (that is {@link #list}). Since 1.3.
+     */
+    List<SandboxInfo> census();
+
     /** Records the regular files under the given directories, replacing any earlier baseline. */
     BaselineResult baseline(Caller caller, String id, BaselineRequest request);
 

@@ -11,11 +11,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SandboxBackend;
 
 import org.junit.Test;
@@ -120,9 +122,20 @@ public class BundleSetIT extends VivariumOsgiTestSupport {
     }
 
     @Test
-    public void anApiSurfaceIsRegistered() {
-        ApiSurface surface = awaitService(ApiSurface.class, null);
-        assertEquals("/v1", surface.prefix());
+    public void theV1AndMetricsSurfacesAreRegistered() throws Exception {
+        awaitService(RuntimeObserver.class, null);
+        Set<String> prefixes = new TreeSet<>();
+        for (ServiceReference<ApiSurface> ref : context().getServiceReferences(ApiSurface.class, null)) {
+            prefixes.add(context().getService(ref).prefix());
+        }
+        assertEquals(Set.of("/metrics", "/v1"), prefixes);
+    }
+
+    @Test
+    public void metricsAnswersInThePrometheusTextFormat() {
+        Http r = awaitGet("/metrics", true, "answers 200 with the request counter",
+                h -> h.status() == 200 && h.body().contains("# TYPE vivarium_http_requests_total counter"));
+        assertTrue("Content-Type of /metrics: " + r.contentType(), r.contentType().startsWith("text/plain; version=0.0.4"));
     }
 
     @Test

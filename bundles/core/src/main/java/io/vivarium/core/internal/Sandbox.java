@@ -1,7 +1,6 @@
 package io.vivarium.core.internal;
 
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
@@ -14,7 +13,7 @@ import io.vivarium.api.spi.SandboxInstance;
  * a long exec never blocks an upgrade's re-adoption.
  */
 final class Sandbox {
-    final ReentrantLock lifecycle = new ReentrantLock();
+    final LifecycleLock lifecycle = new LifecycleLock();
     /** Set while a dry-run runs: one at a time per sandbox. */
     final AtomicBoolean dryRunning = new AtomicBoolean();
     private volatile SandboxRecord record;

@@ -38,6 +38,8 @@ import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.RuntimeObserver;
+import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
@@ -93,6 +95,7 @@ public class SandboxManager implements SandboxService {
     private String defaultBackend;
     private Duration backendWait;
     private volatile boolean stopping;
+    private volatile RuntimeObserver observer = RuntimeObserver.NONE;
 
     @Activate
     void activate(BundleContext context, Config config) throws IOException {
@@ -127,6 +130,18 @@ public class SandboxManager implements SandboxService {
             store = null;
         }
         hashPool.shutdownNow();
+    }
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindObserver(RuntimeObserver o) {
+        observer = o;
+    }
+
+    void unbindObserver(RuntimeObserver o) {
+        if (observer == o) {
+            observer = RuntimeObserver.NONE;
+        }
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
@@ -188,7 +203,7 @@ public class SandboxManager implements SandboxService {
                     adopt(sb, e);
                 }
             } finally {
-                sb.lifecycle.unlock();
+                sb.lifecycle.unlock(observer);
             }
         }
     }
@@ -220,11 +235,17 @@ public class SandboxManager implements SandboxService {
         sb.record(failed);
         sb.attach(null, -1);
         try {
-            store.save(failed);
+            persist(failed);
         } catch (IOException io) {
             LOG.log(Level.ERROR, "cannot persist failure of sandbox " + failed.id(), io);
         }
         LOG.log(Level.WARNING, "sandbox " + failed.id() + " " + why);
+    }
+
+    private void persist(SandboxRecord r) throws IOException {
+        long start = System.nanoTime();
+        store.save(r);
+        observer.stateWritten(System.nanoTime() - start);
     }
 
     private void forget(Sandbox sb) {
@@ -239,6 +260,30 @@ public class SandboxManager implements SandboxService {
 
     @Override
     public SandboxInfo create(Caller caller, CreateSandboxRequest request) {
+        try {
+            SandboxInfo created = createSandbox(caller, request);
+            observer.sandboxCreated(CreateOutcome.OK);
+            return created;
+        } catch (RuntimeException e) {
+            observer.sandboxCreated(outcomeOf(e));
+            throw e;
+        }
+    }
+
+    /** A capacity refusal is a 503 with Retry-After: "the host is full" apart from "it is broken". */
+    static CreateOutcome outcomeOf(RuntimeException failure) {
+        if (failure instanceof ApiException a) {
+            if (a.status() == 503 && a.retryAfterSeconds() != null) {
+                return CreateOutcome.REFUSED;
+            }
+            if (a.status() >= 400 && a.status() < 500) {
+                return CreateOutcome.INVALID;
+            }
+        }
+        return CreateOutcome.FAILED;
+    }
+
+    private SandboxInfo createSandbox(Caller caller, CreateSandboxRequest request) {
         CreateSandboxRequest req = request == null ? new CreateSandboxRequest(null, null) : request;
         BackendRegistry.Entry e = chooseBackend(req.backend());
         Availability availability = e.backend().availability();
@@ -257,7 +302,7 @@ public class SandboxManager implements SandboxService {
         try {
             try {
                 store.createDir(id);
-                store.save(record);
+                persist(record);
             } catch (IOException io) {
                 throw ApiException.internal("cannot write sandbox record under " + store.dirOf(id), io);
             }
@@ -272,7 +317,7 @@ public class SandboxManager implements SandboxService {
             }
             SandboxRecord created = record.created(instance.state());
             try {
-                store.save(created);
+                persist(created);
             } catch (IOException io) {
                 throw undoCreate(sb, e, instance.state(), ApiException.internal("cannot persist sandbox record " + id, io));
             }
@@ -285,7 +330,7 @@ public class SandboxManager implements SandboxService {
             }
             return sb.info();
         } finally {
-            sb.lifecycle.unlock();
+            sb.lifecycle.unlock(observer);
         }
     }
 
@@ -341,8 +386,20 @@ public class SandboxManager implements SandboxService {
     }
 
     @Override
+    public List<SandboxInfo> census() {
+        return sandboxes.values().stream()
+                .filter(sb -> !sb.deleted())
+                .map(SandboxManager::withUsage)
+                .sorted(Comparator.comparingLong(SandboxInfo::createdAtUnix).thenComparing(SandboxInfo::id))
+                .toList();
+    }
+
+    @Override
     public SandboxInfo get(Caller caller, String id) {
-        Sandbox sb = find(caller, id);
+        return withUsage(find(caller, id));
+    }
+
+    private static SandboxInfo withUsage(Sandbox sb) {
         SandboxInfo info = sb.info();
         SandboxInstance instance = sb.instance();
         return instance == null ? info : usage(sb, instance).map(info::withUsage).orElse(info);
@@ -376,8 +433,9 @@ public class SandboxManager implements SandboxService {
             }
             e.get().backend().destroy(sb.spec(store), r.state());
             forget(sb);
+            observer.sandboxDeleted();
         } finally {
-            sb.lifecycle.unlock();
+            sb.lifecycle.unlock(observer);
         }
     }
 
@@ -475,7 +533,7 @@ public class SandboxManager implements SandboxService {
                 fail(sb, "its processes are gone (init pid " + instance.state().pid() + " exited)");
             }
         } finally {
-            sb.lifecycle.unlock();
+            sb.lifecycle.unlock(observer);
         }
     }
 

@@ -25,6 +25,7 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
+import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.testkit.FakeBackend;
@@ -351,5 +352,60 @@ class SandboxManagerTest {
         assertEquals(413, assertThrows(ApiException.class,
                 () -> m.writeFile(ALICE, id, "/work/big", new byte[SandboxService.MAX_FILE_BYTES + 1])).status());
         assertFalse(backend.files.containsKey("/work/big"));
+    }
+
+    @Test
+    void theObserverIsToldOfCreatesByOutcomeDeletesLocksAndStateWrites() throws Exception {
+        List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        m.bindObserver(new RuntimeObserver() {
+            @Override
+            public void sandboxCreated(CreateOutcome outcome) {
+                seen.add("create " + outcome);
+            }
+
+            @Override
+            public void sandboxDeleted() {
+                seen.add("delete");
+            }
+
+            @Override
+            public void lifecycleLockReleased(long waitNanos, long heldNanos) {
+                seen.add(waitNanos >= 0 && heldNanos >= 0 ? "lock" : "negative lock times");
+            }
+
+            @Override
+            public void stateWritten(long nanos) {
+                seen.add("write");
+            }
+        });
+        String id = m.create(ALICE, null).id();
+        assertEquals(List.of("write", "write", "lock", "create OK"), seen);
+        seen.clear();
+        m.delete(ALICE, id);
+        assertEquals(List.of("delete", "lock"), seen);
+        seen.clear();
+
+        backend.failCreate = new ApiException(503, "host is full", 5, null);
+        assertThrows(ApiException.class, () -> m.create(ALICE, null));
+        backend.failCreate = new IllegalStateException("boom");
+        assertThrows(IllegalStateException.class, () -> m.create(ALICE, null));
+        backend.failCreate = null;
+        assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest("no-such-backend", null)));
+        assertEquals(List.of("create REFUSED", "create FAILED", "create INVALID"),
+                seen.stream().filter(e -> e.startsWith("create")).toList());
+        assertEquals(2, seen.stream().filter("lock"::equals).count(), "each failed create took and released the lock");
+    }
+
+    @Test
+    void theCensusHasEveryTenantsSandboxesWithTheirUsage() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String a = m.create(ALICE, null).id();
+        String b = m.create(BOB, null).id();
+        List<SandboxInfo> all = m.census();
+        assertEquals(java.util.Set.of(a, b), all.stream().map(SandboxInfo::id).collect(java.util.stream.Collectors.toSet()));
+        assertTrue(all.stream().allMatch(s -> s.usage() != null), all.toString());
+        m.delete(BOB, b);
+        assertEquals(List.of(a), m.census().stream().map(SandboxInfo::id).toList());
     }
 }

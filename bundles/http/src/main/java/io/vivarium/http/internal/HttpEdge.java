@@ -12,12 +12,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BinaryBody;
 import io.vivarium.api.http.Route;
+import io.vivarium.api.spi.RuntimeObserver;
 
 import jakarta.servlet.Servlet;
 import jakarta.servlet.http.HttpServlet;
@@ -50,11 +52,16 @@ public class HttpEdge extends HttpServlet {
 
     /** How much of an oversized body is read and dropped before answering 413. */
     private static final long MAX_DRAINED_BYTES = 16L << 20;
+    /** The route label of a request answered before a route matched (401, 404, 405). */
+    static final String UNMATCHED = "unmatched";
+    /** Prefixes of versioned API surfaces, which {@code /version} lists; others (such as {@code /metrics}) are not. */
+    private static final Pattern API_VERSION = Pattern.compile("/v[0-9]+");
 
     private final transient Map<Long, Router> surfaces = new ConcurrentHashMap<>();
     private final transient JsonCodec json = new JsonCodec();
     private transient TokenFile tokens;
     private String version;
+    private transient volatile RuntimeObserver observer = RuntimeObserver.NONE;
 
     @Activate
     void activate(BundleContext context) {
@@ -77,10 +84,33 @@ public class HttpEdge extends HttpServlet {
         surfaces.remove((Long) ref.getProperty(Constants.SERVICE_ID));
     }
 
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindObserver(RuntimeObserver o) {
+        observer = o;
+    }
+
+    void unbindObserver(RuntimeObserver o) {
+        if (observer == o) {
+            observer = RuntimeObserver.NONE;
+        }
+    }
+
     @Override
     protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+        long start = System.nanoTime();
+        String[] route = {UNMATCHED};
         try {
-            handle(req, resp);
+            answer(req, resp, route);
+        } finally {
+            observer.requestCompleted(req.getMethod(), route[0], resp.getStatus(), System.nanoTime() - start);
+        }
+    }
+
+    /** Answers the request; {@code route[0]} is set to the matched route's template once there is one. */
+    private void answer(HttpServletRequest req, HttpServletResponse resp, String[] route) throws IOException {
+        try {
+            handle(req, resp, route);
         } catch (ApiException e) {
             if (e.retryAfterSeconds() != null) {
                 resp.setHeader("Retry-After", String.valueOf(e.retryAfterSeconds()));
@@ -97,15 +127,17 @@ public class HttpEdge extends HttpServlet {
         }
     }
 
-    private void handle(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+    private void handle(HttpServletRequest req, HttpServletResponse resp, String[] routeLabel) throws IOException {
         List<String> path = segments(req.getRequestURI());
         String method = req.getMethod();
         if (path.equals(List.of("healthz"))) {
+            routeLabel[0] = "/healthz";
             send(resp, 200, json.write(Map.of("ok", true)));
             return;
         }
         Caller caller = authenticate(req, resp);
         if (path.equals(List.of("version"))) {
+            routeLabel[0] = "/version";
             send(resp, 200, json.write(versionBody()));
             return;
         }
@@ -125,6 +157,7 @@ public class HttpEdge extends HttpServlet {
                     + "; allowed: " + String.join(", ", m.allowed()));
         }
         Route route = m.route();
+        routeLabel[0] = router.prefix() + route.template();
         if (!caller.role().allows(route.role())) {
             throw ApiException.forbidden(method + " " + req.getRequestURI() + " needs an " + route.role().name().toLowerCase()
                     + " token; this token's role is " + caller.role().name().toLowerCase());
@@ -176,7 +209,8 @@ public class HttpEdge extends HttpServlet {
     }
 
     private Map<String, Object> versionBody() {
-        List<String> apis = servedPrefixes().stream().map(p -> p.substring(1)).toList();
+        List<String> apis = servedPrefixes().stream().filter(p -> API_VERSION.matcher(p).matches())
+                .map(p -> p.substring(1)).toList();
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("version", version);
         body.put("api", apis.isEmpty() ? "" : apis.get(apis.size() - 1));

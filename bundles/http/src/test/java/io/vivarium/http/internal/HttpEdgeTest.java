@@ -11,6 +11,7 @@ import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +21,7 @@ import io.vivarium.api.Role;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BinaryBody;
 import io.vivarium.api.http.Route;
+import io.vivarium.api.spi.RuntimeObserver;
 
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
@@ -65,6 +67,7 @@ class HttpEdgeTest {
                         new Route("POST", "/broken", Role.USER, 201, r -> {
                             throw new ApiException(503, "qemu-system-x86_64 is not installed");
                         }),
+                        new Route("GET", "/things/{id}", Role.USER, 200, r -> Map.of("id", r.pathParam("id"))),
                         new Route("GET", "/file", Role.USER, 200,
                                 r -> BinaryBody.of("application/octet-stream", new byte[] { 0, 'a', 0, (byte) 0xff })));
             }
@@ -92,6 +95,38 @@ class HttpEdgeTest {
         assertEquals("4", file.headers.get("Content-Length"));
     }
 
+    @Test
+    void theObserverIsToldTheMatchedTemplateNotThePath() throws Exception {
+        List<String> seen = new ArrayList<>();
+        edge.bindObserver(new RuntimeObserver() {
+            @Override
+            public void requestCompleted(String method, String route, int status, long nanos) {
+                seen.add(method + " " + route + " " + status);
+            }
+        });
+        call("GET", "/v1/things/abc");
+        call("POST", "/v1/full");
+        call("GET", "/v1/nothing-here");
+        call("GET", "/healthz");
+        assertEquals(List.of("GET /v1/things/{id} 200", "POST /v1/full 503", "GET unmatched 404", "GET /healthz 200"), seen);
+    }
+
+    @Test
+    void versionListsVersionedSurfacesOnly() throws Exception {
+        edge.bindSurface(new ApiSurface() {
+            @Override
+            public String prefix() {
+                return "/metrics";
+            }
+
+            @Override
+            public List<Route> routes() {
+                return List.of();
+            }
+        }, proxy(ServiceReference.class, Map.of("getProperty", 2L)));
+        assertTrue(call("GET", "/version").text().contains("\"apis\":[\"v1\"]"), call("GET", "/version").text());
+    }
+
     private Answer call(String method, String uri) throws Exception {
         Map<String, Object> req = new HashMap<>();
         req.put("getMethod", method);
@@ -110,6 +145,9 @@ class HttpEdgeTest {
                         case "setContentLengthLong" -> answer.headers.put("Content-Length", args[0].toString());
                         case "getOutputStream" -> {
                             return answer.output();
+                        }
+                        case "getStatus" -> {
+                            return answer.status;
                         }
                         default -> {
                         }

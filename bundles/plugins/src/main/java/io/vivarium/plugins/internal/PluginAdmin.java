@@ -19,6 +19,7 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.FeatureInfo;
 import io.vivarium.api.PluginInfo;
 import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.plugins.internal.FeatureDescriptor.FeatureBundle;
 
 import org.osgi.framework.Bundle;
@@ -59,6 +60,7 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
     private final PluginStore store;
     /** Feature bundles replaced from the deploy folder: symbolic name → the jar that runs. */
     private final Map<String, byte[]> deployed = new HashMap<>();
+    private volatile RuntimeObserver observer = RuntimeObserver.NONE;
     private volatile boolean closed;
 
     PluginAdmin(BundleContext framework, FeatureCatalog catalog, EnabledFeatures enabled, PluginStore store) {
@@ -272,12 +274,32 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
         }
     }
 
+    /** Who is told of bundle updates; {@link RuntimeObserver#NONE} for nobody. */
+    void observer(RuntimeObserver o) {
+        observer = o;
+    }
+
+    RuntimeObserver observer() {
+        return observer;
+    }
+
+    private void replace(Bundle b, BundleIdentity incoming, byte[] jar, byte[] previous) {
+        long start = System.nanoTime();
+        boolean ok = false;
+        try {
+            replaceOrRestore(b, incoming, jar, previous);
+            ok = true;
+        } finally {
+            observer.bundleUpdated(incoming.symbolicName(), ok, System.nanoTime() - start);
+        }
+    }
+
     /**
      * Replaces the bundle's jar, or puts {@code previous} back if the new one does not resolve or
      * start. The bundle is stopped first (transiently: its autostart setting stays) so that the
      * new revision starts once, after its refresh, not also right after the update.
      */
-    private void replace(Bundle b, BundleIdentity incoming, byte[] jar, byte[] previous) {
+    private void replaceOrRestore(Bundle b, BundleIdentity incoming, byte[] jar, byte[] previous) {
         boolean wasActive = (b.getState() & (Bundle.ACTIVE | Bundle.STARTING)) != 0;
         String before = describe(b);
         try {

@@ -7,6 +7,7 @@ import java.util.List;
 import io.vivarium.api.FeatureInfo;
 import io.vivarium.api.PluginInfo;
 import io.vivarium.api.PluginService;
+import io.vivarium.api.spi.RuntimeObserver;
 
 import org.apache.felix.fileinstall.ArtifactInstaller;
 import org.osgi.framework.BundleContext;
@@ -15,6 +16,10 @@ import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * The {@link PluginService}: {@link PluginAdmin} on the folders the launcher passes as framework
@@ -42,6 +47,18 @@ public class PluginServiceComponent implements PluginService {
         Thread restore = new Thread(admin::restore, "vivarium-plugins-restore");
         restore.setDaemon(true);
         restore.start();
+    }
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindObserver(RuntimeObserver o) {
+        admin.observer(o);
+    }
+
+    void unbindObserver(RuntimeObserver o) {
+        if (admin.observer() == o) {
+            admin.observer(RuntimeObserver.NONE);
+        }
     }
 
     @Deactivate

@@ -1,0 +1,74 @@
+package io.vivarium.api.spi;
+
+import org.osgi.annotation.versioning.ConsumerType;
+
+/**
+ * Told what the runtime does, as it does it: for metrics. Register one as an OSGi service (the
+ * {@code metrics} bundle does); the http edge, core and the plugin administration each call the
+ * highest-ranked one if there is one, through an optional dynamic reference, so they work the same
+ * without it and while it comes and goes. Calls come from request threads, concurrently, and must
+ * return at once and never throw. Every method does nothing by default, so that events added in a
+ * later minor version leave existing observers working. Since 1.2.
+ */
+@ConsumerType
+public interface RuntimeObserver {
+
+    /** What became of a sandbox create. */
+    enum CreateOutcome {
+        /** The sandbox was created. */
+        OK,
+        /** Refused for capacity, to be retried: a 503 with {@code Retry-After}. */
+        REFUSED,
+        /** The request was wrong or named something that is not there: a 4xx. */
+        INVALID,
+        /** Anything else: the backend or the host failed. */
+        FAILED
+    }
+
+    /** Observes nothing; what callers hold while no observer is registered. */
+    RuntimeObserver NONE = new RuntimeObserver() {
+    };
+
+    /**
+     * An HTTP request was answered.
+     *
+     * @param method the request method
+     * @param route the matched route template with its prefix, e.g. {@code /v1/sandboxes/{id}};
+     *        {@code /healthz} and {@code /version} as they are; {@code unmatched} when no route matched
+     * @param status the status answered
+     * @param nanos from the request reaching the edge to its answer being written
+     */
+    default void requestCompleted(String method, String route, int status, long nanos) {
+    }
+
+    /** A sandbox create ended. */
+    default void sandboxCreated(CreateOutcome outcome) {
+    }
+
+    /** A sandbox was deleted. */
+    default void sandboxDeleted() {
+    }
+
+    /**
+     * A sandbox's lifecycle lock (create, adopt, delete, marking it failed) was released.
+     *
+     * @param waitNanos how long the taker waited for it
+     * @param heldNanos how long it was held
+     */
+    default void lifecycleLockReleased(long waitNanos, long heldNanos) {
+    }
+
+    /** A record was written to the state store (temp file, fsync, rename, fsync of the directory). */
+    default void stateWritten(long nanos) {
+    }
+
+    /**
+     * A bundle was replaced at run time (through the plugin API or the deploy folder).
+     *
+     * @param symbolicName the bundle
+     * @param ok whether the new jar runs now (false: it did not resolve or start and the old one runs again)
+     * @param nanos from the request to the new revision started or the old one back
+     */
+    default void bundleUpdated(String symbolicName, boolean ok, long nanos) {
+    }
+}
