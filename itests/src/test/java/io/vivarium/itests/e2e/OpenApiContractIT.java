@@ -65,6 +65,7 @@ class OpenApiContractIT {
     void daemonRoutes() throws Exception {
         call("GET", "/healthz", null, null);
         call("GET", "/version", null, null);
+        call("GET", "/metrics", null, null);
         call("GET", "/v1/backends", null, null);
         HttpResponse<byte[]> refused = send("GET", "/v1/backends", null, null, null);
         check("GET", "/v1/backends", null, null, refused);
