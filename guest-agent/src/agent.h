@@ -2,6 +2,7 @@
 #ifndef VA_AGENT_H
 #define VA_AGENT_H
 #include <stdint.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include "buf.h"
@@ -74,6 +75,10 @@ void watch_set(struct watch *w, uint32_t events, uint32_t *current);
 void conn_send(struct conn *c, const char *data, size_t n);
 void send_return(struct conn *c, const char *id, size_t idlen, const struct buf *value);
 void send_error(struct conn *c, const char *id, size_t idlen, const char *eclass, const char *desc);
+
+/* supervisor.c: stays root and restarts the worker; returns only in a worker that runs as
+ * uid:gid without privileges. */
+void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths);
 
 /* exec.c */
 extern struct rlimit child_nofile;

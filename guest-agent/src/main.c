@@ -26,6 +26,8 @@ int epfd = -1;
 static struct conn *conns;
 static struct listener *listeners[16];
 static int nlisteners;
+static int serial_fds[16];
+static int nserials;
 static struct jdoc doc;
 static int terminating;
 
@@ -567,13 +569,15 @@ static void add_listener(const char *spec)
 	l->w.kind = W_LISTEN;
 	l->w.fd = fd;
 	l->path = xstrndup(path, strlen(path));
-	uint32_t cur = 0;
-	watch_set(&l->w, EPOLLIN, &cur);
 	listeners[nlisteners++] = l;
 }
 
 static void add_serial(const char *path)
 {
+	if (nserials == (int)(sizeof serial_fds / sizeof *serial_fds)) {
+		fprintf(stderr, "vivarium-agent: too many serial ports: %s\n", path);
+		exit(2);
+	}
 	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, "vivarium-agent: cannot open %s: %s\n", path, strerror(errno));
@@ -584,7 +588,7 @@ static void add_serial(const char *path)
 		cfmakeraw(&t);
 		tcsetattr(fd, TCSANOW, &t);
 	}
-	conn_new(fd, NULL, 1);
+	serial_fds[nserials++] = fd;
 }
 
 static void add_serial_name(const char *name)
@@ -622,7 +626,7 @@ static void add_serial_name(const char *name)
 
 static void usage(FILE *f, int code)
 {
-	fputs("usage: vivarium-agent [--listen unix:PATH]... [--serial PATH]... [--serial-name NAME]...\n"
+	fputs("usage: vivarium-agent [--user UID:GID] [--listen unix:PATH]... [--serial PATH]... [--serial-name NAME]...\n"
 	      "       vivarium-agent --version\n"
 	      "Speaks the QEMU guest agent protocol plus vivarium-* extensions (see PROTOCOL.md).\n",
 	      f);
@@ -674,6 +678,26 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* UID:GID, both decimal and neither 0 (the point of --user is to stop being root). */
+static void parse_user(const char *spec, uid_t *uid, gid_t *gid)
+{
+	char *end;
+	errno = 0;
+	unsigned long u = strtoul(spec, &end, 10), g = 0;
+	int ok = end != spec && *end == ':' && spec[0] != '-';
+	if (ok) {
+		const char *gs = end + 1;
+		g = strtoul(gs, &end, 10);
+		ok = end != gs && !*end && gs[0] != '-';
+	}
+	if (!ok || errno || u == 0 || g == 0 || u > 0xfffffffe || g > 0xfffffffe) {
+		fprintf(stderr, "vivarium-agent: --user takes UID:GID, two numbers other than 0, not %s\n", spec);
+		exit(2);
+	}
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+}
+
 int main(int argc, char **argv)
 {
 	ensure_stdio();
@@ -684,6 +708,55 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+
+	int transports = 0, drop = 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--version")) {
+			puts(AGENT_VERSION);
+			return 0;
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			usage(stdout, 0);
+		if (i + 1 >= argc)
+			usage(stderr, 2);
+		if (!strcmp(a, "--user")) {
+			parse_user(argv[++i], &uid, &gid);
+			drop = 1;
+		} else if (!strcmp(a, "--listen") || !strcmp(a, "--serial") || !strcmp(a, "--serial-name")) {
+			i++;
+			transports++;
+		} else {
+			usage(stderr, 2);
+		}
+	}
+	if (!transports)
+		usage(stderr, 2);
+	if (drop && geteuid() != 0) {
+		fprintf(stderr, "vivarium-agent: --user needs the agent to start as root\n");
+		return 1;
+	}
+	/* Under --user the socket is root's alone (0600): the sandbox user can neither connect to it
+	 * nor, since its directory is root's, replace it with a link the host would follow. */
+	mode_t old_umask = drop ? umask(0177) : 0;
+	for (int i = 1; i < argc; i += 2) {
+		if (!strcmp(argv[i], "--listen"))
+			add_listener(argv[i + 1]);
+		else if (!strcmp(argv[i], "--serial"))
+			add_serial(argv[i + 1]);
+		else if (!strcmp(argv[i], "--serial-name"))
+			add_serial_name(argv[i + 1]);
+	}
+	if (drop) {
+		umask(old_umask);
+		const char *paths[sizeof listeners / sizeof *listeners];
+		for (int i = 0; i < nlisteners; i++)
+			paths[i] = listeners[i]->path;
+		supervise(uid, gid, &mask, paths, nlisteners); /* returns only in a worker, unprivileged */
+	}
+
 	int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || epfd < 0) {
@@ -695,30 +768,12 @@ int main(int argc, char **argv)
 	struct watch sigw = {W_SIGNAL, sfd};
 	uint32_t cur = 0;
 	watch_set(&sigw, EPOLLIN, &cur);
-
-	int transports = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--version")) {
-			puts(AGENT_VERSION);
-			return 0;
-		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-			usage(stdout, 0);
-		if (i + 1 >= argc)
-			usage(stderr, 2);
-		if (!strcmp(a, "--listen"))
-			add_listener(argv[++i]);
-		else if (!strcmp(a, "--serial"))
-			add_serial(argv[++i]);
-		else if (!strcmp(a, "--serial-name"))
-			add_serial_name(argv[++i]);
-		else
-			usage(stderr, 2);
-		transports++;
+	for (int i = 0; i < nlisteners; i++) {
+		uint32_t lcur = 0;
+		watch_set(&listeners[i]->w, EPOLLIN, &lcur);
 	}
-	if (!transports)
-		usage(stderr, 2);
+	for (int i = 0; i < nserials; i++)
+		conn_new(serial_fds[i], NULL, 1);
 
 	struct epoll_event evs[32];
 	for (;;) {

@@ -30,9 +30,17 @@ final class AgentProcess implements AutoCloseable {
         return p;
     }
 
-    static AgentProcess start(Path dir) throws Exception {
+    static AgentProcess start(Path dir, String... options) throws Exception {
+        return start(dir, List.of(), options);
+    }
+
+    /** The agent started by a wrapper command (such as bwrap and its options, ending in "--"). */
+    static AgentProcess start(Path dir, List<String> wrapper, String... options) throws Exception {
         Path socket = dir.resolve("agent.sock");
-        Process p = new ProcessBuilder(binary().toString(), "--listen", "unix:" + socket)
+        List<String> command = new ArrayList<>(wrapper);
+        command.addAll(List.of(binary().toString(), "--listen", "unix:" + socket));
+        command.addAll(List.of(options));
+        Process p = new ProcessBuilder(command)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();
@@ -66,6 +74,10 @@ final class AgentProcess implements AutoCloseable {
         return c;
     }
 
+    Path socket() {
+        return socket;
+    }
+
     long pid() {
         return process.pid();
     }
@@ -79,11 +91,13 @@ final class AgentProcess implements AutoCloseable {
         for (AgentConnection c : connections) {
             c.close();
         }
+        List<ProcessHandle> tree = process.descendants().toList();
         if (process.isAlive()) {
             process.destroy();
             if (!process.waitFor(5, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
             }
         }
+        tree.forEach(ProcessHandle::destroyForcibly); // what a wrapper or a failed test left behind
     }
 }

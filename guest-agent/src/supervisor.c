@@ -1,0 +1,146 @@
+/* --user: a root supervisor that holds the transports and restarts an unprivileged worker.
+ *
+ * The supervisor binds every socket as root before the first worker exists, then only waits:
+ * it reaps what is reparented to it (it is a subreaper), restarts the worker when the worker
+ * dies (the sandbox user can kill it: it has the user's uid), and on SIGTERM stops it and exits.
+ * It allocates nothing after start-up, so it costs little more than the binary's own pages. */
+#define _GNU_SOURCE
+#include "agent.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RESTART_WINDOW_MS 10000
+#define RESTARTS_PER_WINDOW 10
+#define BACKOFF_FIRST_MS 100
+#define BACKOFF_MAX_MS 5000
+#define HEALTHY_MS 1000 /* a worker that lived this long resets the backoff */
+#define EXIT_NO_DROP 71 /* the worker could not drop its privileges: not worth a restart */
+
+static void worker_fail(const char *what)
+{
+	fprintf(stderr, "vivarium-agent: worker: %s: %s\n", what, strerror(errno));
+	_exit(EXIT_NO_DROP);
+}
+
+/* In the worker: become uid:gid for good, with no capabilities and no way to regain any. */
+static void drop_privileges(uid_t uid, gid_t gid, pid_t supervisor)
+{
+	/* The bounding set needs CAP_SETPCAP to shrink: empty it while still root. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		worker_fail("clear ambient capabilities");
+	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			worker_fail("drop the capability bounding set");
+	if (setgroups(1, &gid) < 0)
+		worker_fail("setgroups");
+	if (setresgid(gid, gid, gid) < 0)
+		worker_fail("setresgid");
+	/* From uid 0 to non-zero without SECBIT_KEEP_CAPS: the kernel clears the permitted and
+	 * effective sets. */
+	if (setresuid(uid, uid, uid) < 0)
+		worker_fail("setresuid");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		worker_fail("PR_SET_NO_NEW_PRIVS");
+	/* Not dumpable: a process of the same uid can neither ptrace the worker nor take its
+	 * listening socket with pidfd_getfd (execs are dumpable again after execve). */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (setresuid(0, 0, 0) == 0 || setresgid(0, 0, 0) == 0) {
+		errno = EPERM;
+		worker_fail("could regain root after dropping it");
+	}
+	/* Changing credentials cleared the parent-death signal: set it now. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != supervisor)
+		_exit(0);
+}
+
+static void log_exit(pid_t pid, int status, int64_t delay)
+{
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "vivarium-agent: worker %d killed by signal %d; restarting in %lld ms\n", (int)pid,
+			WTERMSIG(status), (long long)delay);
+	else
+		fprintf(stderr, "vivarium-agent: worker %d exited with %d; restarting in %lld ms\n", (int)pid,
+			WEXITSTATUS(status), (long long)delay);
+}
+
+static void finish(const char *const *paths, int npaths, int code)
+{
+	for (int i = 0; i < npaths; i++)
+		unlink(paths[i]);
+	exit(code);
+}
+
+void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths)
+{
+	pid_t self = getpid(), worker = -1;
+	int64_t starts[RESTARTS_PER_WINDOW] = {0}, started = 0, backoff = 0, restart_at = 0;
+	int nstarts = 0, terminating = 0;
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	for (;;) {
+		if (worker < 0 && !terminating && now_ms() >= restart_at) {
+			worker = fork();
+			if (worker == 0) {
+				drop_privileges(uid, gid, self);
+				return;
+			}
+			if (worker < 0) {
+				perror("vivarium-agent: fork a worker");
+				restart_at = now_ms() + BACKOFF_MAX_MS;
+			} else {
+				started = now_ms();
+				starts[nstarts++ % RESTARTS_PER_WINDOW] = started;
+			}
+		}
+		siginfo_t si;
+		int sig;
+		if (worker < 0 && !terminating) {
+			int64_t wait = restart_at - now_ms();
+			struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
+			sig = wait > 0 ? sigtimedwait(mask, &si, &ts) : -1;
+		} else {
+			sig = sigwaitinfo(mask, &si);
+		}
+		if (sig == SIGTERM || sig == SIGINT) {
+			terminating = 1;
+			if (worker > 0)
+				kill(worker, SIGTERM);
+			else
+				finish(paths, npaths, 0);
+		}
+		int status;
+		pid_t pid;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid != worker)
+				continue; /* an orphan of the worker's execs */
+			worker = -1;
+			if (terminating)
+				finish(paths, npaths, 0);
+			if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NO_DROP) {
+				fprintf(stderr, "vivarium-agent: the worker could not run as %u:%u; stopping\n", (unsigned)uid, (unsigned)gid);
+				finish(paths, npaths, 1);
+			}
+			int64_t now = now_ms();
+			backoff = now - started >= HEALTHY_MS ? 0 : backoff ? backoff * 2 : BACKOFF_FIRST_MS;
+			if (backoff > BACKOFF_MAX_MS)
+				backoff = BACKOFF_MAX_MS;
+			restart_at = now + backoff;
+			/* Never more than RESTARTS_PER_WINDOW starts in any window. */
+			if (nstarts >= RESTARTS_PER_WINDOW) {
+				int64_t oldest = starts[nstarts % RESTARTS_PER_WINDOW];
+				if (oldest + RESTART_WINDOW_MS > restart_at)
+					restart_at = oldest + RESTART_WINDOW_MS;
+			}
+			log_exit(pid, status, restart_at - now);
+		}
+	}
+}

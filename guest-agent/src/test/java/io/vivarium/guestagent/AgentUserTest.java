@@ -1,0 +1,214 @@
+package io.vivarium.guestagent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * --user: a root supervisor holds the socket (0600, root's) and restarts a worker that runs as
+ * the sandbox user, which can kill its own processes (the worker included) but not the
+ * supervisor, and cannot reach the socket.
+ */
+@Timeout(value = 90, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class AgentUserTest {
+    static final String USER = "65534:65534";
+    static final String NO_CAPS = "0000000000000000";
+    @TempDir
+    Path dir;
+    AgentProcess agent;
+
+    @BeforeEach
+    void needRoot() throws IOException {
+        assumeTrue(AgentExecTest.isRoot(), "needs root: --user starts as root and drops to 65534");
+        // The socket's directory as /run/vivarium will be: root's, and others may traverse it.
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (agent != null) {
+            agent.close();
+        }
+    }
+
+    static String sh(AgentConnection conn, String script) throws IOException {
+        JsonNode r = conn.ok("vivarium-exec", Map.of("argv", List.of("/bin/sh", "-c", script), "env", AgentExecTest.PATH, "wait-ms", 10000));
+        assertTrue(r.get("exited").asBoolean(), r.toString());
+        return AgentExecTest.text(r, "out-b64") + AgentExecTest.text(r, "err-b64");
+    }
+
+    /** The supervisor's one child, once it has one. */
+    static ProcessHandle worker(ProcessHandle supervisor) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (true) {
+            List<ProcessHandle> children = supervisor.children().toList();
+            if (children.size() == 1) {
+                return children.get(0);
+            }
+            assertTrue(System.nanoTime() < deadline, "the supervisor has no single worker: " + children);
+            AgentProcess.pause();
+        }
+    }
+
+    static Map<String, String> status(long pid) throws IOException {
+        Map<String, String> m = new java.util.HashMap<>();
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+            int colon = line.indexOf(':');
+            m.put(line.substring(0, colon), line.substring(colon + 1).trim());
+        }
+        return m;
+    }
+
+    /** utime + stime of a process, in clock ticks. */
+    static long cpuTicks(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+    }
+
+    /** A fresh connection to a working agent (ping and exec), retried until the deadline. */
+    AgentConnection working(long seconds) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            AgentConnection conn = agent.connect();
+            try {
+                conn.ok("guest-ping", null);
+                assertEquals("65534\n", sh(conn, "id -u"));
+                return conn;
+            } catch (IOException | AssertionError dying) {
+                conn.close();
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("no working agent within " + seconds + " s", dying);
+                }
+                AgentProcess.pause();
+            }
+        }
+    }
+
+    @Test
+    void theSocketIsRootsAloneAndTheSandboxUserCannotConnect() throws Exception {
+        Path python = Path.of("/usr/bin/python3"), setpriv = Path.of("/usr/bin/setpriv");
+        assumeTrue(Files.isExecutable(python) && Files.isExecutable(setpriv), "needs python3 and setpriv (util-linux)");
+        agent = AgentProcess.start(dir, "--user", USER);
+        assertEquals(0, Files.getAttribute(agent.socket(), "unix:uid"));
+        assertEquals(0600, (Integer) Files.getAttribute(agent.socket(), "unix:mode") & 07777);
+        String connect = "import errno, socket, sys\n"
+                + "s = socket.socket(socket.AF_UNIX)\n"
+                + "try:\n    s.connect(sys.argv[1]); print('connected')\n"
+                + "except OSError as e:\n    print(errno.errorcode[e.errno])\n";
+        assertEquals("connected", output(List.of(python.toString(), "-c", connect, agent.socket().toString())), "as root");
+        assertEquals("EACCES", output(List.of(setpriv.toString(), "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                python.toString(), "-c", connect, agent.socket().toString())), "as the sandbox user");
+    }
+
+    static String output(List<String> command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        assertTrue(p.waitFor(20, TimeUnit.SECONDS));
+        return out;
+    }
+
+    @Test
+    void workerAndExecsRunAsTheUserWithoutCapabilitiesAndCannotTouchTheSupervisor() throws Exception {
+        agent = AgentProcess.start(dir, "--user", USER);
+        AgentConnection conn = agent.connect();
+        assertEquals("65534 65534 65534\n", sh(conn, "echo $(id -u) $(id -g) $(id -G)"));
+        assertEquals("CapInh:\t" + NO_CAPS + "\nCapPrm:\t" + NO_CAPS + "\nCapEff:\t" + NO_CAPS + "\nCapBnd:\t" + NO_CAPS
+                + "\nCapAmb:\t" + NO_CAPS + "\nNoNewPrivs:\t1\n", sh(conn, "grep -E '^(Cap|NoNewPrivs)' /proc/self/status"));
+        Map<String, String> worker = status(worker(agent.process().toHandle()).pid());
+        assertEquals("65534\t65534\t65534\t65534", worker.get("Uid"));
+        assertEquals("65534\t65534\t65534\t65534", worker.get("Gid"));
+        assertEquals("65534", worker.get("Groups"));
+        for (String set : List.of("CapPrm", "CapEff", "CapBnd", "CapAmb")) {
+            assertEquals(NO_CAPS, worker.get(set), set);
+        }
+        assertEquals("1", worker.get("NoNewPrivs"));
+        long supervisor = agent.pid();
+        assertEquals("0\t0\t0\t0", status(supervisor).get("Uid"));
+        assertEquals("kill: no\nptrace-read: no\n", sh(conn, "kill -0 " + supervisor + " 2>/dev/null && echo kill: yes || echo kill: no; "
+                + "cat /proc/" + supervisor + "/environ >/dev/null 2>&1 && echo ptrace-read: yes || echo ptrace-read: no"));
+    }
+
+    @Test
+    void killingEveryProcessOfTheUserRestartsTheWorkerOnTheSameSocket() throws Exception {
+        Path bwrap = Path.of("/usr/bin/bwrap");
+        assumeTrue(Files.isExecutable(bwrap), "needs bubblewrap: kill -9 -1 must stay inside a PID namespace");
+        agent = AgentProcess.start(dir, List.of(bwrap.toString(), "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid",
+                "--die-with-parent", "--"), "--user", USER);
+        ProcessHandle supervisor = agent.process().descendants()
+                .filter(p -> p.parent().flatMap(q -> q.info().command()).filter(c -> c.endsWith("bwrap")).isPresent()
+                        && p.info().command().filter(c -> c.endsWith("vivarium-agent")).isPresent())
+                .findFirst().orElseThrow();
+        ProcessHandle first = worker(supervisor);
+        Object inode = Files.getAttribute(agent.socket(), "unix:ino");
+        AgentConnection conn = agent.connect();
+        conn.ok("guest-ping", null);
+        conn.send("vivarium-exec", Map.of("argv", List.of("/bin/sh", "-c", "kill -9 -1"), "wait-ms", 10000));
+        while (conn.readLine() != null) {
+            // the worker may or may not answer before it dies; the connection ends either way
+        }
+        assertTrue(first.onExit().get(10, TimeUnit.SECONDS) != null && !first.isAlive(), "the worker survived kill -9 -1");
+        working(20);
+        assertTrue(supervisor.isAlive(), "the supervisor was killed by the sandbox user");
+        assertNotEquals(first.pid(), worker(supervisor).pid());
+        assertEquals(inode, Files.getAttribute(agent.socket(), "unix:ino"), "the socket was bound again");
+    }
+
+    @Test
+    void sigtermStopsTheWorkerAndItsExecsAndExitsZero() throws Exception {
+        agent = AgentProcess.start(dir, "--user", USER);
+        AgentConnection conn = agent.connect();
+        conn.ok("vivarium-exec", Map.of("argv", List.of("sleep", "1000"), "env", AgentExecTest.PATH));
+        List<ProcessHandle> tree = agent.process().descendants().toList();
+        assertEquals(2, tree.size(), "worker and sleep: " + tree);
+        agent.process().destroy();
+        assertTrue(agent.process().waitFor(20, TimeUnit.SECONDS), "the supervisor did not exit");
+        assertEquals(0, agent.process().exitValue());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (tree.stream().anyMatch(ProcessHandle::isAlive)) {
+            assertTrue(System.nanoTime() < deadline, "left behind: " + tree.stream().filter(ProcessHandle::isAlive).toList());
+            AgentProcess.pause();
+        }
+        assertFalse(Files.exists(agent.socket(), java.nio.file.LinkOption.NOFOLLOW_LINKS), "the socket was left behind");
+    }
+
+    @Test
+    void aWorkerThatKeepsDyingIsRestartedAtALimitedRateWithoutSpinning() throws Exception {
+        agent = AgentProcess.start(dir, "--user", USER);
+        ProcessHandle supervisor = agent.process().toHandle();
+        Set<Long> workers = new HashSet<>();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
+        while (System.nanoTime() < end) {
+            for (ProcessHandle w : supervisor.children().toList()) {
+                workers.add(w.pid());
+                w.destroyForcibly();
+            }
+            AgentProcess.pause();
+        }
+        assertTrue(workers.size() >= 3, "the worker was not restarted: " + workers);
+        assertTrue(workers.size() <= 10, "more than 10 starts in 6 s: " + workers.size());
+        long ticks = cpuTicks(supervisor.pid());
+        assertTrue(ticks < 50, "the supervisor used " + ticks + " clock ticks of CPU in 6 s");
+        assertTrue(supervisor.isAlive());
+        working(20);
+    }
+}
