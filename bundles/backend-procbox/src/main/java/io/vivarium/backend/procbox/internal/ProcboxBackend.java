@@ -4,31 +4,36 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
+import io.vivarium.guest.client.GuestAgentClient;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
  * Process sandboxes: a bubblewrap process tree per sandbox, in its own PID, mount, network, IPC,
  * UTS and cgroup namespaces, with the host's /usr and /etc read-only and a private workspace at
- * {@code /work}. Sandboxes are detached from the daemon and outlive it; they are found again by
- * the pid and start time of their init. Dry-runs run in a short-lived twin of a sandbox
- * ({@link DryRunner}).
+ * {@code /work}. The sandbox's keep-alive is the guest agent, which the daemon reaches on a Unix
+ * socket in the sandbox's directory ({@link AgentChannel}). Sandboxes are detached from the daemon
+ * and outlive it; they are found again by the pid and start time of their init. Dry-runs run in a
+ * short-lived twin of a sandbox ({@link DryRunner}).
  */
-final class ProcboxBackend implements SandboxBackend {
+final class ProcboxBackend implements SandboxBackend, AutoCloseable {
 
     static final String NAME = "procbox";
 
@@ -47,6 +52,11 @@ final class ProcboxBackend implements SandboxBackend {
     private final SandboxLauncher launcher;
     private final DryRunner dryRunner;
     private final Supplier<String> bwrapVersion;
+    /** The host's agent binary, or null if it could not be written ({@link #agentProblem} says why). */
+    private final Path agentBinary;
+    private final String agentProblem;
+    /** The agent channels of the sandboxes this backend created or adopted, closed with it. */
+    private final Map<String, AgentChannel> channels = new ConcurrentHashMap<>();
 
     ProcboxBackend(ProcboxSettings settings) {
         this(settings, true);
@@ -63,6 +73,16 @@ final class ProcboxBackend implements SandboxBackend {
         this.launcher = new SandboxLauncher(commands);
         this.dryRunner = new DryRunner(commands, overlayDryRuns);
         this.bwrapVersion = new BwrapVersion(settings.bwrap());
+        Path binary = null;
+        String problem = null;
+        try {
+            binary = AgentBinary.install(settings.agentDir());
+        } catch (IOException | RuntimeException e) {
+            problem = "cannot write the guest agent binary to " + settings.agentDir() + ": " + e.getMessage();
+            LOG.log(Level.ERROR, problem, e);
+        }
+        this.agentBinary = binary;
+        this.agentProblem = problem;
     }
 
     @Override
@@ -80,7 +100,7 @@ final class ProcboxBackend implements SandboxBackend {
     public Map<String, String> details() {
         Map<String, String> d = new LinkedHashMap<>();
         d.put(DETAIL_ISOLATION, bwrapVersion.get());
-        d.put(DETAIL_AGENT, "nsenter");
+        d.put(DETAIL_AGENT, SandboxCommands.AGENT_NAME + " (nsenter for sandboxes made before it)");
         d.put("memory_cgroup", cgroups.describe());
         d.put("pids_cgroup", pidsCgroups.describe());
         d.put("workspace", workspaces.describe());
@@ -96,6 +116,9 @@ final class ProcboxBackend implements SandboxBackend {
             return Availability.no("bubblewrap is not installed"
                     + (settings.bwrap().equals(Path.of("/usr/bin/bwrap")) ? "" : " at " + settings.bwrap())
                     + ": apt-get install bubblewrap");
+        }
+        if (agentBinary == null) {
+            return Availability.no(agentProblem);
         }
         for (String tool : UTIL_LINUX_TOOLS) {
             if (!Files.isExecutable(Path.of(tool))) {
@@ -128,16 +151,20 @@ final class ProcboxBackend implements SandboxBackend {
         int gid = userNamespace ? ProcFs.effectiveGid() : settings.gid();
         Path workDir = prepareWorkspace(ProcboxInstance.workspaceDir(spec.dir()), uid, gid);
         WorkspaceImage image = diskLimitMib == 0 ? null : workspaceImage(spec, diskLimitMib, uid, gid);
+        Path agentDir = prepareAgentDir(ProcboxInstance.agentDir(spec.dir()));
+        Path socket = agentDir.resolve(SandboxCommands.AGENT_SOCKET_NAME);
+        GuestAgentClient client = GuestAgentClient.unixSocket(socket);
         Path cgroup = null;
         Path pidsCgroup = null;
         try {
             cgroup = limitMib == null ? null : createCgroup(cgroups, spec.id(), limitMib);
             pidsCgroup = pidsLimit == 0 ? null : createCgroup(pidsCgroups, spec.id(), pidsLimit);
             InitProcess init = launcher.launch(spec.id(), spec.dir(), workDir, SandboxRecord.cgroups(cgroup, pidsCgroup),
-                    image, uid, gid, userNamespace);
-            return new ProcboxInstance(spec.id(), spec.dir(),
-                    new SandboxRecord(init, uid, gid, cgroup, pidsCgroup, userNamespace), commands);
+                    image, agentBinary, agentDir, socket, client, uid, gid, userNamespace);
+            SandboxRecord sandbox = new SandboxRecord(init, uid, gid, cgroup, pidsCgroup, userNamespace, socket);
+            return new ProcboxInstance(spec.id(), spec.dir(), sandbox, register(spec.id(), new AgentChannel(spec.id(), init, client)));
         } catch (RuntimeException e) {
+            client.close();
             for (Path made : SandboxRecord.cgroups(cgroup, pidsCgroup)) {
                 LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
             }
@@ -187,6 +214,35 @@ final class ProcboxBackend implements SandboxBackend {
         }
     }
 
+    /**
+     * The directory the agent binds its socket in: the daemon's, not writable by the sandbox user,
+     * so the sandbox can neither reach the socket (0600) nor swap it for a link the daemon would follow.
+     */
+    private static Path prepareAgentDir(Path agentDir) {
+        try {
+            Files.createDirectories(agentDir);
+            Files.setPosixFilePermissions(agentDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+            return agentDir;
+        } catch (IOException e) {
+            throw ApiException.internal("cannot prepare the agent directory " + agentDir + ": " + e.getMessage(), e);
+        }
+    }
+
+    private AgentChannel register(String sandboxId, AgentChannel channel) {
+        AgentChannel replaced = channels.put(sandboxId, channel);
+        if (replaced != null) {
+            replaced.close();
+        }
+        return channel;
+    }
+
+    /** Drops the idle agent connections of every sandbox; the sandboxes keep running. */
+    @Override
+    public void close() {
+        channels.values().forEach(AgentChannel::close);
+        channels.clear();
+    }
+
     private static Path createCgroup(LimitCgroups in, String sandboxId, int limit) {
         try {
             return in.create(sandboxId, limit);
@@ -212,7 +268,16 @@ final class ProcboxBackend implements SandboxBackend {
             // the sandbox itself is fine; destroy tries again before its directory goes
             LOG.log(Level.WARNING, e.getMessage());
         }
-        return new ProcboxInstance(spec.id(), spec.dir(), sandbox, commands);
+        return new ProcboxInstance(spec.id(), spec.dir(), sandbox, channel(spec.id(), sandbox));
+    }
+
+    /** The same agent on its recorded socket; nsenter into a sandbox made before procbox had an agent. */
+    private GuestChannel channel(String sandboxId, SandboxRecord sandbox) {
+        if (sandbox.agentSocket() == null) {
+            return new NsenterChannel(sandboxId, sandbox, commands);
+        }
+        return register(sandboxId, new AgentChannel(sandboxId, sandbox.init(),
+                GuestAgentClient.unixSocket(sandbox.agentSocket())));
     }
 
     /**
@@ -222,6 +287,10 @@ final class ProcboxBackend implements SandboxBackend {
      */
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
+        AgentChannel channel = channels.remove(spec.id());
+        if (channel != null) {
+            channel.close();
+        }
         SandboxRecord sandbox;
         try {
             sandbox = SandboxRecord.fromData(state.data());

@@ -1,6 +1,9 @@
 package io.vivarium.backend.procbox.internal;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.guest.client.Deadline;
+import io.vivarium.guest.client.GuestAgentClient;
+import io.vivarium.guest.client.GuestAgentException;
 
 import java.io.File;
 import java.io.IOException;
@@ -13,12 +16,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
-/** Starts a detached sandbox and waits until it is set up. */
+/** Starts a detached sandbox and waits until its agent answers. */
 final class SandboxLauncher {
 
     private static final Duration START_TIMEOUT = Duration.ofSeconds(5);
     private static final long POLL_MILLIS = 2;
     private static final int LOG_TAIL_BYTES = 4096;
+    /** Bounds one readiness ping: the agent's socket is bound before the ping, so it answers at once or is stuck. */
+    private static final Duration PING_WAIT = Duration.ofMillis(500);
 
     private final SandboxCommands commands;
 
@@ -30,13 +35,17 @@ final class SandboxLauncher {
      * @param dir the sandbox's private directory, which gets the launch files
      * @param cgroups the cgroups to start in
      * @param image the workspace image to mount at {@code workDir}, or null to bind {@code workDir} as it is
-     * @throws ApiException 500 with bubblewrap's output if the sandbox did not come up
+     * @param agentBinary the host's agent binary
+     * @param agentDir the sandbox's agent directory on the host, where its agent binds {@code socket}
+     * @param agent a client of that socket, pinged until the agent answers
+     * @throws ApiException 500 with bubblewrap's and the agent's output if the sandbox did not come up
      */
-    InitProcess launch(String sandboxId, Path dir, Path workDir, List<Path> cgroups, WorkspaceImage image, int uid,
-            int gid, boolean userNamespace) {
+    InitProcess launch(String sandboxId, Path dir, Path workDir, List<Path> cgroups, WorkspaceImage image,
+            Path agentBinary, Path agentDir, Path socket, GuestAgentClient agent, int uid, int gid,
+            boolean userNamespace) {
         LaunchFiles files = LaunchFiles.in(dir);
-        ProcessBuilder builder = new ProcessBuilder(
-                commands.launch(files, cgroups, image, workDir, sandboxId, uid, gid, userNamespace))
+        ProcessBuilder builder = new ProcessBuilder(commands.launch(files, cgroups, image, workDir, agentBinary,
+                agentDir, sandboxId, uid, gid, userNamespace))
                 .directory(new File("/"))
                 .redirectInput(Redirect.from(new File("/dev/null")))
                 .redirectOutput(Redirect.appendTo(files.logFile().toFile()))
@@ -58,17 +67,17 @@ final class SandboxLauncher {
             Thread.currentThread().interrupt();
             throw abandon(sandboxId, files, "interrupted while starting");
         }
-        return awaitSetUp(sandboxId, files);
+        return awaitAgent(sandboxId, files, socket, agent);
     }
 
     /**
      * bwrap reports the init's pid as soon as it has cloned it, before it has built the sandbox's
-     * root; until the sandbox's command runs, entering the init's namespaces would land in a
-     * half-made sandbox.
+     * root; the sandbox is ready once the agent it runs has bound its socket and answers a ping.
      */
-    private InitProcess awaitSetUp(String sandboxId, LaunchFiles files) {
+    private InitProcess awaitAgent(String sandboxId, LaunchFiles files, Path socket, GuestAgentClient agent) {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
         InitProcess init = null;
+        GuestAgentException lastPing = null;
         while (true) {
             if (init == null) {
                 Optional<Long> childPid = files.childPid();
@@ -80,27 +89,26 @@ final class SandboxLauncher {
                 }
             }
             if (init != null) {
-                if (commandRuns(init)) {
-                    return init;
+                if (Files.exists(socket)) {
+                    try {
+                        agent.ping(Deadline.after(PING_WAIT));
+                        return init;
+                    } catch (GuestAgentException e) {
+                        lastPing = e;
+                    }
                 }
                 if (!init.isRunning()) {
                     throw failure(sandboxId, files, "its init exited during setup");
                 }
             }
             if (System.nanoTime() > deadline) {
-                throw abandon(sandboxId, files, "not set up within " + START_TIMEOUT.toSeconds() + " s");
+                throw abandon(sandboxId, files, "its agent did not answer within " + START_TIMEOUT.toSeconds() + " s"
+                        + (lastPing == null ? "" : " (" + lastPing.getMessage() + ")"));
             }
             if (!Sleep.briefly(POLL_MILLIS)) {
                 throw abandon(sandboxId, files, "interrupted while starting");
             }
         }
-    }
-
-    private static boolean commandRuns(InitProcess init) {
-        return ProcessHandle.of(init.pid()).stream()
-                .flatMap(ProcessHandle::children)
-                .anyMatch(child -> ProcFs.command(child.pid()).filter(SandboxCommands.SANDBOX_COMMAND_NAME::equals)
-                        .isPresent());
     }
 
     private static boolean bwrapExited(LaunchFiles files) {

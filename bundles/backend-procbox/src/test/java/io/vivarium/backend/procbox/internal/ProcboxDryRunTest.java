@@ -209,7 +209,7 @@ class ProcboxDryRunTest {
         assertEquals(sandbox.spec().id(), lines.get(1));
         String processes = String.join("\n", lines.subList(2, lines.size()));
         assertFalse(processes.contains("http.server"), processes);
-        assertFalse(processes.contains("sleep infinity"), processes);
+        assertFalse(processes.contains("vivarium-agent"), processes);
         assertEquals(0, exec(instance, fetch).exitCode(), "the sandbox's server did not survive the dry-run");
         assertClean(sandbox);
     }

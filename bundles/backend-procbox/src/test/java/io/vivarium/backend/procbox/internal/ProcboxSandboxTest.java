@@ -52,6 +52,19 @@ class ProcboxSandboxTest {
                 ProcboxSettings.DEFAULT_CGROUP_ROOT, false));
     }
 
+    /**
+     * Does what a sandbox process may: {@code kill -9 -1} as the sandbox user, which takes the
+     * agent's worker (and the exec itself) along; the call then fails with the agent gone.
+     */
+    static void killEverySandboxUserProcess(SandboxInstance instance) {
+        try {
+            ExecResult r = exec(instance, "/bin/kill", "-9", "-1");
+            throw new AssertionError("the exec outlived the agent that ran it: " + r);
+        } catch (ApiException e) {
+            assertEquals(503, e.status(), e.getMessage());
+        }
+    }
+
     @BeforeEach
     void requireBubblewrapAndRoot() {
         Assumptions.assumeTrue(runnable(), "needs bubblewrap and root");
@@ -175,6 +188,67 @@ class ProcboxSandboxTest {
         List<String> interfaces = exec(instance, "cat", "/proc/net/dev").stdout().lines().skip(2)
                 .map(line -> line.trim().split(":")[0]).toList();
         assertEquals(List.of("lo"), interfaces);
+    }
+
+    @Test
+    void theAgentIsTheKeepAliveAndRunsAsTheSandboxUserOnASocketOnlyRootReaches() throws IOException {
+        Created sandbox = create(null);
+
+        assertEquals("vivarium-agent\nvivarium-agent\n",
+                exec(sandbox.instance(), "sh", "-c", "cat /proc/1/task/*/children | xargs -n1 | head -1 | "
+                        + "xargs -I P cat /proc/P/comm; cat /proc/$PPID/comm").stdout());
+        assertEquals("65534 65534\n", exec(sandbox.instance(), "sh", "-c", "echo $(id -u) $(id -g)").stdout());
+        Path socket = sandbox.spec().dir().resolve("agent/agent.sock");
+        assertEquals(socket.toString(), sandbox.instance().state().data().get("agent"));
+        assertEquals("0 600", Files.getAttribute(socket, "unix:uid") + " "
+                + Integer.toOctalString((Integer) Files.getAttribute(socket, "unix:mode") & 0777));
+        assertEquals(0, Files.getAttribute(socket.getParent(), "unix:uid"));
+        ExecResult write = exec(sandbox.instance(), "sh", "-c", "echo x > /run/vivarium/f");
+        assertTrue(write.exitCode() != 0 && write.stderr().contains("Permission denied"),
+                "the sandbox user may not write to the agent's directory: " + write);
+    }
+
+    @Test
+    void killingEveryProcessOfTheSandboxUserLeavesTheSandboxUsable() throws Exception {
+        SandboxInstance instance = create();
+        exec(instance, "sh", "-c", "sleep 300 >/dev/null 2>&1 &");
+
+        killEverySandboxUserProcess(instance);
+
+        assertTrue(instance.alive());
+        assertEquals("back\n", awaitExec(instance, "echo", "back").stdout(), "the supervisor restarted the worker");
+        assertFalse(processes(instance).contains("sleep 300"), "kill -9 -1 reached the background process too");
+    }
+
+    /** Retries while the agent is restarting (503), up to a deadline. */
+    private static ExecResult awaitExec(SandboxInstance instance, String... args) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (true) {
+            try {
+                return exec(instance, args);
+            } catch (ApiException e) {
+                if (e.status() != 503 || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    @Test
+    void aSandboxRecordedWithoutAnAgentIsAdoptedAndEnteredWithNsenter() throws Exception {
+        Created sandbox = create(null);
+        exec(sandbox.instance(), "sh", "-c", "echo kept > /tmp/marker");
+        Map<String, String> legacy = new java.util.HashMap<>(sandbox.instance().state().data());
+        legacy.remove("agent");
+
+        SandboxInstance adopted = rootBackend().adopt(sandbox.spec(),
+                new io.vivarium.api.spi.InstanceState(sandbox.instance().state().pid(), legacy));
+
+        assertTrue(adopted.channel() instanceof NsenterChannel, adopted.channel().getClass().getName());
+        assertEquals("kept\n", exec(adopted, "cat", "/tmp/marker").stdout());
+        assertEquals("kept\n", new String(adopted.channel().readFile("/tmp/marker", 100)));
+        assertFalse(adopted.state().data().containsKey("agent"));
     }
 
     @Test

@@ -1,0 +1,104 @@
+package io.vivarium.backend.procbox.internal;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.PingResult;
+import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.api.spi.GuestLimits;
+import io.vivarium.guest.client.Deadline;
+import io.vivarium.guest.client.ExecSpec;
+import io.vivarium.guest.client.GuestAgentClient;
+import io.vivarium.guest.client.GuestAgentException;
+
+import java.time.Duration;
+import java.util.function.Function;
+
+/**
+ * The way into a sandbox through its guest agent, on the Unix socket the agent listens on (in the
+ * sandbox's agent directory on the host). The agent runs everything as the sandbox user, in the
+ * sandbox's namespaces and cgroups, and resolves file paths there with that user's rights. Each
+ * call takes a connection of its own (a few idle ones are kept, no thread is ever started), so no
+ * procbox thread outlives a call, whatever the sandbox's processes keep open. Every call is bounded:
+ * an agent that does not answer is a 502, one that went away a 503, never a hung request.
+ */
+final class AgentChannel implements GuestChannel, AutoCloseable {
+
+    /** Past the command's own timeout, how long the agent has to report it (it kills the group at the timeout). */
+    private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(2);
+    private static final Duration PING_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration FILE_TIMEOUT = Duration.ofMinutes(2);
+    /** Files travel whole in memory (a read buffers the file, so that an error comes before any byte is sent). */
+    private static final GuestLimits LIMITS = new GuestLimits(ExecSpec.MAX_OUTPUT_BYTES, GuestLimits.DEFAULT.maxFileBytes());
+    private static final int RETRY_AFTER_SECONDS = 1;
+
+    private final String sandboxId;
+    private final InitProcess init;
+    private final GuestAgentClient client;
+
+    AgentChannel(String sandboxId, InitProcess init, GuestAgentClient client) {
+        this.sandboxId = sandboxId;
+        this.init = init;
+        this.client = client;
+    }
+
+    @Override
+    public PingResult ping() {
+        Duration latency = call(PING_TIMEOUT, client::ping);
+        return new PingResult(true, 1, latency.toNanos() / 1e6);
+    }
+
+    @Override
+    public ExecResult exec(ExecRequest request) {
+        ExecSpec spec = ExecSpec.from(request);
+        return call(spec.timeout().plus(EXEC_ANSWER_GRACE), deadline -> client.exec(spec, deadline)).toExecResult();
+    }
+
+    @Override
+    public GuestLimits limits() {
+        return LIMITS;
+    }
+
+    @Override
+    public byte[] readFile(String path, int maxBytes) {
+        return call(FILE_TIMEOUT, deadline -> client.readFile(path, maxBytes, deadline));
+    }
+
+    @Override
+    public void writeFile(String path, byte[] content) {
+        call(FILE_TIMEOUT, deadline -> {
+            client.writeFile(path, content, deadline);
+            return null;
+        });
+    }
+
+    /** Drops the idle connections; a later call fails. */
+    @Override
+    public void close() {
+        client.close();
+    }
+
+    /**
+     * Runs one client call within {@code timeout}, passing on what the agent refused (404, 413,
+     * 400, 403...) and turning a missing or silent agent into a message about this sandbox.
+     */
+    private <T> T call(Duration timeout, Function<Deadline, T> call) {
+        try {
+            return call.apply(Deadline.after(timeout));
+        } catch (GuestAgentException e) {
+            if (!init.isRunning()) {
+                throw new ApiException(503, "sandbox " + sandboxId + " is not running");
+            }
+            if (e.status() == 504) {
+                throw new ApiException(502, "the agent of sandbox " + sandboxId + " did not answer within "
+                        + timeout.toMillis() + " ms: " + e.getMessage(), null, e);
+            }
+            if (e.status() == 502) {
+                // the agent's supervisor restarts a worker that a sandbox process killed
+                throw ApiException.unavailable("the agent of sandbox " + sandboxId + " went away or cannot be reached ("
+                        + e.getMessage() + "); it is restarted within seconds, retry", RETRY_AFTER_SECONDS);
+            }
+            throw e;
+        }
+    }
+}
