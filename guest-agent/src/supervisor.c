@@ -23,6 +23,7 @@
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 5000
 #define HEALTHY_MS 1000 /* a worker that lived this long resets the backoff */
+#define STOP_GRACE_MS 5000 /* after SIGTERM, then SIGKILL */
 #define EXIT_NO_DROP 71 /* the worker could not drop its privileges: not worth a restart */
 
 static void worker_fail(const char *what)
@@ -83,7 +84,7 @@ static void finish(const char *const *paths, int npaths, int code)
 void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths)
 {
 	pid_t self = getpid(), worker = -1;
-	int64_t starts[RESTARTS_PER_WINDOW] = {0}, started = 0, backoff = 0, restart_at = 0;
+	int64_t starts[RESTARTS_PER_WINDOW] = {0}, started = 0, backoff = 0, restart_at = 0, kill_at = -1;
 	int nstarts = 0, terminating = 0;
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	for (;;) {
@@ -102,20 +103,24 @@ void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *pa
 			}
 		}
 		siginfo_t si;
-		int sig;
-		if (worker < 0 && !terminating) {
-			int64_t wait = restart_at - now_ms();
-			struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
-			sig = wait > 0 ? sigtimedwait(mask, &si, &ts) : -1;
-		} else {
+		int sig = -1;
+		int64_t until = worker < 0 ? restart_at : terminating ? kill_at : -1, wait = until - now_ms();
+		if (until < 0) {
 			sig = sigwaitinfo(mask, &si);
+		} else if (wait > 0) {
+			struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
+			sig = sigtimedwait(mask, &si, &ts);
+		} else if (worker > 0) {
+			kill(worker, SIGKILL); /* it did not stop within the grace period */
+			kill_at = -1;
 		}
-		if (sig == SIGTERM || sig == SIGINT) {
-			terminating = 1;
-			if (worker > 0)
-				kill(worker, SIGTERM);
-			else
+		if ((sig == SIGTERM || sig == SIGINT) && !terminating) {
+			if (worker < 0)
 				finish(paths, npaths, 0);
+			terminating = 1;
+			kill(worker, SIGTERM);
+			kill(worker, SIGCONT); /* the sandbox user may have stopped it */
+			kill_at = now_ms() + STOP_GRACE_MS;
 		}
 		int status;
 		pid_t pid;

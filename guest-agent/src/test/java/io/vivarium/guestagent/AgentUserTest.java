@@ -10,8 +10,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
 class AgentUserTest {
     static final String USER = "65534:65534";
     static final String NO_CAPS = "0000000000000000";
+    static final Path SETPRIV = Path.of("/usr/bin/setpriv");
+    static final List<String> AS_USER = List.of(SETPRIV.toString(), "--reuid", "65534", "--regid", "65534", "--clear-groups");
     @TempDir
     Path dir;
     AgentProcess agent;
@@ -70,7 +75,7 @@ class AgentUserTest {
     }
 
     static Map<String, String> status(long pid) throws IOException {
-        Map<String, String> m = new java.util.HashMap<>();
+        Map<String, String> m = new HashMap<>();
         for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
             int colon = line.indexOf(':');
             m.put(line.substring(0, colon), line.substring(colon + 1).trim());
@@ -106,8 +111,8 @@ class AgentUserTest {
 
     @Test
     void theSocketIsRootsAloneAndTheSandboxUserCannotConnect() throws Exception {
-        Path python = Path.of("/usr/bin/python3"), setpriv = Path.of("/usr/bin/setpriv");
-        assumeTrue(Files.isExecutable(python) && Files.isExecutable(setpriv), "needs python3 and setpriv (util-linux)");
+        Path python = Path.of("/usr/bin/python3");
+        assumeTrue(Files.isExecutable(python) && Files.isExecutable(SETPRIV), "needs python3 and setpriv (util-linux)");
         agent = AgentProcess.start(dir, "--user", USER);
         assertEquals(0, Files.getAttribute(agent.socket(), "unix:uid"));
         assertEquals(0600, (Integer) Files.getAttribute(agent.socket(), "unix:mode") & 07777);
@@ -116,8 +121,13 @@ class AgentUserTest {
                 + "try:\n    s.connect(sys.argv[1]); print('connected')\n"
                 + "except OSError as e:\n    print(errno.errorcode[e.errno])\n";
         assertEquals("connected", output(List.of(python.toString(), "-c", connect, agent.socket().toString())), "as root");
-        assertEquals("EACCES", output(List.of(setpriv.toString(), "--reuid", "65534", "--regid", "65534", "--clear-groups",
-                python.toString(), "-c", connect, agent.socket().toString())), "as the sandbox user");
+        assertEquals("EACCES", output(concat(AS_USER, python.toString(), "-c", connect, agent.socket().toString())), "as the sandbox user");
+    }
+
+    static List<String> concat(List<String> head, String... tail) {
+        List<String> all = new ArrayList<>(head);
+        all.addAll(List.of(tail));
+        return all;
     }
 
     static String output(List<String> command) throws Exception {
@@ -188,7 +198,19 @@ class AgentUserTest {
             assertTrue(System.nanoTime() < deadline, "left behind: " + tree.stream().filter(ProcessHandle::isAlive).toList());
             AgentProcess.pause();
         }
-        assertFalse(Files.exists(agent.socket(), java.nio.file.LinkOption.NOFOLLOW_LINKS), "the socket was left behind");
+        assertFalse(Files.exists(agent.socket(), LinkOption.NOFOLLOW_LINKS), "the socket was left behind");
+    }
+
+    @Test
+    void sigtermStopsAWorkerThatTheSandboxUserStopped() throws Exception {
+        assumeTrue(Files.isExecutable(SETPRIV), "needs setpriv (util-linux)");
+        agent = AgentProcess.start(dir, "--user", USER);
+        ProcessHandle worker = worker(agent.process().toHandle());
+        assertEquals("", output(concat(AS_USER, "kill", "-STOP", Long.toString(worker.pid()))));
+        agent.process().destroy();
+        assertTrue(agent.process().waitFor(20, TimeUnit.SECONDS), "the supervisor did not exit");
+        assertEquals(0, agent.process().exitValue());
+        assertTrue(worker.onExit().get(10, TimeUnit.SECONDS) != null && !worker.isAlive(), "the worker was left behind");
     }
 
     @Test
