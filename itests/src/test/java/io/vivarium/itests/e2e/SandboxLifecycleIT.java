@@ -65,7 +65,7 @@ class SandboxLifecycleIT {
     void oneSandboxShowsWhatItUsesAndBackendsHowTheyRun() throws Exception {
         JsonNode procbox = api.get("/v1/backends").body().get(0);
         assertTrue(procbox.get("details").get("isolation").asText().startsWith("bubblewrap "), procbox.toString());
-        assertEquals("nsenter", procbox.get("details").get("agent").asText());
+        assertEquals("vivarium-agent", procbox.get("details").get("agent").asText());
         assertTrue(procbox.get("details").has("memory_cgroup"), procbox.toString());
 
         String id = api.createSandbox();

@@ -11,12 +11,16 @@ import io.vivarium.guest.client.ExecSpec;
 import io.vivarium.guest.client.GuestAgentClient;
 import io.vivarium.guest.client.GuestAgentException;
 
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
- * The way into a sandbox through its guest agent, on the Unix socket the agent listens on (in the
- * sandbox's agent directory on the host). The agent runs everything as the sandbox user, in the
+ * The way into a sandbox through its guest agent, on the Unix socket the agent listens on. The
+ * daemon reaches the socket through the init's root ({@code /proc/PID/root/run/vivarium/agent.sock}),
+ * whatever the length of the state directory's path (a socket path has at most 107 bytes); every
+ * component of that path below the sandbox's root is root's, so the sandbox cannot redirect it. The agent runs everything as the sandbox user, in the
  * sandbox's namespaces and cgroups, and resolves file paths there with that user's rights. Each
  * call takes a connection of its own (a few idle ones are kept, no thread is ever started), so no
  * procbox thread outlives a call, whatever the sandbox's processes keep open. Every call is bounded:
@@ -31,10 +35,17 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
     /** Files travel whole in memory (a read buffers the file, so that an error comes before any byte is sent). */
     private static final GuestLimits LIMITS = new GuestLimits(ExecSpec.MAX_OUTPUT_BYTES, GuestLimits.DEFAULT.maxFileBytes());
     private static final int RETRY_AFTER_SECONDS = 1;
+    /** The agent's error classes for a command it could not start. */
+    private static final Set<String> START_FAILURES = Set.of("NotFound", "PermissionDenied", "InvalidParameter");
 
     private final String sandboxId;
     private final InitProcess init;
     private final GuestAgentClient client;
+
+    /** Where the daemon finds {@code socket}, a path inside the sandbox with this init. */
+    static Path socket(InitProcess init, Path socket) {
+        return Path.of("/proc", Long.toString(init.pid()), "root").resolve(Path.of("/").relativize(socket));
+    }
 
     AgentChannel(String sandboxId, InitProcess init, GuestAgentClient client) {
         this.sandboxId = sandboxId;
@@ -51,7 +62,26 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
     @Override
     public ExecResult exec(ExecRequest request) {
         ExecSpec spec = ExecSpec.from(request);
-        return call(spec.timeout().plus(EXEC_ANSWER_GRACE), deadline -> client.exec(spec, deadline)).toExecResult();
+        return call(spec.timeout().plus(EXEC_ANSWER_GRACE), deadline -> {
+            try {
+                return client.exec(spec, deadline).toExecResult();
+            } catch (GuestAgentException e) {
+                return notStarted(e);
+            }
+        });
+    }
+
+    /**
+     * A command the agent could not start (missing program or cwd, not executable) ends as a shell
+     * reports it: exit 127 for not found, 126 otherwise, the reason on stderr. Anything else is
+     * not about the command and is thrown on.
+     */
+    private static ExecResult notStarted(GuestAgentException e) {
+        String errorClass = e.agentErrorClass();
+        if (!START_FAILURES.contains(errorClass == null ? "" : errorClass)) {
+            throw e;
+        }
+        return new ExecResult("", e.getMessage() + "\n", "NotFound".equals(errorClass) ? 127 : 126, false, false, 0);
     }
 
     @Override
@@ -83,6 +113,10 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
      * 400, 403...) and turning a missing or silent agent into a message about this sandbox.
      */
     private <T> T call(Duration timeout, Function<Deadline, T> call) {
+        // also keeps the call out of an unrelated process that reused a dead init's pid
+        if (!init.isRunning()) {
+            throw new ApiException(503, "sandbox " + sandboxId + " is not running");
+        }
         try {
             return call.apply(Deadline.after(timeout));
         } catch (GuestAgentException e) {

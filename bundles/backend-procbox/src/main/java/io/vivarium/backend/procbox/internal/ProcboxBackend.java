@@ -100,7 +100,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
     public Map<String, String> details() {
         Map<String, String> d = new LinkedHashMap<>();
         d.put(DETAIL_ISOLATION, bwrapVersion.get());
-        d.put(DETAIL_AGENT, SandboxCommands.AGENT_NAME + " (nsenter for sandboxes made before it)");
+        d.put(DETAIL_AGENT, SandboxCommands.AGENT_NAME);
         d.put("memory_cgroup", cgroups.describe());
         d.put("pids_cgroup", pidsCgroups.describe());
         d.put("workspace", workspaces.describe());
@@ -152,19 +152,18 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         Path workDir = prepareWorkspace(ProcboxInstance.workspaceDir(spec.dir()), uid, gid);
         WorkspaceImage image = diskLimitMib == 0 ? null : workspaceImage(spec, diskLimitMib, uid, gid);
         Path agentDir = prepareAgentDir(ProcboxInstance.agentDir(spec.dir()));
-        Path socket = agentDir.resolve(SandboxCommands.AGENT_SOCKET_NAME);
-        GuestAgentClient client = GuestAgentClient.unixSocket(socket);
         Path cgroup = null;
         Path pidsCgroup = null;
         try {
             cgroup = limitMib == null ? null : createCgroup(cgroups, spec.id(), limitMib);
             pidsCgroup = pidsLimit == 0 ? null : createCgroup(pidsCgroups, spec.id(), pidsLimit);
-            InitProcess init = launcher.launch(spec.id(), spec.dir(), workDir, SandboxRecord.cgroups(cgroup, pidsCgroup),
-                    image, agentBinary, agentDir, socket, client, uid, gid, userNamespace);
-            SandboxRecord sandbox = new SandboxRecord(init, uid, gid, cgroup, pidsCgroup, userNamespace, socket);
-            return new ProcboxInstance(spec.id(), spec.dir(), sandbox, register(spec.id(), new AgentChannel(spec.id(), init, client)));
+            SandboxLauncher.Started started = launcher.launch(spec.id(), spec.dir(), workDir,
+                    SandboxRecord.cgroups(cgroup, pidsCgroup), image, agentBinary, agentDir, uid, gid, userNamespace);
+            SandboxRecord sandbox = new SandboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
+                    SandboxCommands.AGENT_SOCKET);
+            return new ProcboxInstance(spec.id(), spec.dir(), sandbox,
+                    register(spec.id(), new AgentChannel(spec.id(), started.init(), started.agent())));
         } catch (RuntimeException e) {
-            client.close();
             for (Path made : SandboxRecord.cgroups(cgroup, pidsCgroup)) {
                 LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
             }
@@ -277,7 +276,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
             return new NsenterChannel(sandboxId, sandbox, commands);
         }
         return register(sandboxId, new AgentChannel(sandboxId, sandbox.init(),
-                GuestAgentClient.unixSocket(sandbox.agentSocket())));
+                GuestAgentClient.unixSocket(AgentChannel.socket(sandbox.init(), sandbox.agentSocket()))));
     }
 
     /**

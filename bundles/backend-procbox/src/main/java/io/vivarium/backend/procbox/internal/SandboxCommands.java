@@ -43,6 +43,7 @@ final class SandboxCommands {
     static final String AGENT_BINARY = "/run/vivarium-agent";
     static final String AGENT_DIR = "/run/vivarium";
     static final String AGENT_SOCKET_NAME = "agent.sock";
+    static final Path AGENT_SOCKET = Path.of(AGENT_DIR, AGENT_SOCKET_NAME);
     /** The agent's name in {@code /proc/PID/comm}: the keep-alive, the init's one child. */
     static final String AGENT_NAME = "vivarium-agent";
     /**
@@ -85,7 +86,7 @@ final class SandboxCommands {
         argv.addAll(isolation(workDir, sandboxId, userNamespace));
         argv.addAll(List.of("--dir", "/run", "--ro-bind", agentBinary.toString(), AGENT_BINARY,
                 "--bind", agentDir.toString(), AGENT_DIR));
-        List<String> agent = new ArrayList<>(List.of(AGENT_BINARY, "--listen", "unix:" + AGENT_DIR + "/" + AGENT_SOCKET_NAME));
+        List<String> agent = new ArrayList<>(List.of(AGENT_BINARY, "--listen", "unix:" + AGENT_SOCKET));
         if (!userNamespace) {
             // the agent binds its socket as root (0600, in the root-owned agent directory), so that
             // the sandbox user can neither reach nor replace it, then serves as uid:gid; its root

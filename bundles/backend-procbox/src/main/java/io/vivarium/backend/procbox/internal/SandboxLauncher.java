@@ -36,13 +36,12 @@ final class SandboxLauncher {
      * @param cgroups the cgroups to start in
      * @param image the workspace image to mount at {@code workDir}, or null to bind {@code workDir} as it is
      * @param agentBinary the host's agent binary
-     * @param agentDir the sandbox's agent directory on the host, where its agent binds {@code socket}
-     * @param agent a client of that socket, pinged until the agent answers
+     * @param agentDir the sandbox's agent directory on the host, where its agent binds its socket
+     * @return the init, and a client of its agent that answered a ping
      * @throws ApiException 500 with bubblewrap's and the agent's output if the sandbox did not come up
      */
-    InitProcess launch(String sandboxId, Path dir, Path workDir, List<Path> cgroups, WorkspaceImage image,
-            Path agentBinary, Path agentDir, Path socket, GuestAgentClient agent, int uid, int gid,
-            boolean userNamespace) {
+    Started launch(String sandboxId, Path dir, Path workDir, List<Path> cgroups, WorkspaceImage image,
+            Path agentBinary, Path agentDir, int uid, int gid, boolean userNamespace) {
         LaunchFiles files = LaunchFiles.in(dir);
         ProcessBuilder builder = new ProcessBuilder(commands.launch(files, cgroups, image, workDir, agentBinary,
                 agentDir, sandboxId, uid, gid, userNamespace))
@@ -67,47 +66,70 @@ final class SandboxLauncher {
             Thread.currentThread().interrupt();
             throw abandon(sandboxId, files, "interrupted while starting");
         }
-        return awaitAgent(sandboxId, files, socket, agent);
+        return awaitAgent(sandboxId, files);
+    }
+
+    /** A sandbox whose agent answered, and the client that reached it. */
+    record Started(InitProcess init, GuestAgentClient agent) {
     }
 
     /**
      * bwrap reports the init's pid as soon as it has cloned it, before it has built the sandbox's
      * root; the sandbox is ready once the agent it runs has bound its socket and answers a ping.
      */
-    private InitProcess awaitAgent(String sandboxId, LaunchFiles files, Path socket, GuestAgentClient agent) {
+    private Started awaitAgent(String sandboxId, LaunchFiles files) {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-        InitProcess init = null;
+        InitProcess init = awaitInit(sandboxId, files, deadline);
+        GuestAgentClient agent = GuestAgentClient.unixSocket(AgentChannel.socket(init, SandboxCommands.AGENT_SOCKET));
+        try {
+            awaitPing(sandboxId, files, init, agent, deadline);
+            return new Started(init, agent);
+        } catch (RuntimeException e) {
+            agent.close();
+            throw e;
+        }
+    }
+
+    private InitProcess awaitInit(String sandboxId, LaunchFiles files, long deadline) {
+        while (true) {
+            Optional<Long> childPid = files.childPid();
+            if (childPid.isPresent()) {
+                return InitProcess.find(childPid.get())
+                        .orElseThrow(() -> failure(sandboxId, files, "its init exited right after start"));
+            }
+            if (bwrapExited(files)) {
+                throw failure(sandboxId, files, "bubblewrap exited");
+            }
+            pause(sandboxId, files, deadline, null);
+        }
+    }
+
+    private void awaitPing(String sandboxId, LaunchFiles files, InitProcess init, GuestAgentClient agent, long deadline) {
         GuestAgentException lastPing = null;
         while (true) {
-            if (init == null) {
-                Optional<Long> childPid = files.childPid();
-                if (childPid.isPresent()) {
-                    init = InitProcess.find(childPid.get())
-                            .orElseThrow(() -> failure(sandboxId, files, "its init exited right after start"));
-                } else if (bwrapExited(files)) {
-                    throw failure(sandboxId, files, "bubblewrap exited");
+            if (Files.exists(AgentChannel.socket(init, SandboxCommands.AGENT_SOCKET))) {
+                try {
+                    agent.ping(Deadline.after(PING_WAIT));
+                    return;
+                } catch (GuestAgentException e) {
+                    lastPing = e;
                 }
             }
-            if (init != null) {
-                if (Files.exists(socket)) {
-                    try {
-                        agent.ping(Deadline.after(PING_WAIT));
-                        return init;
-                    } catch (GuestAgentException e) {
-                        lastPing = e;
-                    }
-                }
-                if (!init.isRunning()) {
-                    throw failure(sandboxId, files, "its init exited during setup");
-                }
+            if (!init.isRunning()) {
+                throw failure(sandboxId, files, "its init exited during setup");
             }
-            if (System.nanoTime() > deadline) {
-                throw abandon(sandboxId, files, "its agent did not answer within " + START_TIMEOUT.toSeconds() + " s"
-                        + (lastPing == null ? "" : " (" + lastPing.getMessage() + ")"));
-            }
-            if (!Sleep.briefly(POLL_MILLIS)) {
-                throw abandon(sandboxId, files, "interrupted while starting");
-            }
+            pause(sandboxId, files, deadline, lastPing);
+        }
+    }
+
+    /** Waits a moment before the next look, or abandons the launch once {@code deadline} has passed. */
+    private void pause(String sandboxId, LaunchFiles files, long deadline, GuestAgentException lastPing) {
+        if (System.nanoTime() > deadline) {
+            throw abandon(sandboxId, files, "its agent did not answer within " + START_TIMEOUT.toSeconds() + " s"
+                    + (lastPing == null ? "" : " (" + lastPing.getMessage() + ")"));
+        }
+        if (!Sleep.briefly(POLL_MILLIS)) {
+            throw abandon(sandboxId, files, "interrupted while starting");
         }
     }
 

@@ -17,7 +17,7 @@ import java.util.stream.Stream;
  * @param cgroup its memory cgroup, or null
  * @param pidsCgroup its pids cgroup, or null; the same directory as {@code cgroup} with cgroup v2
  * @param userNamespace whether it was made unprivileged, in its own user namespace
- * @param agentSocket the host path of the socket its guest agent listens on; null for a sandbox
+ * @param agentSocket the socket its guest agent listens on, inside the sandbox; null for a sandbox
  *        made by a procbox before the agent, whose keep-alive is {@code sleep} and which is entered with nsenter
  */
 record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,

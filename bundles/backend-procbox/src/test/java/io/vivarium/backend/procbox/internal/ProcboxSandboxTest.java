@@ -123,6 +123,9 @@ class ProcboxSandboxTest {
         assertEquals(0, result.exitCode());
         assertTrue(instance.alive());
         assertEquals("/work", instance.workspace());
+        ExecResult missing = exec(instance, "no-such-program");
+        assertEquals(127, missing.exitCode(), missing.toString());
+        assertTrue(missing.stderr().contains("no-such-program"), missing.stderr());
     }
 
     @Test
@@ -199,7 +202,7 @@ class ProcboxSandboxTest {
                         + "xargs -I P cat /proc/P/comm; cat /proc/$PPID/comm").stdout());
         assertEquals("65534 65534\n", exec(sandbox.instance(), "sh", "-c", "echo $(id -u) $(id -g)").stdout());
         Path socket = sandbox.spec().dir().resolve("agent/agent.sock");
-        assertEquals(socket.toString(), sandbox.instance().state().data().get("agent"));
+        assertEquals("/run/vivarium/agent.sock", sandbox.instance().state().data().get("agent"));
         assertEquals("0 600", Files.getAttribute(socket, "unix:uid") + " "
                 + Integer.toOctalString((Integer) Files.getAttribute(socket, "unix:mode") & 0777));
         assertEquals(0, Files.getAttribute(socket.getParent(), "unix:uid"));
