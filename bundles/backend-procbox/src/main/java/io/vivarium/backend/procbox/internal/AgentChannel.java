@@ -14,7 +14,8 @@ import io.vivarium.guest.client.GuestAgentException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
-import java.util.function.Function;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 
 /**
  * The way into a sandbox through its guest agent, on the Unix socket the agent listens on. The
@@ -40,29 +41,35 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
 
     private final String sandboxId;
     private final InitProcess init;
-    private final GuestAgentClient client;
+    private final Path socket;
+    /** Keeps a few idle connections; closed once this channel is retired and no call uses it. */
+    private final GuestAgentClient pooled;
+    private final AtomicInteger calls = new AtomicInteger();
+    private volatile boolean retired;
 
     /** Where the daemon finds {@code socket}, a path inside the sandbox with this init. */
     static Path socket(InitProcess init, Path socket) {
         return Path.of("/proc", Long.toString(init.pid()), "root").resolve(Path.of("/").relativize(socket));
     }
 
-    AgentChannel(String sandboxId, InitProcess init, GuestAgentClient client) {
+    /** @param pooled a client of {@code socket} (already connected once, or not) */
+    AgentChannel(String sandboxId, InitProcess init, Path socket, GuestAgentClient pooled) {
         this.sandboxId = sandboxId;
         this.init = init;
-        this.client = client;
+        this.socket = socket;
+        this.pooled = pooled;
     }
 
     @Override
     public PingResult ping() {
-        Duration latency = call(PING_TIMEOUT, client::ping);
+        Duration latency = call(PING_TIMEOUT, (client, deadline) -> client.ping(deadline));
         return new PingResult(true, 1, latency.toNanos() / 1e6);
     }
 
     @Override
     public ExecResult exec(ExecRequest request) {
         ExecSpec spec = ExecSpec.from(request);
-        return call(spec.timeout().plus(EXEC_ANSWER_GRACE), deadline -> {
+        return call(spec.timeout().plus(EXEC_ANSWER_GRACE), (client, deadline) -> {
             try {
                 return client.exec(spec, deadline).toExecResult();
             } catch (GuestAgentException e) {
@@ -91,34 +98,57 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
 
     @Override
     public byte[] readFile(String path, int maxBytes) {
-        return call(FILE_TIMEOUT, deadline -> client.readFile(path, maxBytes, deadline));
+        return call(FILE_TIMEOUT, (client, deadline) -> client.readFile(path, maxBytes, deadline));
     }
 
     @Override
     public void writeFile(String path, byte[] content) {
-        call(FILE_TIMEOUT, deadline -> {
+        call(FILE_TIMEOUT, (client, deadline) -> {
             client.writeFile(path, content, deadline);
             return null;
         });
     }
 
-    /** Drops the idle connections; a later call fails. */
+    /**
+     * Retires the pooled connections (when the backend revision that made this channel goes):
+     * they are closed as soon as no call uses them, and a later call (a request that still holds
+     * this instance) connects for itself and closes after.
+     */
     @Override
     public void close() {
-        client.close();
+        retired = true;
+        if (calls.get() == 0) {
+            pooled.close();
+        }
+    }
+
+    private <T> T withClient(BiFunction<GuestAgentClient, Deadline, T> call, Deadline deadline) {
+        calls.incrementAndGet();
+        try {
+            if (!retired) {
+                return call.apply(pooled, deadline);
+            }
+        } finally {
+            if (calls.decrementAndGet() == 0 && retired) {
+                pooled.close();
+            }
+        }
+        try (GuestAgentClient once = GuestAgentClient.unixSocket(socket)) {
+            return call.apply(once, deadline);
+        }
     }
 
     /**
      * Runs one client call within {@code timeout}, passing on what the agent refused (404, 413,
      * 400, 403...) and turning a missing or silent agent into a message about this sandbox.
      */
-    private <T> T call(Duration timeout, Function<Deadline, T> call) {
+    private <T> T call(Duration timeout, BiFunction<GuestAgentClient, Deadline, T> call) {
         // also keeps the call out of an unrelated process that reused a dead init's pid
         if (!init.isRunning()) {
             throw new ApiException(503, "sandbox " + sandboxId + " is not running");
         }
         try {
-            return call.apply(Deadline.after(timeout));
+            return withClient(call, Deadline.after(timeout));
         } catch (GuestAgentException e) {
             if (!init.isRunning()) {
                 throw new ApiException(503, "sandbox " + sandboxId + " is not running");

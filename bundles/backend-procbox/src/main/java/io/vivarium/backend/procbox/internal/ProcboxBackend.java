@@ -162,7 +162,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
             SandboxRecord sandbox = new SandboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
                     SandboxCommands.AGENT_SOCKET);
             return new ProcboxInstance(spec.id(), spec.dir(), sandbox,
-                    register(spec.id(), new AgentChannel(spec.id(), started.init(), started.agent())));
+                    register(spec.id(), new AgentChannel(spec.id(), started.init(), started.socket(), started.agent())));
         } catch (RuntimeException e) {
             for (Path made : SandboxRecord.cgroups(cgroup, pidsCgroup)) {
                 LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
@@ -275,8 +275,8 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         if (sandbox.agentSocket() == null) {
             return new NsenterChannel(sandboxId, sandbox, commands);
         }
-        return register(sandboxId, new AgentChannel(sandboxId, sandbox.init(),
-                GuestAgentClient.unixSocket(AgentChannel.socket(sandbox.init(), sandbox.agentSocket()))));
+        Path socket = AgentChannel.socket(sandbox.init(), sandbox.agentSocket());
+        return register(sandboxId, new AgentChannel(sandboxId, sandbox.init(), socket, GuestAgentClient.unixSocket(socket)));
     }
 
     /**

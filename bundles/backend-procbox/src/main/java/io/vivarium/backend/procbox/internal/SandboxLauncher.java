@@ -69,8 +69,8 @@ final class SandboxLauncher {
         return awaitAgent(sandboxId, files);
     }
 
-    /** A sandbox whose agent answered, and the client that reached it. */
-    record Started(InitProcess init, GuestAgentClient agent) {
+    /** A sandbox whose agent answered, where the daemon reaches its socket, and the client that did. */
+    record Started(InitProcess init, Path socket, GuestAgentClient agent) {
     }
 
     /**
@@ -80,10 +80,11 @@ final class SandboxLauncher {
     private Started awaitAgent(String sandboxId, LaunchFiles files) {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
         InitProcess init = awaitInit(sandboxId, files, deadline);
-        GuestAgentClient agent = GuestAgentClient.unixSocket(AgentChannel.socket(init, SandboxCommands.AGENT_SOCKET));
+        Path socket = AgentChannel.socket(init, SandboxCommands.AGENT_SOCKET);
+        GuestAgentClient agent = GuestAgentClient.unixSocket(socket);
         try {
-            awaitPing(sandboxId, files, init, agent, deadline);
-            return new Started(init, agent);
+            awaitPing(sandboxId, files, socket, init, agent, deadline);
+            return new Started(init, socket, agent);
         } catch (RuntimeException e) {
             agent.close();
             throw e;
@@ -104,10 +105,11 @@ final class SandboxLauncher {
         }
     }
 
-    private void awaitPing(String sandboxId, LaunchFiles files, InitProcess init, GuestAgentClient agent, long deadline) {
+    private void awaitPing(String sandboxId, LaunchFiles files, Path socket, InitProcess init, GuestAgentClient agent,
+            long deadline) {
         GuestAgentException lastPing = null;
         while (true) {
-            if (Files.exists(AgentChannel.socket(init, SandboxCommands.AGENT_SOCKET))) {
+            if (Files.exists(socket)) {
                 try {
                     agent.ping(Deadline.after(PING_WAIT));
                     return;
