@@ -223,6 +223,30 @@ class ProcboxSandboxTest {
         assertFalse(processes(instance).contains("sleep 300"), "kill -9 -1 reached the background process too");
     }
 
+    @Test
+    void aHungAgentIsA502AfterTheRequestsTimeoutNotAHungRequest() throws Exception {
+        SandboxInstance instance = create();
+        long worker = ProcessHandle.of(instance.state().pid()).orElseThrow().descendants()
+                .filter(p -> ProcFs.command(p.pid()).filter("vivarium-agent"::equals).isPresent())
+                .filter(p -> p.parent().flatMap(parent -> ProcFs.command(parent.pid())).filter("vivarium-agent"::equals)
+                        .isPresent())
+                .findFirst().orElseThrow().pid();
+        signal("STOP", worker);
+        try {
+            ApiException hung = assertThrows(ApiException.class, () -> instance.channel().exec(
+                    new ExecRequest(List.of("true"), 1, ENV, "/work", null, 1000)));
+            assertEquals(502, hung.status(), hung.getMessage());
+            assertTrue(hung.getMessage().contains("did not answer"), hung.getMessage());
+        } finally {
+            signal("CONT", worker);
+        }
+        assertEquals("again\n", exec(instance, "echo", "again").stdout());
+    }
+
+    private static void signal(String signal, long pid) throws IOException, InterruptedException {
+        assertEquals(0, new ProcessBuilder("/bin/kill", "-" + signal, Long.toString(pid)).inheritIO().start().waitFor());
+    }
+
     /** Retries while the agent is restarting (503), up to a deadline. */
     private static ExecResult awaitExec(SandboxInstance instance, String... args) throws InterruptedException {
         long deadline = System.nanoTime() + 10_000_000_000L;
@@ -279,7 +303,7 @@ class ProcboxSandboxTest {
     }
 
     @Test
-    void timeoutKillsTheCommandAndItsBackgroundProcesses() throws IOException {
+    void timeoutKillsTheCommandAndItsBackgroundProcesses() throws Exception {
         SandboxInstance instance = create();
 
         ExecResult result = instance.channel().exec(
@@ -287,7 +311,13 @@ class ProcboxSandboxTest {
 
         assertTrue(result.timedOut());
         assertEquals(137, result.exitCode());
-        String left = processes(instance);
+        // the whole group got SIGKILL at once; the agent reports when the command itself is reaped,
+        // its background process may take a moment more to be gone
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        String left;
+        while ((left = processes(instance)).contains("sleep 3") && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
         assertFalse(left.contains("sleep 3"), left);
         assertTrue(instance.alive());
     }
