@@ -161,6 +161,9 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
                     SandboxRecord.cgroups(cgroup, pidsCgroup), image, agentBinary, agentDir, uid, gid, userNamespace);
             SandboxRecord sandbox = new SandboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
                     SandboxCommands.AGENT_SOCKET);
+            if (userNamespace) {
+                sealAgentDir(spec.id(), sandbox, started);
+            }
             return new ProcboxInstance(spec.id(), spec.dir(), sandbox,
                     register(spec.id(), new AgentChannel(spec.id(), started.init(), started.socket(), started.agent())));
         } catch (RuntimeException e) {
@@ -210,6 +213,25 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
             return workDir;
         } catch (IOException e) {
             throw ApiException.internal("cannot prepare the workspace " + workDir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * In a user namespace the sandbox's processes have the agent's uid, so they could replace its
+     * socket with a symlink that the daemon's next connect would follow (to another sandbox's
+     * agent, say). Once the agent has bound it, and before anything else runs there, its directory
+     * is made read-only inside the sandbox, which its processes (without capabilities) cannot undo;
+     * the sandbox's root is read-only too ({@code --remount-ro /}), so {@code /run} cannot be
+     * swapped either. As root the directory is root's and the sandbox user cannot write to it.
+     */
+    private static void sealAgentDir(String sandboxId, SandboxRecord sandbox, SandboxLauncher.Started started) {
+        try {
+            HostTools.insideUserNamespace(sandbox).run("mount", "-o", "remount,bind,ro", SandboxCommands.AGENT_DIR);
+        } catch (IOException e) {
+            started.agent().close();
+            sandbox.init().kill(KILL_WAIT);
+            throw ApiException.internal("cannot make the agent directory of sandbox " + sandboxId + " read-only: "
+                    + e.getMessage(), e);
         }
     }
 

@@ -84,8 +84,9 @@ final class SandboxCommands {
         argv.addAll(recording(files, cgroups, image, workDir));
         argv.addAll(reportingBwrap());
         argv.addAll(isolation(workDir, sandboxId, userNamespace));
+        // the root last: read-only once everything is mounted in it, so /run cannot be swapped
         argv.addAll(List.of("--dir", "/run", "--ro-bind", agentBinary.toString(), AGENT_BINARY,
-                "--bind", agentDir.toString(), AGENT_DIR));
+                "--bind", agentDir.toString(), AGENT_DIR, "--remount-ro", "/"));
         List<String> agent = new ArrayList<>(List.of(AGENT_BINARY, "--listen", "unix:" + AGENT_SOCKET));
         if (!userNamespace) {
             // the agent binds its socket as root (0600, in the root-owned agent directory), so that

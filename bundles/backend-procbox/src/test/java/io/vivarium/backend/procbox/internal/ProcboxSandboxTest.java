@@ -212,6 +212,20 @@ class ProcboxSandboxTest {
     }
 
     @Test
+    void inAUserNamespaceTheSandboxCannotSwapTheAgentsSocketForALink() throws IOException {
+        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+                ProcboxSettings.DEFAULT_CGROUP_ROOT, true));
+        SandboxInstance instance = create();
+
+        ExecResult swap = exec(instance, "sh", "-c", "id -u; rm -f /run/vivarium/agent.sock; "
+                + "ln -s /proc/1/root/run/vivarium/agent.sock /run/vivarium/x; mv /run /run2; mkdir /x; echo done");
+
+        assertTrue(swap.stdout().startsWith("0\n"), "root of its user namespace: " + swap);
+        assertEquals(4, swap.stderr().lines().filter(l -> l.contains("Read-only file system")).count(), swap.stderr());
+        assertEquals("still\n", exec(instance, "echo", "still").stdout());
+    }
+
+    @Test
     void killingEveryProcessOfTheSandboxUserLeavesTheSandboxUsable() throws Exception {
         SandboxInstance instance = create();
         exec(instance, "sh", "-c", "sleep 300 >/dev/null 2>&1 &");

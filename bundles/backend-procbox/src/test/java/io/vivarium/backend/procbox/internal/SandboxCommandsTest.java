@@ -114,7 +114,7 @@ class SandboxCommandsTest {
         assertEquals(List.of("--symlink", "usr/bin", "/bin"), argv.subList(symlink, symlink + 3));
         int run = argv.indexOf("--dir");
         assertEquals(List.of("--dir", "/run", "--ro-bind", AGENT.toString(), "/run/vivarium-agent",
-                "--bind", dir.resolve("agent").toString(), "/run/vivarium",
+                "--bind", dir.resolve("agent").toString(), "/run/vivarium", "--remount-ro", "/",
                 "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
                 "--", "/run/vivarium-agent", "--listen", "unix:/run/vivarium/agent.sock", "--user", "65534:65534"),
                 argv.subList(run, argv.size()));
@@ -137,8 +137,9 @@ class SandboxCommandsTest {
 
         int unshare = argv.indexOf("--unshare-user");
         assertEquals(List.of("--unshare-user", "--uid", "0", "--gid", "0"), argv.subList(unshare, unshare + 5));
-        assertEquals(List.of("/run/vivarium", "--", "/run/vivarium-agent", "--listen", "unix:/run/vivarium/agent.sock"),
-                argv.subList(argv.size() - 5, argv.size()), "bwrap leaves it no capabilities; it stays the daemon's uid");
+        assertEquals(List.of("/run/vivarium", "--remount-ro", "/", "--", "/run/vivarium-agent", "--listen",
+                "unix:/run/vivarium/agent.sock"), argv.subList(argv.size() - 7, argv.size()),
+                "bwrap leaves it no capabilities; it stays the daemon's uid");
     }
 
     @Test
