@@ -21,8 +21,9 @@ import java.util.function.BiFunction;
  * The way into a sandbox through its guest agent, on the Unix socket the agent listens on. The
  * daemon reaches the socket through the init's root ({@code /proc/PID/root/run/vivarium/agent.sock}),
  * whatever the length of the state directory's path (a socket path has at most 107 bytes); every
- * component of that path below the sandbox's root is root's, so the sandbox cannot redirect it. The agent runs everything as the sandbox user, in the
- * sandbox's namespaces and cgroups, and resolves file paths there with that user's rights. Each
+ * component of that path below the sandbox's root is read-only or root's, so the sandbox cannot
+ * redirect it. The agent runs everything as the sandbox user, in the sandbox's namespaces and
+ * cgroups, and resolves file paths there with that user's rights. Each
  * call takes a connection of its own (a few idle ones are kept, no thread is ever started), so no
  * procbox thread outlives a call, whatever the sandbox's processes keep open. Every call is bounded:
  * an agent that does not answer is a 502, one that went away a 503, never a hung request.

@@ -28,8 +28,8 @@ import java.util.function.Supplier;
 /**
  * Process sandboxes: a bubblewrap process tree per sandbox, in its own PID, mount, network, IPC,
  * UTS and cgroup namespaces, with the host's /usr and /etc read-only and a private workspace at
- * {@code /work}. The sandbox's keep-alive is the guest agent, which the daemon reaches on a Unix
- * socket in the sandbox's directory ({@link AgentChannel}). Sandboxes are detached from the daemon
+ * {@code /work}. The sandbox's keep-alive is the guest agent, which the daemon reaches on its Unix
+ * socket ({@link AgentChannel}). Sandboxes are detached from the daemon
  * and outlive it; they are found again by the pid and start time of their init. Dry-runs run in a
  * short-lived twin of a sandbox ({@link DryRunner}).
  */
