@@ -313,6 +313,11 @@ class ProcboxSandboxTest {
 
         assertEquals("started\n", started.stdout());
         assertTrue(elapsedMs < 5000, "took " + elapsedMs + " ms");
+        // the shell may exit before its forked child has exec'd sleep
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (!processes(instance).contains("sleep 300") && System.nanoTime() < deadline) {
+            Sleep.briefly(10);
+        }
         assertTrue(processes(instance).contains("sleep 300"));
     }
 
