@@ -177,6 +177,7 @@ static int check_path(struct call *k, const char *path)
 	return 0;
 }
 
+/* mode < 0: the mode of the file replaced, else 0644. */
 static struct wsession **wsession_start(struct call *k, const char *path, int64_t mode)
 {
 	if (check_path(k, path))
@@ -203,6 +204,14 @@ static struct wsession **wsession_start(struct call *k, const char *path, int64_
 		return NULL;
 	}
 	free(dir);
+	struct stat old;
+	if (fstatat(dirfd, base, &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(old.st_mode)) {
+		fail(k, "InvalidParameter", "path must name a file, not a directory: %s", path);
+		close(dirfd);
+		return NULL;
+	}
+	if (mode < 0)
+		mode = fstatat(dirfd, base, &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode) ? old.st_mode & 07777 : 0644;
 	struct wsession *s = xmalloc(sizeof *s);
 	memset(s, 0, sizeof *s);
 	s->dirfd = dirfd;
@@ -236,13 +245,13 @@ int cmd_vivarium_file_write(struct call *k)
 	const char *path = NULL;
 	unsigned char *data;
 	size_t len;
-	int64_t handle = 0, mode = 0644;
-	int last = 1, has_handle;
+	int64_t handle = 0, mode = -1;
+	int last = 1, has_handle, has_mode;
 	if (args_only(k, allowed) || arg_str(k, "path", 0, &path, NULL) < 0 || arg_b64(k, "data-b64", 1, &data, &len) < 0 ||
 	    (has_handle = arg_int(k, "handle", 0, &handle)) < 0 || arg_bool(k, "last", 0, &last) < 0 ||
-	    arg_int(k, "mode", 0, &mode) < 0)
+	    (has_mode = arg_int(k, "mode", 0, &mode)) < 0)
 		return R_ERR;
-	if (mode < 0 || mode > 07777)
+	if (has_mode && (mode < 0 || mode > 07777))
 		return fail(k, "InvalidParameter", "mode must be between 0 and 4095 (07777)");
 	struct wsession **slot = NULL;
 	if (has_handle) {
@@ -307,12 +316,11 @@ int cmd_vivarium_file_read(struct call *k)
 		return fail(k, "InvalidParameter", "offset must be >= 0");
 	if (count < 0 || count > MAX_READ)
 		return fail(k, "InvalidParameter", "count must be between 0 and 1048576");
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ELOOP)
-			return fail(k, "InvalidParameter", "%s is a symbolic link (not followed)", path);
+	/* Symlinks are followed: they resolve in the agent's own root with its user's rights, so they
+	 * can only lead to what the guest may read anyway. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
 		return fail_errno(k, errno, "cannot open", path);
-	}
 	struct stat st = {0};
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);

@@ -135,7 +135,11 @@ class AgentFileTest {
         conn.error("vivarium-file-read", Map.of("path", dir.toString()), "InvalidParameter");
         Path link = dir.resolve("l");
         Files.createSymbolicLink(link, f);
-        conn.error("vivarium-file-read", Map.of("path", link.toString()), "InvalidParameter");
+        r = conn.ok("vivarium-file-read", Map.of("path", link.toString()));
+        assertEquals("0123456789", new String(Base64.getDecoder().decode(r.get("data-b64").asText()), StandardCharsets.UTF_8),
+                "a symlink is followed, as the agent's user");
+        Files.createSymbolicLink(dir.resolve("dangling"), dir.resolve("nowhere"));
+        conn.error("vivarium-file-read", Map.of("path", dir.resolve("dangling").toString()), "NotFound");
         conn.error("vivarium-file-read", Map.of("path", "relative"), "InvalidParameter");
         conn.error("vivarium-file-read", Map.of("path", f.toString(), "count", (1 << 20) + 1), "InvalidParameter");
         conn.error("vivarium-file-write", Map.of("path", dir.resolve("nodir/x").toString(), "data-b64", ""), "NotFound");

@@ -27,9 +27,18 @@ final class HostProcesses {
                 .filter(pid -> command.equals(cmdline(pid))).toList();
     }
 
-    /** The one descendant of {@code ancestor} running {@code command}, e.g. a sandbox's background process. */
-    static long theDescendant(long ancestor, String command) {
+    /**
+     * The one descendant of {@code ancestor} running {@code command}, e.g. a sandbox's background
+     * process, waiting a moment for it: an exec of {@code sh -c 'cmd &'} returns once the shell
+     * has exited, possibly before its forked child has exec'd {@code cmd}.
+     */
+    static long theDescendant(long ancestor, String command) throws InterruptedException {
+        long deadline = System.nanoTime() + 5_000_000_000L;
         List<Long> found = descendants(ancestor, command);
+        while (found.size() != 1 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+            found = descendants(ancestor, command);
+        }
         if (found.size() != 1) {
             throw new AssertionError("expected one '" + command + "' under process " + ancestor + ", found " + found);
         }

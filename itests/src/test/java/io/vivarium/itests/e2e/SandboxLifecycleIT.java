@@ -65,7 +65,7 @@ class SandboxLifecycleIT {
     void oneSandboxShowsWhatItUsesAndBackendsHowTheyRun() throws Exception {
         JsonNode procbox = api.get("/v1/backends").body().get(0);
         assertTrue(procbox.get("details").get("isolation").asText().startsWith("bubblewrap "), procbox.toString());
-        assertEquals("nsenter", procbox.get("details").get("agent").asText());
+        assertEquals("vivarium-agent", procbox.get("details").get("agent").asText());
         assertTrue(procbox.get("details").has("memory_cgroup"), procbox.toString());
 
         String id = api.createSandbox();
@@ -136,6 +136,29 @@ class SandboxLifecycleIT {
         Api.Response missing = api.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("no-such-program")));
         assertEquals(200, missing.status());
         assertEquals(127, missing.body().get("exit_code").asInt(), missing.raw().body());
+    }
+
+    @Test
+    void aSandboxProcessKillingEveryProcessOfItsUserCannotKillTheSandbox() throws Exception {
+        String id = api.createSandbox();
+        api.exec(id, "sh", "-c", "sleep 600 > /dev/null 2>&1 &");
+
+        Api.Response killed = api.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("kill", "-9", "-1")));
+
+        assertEquals(503, killed.status(), "the agent that ran it went with it: " + killed.raw().body());
+        assertTrue(killed.raw().headers().firstValue("Retry-After").isPresent(), killed.raw().headers().toString());
+        // the agent's root supervisor starts a new worker on the same socket at once
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        Api.Response again;
+        while ((again = api.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("ps", "-eo", "user,args"))))
+                .status() == 503 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertEquals(200, again.status(), again.raw().body());
+        String processes = again.body().get("stdout").asText();
+        assertFalse(processes.contains("sleep 600"), "kill -9 -1 reached the sandbox user's processes: " + processes);
+        assertTrue(processes.lines().anyMatch(l -> l.startsWith("root") && l.contains("vivarium-agent")), processes);
+        assertEquals("running", api.get("/v1/sandboxes/" + id).body().get("status").asText());
     }
 
     @Test

@@ -27,7 +27,6 @@ import io.vivarium.api.SandboxService;
 
 import org.junit.Assume;
 import org.junit.FixMethodOrder;
-import org.junit.Ignore;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.junit.runners.MethodSorters;
@@ -145,9 +144,6 @@ public class LeakIT extends VivariumOsgiTestSupport {
      * exits.
      */
     @Test
-    @Ignore("known leak, not fixed yet: procbox's output-pump threads keep draining the stdout/stderr pipes that a"
-            + " background process inherited, so each such process pins the bundle revision that ran its exec until it"
-            + " exits; see the closing note of the plugins issue")
     public void b_aBackgroundProcessHoldingExecOutputDoesNotPinTheOldRevision() throws Exception {
         assumeSandboxes();
         SandboxService sandboxes = awaitService(SandboxService.class, null);

@@ -42,6 +42,15 @@ final class HostTools {
                 "--preserve-credentials", "--"));
     }
 
+    /**
+     * Tools run in a user-namespace sandbox's mount namespace and root, with the powers of its
+     * namespace's root (the daemon's uid owns that namespace).
+     */
+    static HostTools insideUserNamespace(SandboxRecord sandbox) {
+        return new HostTools(List.of(SandboxCommands.NSENTER, "-t", Long.toString(sandbox.init().pid()), "-U", "-m",
+                "-r", "--preserve-credentials", "--"));
+    }
+
     /** Copies {@code from}'s content and attributes into the existing directory {@code to}, reflinked where possible. */
     void copyTree(Path from, Path to) throws IOException {
         run("cp", "-a", "--reflink=auto", "--", from + "/.", to + "/");

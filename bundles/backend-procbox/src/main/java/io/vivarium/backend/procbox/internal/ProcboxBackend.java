@@ -4,32 +4,37 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
+import io.vivarium.guest.client.GuestAgentClient;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.Optional;
 
 /**
  * Process sandboxes: a bubblewrap process tree per sandbox, in its own PID, mount, network, IPC,
  * UTS and cgroup namespaces, with the host's /usr and /etc read-only and a private workspace at
- * {@code /work}. Sandboxes are detached from the daemon and outlive it; they are found again by
- * the pid and start time of their init. Dry-runs run in a short-lived twin of a sandbox
- * ({@link DryRunner}).
+ * {@code /work}. The sandbox's keep-alive is the guest agent, which the daemon reaches on its Unix
+ * socket ({@link AgentChannel}). Sandboxes are detached from the daemon
+ * and outlive it; they are found again by the pid and start time of their init. Dry-runs run in a
+ * short-lived twin of a sandbox ({@link DryRunner}).
  */
-final class ProcboxBackend implements SandboxBackend {
+final class ProcboxBackend implements SandboxBackend, AutoCloseable {
 
     static final String NAME = "procbox";
 
@@ -50,6 +55,11 @@ final class ProcboxBackend implements SandboxBackend {
     private final Supplier<String> bwrapVersion;
     /** Why live workspaces are walked without a nosymfollow view, probed once; null until then. */
     private volatile Optional<String> walkDegradation;
+    /** The host's agent binary, or null if it could not be written ({@link #agentProblem} says why). */
+    private final Path agentBinary;
+    private final String agentProblem;
+    /** The agent channels of the sandboxes this backend created or adopted, closed with it. */
+    private final Map<String, AgentChannel> channels = new ConcurrentHashMap<>();
 
     ProcboxBackend(ProcboxSettings settings) {
         this(settings, true);
@@ -66,6 +76,16 @@ final class ProcboxBackend implements SandboxBackend {
         this.launcher = new SandboxLauncher(commands);
         this.dryRunner = new DryRunner(commands, overlayDryRuns);
         this.bwrapVersion = new BwrapVersion(settings.bwrap());
+        Path binary = null;
+        String problem = null;
+        try {
+            binary = AgentBinary.install(settings.agentDir());
+        } catch (IOException | RuntimeException e) {
+            problem = "cannot write the guest agent binary to " + settings.agentDir() + ": " + e.getMessage();
+            LOG.log(Level.ERROR, problem, e);
+        }
+        this.agentBinary = binary;
+        this.agentProblem = problem;
     }
 
     @Override
@@ -83,7 +103,7 @@ final class ProcboxBackend implements SandboxBackend {
     public Map<String, String> details() {
         Map<String, String> d = new LinkedHashMap<>();
         d.put(DETAIL_ISOLATION, bwrapVersion.get());
-        d.put(DETAIL_AGENT, "nsenter");
+        d.put(DETAIL_AGENT, SandboxCommands.AGENT_NAME);
         d.put("memory_cgroup", cgroups.describe());
         d.put("pids_cgroup", pidsCgroups.describe());
         d.put("workspace", workspaces.describe());
@@ -99,6 +119,9 @@ final class ProcboxBackend implements SandboxBackend {
             return Availability.no("bubblewrap is not installed"
                     + (settings.bwrap().equals(Path.of("/usr/bin/bwrap")) ? "" : " at " + settings.bwrap())
                     + ": apt-get install bubblewrap");
+        }
+        if (agentBinary == null) {
+            return Availability.no(agentProblem);
         }
         for (String tool : UTIL_LINUX_TOOLS) {
             if (!Files.isExecutable(Path.of(tool))) {
@@ -144,15 +167,21 @@ final class ProcboxBackend implements SandboxBackend {
         int gid = userNamespace ? ProcFs.effectiveGid() : settings.gid();
         Path workDir = prepareWorkspace(ProcboxInstance.workspaceDir(spec.dir()), uid, gid);
         WorkspaceImage image = diskLimitMib == 0 ? null : workspaceImage(spec, diskLimitMib, uid, gid);
+        Path agentDir = prepareAgentDir(ProcboxInstance.agentDir(spec.dir()));
         Path cgroup = null;
         Path pidsCgroup = null;
         try {
             cgroup = limitMib == null ? null : createCgroup(cgroups, spec.id(), limitMib);
             pidsCgroup = pidsLimit == 0 ? null : createCgroup(pidsCgroups, spec.id(), pidsLimit);
-            InitProcess init = launcher.launch(spec.id(), spec.dir(), workDir, SandboxRecord.cgroups(cgroup, pidsCgroup),
-                    image, uid, gid, userNamespace);
-            return new ProcboxInstance(spec.id(), spec.dir(),
-                    new SandboxRecord(init, uid, gid, cgroup, pidsCgroup, userNamespace), commands);
+            SandboxLauncher.Started started = launcher.launch(spec.id(), spec.dir(), workDir,
+                    SandboxRecord.cgroups(cgroup, pidsCgroup), image, agentBinary, agentDir, uid, gid, userNamespace);
+            SandboxRecord sandbox = new SandboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
+                    SandboxCommands.AGENT_SOCKET);
+            if (userNamespace) {
+                sealAgentDir(spec.id(), sandbox, started);
+            }
+            return new ProcboxInstance(spec.id(), spec.dir(), sandbox,
+                    register(spec.id(), new AgentChannel(spec.id(), started.init(), started.socket(), started.agent())));
         } catch (RuntimeException e) {
             for (Path made : SandboxRecord.cgroups(cgroup, pidsCgroup)) {
                 LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
@@ -203,6 +232,54 @@ final class ProcboxBackend implements SandboxBackend {
         }
     }
 
+    /**
+     * In a user namespace the sandbox's processes have the agent's uid, so they could replace its
+     * socket with a symlink that the daemon's next connect would follow (to another sandbox's
+     * agent, say). Once the agent has bound it, and before anything else runs there, its directory
+     * is made read-only inside the sandbox, which its processes (without capabilities) cannot undo;
+     * the sandbox's root is read-only too ({@code --remount-ro /}), so {@code /run} cannot be
+     * swapped either. As root the directory is root's and the sandbox user cannot write to it.
+     */
+    private static void sealAgentDir(String sandboxId, SandboxRecord sandbox, SandboxLauncher.Started started) {
+        try {
+            HostTools.insideUserNamespace(sandbox).run("mount", "-o", "remount,bind,ro", SandboxCommands.AGENT_DIR);
+        } catch (IOException e) {
+            started.agent().close();
+            sandbox.init().kill(KILL_WAIT);
+            throw ApiException.internal("cannot make the agent directory of sandbox " + sandboxId + " read-only: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The directory the agent binds its socket in: the daemon's, not writable by the sandbox user,
+     * so the sandbox can neither reach the socket (0600) nor swap it for a link the daemon would follow.
+     */
+    private static Path prepareAgentDir(Path agentDir) {
+        try {
+            Files.createDirectories(agentDir);
+            Files.setPosixFilePermissions(agentDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+            return agentDir;
+        } catch (IOException e) {
+            throw ApiException.internal("cannot prepare the agent directory " + agentDir + ": " + e.getMessage(), e);
+        }
+    }
+
+    private AgentChannel register(String sandboxId, AgentChannel channel) {
+        AgentChannel replaced = channels.put(sandboxId, channel);
+        if (replaced != null) {
+            replaced.close();
+        }
+        return channel;
+    }
+
+    /** Drops the idle agent connections of every sandbox; the sandboxes keep running. */
+    @Override
+    public void close() {
+        channels.values().forEach(AgentChannel::close);
+        channels.clear();
+    }
+
     private static Path createCgroup(LimitCgroups in, String sandboxId, int limit) {
         try {
             return in.create(sandboxId, limit);
@@ -228,7 +305,16 @@ final class ProcboxBackend implements SandboxBackend {
             // the sandbox itself is fine; destroy tries again before its directory goes
             LOG.log(Level.WARNING, e.getMessage());
         }
-        return new ProcboxInstance(spec.id(), spec.dir(), sandbox, commands);
+        return new ProcboxInstance(spec.id(), spec.dir(), sandbox, channel(spec.id(), sandbox));
+    }
+
+    /** The same agent on its recorded socket; nsenter into a sandbox made before procbox had an agent. */
+    private GuestChannel channel(String sandboxId, SandboxRecord sandbox) {
+        if (sandbox.agentSocket() == null) {
+            return new NsenterChannel(sandboxId, sandbox, commands);
+        }
+        Path socket = AgentChannel.socket(sandbox.init(), sandbox.agentSocket());
+        return register(sandboxId, new AgentChannel(sandboxId, sandbox.init(), socket, GuestAgentClient.unixSocket(socket)));
     }
 
     /**
@@ -238,6 +324,10 @@ final class ProcboxBackend implements SandboxBackend {
      */
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
+        AgentChannel channel = channels.remove(spec.id());
+        if (channel != null) {
+            channel.close();
+        }
         SandboxRecord sandbox;
         try {
             sandbox = SandboxRecord.fromData(state.data());

@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import java.io.File;
 import java.util.Map;
 
 import io.vivarium.api.ExecRequest;
@@ -15,11 +16,15 @@ import io.vivarium.api.spi.ScratchRun;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * Registers {@link ProcboxBackend}. There is deliberately no deactivate: sandboxes outlive the
- * component, and the next activation adopts them.
+ * Registers {@link ProcboxBackend}. Sandboxes outlive the component, and the next activation adopts
+ * them: deactivation only drops this revision's idle connections to their agents. The agent binary
+ * is written to the bundle's data area, which a bundle update keeps and a daemon restart (which
+ * cleans felix-cache) loses: either way it is written again at activation, and running sandboxes
+ * hold the file they were started with ({@link AgentBinary}).
  */
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + ProcboxBackend.NAME,
         configurationPid = ProcboxConfig.PID)
@@ -31,7 +36,14 @@ public class ProcboxBackendComponent implements SandboxBackend {
     @Activate
     public ProcboxBackendComponent(ProcboxConfig config, BundleContext context) {
         BundleClasses.loadAll(context.getBundle());
-        this.backend = new ProcboxBackend(ProcboxSettings.from(config));
+        File data = context.getDataFile("agent");
+        this.backend = new ProcboxBackend(ProcboxSettings.from(config,
+                data == null ? ProcboxSettings.defaultAgentDir() : data.toPath()));
+    }
+
+    @Deactivate
+    void deactivate() {
+        backend.close();
     }
 
     @Override

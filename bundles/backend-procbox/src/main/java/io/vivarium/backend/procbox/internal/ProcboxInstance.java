@@ -13,25 +13,34 @@ import java.util.Optional;
 final class ProcboxInstance implements SandboxInstance {
 
     private static final String WORKSPACE_DIR = "work";
+    private static final String AGENT_DIR = "agent";
 
     private final String id;
     private final Path dir;
     private final Path walkRoot;
     private final SandboxRecord sandbox;
-    private final NsenterChannel channel;
+    private final GuestChannel channel;
 
-    /** @param dir the sandbox's private directory, which holds its workspace */
-    ProcboxInstance(String id, Path dir, SandboxRecord sandbox, SandboxCommands commands) {
+    /**
+     * @param dir the sandbox's private directory, which holds its workspace
+     * @param channel its agent's, or nsenter for a sandbox without one
+     */
+    ProcboxInstance(String id, Path dir, SandboxRecord sandbox, GuestChannel channel) {
         this.id = id;
         this.dir = dir;
         this.walkRoot = WalkView.ensure(dir);
         this.sandbox = sandbox;
-        this.channel = new NsenterChannel(id, sandbox, commands);
+        this.channel = channel;
     }
 
     /** Where the workspace of the sandbox with the private directory {@code dir} lives on the host. */
     static Path workspaceDir(Path dir) {
         return dir.resolve(WORKSPACE_DIR);
+    }
+
+    /** The host directory bound at {@value SandboxCommands#AGENT_DIR} in the sandbox with the private directory {@code dir}. */
+    static Path agentDir(Path dir) {
+        return dir.resolve(AGENT_DIR);
     }
 
     @Override

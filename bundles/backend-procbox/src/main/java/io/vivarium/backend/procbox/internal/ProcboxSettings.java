@@ -14,9 +14,10 @@ import java.nio.file.Path;
  * @param defaultPidsLimit the pids limit of a sandbox created without one
  * @param defaultDiskLimitMib the workspace size of a sandbox created without one
  * @param templateDir where the pre-formatted workspace templates are kept
+ * @param agentDir where the guest agent binary is written for the sandboxes to run ({@link AgentBinary})
  */
 record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace, int defaultPidsLimit,
-        int defaultDiskLimitMib, Path templateDir) {
+        int defaultDiskLimitMib, Path templateDir, Path agentDir) {
 
     static final Path DEFAULT_CGROUP_ROOT = Path.of("/sys/fs/cgroup");
     static final int DEFAULT_PIDS_LIMIT = 512;
@@ -28,15 +29,29 @@ record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean us
                 defaultTemplateDir());
     }
 
+    /** With the agent binary in the JVM's temporary directory. */
+    ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace, int defaultPidsLimit,
+            int defaultDiskLimitMib, Path templateDir) {
+        this(bwrap, uid, gid, cgroupRoot, userNamespace, defaultPidsLimit, defaultDiskLimitMib, templateDir,
+                defaultAgentDir());
+    }
+
+    /** Where the agent binary goes when the framework gives the bundle no data area (and in tests). */
+    static Path defaultAgentDir() {
+        return Path.of(System.getProperty("java.io.tmpdir"), "vivarium-procbox-agent");
+    }
+
     static Path defaultTemplateDir() {
         return Path.of(System.getProperty("java.io.tmpdir"), "vivarium-procbox-templates");
     }
 
-    static ProcboxSettings from(ProcboxConfig config) {
+    /** @param agentDir the bundle's own data area, see {@link AgentBinary} */
+    static ProcboxSettings from(ProcboxConfig config, Path agentDir) {
         String cgroupRoot = config.cgroup_root().isBlank() ? DEFAULT_CGROUP_ROOT.toString() : config.cgroup_root();
         return new ProcboxSettings(Path.of(config.bwrap_path()), config.sandbox_uid(), config.sandbox_gid(),
                 Path.of(cgroupRoot), ProcFs.effectiveUid() != 0, config.default_pids_limit(),
                 config.default_disk_limit_mib(),
-                config.workspace_template_dir().isBlank() ? defaultTemplateDir() : Path.of(config.workspace_template_dir()));
+                config.workspace_template_dir().isBlank() ? defaultTemplateDir() : Path.of(config.workspace_template_dir()),
+                agentDir);
     }
 }

@@ -35,10 +35,24 @@ final class SandboxCommands {
     static final String JOIN_CGROUP_SCRIPT = "set -e; " + JOIN_LOOP + "exec \"$@\"";
     static final String CHDIR_SCRIPT = "cd \"$1\" && shift && exec \"$@\"";
 
-    /** What the sandbox's init runs; it only keeps the sandbox alive. */
-    private static final List<String> SANDBOX_COMMAND = List.of("/usr/bin/sleep", "infinity");
-    /** Its name in {@code /proc/PID/comm}: once a child of the init has it, the sandbox is set up. */
-    static final String SANDBOX_COMMAND_NAME = "sleep";
+    /**
+     * Where the host's agent binary ({@link AgentBinary}) appears, read-only, in every sandbox, and
+     * where the sandbox's agent directory is bound: {@code /run} is made by bwrap in the sandbox's
+     * own root, whatever the host has there.
+     */
+    static final String AGENT_BINARY = "/run/vivarium-agent";
+    static final String AGENT_DIR = "/run/vivarium";
+    static final String AGENT_SOCKET_NAME = "agent.sock";
+    static final Path AGENT_SOCKET = Path.of(AGENT_DIR, AGENT_SOCKET_NAME);
+    /** The agent's name in {@code /proc/PID/comm}: the keep-alive, the init's one child. */
+    static final String AGENT_NAME = "vivarium-agent";
+    /**
+     * The capabilities the agent starts with as root, and drops for good in the worker it forks:
+     * enough to become the sandbox user and empty its bounding set, nothing that reaches past the
+     * sandbox (bwrap run by root would otherwise leave it all of root's).
+     */
+    private static final List<String> AGENT_CAPABILITIES = List.of("--cap-drop", "ALL",
+            "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP");
 
     private static final int MAX_HOSTNAME = 63;
 
@@ -64,20 +78,42 @@ final class SandboxCommands {
      * @param cgroups the cgroups to start in
      * @param image the workspace image to make and mount at {@code workDir}, or null to bind {@code workDir} as it is
      */
-    List<String> launch(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir, String sandboxId,
-            int uid, int gid, boolean userNamespace) {
+    List<String> launch(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir, Path agentBinary,
+            Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace) {
         List<String> argv = new ArrayList<>(List.of(SETSID, "-f"));
         argv.addAll(recording(files, cgroups, image, workDir));
         argv.addAll(reportingBwrap());
-        argv.addAll(sandbox(workDir, sandboxId, uid, gid, userNamespace, SANDBOX_COMMAND));
+        argv.addAll(isolation(workDir, sandboxId, userNamespace));
+        // the root last: read-only once everything is mounted in it, so /run cannot be swapped
+        argv.addAll(List.of("--dir", "/run", "--ro-bind", agentBinary.toString(), AGENT_BINARY,
+                "--bind", agentDir.toString(), AGENT_DIR, "--remount-ro", "/"));
+        List<String> agent = new ArrayList<>(List.of(AGENT_BINARY, "--listen", "unix:" + AGENT_SOCKET));
+        if (!userNamespace) {
+            // the agent binds its socket as root (0600, in the root-owned agent directory), so that
+            // the sandbox user can neither reach nor replace it, then serves as uid:gid; its root
+            // supervisor restarts that worker if a sandbox process kills it
+            argv.addAll(AGENT_CAPABILITIES);
+            agent.addAll(List.of("--user", uid + ":" + gid));
+        }
+        argv.add("--");
+        argv.addAll(agent);
         return argv;
     }
 
     /**
-     * The bubblewrap options of a sandbox (namespaces, filesystem, hostname, user) followed by
-     * {@code command}: what {@link #launch} gives the bwrap it starts.
+     * A sandbox's bubblewrap options (namespaces, filesystem, hostname) and its drop to the sandbox
+     * user, followed by {@code command}: the bare spawn the benchmarks compare a sandbox with.
      */
     List<String> sandbox(Path workDir, String sandboxId, int uid, int gid, boolean userNamespace, List<String> command) {
+        List<String> argv = new ArrayList<>(isolation(workDir, sandboxId, userNamespace));
+        argv.add("--");
+        argv.addAll(dropPrivileges(uid, gid, userNamespace));
+        argv.addAll(command);
+        return argv;
+    }
+
+    /** The bubblewrap options of a sandbox: namespaces, filesystem, hostname. */
+    private List<String> isolation(Path workDir, String sandboxId, boolean userNamespace) {
         List<String> argv = new ArrayList<>();
         if (userNamespace) {
             // uid 0 inside maps to the daemon's uid; any other uid would make bwrap nest a second
@@ -88,16 +124,13 @@ final class SandboxCommands {
                 "--unshare-cgroup-try"));
         argv.addAll(filesystem(workDir));
         argv.addAll(List.of(
-                "--hostname", sandboxId.length() > MAX_HOSTNAME ? sandboxId.substring(0, MAX_HOSTNAME) : sandboxId,
-                "--"));
-        argv.addAll(dropPrivileges(uid, gid, userNamespace));
-        argv.addAll(command);
+                "--hostname", sandboxId.length() > MAX_HOSTNAME ? sandboxId.substring(0, MAX_HOSTNAME) : sandboxId));
         return argv;
     }
 
     /**
-     * Enters the namespaces, root and cwd ({@value #WORKSPACE}) of the sandbox's init and runs
-     * {@code args} there as the sandbox user. {@code setsid} makes the host-side process the
+     * For a sandbox without an agent (made by an earlier procbox): enters the namespaces, root and
+     * cwd ({@value #WORKSPACE}) of the sandbox's init and runs {@code args} there as the sandbox user. {@code setsid} makes the host-side process the
      * leader of a new process group that the whole command tree belongs to, so a timeout can
      * kill it as one.
      */

@@ -1,6 +1,9 @@
 package io.vivarium.backend.procbox.internal;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.guest.client.Deadline;
+import io.vivarium.guest.client.GuestAgentClient;
+import io.vivarium.guest.client.GuestAgentException;
 
 import java.io.File;
 import java.io.IOException;
@@ -13,12 +16,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
-/** Starts a detached sandbox and waits until it is set up. */
+/** Starts a detached sandbox and waits until its agent answers. */
 final class SandboxLauncher {
 
     private static final Duration START_TIMEOUT = Duration.ofSeconds(5);
     private static final long POLL_MILLIS = 2;
     private static final int LOG_TAIL_BYTES = 4096;
+    /** Bounds one readiness ping: the agent's socket is bound before the ping, so it answers at once or is stuck. */
+    private static final Duration PING_WAIT = Duration.ofMillis(500);
 
     private final SandboxCommands commands;
 
@@ -30,13 +35,16 @@ final class SandboxLauncher {
      * @param dir the sandbox's private directory, which gets the launch files
      * @param cgroups the cgroups to start in
      * @param image the workspace image to mount at {@code workDir}, or null to bind {@code workDir} as it is
-     * @throws ApiException 500 with bubblewrap's output if the sandbox did not come up
+     * @param agentBinary the host's agent binary
+     * @param agentDir the sandbox's agent directory on the host, where its agent binds its socket
+     * @return the init, and a client of its agent that answered a ping
+     * @throws ApiException 500 with bubblewrap's and the agent's output if the sandbox did not come up
      */
-    InitProcess launch(String sandboxId, Path dir, Path workDir, List<Path> cgroups, WorkspaceImage image, int uid,
-            int gid, boolean userNamespace) {
+    Started launch(String sandboxId, Path dir, Path workDir, List<Path> cgroups, WorkspaceImage image,
+            Path agentBinary, Path agentDir, int uid, int gid, boolean userNamespace) {
         LaunchFiles files = LaunchFiles.in(dir);
-        ProcessBuilder builder = new ProcessBuilder(
-                commands.launch(files, cgroups, image, workDir, sandboxId, uid, gid, userNamespace))
+        ProcessBuilder builder = new ProcessBuilder(commands.launch(files, cgroups, image, workDir, agentBinary,
+                agentDir, sandboxId, uid, gid, userNamespace))
                 .directory(new File("/"))
                 .redirectInput(Redirect.from(new File("/dev/null")))
                 .redirectOutput(Redirect.appendTo(files.logFile().toFile()))
@@ -58,49 +66,73 @@ final class SandboxLauncher {
             Thread.currentThread().interrupt();
             throw abandon(sandboxId, files, "interrupted while starting");
         }
-        return awaitSetUp(sandboxId, files);
+        return awaitAgent(sandboxId, files);
+    }
+
+    /** A sandbox whose agent answered, where the daemon reaches its socket, and the client that did. */
+    record Started(InitProcess init, Path socket, GuestAgentClient agent) {
     }
 
     /**
      * bwrap reports the init's pid as soon as it has cloned it, before it has built the sandbox's
-     * root; until the sandbox's command runs, entering the init's namespaces would land in a
-     * half-made sandbox.
+     * root; the sandbox is ready once the agent it runs has bound its socket and answers a ping.
      */
-    private InitProcess awaitSetUp(String sandboxId, LaunchFiles files) {
+    private Started awaitAgent(String sandboxId, LaunchFiles files) {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-        InitProcess init = null;
-        while (true) {
-            if (init == null) {
-                Optional<Long> childPid = files.childPid();
-                if (childPid.isPresent()) {
-                    init = InitProcess.find(childPid.get())
-                            .orElseThrow(() -> failure(sandboxId, files, "its init exited right after start"));
-                } else if (bwrapExited(files)) {
-                    throw failure(sandboxId, files, "bubblewrap exited");
-                }
-            }
-            if (init != null) {
-                if (commandRuns(init)) {
-                    return init;
-                }
-                if (!init.isRunning()) {
-                    throw failure(sandboxId, files, "its init exited during setup");
-                }
-            }
-            if (System.nanoTime() > deadline) {
-                throw abandon(sandboxId, files, "not set up within " + START_TIMEOUT.toSeconds() + " s");
-            }
-            if (!Sleep.briefly(POLL_MILLIS)) {
-                throw abandon(sandboxId, files, "interrupted while starting");
-            }
+        InitProcess init = awaitInit(sandboxId, files, deadline);
+        Path socket = AgentChannel.socket(init, SandboxCommands.AGENT_SOCKET);
+        GuestAgentClient agent = GuestAgentClient.unixSocket(socket);
+        try {
+            awaitPing(sandboxId, files, socket, init, agent, deadline);
+            return new Started(init, socket, agent);
+        } catch (RuntimeException e) {
+            agent.close();
+            throw e;
         }
     }
 
-    private static boolean commandRuns(InitProcess init) {
-        return ProcessHandle.of(init.pid()).stream()
-                .flatMap(ProcessHandle::children)
-                .anyMatch(child -> ProcFs.command(child.pid()).filter(SandboxCommands.SANDBOX_COMMAND_NAME::equals)
-                        .isPresent());
+    private InitProcess awaitInit(String sandboxId, LaunchFiles files, long deadline) {
+        while (true) {
+            Optional<Long> childPid = files.childPid();
+            if (childPid.isPresent()) {
+                return InitProcess.find(childPid.get())
+                        .orElseThrow(() -> failure(sandboxId, files, "its init exited right after start"));
+            }
+            if (bwrapExited(files)) {
+                throw failure(sandboxId, files, "bubblewrap exited");
+            }
+            pause(sandboxId, files, deadline, null);
+        }
+    }
+
+    private void awaitPing(String sandboxId, LaunchFiles files, Path socket, InitProcess init, GuestAgentClient agent,
+            long deadline) {
+        GuestAgentException lastPing = null;
+        while (true) {
+            if (Files.exists(socket)) {
+                try {
+                    agent.ping(Deadline.after(PING_WAIT));
+                    return;
+                } catch (GuestAgentException e) {
+                    lastPing = e;
+                }
+            }
+            if (!init.isRunning()) {
+                throw failure(sandboxId, files, "its init exited during setup");
+            }
+            pause(sandboxId, files, deadline, lastPing);
+        }
+    }
+
+    /** Waits a moment before the next look, or abandons the launch once {@code deadline} has passed. */
+    private void pause(String sandboxId, LaunchFiles files, long deadline, GuestAgentException lastPing) {
+        if (System.nanoTime() > deadline) {
+            throw abandon(sandboxId, files, "its agent did not answer within " + START_TIMEOUT.toSeconds() + " s"
+                    + (lastPing == null ? "" : " (" + lastPing.getMessage() + ")"));
+        }
+        if (!Sleep.briefly(POLL_MILLIS)) {
+            throw abandon(sandboxId, files, "interrupted while starting");
+        }
     }
 
     private static boolean bwrapExited(LaunchFiles files) {

@@ -1,6 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -16,8 +17,16 @@ import java.util.stream.Stream;
  * @param cgroup its memory cgroup, or null
  * @param pidsCgroup its pids cgroup, or null; the same directory as {@code cgroup} with cgroup v2
  * @param userNamespace whether it was made unprivileged, in its own user namespace
+ * @param agentSocket the socket its guest agent listens on, inside the sandbox; null for a sandbox
+ *        made by a procbox before the agent, whose keep-alive is {@code sleep} and which is entered with nsenter
  */
-record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace) {
+record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
+        Path agentSocket) {
+
+    /** A sandbox without an agent, as procbox made them before it had one. */
+    SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace) {
+        this(init, uid, gid, cgroup, pidsCgroup, userNamespace, null);
+    }
 
     /** The cgroups every process of the sandbox must join, each once. */
     List<Path> cgroups() {
@@ -29,14 +38,18 @@ record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
     }
 
     Map<String, String> toData() {
-        return Map.of(
+        Map<String, String> data = new HashMap<>(Map.of(
                 "pid", Long.toString(init.pid()),
                 "starttime", init.startTime(),
                 "uid", Integer.toString(uid),
                 "gid", Integer.toString(gid),
                 "cgroup", cgroup == null ? "" : cgroup.toString(),
                 "pids_cgroup", pidsCgroup == null ? "" : pidsCgroup.toString(),
-                "userns", Boolean.toString(userNamespace));
+                "userns", Boolean.toString(userNamespace)));
+        if (agentSocket != null) {
+            data.put("agent", agentSocket.toString());
+        }
+        return Map.copyOf(data);
     }
 
     /** Reads a record written by {@link #toData()}; throws IllegalArgumentException if it is not one. */
@@ -44,6 +57,8 @@ record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
         String cgroup = data.getOrDefault("cgroup", "");
         // absent from the records of sandboxes made before pids limits
         String pidsCgroup = data.getOrDefault("pids_cgroup", "");
+        // absent from the records of sandboxes made before the agent (legacy: nsenter)
+        String agent = data.getOrDefault("agent", "");
         try {
             return new SandboxRecord(
                     new InitProcess(Long.parseLong(required(data, "pid")), required(data, "starttime")),
@@ -51,7 +66,8 @@ record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
                     Integer.parseInt(required(data, "gid")),
                     cgroup.isEmpty() ? null : Path.of(cgroup),
                     pidsCgroup.isEmpty() ? null : Path.of(pidsCgroup),
-                    Boolean.parseBoolean(data.get("userns")));
+                    Boolean.parseBoolean(data.get("userns")),
+                    agent.isEmpty() ? null : Path.of(agent));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a procbox instance state: " + data, e);
         }

@@ -10,9 +10,9 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * procbox passes the conformance kit. Its keep-alive is the init's one child ({@code sleep
- * infinity}); bubblewrap's init exits with it, which takes the whole sandbox along, so a killed
- * keep-alive leaves the sandbox reported dead.
+ * procbox passes the conformance kit. Its agent is killed as a sandbox process could: {@code kill
+ * -9 -1} as the sandbox user, which kills the agent's worker and everything else of that user; the
+ * agent's root supervisor restarts the worker on the same socket, so the sandbox stays usable.
  */
 class ProcboxConformanceTest extends SandboxBackendSuite {
 
@@ -33,10 +33,7 @@ class ProcboxConformanceTest extends SandboxBackendSuite {
 
     @Override
     protected void killAgent(SandboxInstance instance) {
-        ProcessHandle.of(init(instance).pid()).stream()
-                .flatMap(ProcessHandle::children)
-                .filter(child -> ProcFs.command(child.pid()).filter(SandboxCommands.SANDBOX_COMMAND_NAME::equals).isPresent())
-                .forEach(ProcessHandle::destroyForcibly);
+        ProcboxSandboxTest.killEverySandboxUserProcess(instance);
     }
 
     private static InitProcess init(SandboxInstance instance) {

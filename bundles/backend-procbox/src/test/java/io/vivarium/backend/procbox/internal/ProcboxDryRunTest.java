@@ -213,7 +213,7 @@ class ProcboxDryRunTest {
         String processes = String.join("\n", lines.subList(2, lines.size()));
         assertTrue(processes.contains("ps -eo args"), "ps in the twin does not list itself: " + processes);
         assertFalse(processes.contains("http.server"), processes);
-        assertFalse(processes.contains("sleep infinity"), processes);
+        assertFalse(processes.contains("vivarium-agent"), processes);
         assertEquals(0, exec(instance, fetch).exitCode(), "the sandbox's server did not survive the dry-run");
         assertClean(sandbox);
     }

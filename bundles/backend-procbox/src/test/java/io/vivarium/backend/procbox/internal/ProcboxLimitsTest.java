@@ -80,7 +80,13 @@ class ProcboxLimitsTest {
         assertEquals("512", Files.readString(pidsCgroup(byDefault).resolve("pids.max")).strip());
         assertEquals("64", Files.readString(pidsCgroup(asked).resolve("pids.max")).strip());
         exec(asked, 10, "/bin/sh", "-c", "sleep 61 >/dev/null 2>&1 &");
+        // the exec returns once the shell exited, possibly before its forked child exec'd sleep
+        long deadline = System.nanoTime() + 5_000_000_000L;
         List<String> members = Files.readAllLines(pidsCgroup(asked).resolve("cgroup.procs"));
+        while (members.stream().noneMatch(pid -> cmdline(pid).equals("sleep\u000061\u0000")) && System.nanoTime() < deadline) {
+            Sleep.briefly(10);
+            members = Files.readAllLines(pidsCgroup(asked).resolve("cgroup.procs"));
+        }
         assertTrue(members.stream().anyMatch(pid -> cmdline(pid).equals("sleep\u000061\u0000")),
                 "a process an exec started is charged to the sandbox's pids cgroup: " + members);
     }

@@ -65,6 +65,19 @@ class ProcboxSandboxTest {
                 ProcboxSettings.DEFAULT_CGROUP_ROOT, false));
     }
 
+    /**
+     * Does what a sandbox process may: {@code kill -9 -1} as the sandbox user, which takes the
+     * agent's worker (and the exec itself) along; the call then fails with the agent gone.
+     */
+    static void killEverySandboxUserProcess(SandboxInstance instance) {
+        try {
+            ExecResult r = exec(instance, "/bin/kill", "-9", "-1");
+            throw new AssertionError("the exec outlived the agent that ran it: " + r);
+        } catch (ApiException e) {
+            assertEquals(503, e.status(), e.getMessage());
+        }
+    }
+
     @BeforeEach
     void requireBubblewrapAndRoot() {
         Assumptions.assumeTrue(runnable(), "needs bubblewrap and root");
@@ -126,6 +139,9 @@ class ProcboxSandboxTest {
         assertEquals(0, result.exitCode());
         assertTrue(instance.alive());
         assertEquals("/work", instance.workspace());
+        ExecResult missing = exec(instance, "no-such-program");
+        assertEquals(127, missing.exitCode(), missing.toString());
+        assertTrue(missing.stderr().contains("no-such-program"), missing.stderr());
     }
 
     @Test
@@ -194,6 +210,105 @@ class ProcboxSandboxTest {
     }
 
     @Test
+    void theAgentIsTheKeepAliveAndRunsAsTheSandboxUserOnASocketOnlyRootReaches() throws IOException {
+        Created sandbox = create(null);
+
+        assertEquals("vivarium-agent\nvivarium-agent\n",
+                exec(sandbox.instance(), "sh", "-c", "cat /proc/1/task/*/children | xargs -n1 | head -1 | "
+                        + "xargs -I P cat /proc/P/comm; cat /proc/$PPID/comm").stdout());
+        assertEquals("65534 65534\n", exec(sandbox.instance(), "sh", "-c", "echo $(id -u) $(id -g)").stdout());
+        Path socket = sandbox.spec().dir().resolve("agent/agent.sock");
+        assertEquals("/run/vivarium/agent.sock", sandbox.instance().state().data().get("agent"));
+        assertEquals("0 600", Files.getAttribute(socket, "unix:uid") + " "
+                + Integer.toOctalString((Integer) Files.getAttribute(socket, "unix:mode") & 0777));
+        assertEquals(0, Files.getAttribute(socket.getParent(), "unix:uid"));
+        ExecResult write = exec(sandbox.instance(), "sh", "-c", "echo x > /run/vivarium/f");
+        assertTrue(write.exitCode() != 0 && write.stderr().contains("Permission denied"),
+                "the sandbox user may not write to the agent's directory: " + write);
+    }
+
+    @Test
+    void inAUserNamespaceTheSandboxCannotSwapTheAgentsSocketForALink() throws IOException {
+        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+                ProcboxSettings.DEFAULT_CGROUP_ROOT, true));
+        SandboxInstance instance = create();
+
+        ExecResult swap = exec(instance, "sh", "-c", "id -u; rm -f /run/vivarium/agent.sock; "
+                + "ln -s /proc/1/root/run/vivarium/agent.sock /run/vivarium/x; mv /run /run2; mkdir /x; echo done");
+
+        assertTrue(swap.stdout().startsWith("0\n"), "root of its user namespace: " + swap);
+        assertEquals(4, swap.stderr().lines().filter(l -> l.contains("Read-only file system")).count(), swap.stderr());
+        assertEquals("still\n", exec(instance, "echo", "still").stdout());
+    }
+
+    @Test
+    void killingEveryProcessOfTheSandboxUserLeavesTheSandboxUsable() throws Exception {
+        SandboxInstance instance = create();
+        exec(instance, "sh", "-c", "sleep 300 >/dev/null 2>&1 &");
+
+        killEverySandboxUserProcess(instance);
+
+        assertTrue(instance.alive());
+        assertEquals("back\n", awaitExec(instance, "echo", "back").stdout(), "the supervisor restarted the worker");
+        assertFalse(processes(instance).contains("sleep 300"), "kill -9 -1 reached the background process too");
+    }
+
+    @Test
+    void aHungAgentIsA502AfterTheRequestsTimeoutNotAHungRequest() throws Exception {
+        SandboxInstance instance = create();
+        long worker = ProcessHandle.of(instance.state().pid()).orElseThrow().descendants()
+                .filter(p -> ProcFs.command(p.pid()).filter("vivarium-agent"::equals).isPresent())
+                .filter(p -> p.parent().flatMap(parent -> ProcFs.command(parent.pid())).filter("vivarium-agent"::equals)
+                        .isPresent())
+                .findFirst().orElseThrow().pid();
+        signal("STOP", worker);
+        try {
+            ApiException hung = assertThrows(ApiException.class, () -> instance.channel().exec(
+                    new ExecRequest(List.of("true"), 1, ENV, "/work", null, 1000)));
+            assertEquals(502, hung.status(), hung.getMessage());
+            assertTrue(hung.getMessage().contains("did not answer"), hung.getMessage());
+        } finally {
+            signal("CONT", worker);
+        }
+        assertEquals("again\n", exec(instance, "echo", "again").stdout());
+    }
+
+    private static void signal(String signal, long pid) throws IOException, InterruptedException {
+        assertEquals(0, new ProcessBuilder("/bin/kill", "-" + signal, Long.toString(pid)).inheritIO().start().waitFor());
+    }
+
+    /** Retries while the agent is restarting (503), up to a deadline. */
+    private static ExecResult awaitExec(SandboxInstance instance, String... args) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (true) {
+            try {
+                return exec(instance, args);
+            } catch (ApiException e) {
+                if (e.status() != 503 || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    @Test
+    void aSandboxRecordedWithoutAnAgentIsAdoptedAndEnteredWithNsenter() throws Exception {
+        Created sandbox = create(null);
+        exec(sandbox.instance(), "sh", "-c", "echo kept > /tmp/marker");
+        Map<String, String> legacy = new java.util.HashMap<>(sandbox.instance().state().data());
+        legacy.remove("agent");
+
+        SandboxInstance adopted = rootBackend().adopt(sandbox.spec(),
+                new io.vivarium.api.spi.InstanceState(sandbox.instance().state().pid(), legacy));
+
+        assertTrue(adopted.channel() instanceof NsenterChannel, adopted.channel().getClass().getName());
+        assertEquals("kept\n", exec(adopted, "cat", "/tmp/marker").stdout());
+        assertEquals("kept\n", new String(adopted.channel().readFile("/tmp/marker", 100)));
+        assertFalse(adopted.state().data().containsKey("agent"));
+    }
+
+    @Test
     void sharesTheWorkspaceWithTheHost() throws IOException {
         Created sandbox = create(null);
 
@@ -213,11 +328,16 @@ class ProcboxSandboxTest {
         // an exec that waited for the child would time out, and its timeout kills the child
         assertEquals("started\n", started.stdout());
         assertFalse(started.timedOut());
+        // the shell may exit before its forked child has exec'd sleep
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (!processes(instance).contains("sleep 300") && System.nanoTime() < deadline) {
+            Sleep.briefly(10);
+        }
         assertTrue(processes(instance).contains("sleep 300"));
     }
 
     @Test
-    void timeoutKillsTheCommandAndItsBackgroundProcesses() throws IOException {
+    void timeoutKillsTheCommandAndItsBackgroundProcesses() throws Exception {
         SandboxInstance instance = create();
 
         ExecResult result = instance.channel().exec(
@@ -225,7 +345,13 @@ class ProcboxSandboxTest {
 
         assertTrue(result.timedOut());
         assertEquals(137, result.exitCode());
-        String left = processes(instance);
+        // the whole group got SIGKILL at once; the agent reports when the command itself is reaped,
+        // its background process may take a moment more to be gone
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        String left;
+        while ((left = processes(instance)).contains("sleep 3") && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
         assertFalse(left.contains("sleep 3"), left);
         assertTrue(instance.alive());
     }

@@ -17,6 +17,8 @@ class SandboxCommandsTest {
     private static final List<String> SCRIPTS = List.of(SandboxCommands.LAUNCH_SCRIPT,
             SandboxCommands.JOIN_CGROUP_SCRIPT, SandboxCommands.CHDIR_SCRIPT);
 
+    private static final Path AGENT = Path.of("/var/agent dir/vivarium-agent");
+
     private final SandboxCommands commands = new SandboxCommands(Path.of("/usr/bin/bwrap"),
             List.of("--symlink", "usr/bin", "/bin"), false);
 
@@ -26,7 +28,7 @@ class SandboxCommandsTest {
 
     private List<String> launch(Path cgroup, String sandboxId, boolean userNamespace) {
         return commands.launch(LaunchFiles.in(Path.of("/d")), cgroup == null ? List.of() : List.of(cgroup), null,
-                Path.of("/d/work"), sandboxId, 1000, 1000, userNamespace);
+                Path.of("/d/work"), AGENT, Path.of("/d/agent"), sandboxId, 1000, 1000, userNamespace);
     }
 
     @Test
@@ -99,7 +101,8 @@ class SandboxCommandsTest {
         LaunchFiles files = LaunchFiles.in(dir);
         Path work = dir.resolve("work");
         WorkspaceImage image = new WorkspaceImage(Path.of("/t/$(x).ext4"), dir.resolve("workspace.ext4"));
-        List<String> argv = commands.launch(files, List.of(), image, work, "sbx-1", 65534, 65534, false);
+        List<String> argv = commands.launch(files, List.of(), image, work, AGENT, dir.resolve("agent"), "sbx-1", 65534,
+                65534, false);
 
         assertEquals(List.of("/usr/bin/setsid", "-f", "/bin/sh", "-c", SandboxCommands.LAUNCH_SCRIPT, "sh",
                 files.pidFile().toString(), files.infoFile().toString(), "/t/$(x).ext4",
@@ -109,9 +112,14 @@ class SandboxCommandsTest {
         assertEquals(List.of("--bind", work.toString(), "/work"), argv.subList(bind, bind + 3));
         int symlink = argv.indexOf("--symlink");
         assertEquals(List.of("--symlink", "usr/bin", "/bin"), argv.subList(symlink, symlink + 3));
-        assertEquals(List.of("--", "/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
-                "--no-new-privs", "--", "/usr/bin/sleep", "infinity"), argv.subList(argv.size() - 11, argv.size()));
+        int run = argv.indexOf("--dir");
+        assertEquals(List.of("--dir", "/run", "--ro-bind", AGENT.toString(), "/run/vivarium-agent",
+                "--bind", dir.resolve("agent").toString(), "/run/vivarium", "--remount-ro", "/",
+                "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
+                "--", "/run/vivarium-agent", "--listen", "unix:/run/vivarium/agent.sock", "--user", "65534:65534"),
+                argv.subList(run, argv.size()));
         assertFalse(argv.contains("--unshare-user"));
+        assertFalse(argv.contains("/usr/bin/setpriv"), "the agent drops to the sandbox user by itself");
         assertTrue(argv.containsAll(List.of("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts")));
     }
 
@@ -129,8 +137,9 @@ class SandboxCommandsTest {
 
         int unshare = argv.indexOf("--unshare-user");
         assertEquals(List.of("--unshare-user", "--uid", "0", "--gid", "0"), argv.subList(unshare, unshare + 5));
-        assertEquals(List.of("/usr/bin/setpriv", "--no-new-privs", "--", "/usr/bin/sleep", "infinity"),
-                argv.subList(argv.size() - 5, argv.size()));
+        assertEquals(List.of("/run/vivarium", "--remount-ro", "/", "--", "/run/vivarium-agent", "--listen",
+                "unix:/run/vivarium/agent.sock"), argv.subList(argv.size() - 7, argv.size()),
+                "bwrap leaves it no capabilities; it stays the daemon's uid");
     }
 
     @Test

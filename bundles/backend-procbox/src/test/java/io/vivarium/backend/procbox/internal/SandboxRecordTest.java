@@ -1,6 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.file.Path;
@@ -30,6 +31,19 @@ class SandboxRecordTest {
         SandboxRecord read = SandboxRecord.fromData(old);
         assertEquals(null, read.pidsCgroup());
         assertEquals(java.util.List.of(Path.of("/sys/fs/cgroup/memory/vivarium/x")), read.cgroups());
+    }
+
+    @Test
+    void recordsTheAgentsSocketAndReadsRecordsWithoutOneAsLegacy() {
+        SandboxRecord agent = new SandboxRecord(new InitProcess(12, "345"), 65534, 65534, null, null, false,
+                SandboxCommands.AGENT_SOCKET);
+        assertEquals("/run/vivarium/agent.sock", agent.toData().get("agent"));
+        assertEquals(agent, SandboxRecord.fromData(agent.toData()));
+
+        Map<String, String> legacy = new java.util.HashMap<>(agent.toData());
+        legacy.remove("agent");
+        assertEquals(null, SandboxRecord.fromData(legacy).agentSocket(), "a sandbox made before the agent");
+        assertFalse(new SandboxRecord(new InitProcess(12, "345"), 1, 1, null, null, false).toData().containsKey("agent"));
     }
 
     @Test

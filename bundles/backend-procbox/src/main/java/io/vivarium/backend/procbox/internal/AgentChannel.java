@@ -1,0 +1,169 @@
+package io.vivarium.backend.procbox.internal;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.PingResult;
+import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.api.spi.GuestLimits;
+import io.vivarium.guest.client.Deadline;
+import io.vivarium.guest.client.ExecSpec;
+import io.vivarium.guest.client.GuestAgentClient;
+import io.vivarium.guest.client.GuestAgentException;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+
+/**
+ * The way into a sandbox through its guest agent, on the Unix socket the agent listens on. The
+ * daemon reaches the socket through the init's root ({@code /proc/PID/root/run/vivarium/agent.sock}),
+ * whatever the length of the state directory's path (a socket path has at most 107 bytes); every
+ * component of that path below the sandbox's root is read-only or root's, so the sandbox cannot
+ * redirect it. The agent runs everything as the sandbox user, in the sandbox's namespaces and
+ * cgroups, and resolves file paths there with that user's rights. Each
+ * call takes a connection of its own (a few idle ones are kept, no thread is ever started), so no
+ * procbox thread outlives a call, whatever the sandbox's processes keep open. Every call is bounded:
+ * an agent that does not answer is a 502, one that went away a 503, never a hung request.
+ */
+final class AgentChannel implements GuestChannel, AutoCloseable {
+
+    /** Past the command's own timeout, how long the agent has to report it (it kills the group at the timeout). */
+    private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(2);
+    private static final Duration PING_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration FILE_TIMEOUT = Duration.ofMinutes(2);
+    /** Files travel whole in memory (a read buffers the file, so that an error comes before any byte is sent). */
+    private static final GuestLimits LIMITS = new GuestLimits(ExecSpec.MAX_OUTPUT_BYTES, GuestLimits.DEFAULT.maxFileBytes());
+    private static final int RETRY_AFTER_SECONDS = 1;
+    /** The agent's error classes for a command it could not start. */
+    private static final Set<String> START_FAILURES = Set.of("NotFound", "PermissionDenied", "InvalidParameter");
+
+    private final String sandboxId;
+    private final InitProcess init;
+    private final Path socket;
+    /** Keeps a few idle connections; closed once this channel is retired and no call uses it. */
+    private final GuestAgentClient pooled;
+    private final AtomicInteger calls = new AtomicInteger();
+    private volatile boolean retired;
+
+    /** Where the daemon finds {@code socket}, a path inside the sandbox with this init. */
+    static Path socket(InitProcess init, Path socket) {
+        return Path.of("/proc", Long.toString(init.pid()), "root").resolve(Path.of("/").relativize(socket));
+    }
+
+    /** @param pooled a client of {@code socket} (already connected once, or not) */
+    AgentChannel(String sandboxId, InitProcess init, Path socket, GuestAgentClient pooled) {
+        this.sandboxId = sandboxId;
+        this.init = init;
+        this.socket = socket;
+        this.pooled = pooled;
+    }
+
+    @Override
+    public PingResult ping() {
+        Duration latency = call(PING_TIMEOUT, (client, deadline) -> client.ping(deadline));
+        return new PingResult(true, 1, latency.toNanos() / 1e6);
+    }
+
+    @Override
+    public ExecResult exec(ExecRequest request) {
+        ExecSpec spec = ExecSpec.from(request);
+        return call(spec.timeout().plus(EXEC_ANSWER_GRACE), (client, deadline) -> {
+            try {
+                return client.exec(spec, deadline).toExecResult();
+            } catch (GuestAgentException e) {
+                return notStarted(e);
+            }
+        });
+    }
+
+    /**
+     * A command the agent could not start (missing program or cwd, not executable) ends as a shell
+     * reports it: exit 127 for not found, 126 otherwise, the reason on stderr. Anything else is
+     * not about the command and is thrown on.
+     */
+    private static ExecResult notStarted(GuestAgentException e) {
+        String errorClass = e.agentErrorClass();
+        if (!START_FAILURES.contains(errorClass == null ? "" : errorClass)) {
+            throw e;
+        }
+        return new ExecResult("", e.getMessage() + "\n", "NotFound".equals(errorClass) ? 127 : 126, false, false, 0);
+    }
+
+    @Override
+    public GuestLimits limits() {
+        return LIMITS;
+    }
+
+    @Override
+    public byte[] readFile(String path, int maxBytes) {
+        return call(FILE_TIMEOUT, (client, deadline) -> client.readFile(path, maxBytes, deadline));
+    }
+
+    @Override
+    public void writeFile(String path, byte[] content) {
+        call(FILE_TIMEOUT, (client, deadline) -> {
+            client.writeFile(path, content, deadline);
+            return null;
+        });
+    }
+
+    /**
+     * Retires the pooled connections (when the backend revision that made this channel goes):
+     * they are closed as soon as no call uses them, and a later call (a request that still holds
+     * this instance) connects for itself and closes after.
+     */
+    @Override
+    public void close() {
+        retired = true;
+        if (calls.get() == 0) {
+            pooled.close();
+        }
+    }
+
+    private <T> T withClient(BiFunction<GuestAgentClient, Deadline, T> call, Deadline deadline) {
+        calls.incrementAndGet();
+        try {
+            if (!retired) {
+                return call.apply(pooled, deadline);
+            }
+        } finally {
+            if (calls.decrementAndGet() == 0 && retired) {
+                pooled.close();
+            }
+        }
+        try (GuestAgentClient once = GuestAgentClient.unixSocket(socket)) {
+            return call.apply(once, deadline);
+        }
+    }
+
+    /**
+     * Runs one client call within {@code timeout}, passing on what the agent refused (404, 413,
+     * 400, 403...) and turning a missing or silent agent into a message about this sandbox.
+     */
+    private <T> T call(Duration timeout, BiFunction<GuestAgentClient, Deadline, T> call) {
+        // also keeps the call out of an unrelated process that reused a dead init's pid
+        if (!init.isRunning()) {
+            throw new ApiException(503, "sandbox " + sandboxId + " is not running");
+        }
+        try {
+            return withClient(call, Deadline.after(timeout));
+        } catch (GuestAgentException e) {
+            if (!init.isRunning()) {
+                throw new ApiException(503, "sandbox " + sandboxId + " is not running");
+            }
+            if (e.status() == 504) {
+                throw new ApiException(502, "the agent of sandbox " + sandboxId + " did not answer within "
+                        + timeout.toMillis() + " ms: " + e.getMessage(), null, e);
+            }
+            if (e.status() == 502) {
+                // the agent's supervisor restarts a worker that a sandbox process killed
+                throw ApiException.unavailable("the agent of sandbox " + sandboxId + " went away or cannot be reached ("
+                        + e.getMessage() + "); it is restarted within seconds, retry", RETRY_AFTER_SECONDS);
+            }
+            throw e;
+        }
+    }
+}
