@@ -76,7 +76,12 @@ final class Api {
 
     /** Creates a sandbox and returns its id. */
     String createSandbox() throws IOException, InterruptedException {
-        Response r = post("/v1/sandboxes", Map.of());
+        return createSandbox(Map.of());
+    }
+
+    /** Creates a sandbox with the given create fields (e.g. {@code disk_limit_mib}) and returns its id. */
+    String createSandbox(Map<String, Object> fields) throws IOException, InterruptedException {
+        Response r = post("/v1/sandboxes", fields);
         if (r.status() != 201) {
             throw new AssertionError("create failed: " + r.status() + " " + r.body());
         }

@@ -26,6 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * results go to stdout and {@code target/bench/changes.md}.
  */
 class ChangeSetBenchmark {
+    /** The workspace image size for these trees (procbox's default of 1 GiB holds neither). */
+    private static final int WORKSPACE_MIB = 4096;
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
@@ -43,7 +45,8 @@ class ChangeSetBenchmark {
         {
             Daemon daemon = daemons.start(dir.resolve("sha"), List.of());
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
-            String id = api.createSandbox();
+            // 1 GiB of test data does not fit the default 1 GiB workspace image, nor does the dry-run's copy
+            String id = api.createSandbox(Map.of("disk_limit_mib", WORKSPACE_MIB));
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
             Path work = sandboxDir.resolve("work");
             smallFiles(work.resolve("small"), 10_000, 4096);
@@ -106,7 +109,8 @@ class ChangeSetBenchmark {
             Daemon daemon = daemons.start(dir.resolve("stat"), List.of("--features",
                 "core,api-v1,procbox,fingerprint-stat"));
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
-            String id = api.createSandbox();
+            // 200,000 files need more inodes than the default 1 GiB workspace image has (one per 16 KiB)
+            String id = api.createSandbox(Map.of("disk_limit_mib", WORKSPACE_MIB));
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
             smallFiles(sandboxDir.resolve("work").resolve("many"), 200_000, 0);
             List<Double> stat = new ArrayList<>();
