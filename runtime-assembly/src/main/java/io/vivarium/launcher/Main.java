@@ -49,6 +49,8 @@ public final class Main {
 
     static final Duration HEALTH_TIMEOUT = Duration.ofSeconds(30);
     static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+    /** Short, as the wait is part of every start; a refused local connection costs next to nothing. */
+    static final long HEALTH_POLL_MILLIS = 20;
 
     /** Set once someone (the shutdown hook or main) has begun stopping the framework. */
     private static final AtomicBoolean STOPPING = new AtomicBoolean();
@@ -104,6 +106,10 @@ public final class Main {
     // ------------------------------------------------------------------------------------------
 
     static int serve(Options opts, PrintStream out, PrintStream err) {
+        StartupTrace trace = StartupTrace.fromSystemProperty();
+        if (trace != null) {
+            trace.mark("main");
+        }
         Path home;
         try {
             home = distributionHome();
@@ -192,6 +198,9 @@ public final class Main {
         Map<String, Object> config = frameworkConfig(opts, home, state, deploy, tokenFile, beginning);
         config.put("vivarium.features", String.join(",", featureNames)); // the plugins bundle starts from these
 
+        if (trace != null) {
+            trace.mark("launcher-ready");
+        }
         Framework framework;
         try {
             framework = newFramework(config);
@@ -209,6 +218,10 @@ public final class Main {
             }
         });
         LogForwarder.install(ctx);
+        if (trace != null) {
+            trace.mark("framework-initialised");
+            trace.watch(ctx);
+        }
 
         Thread hook = new Thread(() -> {
             if (!STOPPING.compareAndSet(false, true)) {
@@ -229,6 +242,9 @@ public final class Main {
                     bundle.start(); // persistent: the bundle starts when its start level is reached
                 }
             }
+            if (trace != null) {
+                trace.mark("bundles-installed");
+            }
             framework.start();
         } catch (BundleException | RuntimeException e) {
             Console.log("ERROR", "vivarium-launcher", "cannot install the bundles", e);
@@ -246,6 +262,10 @@ public final class Main {
             return abort(framework, 1);
         }
 
+        if (trace != null) {
+            trace.mark("healthy");
+            trace.reportActivations();
+        }
         out.println("Vivarium is listening on " + url);
         out.println("Admin token: " + tokenFile + "  (curl -H \"Authorization: Bearer $(awk '{print $1; exit}' "
                 + shellWord(tokenFile.toString()) + ")\" " + url + "/v1/backends)");
@@ -418,7 +438,7 @@ public final class Main {
                 // not listening yet
             }
             try {
-                Thread.sleep(100);
+                Thread.sleep(HEALTH_POLL_MILLIS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return false;
