@@ -25,6 +25,9 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.vivarium.common.features.EnabledFeatures;
+import io.vivarium.common.features.Feature;
+
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleException;
@@ -123,7 +126,8 @@ public final class Main {
         // Features: --features, else the set saved at run time, else the defaults. Unknown names are a usage error.
         List<String> featureNames;
         try {
-            featureNames = SavedFeatures.choose(opts.features(), opts.state());
+            featureNames = opts.features() != null ? opts.features()
+                    : EnabledFeatures.saved(opts.state()).orElse(Options.DEFAULT_FEATURES);
         } catch (IOException e) {
             Console.error("cannot read the saved features: " + e.getMessage());
             return 1;

@@ -19,7 +19,9 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.FeatureInfo;
 import io.vivarium.api.PluginInfo;
 import io.vivarium.api.http.ApiSurface;
-import io.vivarium.plugins.internal.FeatureDescriptor.FeatureBundle;
+import io.vivarium.common.features.EnabledFeatures;
+import io.vivarium.common.features.Feature;
+import io.vivarium.common.features.Feature.FeatureBundle;
 
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -155,7 +157,7 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
     }
 
     synchronized FeatureInfo enable(String name) {
-        FeatureDescriptor f = feature(name);
+        Feature f = feature(name);
         List<NewBundle> missing = new ArrayList<>();
         for (FeatureBundle fb : f.bundles()) {
             String symbolicName = catalog.symbolicName(fb);
@@ -164,16 +166,16 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
             }
         }
         installAll(missing);
-        enabled.add(name);
+        save(() -> enabled.add(name));
         return info(f);
     }
 
     synchronized FeatureInfo disable(String name) {
-        FeatureDescriptor f = feature(name);
+        Feature f = feature(name);
         if (REQUIRED_FEATURES.containsKey(name)) {
             throw ApiException.conflict("the feature " + name + " cannot be disabled: " + REQUIRED_FEATURES.get(name));
         }
-        List<FeatureDescriptor> others = enabled.names().stream().filter(n -> !n.equals(name))
+        List<Feature> others = enabled.names().stream().filter(n -> !n.equals(name))
                 .map(catalog::find).flatMap(Optional::stream).toList();
         List<Bundle> removed = new ArrayList<>();
         try {
@@ -189,7 +191,7 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
         } finally {
             changes.refresh(removed);
         }
-        enabled.remove(name);
+        save(() -> enabled.remove(name));
         return info(f);
     }
 
@@ -346,13 +348,14 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
         }
     }
 
-    private FeatureDescriptor feature(String name) {
+    private Feature feature(String name) {
         return catalog.find(name).orElseThrow(() -> ApiException.notFound("no feature " + name
                 + " in this distribution; GET /v1/features lists them"));
     }
 
-    private FeatureInfo info(FeatureDescriptor f) {
-        return new FeatureInfo(f.name(), f.description(), enabled.contains(f.name()), f.bundleIds());
+    private FeatureInfo info(Feature f) {
+        List<String> bundleIds = f.bundles().stream().map(FeatureBundle::id).toList();
+        return new FeatureInfo(f.name(), f.description(), enabled.contains(f.name()), bundleIds);
     }
 
     /** Symbolic name → the enabled feature that names it. */
@@ -436,5 +439,19 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
             case Bundle.ACTIVE -> "active";
             default -> "uninstalled";
         };
+    }
+
+    /** A change of the enabled set, which saves it. */
+    private interface Change {
+        boolean run() throws IOException;
+    }
+
+    private void save(Change change) {
+        try {
+            change.run();
+        } catch (IOException e) {
+            throw ApiException.internal("the change is made but cannot be saved to " + enabled.file() + " ("
+                    + e.getMessage() + "); it will not survive a restart", e);
+        }
     }
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import io.vivarium.api.FeatureInfo;
 import io.vivarium.api.PluginInfo;
 import io.vivarium.api.PluginService;
+import io.vivarium.common.features.EnabledFeatures;
 
 import org.apache.felix.fileinstall.ArtifactInstaller;
 import org.osgi.framework.BundleContext;
@@ -34,7 +35,7 @@ public class PluginServiceComponent implements PluginService {
         Path state = Path.of(orDefault(context.getProperty("vivarium.state.dir"), "var"));
         admin = new PluginAdmin(context.getBundle(Constants.SYSTEM_BUNDLE_ID).getBundleContext(),
                 new FeatureCatalog(path(context, "vivarium.features.dir"), path(context, "vivarium.system.dir")),
-                new EnabledFeatures(state.resolve("features.json"), names(context.getProperty("vivarium.features"))),
+                new EnabledFeatures(state, names(context.getProperty("vivarium.features"))),
                 new PluginStore(state.resolve("plugins")));
         deployer = context.registerService(ArtifactInstaller.class, new FeatureBundleDeployer(admin), null);
         // Not on the activating thread: that is the framework's start-level thread, which also runs

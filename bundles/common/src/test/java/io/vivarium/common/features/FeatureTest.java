@@ -1,4 +1,4 @@
-package io.vivarium.launcher;
+package io.vivarium.common.features;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -147,5 +147,27 @@ class FeatureTest {
     private static void assertRejected(String message, String json) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", json), json);
         assertEquals(message, e.getMessage(), json);
+    }
+
+    @Test
+    void disablingRemovesOnlyTheBundlesNoOtherEnabledFeatureNames() throws Exception {
+        Feature backend = feature("backend", "g:shared:1", "g:backend:1", "g:helper:1");
+        Feature other = feature("other", "g:shared:1", "g:other:1");
+        Feature helperToo = feature("helper-too", "g:helper:1");
+        assertEquals(List.of("g:backend:1", "g:helper:1"), ids(backend.bundlesNotNamedBy(List.of(backend, other))));
+        assertEquals(List.of("g:backend:1"), ids(backend.bundlesNotNamedBy(List.of(other, helperToo))));
+        assertEquals(List.of("g:shared:1", "g:backend:1", "g:helper:1"), ids(backend.bundlesNotNamedBy(List.of())));
+    }
+
+    private static Feature feature(String name, String... bundles) throws Exception {
+        StringBuilder json = new StringBuilder("{\"id\": \"g:" + name + ":1\", \"bundles\": [");
+        for (int i = 0; i < bundles.length; i++) {
+            json.append(i == 0 ? "" : ",").append('"').append(bundles[i]).append('"');
+        }
+        return Feature.parse(name, json.append("]}").toString());
+    }
+
+    private static List<String> ids(List<Feature.FeatureBundle> bundles) {
+        return bundles.stream().map(Feature.FeatureBundle::id).toList();
     }
 }

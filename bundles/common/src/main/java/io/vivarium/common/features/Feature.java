@@ -1,11 +1,14 @@
-package io.vivarium.launcher;
+package io.vivarium.common.features;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -19,24 +22,25 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  * One feature descriptor (OSGi Feature Service 1.0 JSON): an id, a description and the bundles it
  * brings, each named by Maven coordinates and given a start order (its OSGi start level).
  *
- * <p>Only what the launcher needs is read: {@code id}, {@code bundles[].id} and
- * {@code bundles[].start-order}. Variables are not interpolated; {@code configurations} are
- * reported by {@link #configurationCount()} so the launcher can say it does not apply them.
+ * <p>The one parser of the feature files: the launcher reads them at start, the plugins bundle when
+ * a feature is enabled or disabled at run time. Read are {@code id}, {@code description},
+ * {@code bundles[].id} and {@code bundles[].start-order}. Variables are not interpolated;
+ * {@code configurations} are counted by {@link #configurationCount()}.
  */
-record Feature(String name, String id, String description, List<FeatureBundle> bundles, int configurationCount) {
+public record Feature(String name, String id, String description, List<FeatureBundle> bundles, int configurationCount) {
 
     /** Start order of a bundle entry that does not give one. */
-    static final int DEFAULT_START_ORDER = 2;
+    public static final int DEFAULT_START_ORDER = 2;
 
     /** A bundle entry: Maven coordinates and a start order (at least 1). */
-    record FeatureBundle(String id, String groupId, String artifactId, String type, String classifier,
+    public record FeatureBundle(String id, String groupId, String artifactId, String type, String classifier,
                          String version, int startOrder) {
 
         /**
          * Parses {@code groupId:artifactId[:type[:classifier]]:version}, the artifact id form of
          * the Feature Service specification.
          */
-        static FeatureBundle of(String id, int startOrder) {
+        public static FeatureBundle of(String id, int startOrder) {
             String[] p = id.split(":", -1);
             for (String s : p) {
                 if (s.isBlank()) {
@@ -60,12 +64,12 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
          * Where the bundle lives under a Maven-repository-layout folder (the distribution's
          * {@code system/}): {@code g/with/slashes/a/v/a-v[-classifier].type}.
          */
-        String repositoryPath() {
+        public String repositoryPath() {
             return groupId.replace('.', '/') + '/' + artifactId + '/' + version + '/'
                     + artifactId + '-' + version + (classifier == null ? "" : "-" + classifier) + '.' + type;
         }
 
-        Path file(Path systemDir) {
+        public Path file(Path systemDir) {
             return systemDir.resolve(repositoryPath());
         }
     }
@@ -79,7 +83,8 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .build();
 
-    static Feature read(Path file) throws IOException {
+    /** Reads {@code NAME.json}; every problem is an IOException naming the file and what is wrong. */
+    public static Feature read(Path file) throws IOException {
         String fileName = file.getFileName().toString();
         String name = fileName.endsWith(".json") ? fileName.substring(0, fileName.length() - 5) : fileName;
         String text = Files.readString(file, StandardCharsets.UTF_8);
@@ -93,7 +98,7 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
     }
 
     /** Jackson's message without its multi-line source excerpt, and where: "... at line L, column C". */
-    static String describe(JsonProcessingException e) {
+    public static String describe(JsonProcessingException e) {
         String message = e.getOriginalMessage();
         JsonLocation where = e.getLocation();
         if (where == null || where.getLineNr() < 1) {
@@ -106,7 +111,7 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
      * Reads a descriptor's text. Malformed JSON is a {@link JsonProcessingException}; well-formed
      * JSON that is not a usable feature is an {@link IllegalArgumentException}.
      */
-    static Feature parse(String name, String text) throws JsonProcessingException {
+    public static Feature parse(String name, String text) throws JsonProcessingException {
         JsonNode root = MAPPER.readTree(text);
         if (root == null || root.isMissingNode()) {
             throw new IllegalArgumentException("empty: no JSON value");
@@ -161,6 +166,13 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
         JsonNode c = field(root, "configurations");
         int configurations = c != null && c.isObject() ? c.size() : 0;
         return new Feature(name, id, description, List.copyOf(bundles), configurations);
+    }
+
+    /** Its bundles that none of {@code others} names: what disabling it removes while they stay enabled. */
+    public List<FeatureBundle> bundlesNotNamedBy(Collection<Feature> others) {
+        Set<String> kept = others.stream().filter(o -> !o.name().equals(name))
+                .flatMap(o -> o.bundles().stream()).map(FeatureBundle::id).collect(Collectors.toSet());
+        return bundles.stream().filter(b -> !kept.contains(b.id())).toList();
     }
 
     /** A member of an object; absent and JSON {@code null} both give {@code null}. */
