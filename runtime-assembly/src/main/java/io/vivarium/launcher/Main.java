@@ -156,10 +156,6 @@ public final class Main {
         // One entry per bundle id; the lowest start order wins if two features name it.
         Map<String, Feature.FeatureBundle> bundles = new LinkedHashMap<>();
         for (Feature f : features) {
-            if (f.configurationCount() > 0) {
-                Console.log("WARN", "vivarium-launcher", "feature " + f.name() + ": its " + f.configurationCount()
-                        + " configuration(s) are not applied by this launcher; put .cfg files in deploy/", null);
-            }
             for (Feature.FeatureBundle b : f.bundles()) {
                 bundles.merge(b.id(), b, (x, y) -> x.startOrder() <= y.startOrder() ? x : y);
             }

@@ -6,8 +6,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.core.JsonLocation;
@@ -24,10 +28,13 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  *
  * <p>The one parser of the feature files: the launcher reads them at start, the plugins bundle when
  * a feature is enabled or disabled at run time. Read are {@code id}, {@code description},
- * {@code bundles[].id} and {@code bundles[].start-order}. Variables are not interpolated;
- * {@code configurations} are counted by {@link #configurationCount()}.
+ * {@code bundles[].id}, {@code bundles[].start-order} and {@code configurations}: PID → properties,
+ * each property a string, boolean, number (integers as {@code Long}, others as {@code Double}) or an
+ * array of strings, applied through Configuration Admin. Variables, {@code key:Type} hints and
+ * factory configurations ({@code pid~name}) are not supported and are refused.
  */
-public record Feature(String name, String id, String description, List<FeatureBundle> bundles, int configurationCount) {
+public record Feature(String name, String id, String description, List<FeatureBundle> bundles,
+                      Map<String, Map<String, Object>> configurations) {
 
     /** Start order of a bundle entry that does not give one. */
     public static final int DEFAULT_START_ORDER = 2;
@@ -163,9 +170,66 @@ public record Feature(String name, String id, String description, List<FeatureBu
                 }
             }
         }
-        JsonNode c = field(root, "configurations");
-        int configurations = c != null && c.isObject() ? c.size() : 0;
-        return new Feature(name, id, description, List.copyOf(bundles), configurations);
+        return new Feature(name, id, description, List.copyOf(bundles), configurations(field(root, "configurations")));
+    }
+
+    private static final Pattern PID = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]*");
+    private static final Pattern PROPERTY = Pattern.compile("[A-Za-z0-9_.-]+");
+
+    private static Map<String, Map<String, Object>> configurations(JsonNode c) {
+        if (c == null) {
+            return Map.of();
+        }
+        if (!c.isObject()) {
+            throw new IllegalArgumentException("\"configurations\" must be an object of PID to properties");
+        }
+        Map<String, Map<String, Object>> out = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> pid : c.properties()) {
+            if (!PID.matcher(pid.getKey()).matches()) {
+                throw new IllegalArgumentException("configuration PID \"" + pid.getKey()
+                        + "\" is not supported: a plain PID of letters, digits, '.', '_' and '-' (no factory configurations)");
+            }
+            if (!pid.getValue().isObject()) {
+                throw new IllegalArgumentException("configuration " + pid.getKey() + " must be an object of properties");
+            }
+            Map<String, Object> props = new LinkedHashMap<>();
+            for (Map.Entry<String, JsonNode> p : pid.getValue().properties()) {
+                if (!PROPERTY.matcher(p.getKey()).matches()) {
+                    throw new IllegalArgumentException("configuration " + pid.getKey() + ": property \"" + p.getKey()
+                            + "\" is not supported (letters, digits, '.', '_' and '-'; no type hints)");
+                }
+                props.put(p.getKey(), value(pid.getKey() + "/" + p.getKey(), p.getValue()));
+            }
+            out.put(pid.getKey(), Map.copyOf(props));
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
+    private static Object value(String where, JsonNode v) {
+        if (v.isTextual()) {
+            return v.textValue();
+        }
+        if (v.isBoolean()) {
+            return v.booleanValue();
+        }
+        if (v.isIntegralNumber() && v.canConvertToLong()) {
+            return v.longValue();
+        }
+        if (v.isFloatingPointNumber()) {
+            return v.doubleValue();
+        }
+        if (v.isArray()) {
+            String[] items = new String[v.size()];
+            for (int i = 0; i < items.length; i++) {
+                if (!v.get(i).isTextual()) {
+                    throw new IllegalArgumentException("configuration " + where + ": an array may hold only strings");
+                }
+                items[i] = v.get(i).textValue();
+            }
+            return items;
+        }
+        throw new IllegalArgumentException("configuration " + where + ": " + show(v)
+                + " is not a string, boolean, number or array of strings");
     }
 
     /** Its bundles that none of {@code others} names: what disabling it removes while they stay enabled. */

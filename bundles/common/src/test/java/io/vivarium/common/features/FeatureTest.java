@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 
@@ -48,7 +49,7 @@ class FeatureTest {
         assertEquals(1, f.bundles().get(0).startOrder());
         assertEquals(Feature.DEFAULT_START_ORDER, f.bundles().get(1).startOrder());
         assertEquals("d", f.bundles().get(2).artifactId());
-        assertEquals(1, f.configurationCount());
+        assertEquals(Map.of("my.pid", Map.of("k", "v")), f.configurations());
     }
 
     @Test
@@ -61,7 +62,7 @@ class FeatureTest {
         assertEquals(7, f.bundles().get(0).startOrder());
         assertEquals(Feature.DEFAULT_START_ORDER, f.bundles().get(1).startOrder());
         assertEquals("", f.description());
-        assertEquals(0, f.configurationCount());
+        assertEquals(Map.of(), f.configurations());
         assertEquals(List.of(), Feature.parse("x", "{\"id\": \"a:f:1\", \"bundles\": null}").bundles());
         assertEquals(Integer.MAX_VALUE, Feature.parse("x",
                 "{\"id\": \"a:f:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 2147483647}]}")
@@ -169,5 +170,29 @@ class FeatureTest {
 
     private static List<String> ids(List<Feature.FeatureBundle> bundles) {
         return bundles.stream().map(Feature.FeatureBundle::id).toList();
+    }
+
+    @Test
+    void readsConfigurationsWithTypedValues() throws Exception {
+        Feature f = Feature.parse("procbox", """
+                {"id": "a:procbox:1", "configurations": {"io.vivarium.backend.procbox": {
+                  "bwrap_path": "/opt/bwrap", "default_pids_limit": 64, "ratio": 0.5, "on": true,
+                  "paths": ["/a", "/b"]}}}
+                """);
+        Map<String, Object> c = f.configurations().get("io.vivarium.backend.procbox");
+        assertEquals("/opt/bwrap", c.get("bwrap_path"));
+        assertEquals(64L, c.get("default_pids_limit"));
+        assertEquals(0.5, c.get("ratio"));
+        assertEquals(true, c.get("on"));
+        assertEquals(List.of("/a", "/b"), List.of((String[]) c.get("paths")));
+    }
+
+    @Test
+    void refusesConfigurationsItCannotApplyAsWritten() {
+        for (String bad : List.of("[]", "{\"p\": 1}", "{\"f~name\": {}}", "{\"p\": {\"k:Integer\": 1}}",
+                "{\"p\": {\"k\": {\"nested\": 1}}}", "{\"p\": {\"k\": [1]}}", "{\"p\": {\"k\": null}}")) {
+            String json = "{\"id\": \"a:f:1\", \"configurations\": " + bad + "}";
+            assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", json), json);
+        }
     }
 }

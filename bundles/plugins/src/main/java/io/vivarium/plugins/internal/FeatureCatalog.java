@@ -17,6 +17,8 @@ import io.vivarium.common.features.EnabledFeatures;
 import io.vivarium.common.features.Feature;
 import io.vivarium.common.features.Feature.FeatureBundle;
 
+import org.osgi.framework.BundleContext;
+
 /**
  * The distribution's {@code features/*.json} and the bundle jars they name in {@code system/}.
  * Feature files are read on every call (an operator may add one); the symbolic names of the jars,
@@ -30,6 +32,16 @@ final class FeatureCatalog {
     private final Path featuresDir;
     private final Path systemDir;
     private final Map<Path, String> symbolicNames = new ConcurrentHashMap<>();
+
+    /** The distribution's, from the framework properties the launcher sets. */
+    static FeatureCatalog of(BundleContext context) {
+        return new FeatureCatalog(path(context, "vivarium.features.dir"), path(context, "vivarium.system.dir"));
+    }
+
+    private static Path path(BundleContext context, String property) {
+        String value = context.getProperty(property);
+        return value == null || value.isBlank() ? null : Path.of(value);
+    }
 
     /** Either folder may be null (a framework not started by the launcher): then there are no features. */
     FeatureCatalog(Path featuresDir, Path systemDir) {

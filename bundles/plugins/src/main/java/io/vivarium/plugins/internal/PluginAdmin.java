@@ -57,16 +57,19 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
     private final BundleContext framework;
     private final FrameworkChanges changes;
     private final FeatureCatalog catalog;
+    private final FeatureConfigurations configurations;
     private final EnabledFeatures enabled;
     private final PluginStore store;
     /** Feature bundles replaced from the deploy folder: symbolic name → the jar that runs. */
     private final Map<String, byte[]> deployed = new HashMap<>();
     private volatile boolean closed;
 
-    PluginAdmin(BundleContext framework, FeatureCatalog catalog, EnabledFeatures enabled, PluginStore store) {
+    PluginAdmin(BundleContext framework, FeatureCatalog catalog, FeatureConfigurations configurations,
+                EnabledFeatures enabled, PluginStore store) {
         this.framework = framework;
         this.changes = new FrameworkChanges(framework.getBundle().adapt(FrameworkWiring.class));
         this.catalog = catalog;
+        this.configurations = configurations;
         this.enabled = enabled;
         this.store = store;
     }
@@ -165,6 +168,7 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
                 missing.add(new NewBundle(catalog.location(fb), jarOf(fb, symbolicName), fb.startOrder()));
             }
         }
+        configurations.apply(f); // before its bundles start, so that their components see it at once
         installAll(missing);
         save(() -> enabled.add(name));
         return info(f);

@@ -16,6 +16,7 @@ import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
 
 /**
  * The {@link PluginService}: {@link PluginAdmin} on the folders the launcher passes as framework
@@ -31,10 +32,10 @@ public class PluginServiceComponent implements PluginService {
     private final ServiceRegistration<ArtifactInstaller> deployer;
 
     @Activate
-    public PluginServiceComponent(BundleContext context) {
+    public PluginServiceComponent(BundleContext context, @Reference FeatureConfigurations configurations) {
         Path state = Path.of(orDefault(context.getProperty("vivarium.state.dir"), "var"));
         admin = new PluginAdmin(context.getBundle(Constants.SYSTEM_BUNDLE_ID).getBundleContext(),
-                new FeatureCatalog(path(context, "vivarium.features.dir"), path(context, "vivarium.system.dir")),
+                FeatureCatalog.of(context), configurations,
                 new EnabledFeatures(state, names(context.getProperty("vivarium.features"))),
                 new PluginStore(state.resolve("plugins")));
         deployer = context.registerService(ArtifactInstaller.class, new FeatureBundleDeployer(admin), null);
@@ -84,11 +85,6 @@ public class PluginServiceComponent implements PluginService {
     @Override
     public FeatureInfo disable(String feature) {
         return admin.disable(feature);
-    }
-
-    private static Path path(BundleContext context, String property) {
-        String value = context.getProperty(property);
-        return value == null || value.isBlank() ? null : Path.of(value);
     }
 
     private static String orDefault(String value, String fallback) {
