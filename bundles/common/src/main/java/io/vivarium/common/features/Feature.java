@@ -105,7 +105,7 @@ public record Feature(String name, String id, String description, List<FeatureBu
     }
 
     /** Jackson's message without its multi-line source excerpt, and where: "... at line L, column C". */
-    public static String describe(JsonProcessingException e) {
+    static String describe(JsonProcessingException e) {
         String message = e.getOriginalMessage();
         JsonLocation where = e.getLocation();
         if (where == null || where.getLineNr() < 1) {
