@@ -25,6 +25,9 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.vivarium.common.features.EnabledFeatures;
+import io.vivarium.common.features.Feature;
+
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.BundleException;
@@ -49,6 +52,8 @@ public final class Main {
 
     static final Duration HEALTH_TIMEOUT = Duration.ofSeconds(30);
     static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+    /** Short, as the wait is part of every start; a refused local connection costs next to nothing. */
+    static final long HEALTH_POLL_MILLIS = 20;
 
     /** Set once someone (the shutdown hook or main) has begun stopping the framework. */
     private static final AtomicBoolean STOPPING = new AtomicBoolean();
@@ -104,6 +109,10 @@ public final class Main {
     // ------------------------------------------------------------------------------------------
 
     static int serve(Options opts, PrintStream out, PrintStream err) {
+        StartupTrace trace = StartupTrace.fromSystemProperty();
+        if (trace != null) {
+            trace.mark("main");
+        }
         Path home;
         try {
             home = distributionHome();
@@ -117,7 +126,8 @@ public final class Main {
         // Features: --features, else the set saved at run time, else the defaults. Unknown names are a usage error.
         List<String> featureNames;
         try {
-            featureNames = SavedFeatures.choose(opts.features(), opts.state());
+            featureNames = opts.features() != null ? opts.features()
+                    : EnabledFeatures.saved(opts.state()).orElse(Options.DEFAULT_FEATURES);
         } catch (IOException e) {
             Console.error("cannot read the saved features: " + e.getMessage());
             return 1;
@@ -146,10 +156,6 @@ public final class Main {
         // One entry per bundle id; the lowest start order wins if two features name it.
         Map<String, Feature.FeatureBundle> bundles = new LinkedHashMap<>();
         for (Feature f : features) {
-            if (f.configurationCount() > 0) {
-                Console.log("WARN", "vivarium-launcher", "feature " + f.name() + ": its " + f.configurationCount()
-                        + " configuration(s) are not applied by this launcher; put .cfg files in deploy/", null);
-            }
             for (Feature.FeatureBundle b : f.bundles()) {
                 bundles.merge(b.id(), b, (x, y) -> x.startOrder() <= y.startOrder() ? x : y);
             }
@@ -192,6 +198,9 @@ public final class Main {
         Map<String, Object> config = frameworkConfig(opts, home, state, deploy, tokenFile, beginning);
         config.put("vivarium.features", String.join(",", featureNames)); // the plugins bundle starts from these
 
+        if (trace != null) {
+            trace.mark("launcher-ready");
+        }
         Framework framework;
         try {
             framework = newFramework(config);
@@ -209,6 +218,10 @@ public final class Main {
             }
         });
         LogForwarder.install(ctx);
+        if (trace != null) {
+            trace.mark("framework-initialised");
+            trace.watch(ctx);
+        }
 
         Thread hook = new Thread(() -> {
             if (!STOPPING.compareAndSet(false, true)) {
@@ -229,6 +242,9 @@ public final class Main {
                     bundle.start(); // persistent: the bundle starts when its start level is reached
                 }
             }
+            if (trace != null) {
+                trace.mark("bundles-installed");
+            }
             framework.start();
         } catch (BundleException | RuntimeException e) {
             Console.log("ERROR", "vivarium-launcher", "cannot install the bundles", e);
@@ -246,6 +262,10 @@ public final class Main {
             return abort(framework, 1);
         }
 
+        if (trace != null) {
+            trace.mark("healthy");
+            trace.reportActivations();
+        }
         out.println("Vivarium is listening on " + url);
         out.println("Admin token: " + tokenFile + "  (curl -H \"Authorization: Bearer $(awk '{print $1; exit}' "
                 + shellWord(tokenFile.toString()) + ")\" " + url + "/v1/backends)");
@@ -418,7 +438,7 @@ public final class Main {
                 // not listening yet
             }
             try {
-                Thread.sleep(100);
+                Thread.sleep(HEALTH_POLL_MILLIS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return false;

@@ -6,9 +6,11 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
+import io.vivarium.common.features.EnabledFeatures;
+
 /**
  * The parsed command line of {@code serve}. {@code features} is null without {@code --features}:
- * {@link SavedFeatures#choose} then picks the saved set or the defaults.
+ * the launcher then runs the set saved at run time ({@code EnabledFeatures.saved}) or the defaults.
  */
 record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy, boolean console) {
 
@@ -16,7 +18,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
     static final String DEFAULT_HOST = "127.0.0.1";
     static final List<String> DEFAULT_FEATURES = List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat",
             "metrics");
-    static final String FEATURE_NAME = "[A-Za-z0-9][A-Za-z0-9._-]*";
+    static final String FEATURE_NAME = EnabledFeatures.NAME;
 
     static final String USAGE = String.join("\n",
             "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",

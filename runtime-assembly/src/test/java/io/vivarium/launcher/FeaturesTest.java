@@ -18,6 +18,8 @@ import java.util.jar.Attributes;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
+import io.vivarium.common.features.Feature;
+
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -144,17 +146,17 @@ class FeaturesTest {
     }
 
     @Test
-    void libHasTheFrameworkJacksonAndTheLauncherOnly() throws IOException {
+    void libHasTheFrameworkJacksonCommonAndTheLauncherOnly() throws IOException {
         try (Stream<Path> s = Files.list(dist.resolve("lib"))) {
             List<String> names = s.map(p -> p.getFileName().toString()).sorted().toList();
             List<String> prefixes = List.of("org.apache.felix.framework-", "jackson-annotations-", "jackson-core-",
-                    "jackson-databind-");
+                    "jackson-databind-", "common-");
             for (String prefix : prefixes) {
                 assertEquals(1, names.stream().filter(n -> n.startsWith(prefix) && n.endsWith(".jar")).count(),
                         "one " + prefix + "*.jar in lib/: " + names);
             }
             assertTrue(names.stream().allMatch(n -> n.equals("vivarium-launcher.jar") || prefixes.stream().anyMatch(n::startsWith)),
-                    "only the framework, Jackson and the launcher in lib/: " + names);
+                    "only the framework, Jackson, common and the launcher in lib/: " + names);
         }
         assertTrue(Files.isDirectory(dist.resolve("deploy")), "deploy/ exists");
         assertTrue(Files.isExecutable(dist.resolve("bin/vivarium")), "bin/vivarium is executable");

@@ -1,7 +1,6 @@
 package io.vivarium.plugins.internal;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,7 +13,11 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import io.vivarium.api.ApiException;
-import io.vivarium.plugins.internal.FeatureDescriptor.FeatureBundle;
+import io.vivarium.common.features.EnabledFeatures;
+import io.vivarium.common.features.Feature;
+import io.vivarium.common.features.Feature.FeatureBundle;
+
+import org.osgi.framework.BundleContext;
 
 /**
  * The distribution's {@code features/*.json} and the bundle jars they name in {@code system/}.
@@ -23,12 +26,22 @@ import io.vivarium.plugins.internal.FeatureDescriptor.FeatureBundle;
  */
 final class FeatureCatalog {
 
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
+    private static final Pattern NAME = Pattern.compile(EnabledFeatures.NAME);
     private static final String SUFFIX = ".json";
 
     private final Path featuresDir;
     private final Path systemDir;
     private final Map<Path, String> symbolicNames = new ConcurrentHashMap<>();
+
+    /** The distribution's, from the framework properties the launcher sets. */
+    static FeatureCatalog of(BundleContext context) {
+        return new FeatureCatalog(path(context, "vivarium.features.dir"), path(context, "vivarium.system.dir"));
+    }
+
+    private static Path path(BundleContext context, String property) {
+        String value = context.getProperty(property);
+        return value == null || value.isBlank() ? null : Path.of(value);
+    }
 
     /** Either folder may be null (a framework not started by the launcher): then there are no features. */
     FeatureCatalog(Path featuresDir, Path systemDir) {
@@ -36,16 +49,16 @@ final class FeatureCatalog {
         this.systemDir = systemDir;
     }
 
-    List<FeatureDescriptor> all() {
+    List<Feature> all() {
         if (featuresDir == null || systemDir == null || !Files.isDirectory(featuresDir)) {
             return List.of();
         }
-        List<FeatureDescriptor> out = new ArrayList<>();
+        List<Feature> out = new ArrayList<>();
         try (Stream<Path> files = Files.list(featuresDir)) {
             for (Path f : files.sorted(Comparator.comparing(Path::toString)).toList()) {
                 String file = f.getFileName().toString();
                 if (file.endsWith(SUFFIX)) {
-                    out.add(read(file.substring(0, file.length() - SUFFIX.length()), f));
+                    out.add(read(f));
                 }
             }
         } catch (IOException e) {
@@ -54,12 +67,12 @@ final class FeatureCatalog {
         return out;
     }
 
-    Optional<FeatureDescriptor> find(String name) {
+    Optional<Feature> find(String name) {
         if (featuresDir == null || systemDir == null || !NAME.matcher(name).matches()) {
             return Optional.empty();
         }
         Path file = featuresDir.resolve(name + SUFFIX);
-        return Files.isRegularFile(file) ? Optional.of(read(name, file)) : Optional.empty();
+        return Files.isRegularFile(file) ? Optional.of(read(file)) : Optional.empty();
     }
 
     Path file(FeatureBundle bundle) {
@@ -82,12 +95,11 @@ final class FeatureCatalog {
         });
     }
 
-    private static FeatureDescriptor read(String name, Path file) {
+    private static Feature read(Path file) {
         try {
-            return FeatureDescriptor.parse(name, Files.readString(file, StandardCharsets.UTF_8));
-        } catch (IOException | IllegalArgumentException e) {
-            throw ApiException.internal("the feature file " + file + " is not a valid feature descriptor ("
-                    + e.getMessage() + "); fix or remove it", e);
+            return Feature.read(file);
+        } catch (IOException e) {
+            throw ApiException.internal(e.getMessage() + "; fix or remove it", e);
         }
     }
 }

@@ -20,7 +20,9 @@ import io.vivarium.api.FeatureInfo;
 import io.vivarium.api.PluginInfo;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.spi.RuntimeObserver;
-import io.vivarium.plugins.internal.FeatureDescriptor.FeatureBundle;
+import io.vivarium.common.features.EnabledFeatures;
+import io.vivarium.common.features.Feature;
+import io.vivarium.common.features.Feature.FeatureBundle;
 
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -56,6 +58,7 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
     private final BundleContext framework;
     private final FrameworkChanges changes;
     private final FeatureCatalog catalog;
+    private final FeatureConfigurations configurations;
     private final EnabledFeatures enabled;
     private final PluginStore store;
     /** Feature bundles replaced from the deploy folder: symbolic name → the jar that runs. */
@@ -63,10 +66,12 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
     private volatile RuntimeObserver observer = RuntimeObserver.NONE;
     private volatile boolean closed;
 
-    PluginAdmin(BundleContext framework, FeatureCatalog catalog, EnabledFeatures enabled, PluginStore store) {
+    PluginAdmin(BundleContext framework, FeatureCatalog catalog, FeatureConfigurations configurations,
+                EnabledFeatures enabled, PluginStore store) {
         this.framework = framework;
         this.changes = new FrameworkChanges(framework.getBundle().adapt(FrameworkWiring.class));
         this.catalog = catalog;
+        this.configurations = configurations;
         this.enabled = enabled;
         this.store = store;
     }
@@ -157,7 +162,7 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
     }
 
     synchronized FeatureInfo enable(String name) {
-        FeatureDescriptor f = feature(name);
+        Feature f = feature(name);
         List<NewBundle> missing = new ArrayList<>();
         for (FeatureBundle fb : f.bundles()) {
             String symbolicName = catalog.symbolicName(fb);
@@ -165,17 +170,18 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
                 missing.add(new NewBundle(catalog.location(fb), jarOf(fb, symbolicName), fb.startOrder()));
             }
         }
+        configurations.apply(f); // before its bundles start, so that their components see it at once
         installAll(missing);
-        enabled.add(name);
+        save(() -> enabled.add(name));
         return info(f);
     }
 
     synchronized FeatureInfo disable(String name) {
-        FeatureDescriptor f = feature(name);
+        Feature f = feature(name);
         if (REQUIRED_FEATURES.containsKey(name)) {
             throw ApiException.conflict("the feature " + name + " cannot be disabled: " + REQUIRED_FEATURES.get(name));
         }
-        List<FeatureDescriptor> others = enabled.names().stream().filter(n -> !n.equals(name))
+        List<Feature> others = enabled.names().stream().filter(n -> !n.equals(name))
                 .map(catalog::find).flatMap(Optional::stream).toList();
         List<Bundle> removed = new ArrayList<>();
         try {
@@ -191,7 +197,7 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
         } finally {
             changes.refresh(removed);
         }
-        enabled.remove(name);
+        save(() -> enabled.remove(name));
         return info(f);
     }
 
@@ -368,13 +374,14 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
         }
     }
 
-    private FeatureDescriptor feature(String name) {
+    private Feature feature(String name) {
         return catalog.find(name).orElseThrow(() -> ApiException.notFound("no feature " + name
                 + " in this distribution; GET /v1/features lists them"));
     }
 
-    private FeatureInfo info(FeatureDescriptor f) {
-        return new FeatureInfo(f.name(), f.description(), enabled.contains(f.name()), f.bundleIds());
+    private FeatureInfo info(Feature f) {
+        List<String> bundleIds = f.bundles().stream().map(FeatureBundle::id).toList();
+        return new FeatureInfo(f.name(), f.description(), enabled.contains(f.name()), bundleIds);
     }
 
     /** Symbolic name → the enabled feature that names it. */
@@ -458,5 +465,19 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
             case Bundle.ACTIVE -> "active";
             default -> "uninstalled";
         };
+    }
+
+    /** A change of the enabled set, which saves it. */
+    private interface Change {
+        boolean run() throws IOException;
+    }
+
+    private void save(Change change) {
+        try {
+            change.run();
+        } catch (IOException e) {
+            throw ApiException.internal("the change is made but cannot be saved to " + enabled.file() + " ("
+                    + e.getMessage() + "); it will not survive a restart", e);
+        }
     }
 }

@@ -8,6 +8,7 @@ import io.vivarium.api.FeatureInfo;
 import io.vivarium.api.PluginInfo;
 import io.vivarium.api.PluginService;
 import io.vivarium.api.spi.RuntimeObserver;
+import io.vivarium.common.features.EnabledFeatures;
 
 import org.apache.felix.fileinstall.ArtifactInstaller;
 import org.osgi.framework.BundleContext;
@@ -35,11 +36,11 @@ public class PluginServiceComponent implements PluginService {
     private final ServiceRegistration<ArtifactInstaller> deployer;
 
     @Activate
-    public PluginServiceComponent(BundleContext context) {
+    public PluginServiceComponent(BundleContext context, @Reference FeatureConfigurations configurations) {
         Path state = Path.of(orDefault(context.getProperty("vivarium.state.dir"), "var"));
         admin = new PluginAdmin(context.getBundle(Constants.SYSTEM_BUNDLE_ID).getBundleContext(),
-                new FeatureCatalog(path(context, "vivarium.features.dir"), path(context, "vivarium.system.dir")),
-                new EnabledFeatures(state.resolve("features.json"), names(context.getProperty("vivarium.features"))),
+                FeatureCatalog.of(context), configurations,
+                new EnabledFeatures(state, names(context.getProperty("vivarium.features"))),
                 new PluginStore(state.resolve("plugins")));
         deployer = context.registerService(ArtifactInstaller.class, new FeatureBundleDeployer(admin), null);
         // Not on the activating thread: that is the framework's start-level thread, which also runs
@@ -100,11 +101,6 @@ public class PluginServiceComponent implements PluginService {
     @Override
     public FeatureInfo disable(String feature) {
         return admin.disable(feature);
-    }
-
-    private static Path path(BundleContext context, String property) {
-        String value = context.getProperty(property);
-        return value == null || value.isBlank() ? null : Path.of(value);
     }
 
     private static String orDefault(String value, String fallback) {

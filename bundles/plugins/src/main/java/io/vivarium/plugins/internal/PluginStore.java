@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.common.files.AtomicFiles;
 
 /**
  * The jars installed or updated through the admin API, {@code <state>/plugins/<symbolicName>.jar},
@@ -38,6 +39,7 @@ final class PluginStore {
 
     void write(String symbolicName, byte[] jar) {
         try {
+            Files.createDirectories(dir);
             AtomicFiles.write(file(symbolicName), jar);
         } catch (IOException e) {
             throw ApiException.internal("cannot store the plugin in " + dir + ": " + e.getMessage(), e);

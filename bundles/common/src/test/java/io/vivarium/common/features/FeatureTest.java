@@ -1,4 +1,4 @@
-package io.vivarium.launcher;
+package io.vivarium.common.features;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 
@@ -48,7 +49,7 @@ class FeatureTest {
         assertEquals(1, f.bundles().get(0).startOrder());
         assertEquals(Feature.DEFAULT_START_ORDER, f.bundles().get(1).startOrder());
         assertEquals("d", f.bundles().get(2).artifactId());
-        assertEquals(1, f.configurationCount());
+        assertEquals(Map.of("my.pid", Map.of("k", "v")), f.configurations());
     }
 
     @Test
@@ -61,7 +62,7 @@ class FeatureTest {
         assertEquals(7, f.bundles().get(0).startOrder());
         assertEquals(Feature.DEFAULT_START_ORDER, f.bundles().get(1).startOrder());
         assertEquals("", f.description());
-        assertEquals(0, f.configurationCount());
+        assertEquals(Map.of(), f.configurations());
         assertEquals(List.of(), Feature.parse("x", "{\"id\": \"a:f:1\", \"bundles\": null}").bundles());
         assertEquals(Integer.MAX_VALUE, Feature.parse("x",
                 "{\"id\": \"a:f:1\", \"bundles\": [{\"id\": \"a:b:1\", \"start-order\": 2147483647}]}")
@@ -147,5 +148,51 @@ class FeatureTest {
     private static void assertRejected(String message, String json) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", json), json);
         assertEquals(message, e.getMessage(), json);
+    }
+
+    @Test
+    void disablingRemovesOnlyTheBundlesNoOtherEnabledFeatureNames() throws Exception {
+        Feature backend = feature("backend", "g:shared:1", "g:backend:1", "g:helper:1");
+        Feature other = feature("other", "g:shared:1", "g:other:1");
+        Feature helperToo = feature("helper-too", "g:helper:1");
+        assertEquals(List.of("g:backend:1", "g:helper:1"), ids(backend.bundlesNotNamedBy(List.of(backend, other))));
+        assertEquals(List.of("g:backend:1"), ids(backend.bundlesNotNamedBy(List.of(other, helperToo))));
+        assertEquals(List.of("g:shared:1", "g:backend:1", "g:helper:1"), ids(backend.bundlesNotNamedBy(List.of())));
+    }
+
+    private static Feature feature(String name, String... bundles) throws Exception {
+        StringBuilder json = new StringBuilder("{\"id\": \"g:" + name + ":1\", \"bundles\": [");
+        for (int i = 0; i < bundles.length; i++) {
+            json.append(i == 0 ? "" : ",").append('"').append(bundles[i]).append('"');
+        }
+        return Feature.parse(name, json.append("]}").toString());
+    }
+
+    private static List<String> ids(List<Feature.FeatureBundle> bundles) {
+        return bundles.stream().map(Feature.FeatureBundle::id).toList();
+    }
+
+    @Test
+    void readsConfigurationsWithTypedValues() throws Exception {
+        Feature f = Feature.parse("procbox", """
+                {"id": "a:procbox:1", "configurations": {"io.vivarium.backend.procbox": {
+                  "bwrap_path": "/opt/bwrap", "default_pids_limit": 64, "ratio": 0.5, "on": true,
+                  "paths": ["/a", "/b"]}}}
+                """);
+        Map<String, Object> c = f.configurations().get("io.vivarium.backend.procbox");
+        assertEquals("/opt/bwrap", c.get("bwrap_path"));
+        assertEquals(64L, c.get("default_pids_limit"));
+        assertEquals(0.5, c.get("ratio"));
+        assertEquals(true, c.get("on"));
+        assertEquals(List.of("/a", "/b"), List.of((String[]) c.get("paths")));
+    }
+
+    @Test
+    void refusesConfigurationsItCannotApplyAsWritten() {
+        for (String bad : List.of("[]", "{\"p\": 1}", "{\"f~name\": {}}", "{\"p\": {\"k:Integer\": 1}}",
+                "{\"p\": {\"k\": {\"nested\": 1}}}", "{\"p\": {\"k\": [1]}}", "{\"p\": {\"k\": null}}")) {
+            String json = "{\"id\": \"a:f:1\", \"configurations\": " + bad + "}";
+            assertThrows(IllegalArgumentException.class, () -> Feature.parse("x", json), json);
+        }
     }
 }

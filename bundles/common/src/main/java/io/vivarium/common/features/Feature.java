@@ -1,11 +1,18 @@
-package io.vivarium.launcher;
+package io.vivarium.common.features;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -19,24 +26,28 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  * One feature descriptor (OSGi Feature Service 1.0 JSON): an id, a description and the bundles it
  * brings, each named by Maven coordinates and given a start order (its OSGi start level).
  *
- * <p>Only what the launcher needs is read: {@code id}, {@code bundles[].id} and
- * {@code bundles[].start-order}. Variables are not interpolated; {@code configurations} are
- * reported by {@link #configurationCount()} so the launcher can say it does not apply them.
+ * <p>The one parser of the feature files: the launcher reads them at start, the plugins bundle when
+ * a feature is enabled or disabled at run time. Read are {@code id}, {@code description},
+ * {@code bundles[].id}, {@code bundles[].start-order} and {@code configurations}: PID → properties,
+ * each property a string, boolean, number (integers as {@code Long}, others as {@code Double}) or an
+ * array of strings, applied through Configuration Admin. Variables, {@code key:Type} hints and
+ * factory configurations ({@code pid~name}) are not supported and are refused.
  */
-record Feature(String name, String id, String description, List<FeatureBundle> bundles, int configurationCount) {
+public record Feature(String name, String id, String description, List<FeatureBundle> bundles,
+                      Map<String, Map<String, Object>> configurations) {
 
     /** Start order of a bundle entry that does not give one. */
-    static final int DEFAULT_START_ORDER = 2;
+    public static final int DEFAULT_START_ORDER = 2;
 
     /** A bundle entry: Maven coordinates and a start order (at least 1). */
-    record FeatureBundle(String id, String groupId, String artifactId, String type, String classifier,
+    public record FeatureBundle(String id, String groupId, String artifactId, String type, String classifier,
                          String version, int startOrder) {
 
         /**
          * Parses {@code groupId:artifactId[:type[:classifier]]:version}, the artifact id form of
          * the Feature Service specification.
          */
-        static FeatureBundle of(String id, int startOrder) {
+        public static FeatureBundle of(String id, int startOrder) {
             String[] p = id.split(":", -1);
             for (String s : p) {
                 if (s.isBlank()) {
@@ -60,12 +71,12 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
          * Where the bundle lives under a Maven-repository-layout folder (the distribution's
          * {@code system/}): {@code g/with/slashes/a/v/a-v[-classifier].type}.
          */
-        String repositoryPath() {
+        public String repositoryPath() {
             return groupId.replace('.', '/') + '/' + artifactId + '/' + version + '/'
                     + artifactId + '-' + version + (classifier == null ? "" : "-" + classifier) + '.' + type;
         }
 
-        Path file(Path systemDir) {
+        public Path file(Path systemDir) {
             return systemDir.resolve(repositoryPath());
         }
     }
@@ -79,7 +90,8 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .build();
 
-    static Feature read(Path file) throws IOException {
+    /** Reads {@code NAME.json}; every problem is an IOException naming the file and what is wrong. */
+    public static Feature read(Path file) throws IOException {
         String fileName = file.getFileName().toString();
         String name = fileName.endsWith(".json") ? fileName.substring(0, fileName.length() - 5) : fileName;
         String text = Files.readString(file, StandardCharsets.UTF_8);
@@ -106,7 +118,7 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
      * Reads a descriptor's text. Malformed JSON is a {@link JsonProcessingException}; well-formed
      * JSON that is not a usable feature is an {@link IllegalArgumentException}.
      */
-    static Feature parse(String name, String text) throws JsonProcessingException {
+    public static Feature parse(String name, String text) throws JsonProcessingException {
         JsonNode root = MAPPER.readTree(text);
         if (root == null || root.isMissingNode()) {
             throw new IllegalArgumentException("empty: no JSON value");
@@ -158,9 +170,73 @@ record Feature(String name, String id, String description, List<FeatureBundle> b
                 }
             }
         }
-        JsonNode c = field(root, "configurations");
-        int configurations = c != null && c.isObject() ? c.size() : 0;
-        return new Feature(name, id, description, List.copyOf(bundles), configurations);
+        return new Feature(name, id, description, List.copyOf(bundles), configurations(field(root, "configurations")));
+    }
+
+    private static final Pattern PID = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]*");
+    private static final Pattern PROPERTY = Pattern.compile("[A-Za-z0-9_.-]+");
+
+    private static Map<String, Map<String, Object>> configurations(JsonNode c) {
+        if (c == null) {
+            return Map.of();
+        }
+        if (!c.isObject()) {
+            throw new IllegalArgumentException("\"configurations\" must be an object of PID to properties");
+        }
+        Map<String, Map<String, Object>> out = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> pid : c.properties()) {
+            if (!PID.matcher(pid.getKey()).matches()) {
+                throw new IllegalArgumentException("configuration PID \"" + pid.getKey()
+                        + "\" is not supported: a plain PID of letters, digits, '.', '_' and '-' (no factory configurations)");
+            }
+            if (!pid.getValue().isObject()) {
+                throw new IllegalArgumentException("configuration " + pid.getKey() + " must be an object of properties");
+            }
+            Map<String, Object> props = new LinkedHashMap<>();
+            for (Map.Entry<String, JsonNode> p : pid.getValue().properties()) {
+                if (!PROPERTY.matcher(p.getKey()).matches()) {
+                    throw new IllegalArgumentException("configuration " + pid.getKey() + ": property \"" + p.getKey()
+                            + "\" is not supported (letters, digits, '.', '_' and '-'; no type hints)");
+                }
+                props.put(p.getKey(), value(pid.getKey() + "/" + p.getKey(), p.getValue()));
+            }
+            out.put(pid.getKey(), Map.copyOf(props));
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
+    private static Object value(String where, JsonNode v) {
+        if (v.isTextual()) {
+            return v.textValue();
+        }
+        if (v.isBoolean()) {
+            return v.booleanValue();
+        }
+        if (v.isIntegralNumber() && v.canConvertToLong()) {
+            return v.longValue();
+        }
+        if (v.isFloatingPointNumber()) {
+            return v.doubleValue();
+        }
+        if (v.isArray()) {
+            String[] items = new String[v.size()];
+            for (int i = 0; i < items.length; i++) {
+                if (!v.get(i).isTextual()) {
+                    throw new IllegalArgumentException("configuration " + where + ": an array may hold only strings");
+                }
+                items[i] = v.get(i).textValue();
+            }
+            return items;
+        }
+        throw new IllegalArgumentException("configuration " + where + ": " + show(v)
+                + " is not a string, boolean, number or array of strings");
+    }
+
+    /** Its bundles that none of {@code others} names: what disabling it removes while they stay enabled. */
+    public List<FeatureBundle> bundlesNotNamedBy(Collection<Feature> others) {
+        Set<String> kept = others.stream().filter(o -> !o.name().equals(name))
+                .flatMap(o -> o.bundles().stream()).map(FeatureBundle::id).collect(Collectors.toSet());
+        return bundles.stream().filter(b -> !kept.contains(b.id())).toList();
     }
 
     /** A member of an object; absent and JSON {@code null} both give {@code null}. */

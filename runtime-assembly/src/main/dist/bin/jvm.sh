@@ -1,0 +1,68 @@
+# Sourced, not run: which Java runs Vivarium and with which JVM options. The one copy of this
+# logic: bin/vivarium (the distribution) and ./vivarium (the source checkout, which sources it from
+# runtime-assembly/src/main/dist/bin/) both use it, and .ci/run asks ./vivarium jdk.
+#
+#   find_java [jdk]    print the Java home to use: $JAVA_HOME if it is 21 or newer, else java on
+#                      PATH if it is, else the newest under /usr/lib/jvm ("jdk": javac needed too)
+#   java_major HOME    the feature version (17, 21, 25...) of the Java installation at HOME, or 0
+#   daemon_java_opts HOME DIST  fill the array daemon_opts with the options the daemon starts with
+
+min_java=21
+
+java_major() {
+  local jhome="$1" v=""
+  [[ -x "$jhome/bin/java" ]] || { echo 0; return; }
+  [[ -f "$jhome/release" ]] && v="$(sed -n 's/^JAVA_VERSION="\([^"]*\)".*/\1/p' "$jhome/release")"
+  if [[ -z "$v" ]]; then
+    v="$("$jhome/bin/java" -XshowSettings:properties -version 2>&1 \
+          | sed -n 's/^ *java\.specification\.version = //p' | head -n1)"
+  fi
+  v="${v#1.}"; v="${v%%[!0-9]*}"
+  echo "${v:-0}"
+}
+
+# Java home $1 is recent enough, and has javac if $2 is "jdk".
+java_ok() {
+  [[ -n "$1" && -x "$1/bin/java" ]] || return 1
+  [[ "${2:-}" != jdk || -x "$1/bin/javac" ]] || return 1
+  (( $(java_major "$1") >= min_java ))
+}
+
+find_java() {
+  local need="${1:-}" j h best="" best_v=0 v
+  if [[ -n "${JAVA_HOME:-}" ]] && java_ok "$JAVA_HOME" "$need"; then
+    echo "$JAVA_HOME"; return 0
+  fi
+  if j="$(command -v java 2>/dev/null)"; then
+    h="$(dirname "$(dirname "$(readlink -f "$j")")")"
+    if java_ok "$h" "$need"; then echo "$h"; return 0; fi
+  fi
+  for j in /usr/lib/jvm/*/bin/java; do
+    [[ -x "$j" ]] || continue
+    h="$(dirname "$(dirname "$(readlink -f "$j")")")"
+    java_ok "$h" "$need" || continue
+    v="$(java_major "$h")"
+    if (( v > best_v )); then best="$h"; best_v="$v"; fi
+  done
+  [[ -n "$best" ]] && { echo "$best"; return 0; }
+  echo "Vivarium needs a JDK $min_java or newer; set JAVA_HOME or install one, e.g. Temurin $min_java+" >&2
+  return 1
+}
+
+# Options before $VIVARIUM_JAVA_OPTS (which can override them):
+# - Java 24+ warns when the Felix framework uses sun.misc.Unsafe; allow it quietly.
+# - A class-data sharing archive of the launcher's class path (Felix, Jackson, the launcher and the
+#   JDK classes they use), DIST/vivarium.jsa, written when the first daemon exits and mapped by
+#   the next ones: it saves class loading at every start (docs/benchmarks.md, cold start). The
+#   JVM checks it against the jars and rewrites it after a rebuild. Not in lib/, whose mtime is
+#   ./vivarium's build stamp. VIVARIUM_CDS=off turns it off; skipped where DIST is not writable.
+daemon_java_opts() {
+  local jhome="$1" dist="$2" v
+  v="$(java_major "$jhome")"
+  daemon_opts=()
+  (( v >= 24 )) && daemon_opts+=(--sun-misc-unsafe-memory-access=allow)
+  if (( v >= 19 )) && [[ "${VIVARIUM_CDS:-on}" != off && -w "$dist" ]]; then
+    daemon_opts+=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$dist/vivarium.jsa" -Xlog:cds=off -Xlog:cds+dynamic=off)
+  fi
+  return 0
+}
