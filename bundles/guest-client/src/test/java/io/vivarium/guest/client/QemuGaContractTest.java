@@ -4,29 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The contract against the stock qemu-ga over its Unix socket (a connection per call). */
-class QemuGaContractTest extends GuestAgentContract {
-    private static StockQemuGa agent;
-
-    @BeforeAll
-    static void startAgent() throws Exception {
-        agent = StockQemuGa.start();
-    }
-
-    @AfterAll
-    static void stopAgent() throws Exception {
-        if (agent != null) {
-            agent.close();
-        }
+class QemuGaContractTest extends LocalPeerContract {
+    @Override
+    PeerProcess startPeer() throws Exception {
+        return StockQemuGa.start();
     }
 
     @Override
-    GuestAgentClient connect() {
-        return GuestAgentClient.unixSocket(agent.socket());
+    boolean overOneStream() {
+        return false;
     }
 
     @Override

@@ -1,30 +1,15 @@
 package io.vivarium.guest.client;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-
-/**
- * The contract against the stock qemu-ga over one held connection, as over a virtio-serial port:
- * one request at a time, the emulated exec's polls and kills sharing the stream.
- */
-class QemuGaStreamContractTest extends GuestAgentContract {
-    private static StockQemuGa agent;
-
-    @BeforeAll
-    static void startAgent() throws Exception {
-        agent = StockQemuGa.start();
-    }
-
-    @AfterAll
-    static void stopAgent() throws Exception {
-        if (agent != null) {
-            agent.close();
-        }
+/** The contract against the stock qemu-ga over one held connection: one request at a time, the emulated exec's polls and kills sharing the stream. */
+class QemuGaStreamContractTest extends LocalPeerContract {
+    @Override
+    PeerProcess startPeer() throws Exception {
+        return StockQemuGa.start();
     }
 
     @Override
-    GuestAgentClient connect() {
-        return agent.streamClient();
+    boolean overOneStream() {
+        return true;
     }
 
     @Override
