@@ -87,6 +87,7 @@ void exec_on_pipe(struct watch *w, uint32_t events);
 int64_t exec_next_deadline(void);
 void exec_on_time(int64_t now);
 void exec_conn_gone(struct conn *c);
+void files_conn_gone(struct conn *c);
 int exec_waiting_on(const struct conn *c);
 void exec_kill_all(void);
 void exec_collect(void);

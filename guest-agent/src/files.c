@@ -148,6 +148,7 @@ int cmd_file_close(struct call *k)
 
 struct wsession {
 	int64_t handle;
+	struct conn *c; /* the connection that started it: when it closes, the write is discarded */
 	int dirfd, fd;
 	char tmp[40];
 	char *path;
@@ -167,6 +168,14 @@ static void wsession_end(struct wsession **slot, int keep_file)
 	free(s->path);
 	free(s);
 	*slot = NULL;
+}
+
+/* A client that gave up half way (a deadline, a dropped connection) leaves no slot, fd or temp file. */
+void files_conn_gone(struct conn *c)
+{
+	for (int i = 0; i < MAX_WRITES; i++)
+		if (writes[i] && writes[i]->c == c)
+			wsession_end(&writes[i], 0);
 }
 
 static int check_path(struct call *k, const char *path)
@@ -214,6 +223,7 @@ static struct wsession **wsession_start(struct call *k, const char *path, int64_
 		mode = fstatat(dirfd, base, &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode) ? old.st_mode & 07777 : 0644;
 	struct wsession *s = xmalloc(sizeof *s);
 	memset(s, 0, sizeof *s);
+	s->c = k->c;
 	s->dirfd = dirfd;
 	s->path = xstrndup(path, strlen(path));
 	s->base = s->path + (base - path);

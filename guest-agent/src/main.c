@@ -281,6 +281,7 @@ static void conn_reap_dead(void)
 		}
 		*pp = c->next;
 		exec_conn_gone(c);
+		files_conn_gone(c);
 		watch_set(&c->w, 0, &c->events);
 		close(c->w.fd);
 		if (c->l)
@@ -486,6 +487,7 @@ static void conn_hangup(struct conn *c)
 	c->in.len = 0;
 	c->out.len = 0;
 	exec_conn_gone(c);
+	files_conn_gone(c);
 	c->retry_at = now_ms() + SERIAL_RETRY_MS;
 	conn_watch(c);
 }

@@ -163,4 +163,31 @@ class AgentFileTest {
         conn.error("guest-file-open", Map.of("path", f.toString(), "mode", "rw"), "InvalidParameter");
         conn.error("guest-file-open", Map.of("path", dir.resolve("missing").toString()), "NotFound");
     }
+
+    /** A client that gives up half way through a chunked write leaves no temp file, fd or write slot behind. */
+    @Test
+    void aChunkedWriteIsDiscardedWhenItsConnectionCloses() throws Exception {
+        Path target = dir.resolve("abandoned.bin");
+        try (AgentConnection writer = agent.connect()) {
+            writer.ok("vivarium-file-write", Map.of("path", target.toString(), "data-b64", b64(new byte[4096]), "last", false));
+            assertTrue(temporaryFiles().size() == 1, "the write's temporary file: " + temporaryFiles());
+        }
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (!temporaryFiles().isEmpty()) {
+            assertTrue(System.nanoTime() < deadline, "still there after the connection closed: " + temporaryFiles());
+            AgentProcess.pause();
+        }
+        assertFalse(Files.exists(target));
+        for (int i = 0; i < 65; i++) {
+            try (AgentConnection writer = agent.connect()) {
+                writer.ok("vivarium-file-write", Map.of("path", target.toString(), "data-b64", b64(new byte[16]), "last", false));
+            }
+        }
+    }
+
+    private java.util.List<Path> temporaryFiles() throws IOException {
+        try (var files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().startsWith(".vivarium-tmp-")).toList();
+        }
+    }
 }

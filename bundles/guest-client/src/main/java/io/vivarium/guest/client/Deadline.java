@@ -33,6 +33,14 @@ public final class Deadline {
         return nanos == 0 ? 0 : Math.max(1, nanos / 1_000_000);
     }
 
+    /**
+     * For {@code Selector.select(long)}, where 0 means "wait forever": at least 1 ms, so a deadline
+     * that passes between the caller's check and the select still wakes the caller.
+     */
+    long selectMillis() {
+        return Math.max(1, remainingMillis());
+    }
+
     public boolean expired() {
         return remainingNanos() == 0;
     }

@@ -48,7 +48,7 @@ final class LineConnection implements Closeable {
                     channel.register(selector, SelectionKey.OP_CONNECT);
                     while (!channel.finishConnect()) {
                         deadline.check("connecting to " + address.getPath());
-                        selector.select(deadline.remainingMillis());
+                        selector.select(deadline.selectMillis());
                     }
                 }
             }
@@ -93,7 +93,7 @@ final class LineConnection implements Closeable {
             while (buffer.hasRemaining()) {
                 if (channel.write(buffer) == 0) {
                     deadline.check("writing a request to " + name);
-                    writeSelector.select(deadline.remainingMillis());
+                    writeSelector.select(deadline.selectMillis());
                     writeSelector.selectedKeys().clear();
                 }
             }
@@ -162,7 +162,7 @@ final class LineConnection implements Closeable {
                 if (deadline != null) {
                     deadline.check(doing + " on " + name);
                 }
-                readSelector.select(deadline == null ? 0 : deadline.remainingMillis());
+                readSelector.select(deadline == null ? 0 : deadline.selectMillis());
                 readSelector.selectedKeys().clear();
             }
         } catch (IOException | ClosedSelectorException e) {

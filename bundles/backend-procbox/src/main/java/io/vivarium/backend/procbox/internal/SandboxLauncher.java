@@ -109,7 +109,9 @@ final class SandboxLauncher {
             long deadline) {
         GuestAgentException lastPing = null;
         while (true) {
-            if (Files.exists(socket)) {
+            // bwrap reports its init before it has switched to the sandbox's root: until the agent
+            // runs, the socket's path through /proc/<init>/root could resolve on the host
+            if (agentRuns(init) && Files.exists(socket)) {
                 try {
                     agent.ping(Deadline.after(PING_WAIT));
                     return;
@@ -122,6 +124,11 @@ final class SandboxLauncher {
             }
             pause(sandboxId, files, deadline, lastPing);
         }
+    }
+
+    private static boolean agentRuns(InitProcess init) {
+        return ProcessHandle.of(init.pid()).stream().flatMap(ProcessHandle::children)
+                .anyMatch(child -> ProcFs.command(child.pid()).filter(SandboxCommands.AGENT_NAME::equals).isPresent());
     }
 
     /** Waits a moment before the next look, or abandons the launch once {@code deadline} has passed. */
