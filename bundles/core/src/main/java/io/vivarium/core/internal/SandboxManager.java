@@ -334,7 +334,6 @@ public class SandboxManager implements SandboxService {
         }
     }
 
-    /** {@code value} if it is null or within [min, max]; a 400 naming {@code field} otherwise. */
     /** Removes what a failed create left; the original failure is what the caller sees. */
     private RuntimeException undoCreate(Sandbox sb, BackendRegistry.Entry e, InstanceState state, RuntimeException cause) {
         try {
