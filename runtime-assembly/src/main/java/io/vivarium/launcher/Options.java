@@ -18,7 +18,6 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
     static final String DEFAULT_HOST = "127.0.0.1";
     static final List<String> DEFAULT_FEATURES = List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat",
             "metrics");
-    static final String FEATURE_NAME = EnabledFeatures.NAME;
 
     static final String USAGE = String.join("\n",
             "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",
@@ -108,7 +107,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                     Set<String> list = new LinkedHashSet<>();
                     for (String f : value.split(",", -1)) {
                         String t = f.trim();
-                        if (!t.matches(FEATURE_NAME)) {
+                        if (!t.matches(EnabledFeatures.NAME)) {
                             throw new UsageException("--features: bad feature name '" + t + "'");
                         }
                         list.add(t);

@@ -180,10 +180,6 @@ final class Wire {
         return node.booleanValue();
     }
 
-    static boolean optionalBoolean(JsonNode object, String field, String command) {
-        return object.has(field) && requireBoolean(object, field, command);
-    }
-
     static String requireText(JsonNode object, String field, String command) {
         JsonNode node = object.get(field);
         if (node == null || !node.isTextual()) {

@@ -5,7 +5,6 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
 import io.vivarium.api.spi.GuestChannel;
-import io.vivarium.api.spi.GuestLimits;
 import io.vivarium.guest.client.Deadline;
 import io.vivarium.guest.client.ExecSpec;
 import io.vivarium.guest.client.GuestAgentClient;
@@ -35,7 +34,6 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
     private static final Duration PING_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration FILE_TIMEOUT = Duration.ofMinutes(2);
     /** Files travel whole in memory (a read buffers the file, so that an error comes before any byte is sent). */
-    private static final GuestLimits LIMITS = new GuestLimits(ExecSpec.MAX_OUTPUT_BYTES, GuestLimits.DEFAULT.maxFileBytes());
     private static final int RETRY_AFTER_SECONDS = 1;
     /** The agent's error classes for a command it could not start. */
     private static final Set<String> START_FAILURES = Set.of("NotFound", "PermissionDenied", "InvalidParameter");
@@ -92,10 +90,6 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
         return new ExecResult("", e.getMessage() + "\n", "NotFound".equals(errorClass) ? 127 : 126, false, false, 0);
     }
 
-    @Override
-    public GuestLimits limits() {
-        return LIMITS;
-    }
 
     @Override
     public byte[] readFile(String path, int maxBytes) {

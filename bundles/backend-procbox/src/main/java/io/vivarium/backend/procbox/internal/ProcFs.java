@@ -104,11 +104,17 @@ final class ProcFs {
     }
 
     static int effectiveUid() {
-        return effectiveId(ownStatus(), "Uid:");
+        return OwnIds.UID;
     }
 
     static int effectiveGid() {
-        return effectiveId(ownStatus(), "Gid:");
+        return OwnIds.GID;
+    }
+
+    /** The daemon's own ids never change: read once, on first use. */
+    private static final class OwnIds {
+        static final int UID = effectiveId(ownStatus(), "Uid:");
+        static final int GID = effectiveId(ownStatus(), "Gid:");
     }
 
     /** Whether this process runs with no_new_privs, which every process it starts inherits. */

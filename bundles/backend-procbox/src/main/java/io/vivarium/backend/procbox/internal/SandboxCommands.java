@@ -40,12 +40,12 @@ final class SandboxCommands {
      * where the sandbox's agent directory is bound: {@code /run} is made by bwrap in the sandbox's
      * own root, whatever the host has there.
      */
-    static final String AGENT_BINARY = "/run/vivarium-agent";
+    static final String AGENT_BINARY = "/run/" + AgentBinary.FILE_NAME;
     static final String AGENT_DIR = "/run/vivarium";
     static final String AGENT_SOCKET_NAME = "agent.sock";
     static final Path AGENT_SOCKET = Path.of(AGENT_DIR, AGENT_SOCKET_NAME);
     /** The agent's name in {@code /proc/PID/comm}: the keep-alive, the init's one child. */
-    static final String AGENT_NAME = "vivarium-agent";
+    static final String AGENT_NAME = AgentBinary.FILE_NAME;
     /**
      * The capabilities the agent starts with as root, and drops for good in the worker it forks:
      * enough to become the sandbox user and empty its bounding set, nothing that reaches past the
