@@ -66,7 +66,13 @@ final class Api {
 
     /** A request whose answer is kept as bytes (a file's content), not parsed as JSON. */
     HttpResponse<byte[]> raw(String method, String path, byte[] body) throws IOException, InterruptedException {
-        var b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(120))
+        return raw(method, path, body, false);
+    }
+
+    /** As {@link #raw(String, String, byte[])}; with {@code expectContinue} the body waits for "100 Continue", as curl's does. */
+    HttpResponse<byte[]> raw(String method, String path, byte[] body, boolean expectContinue)
+            throws IOException, InterruptedException {
+        var b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(120)).expectContinue(expectContinue)
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
         if (token != null) {
             b.header("Authorization", "Bearer " + token);

@@ -95,9 +95,11 @@ class SandboxFilesIT {
     void missingTooLargeAndBadPathsAreClientErrors() throws Exception {
         assertEquals(404, get(admin, "/work/nothing-here").statusCode());
         assertEquals(404, put(admin, "/work/no/such/dir/f", new byte[] { 1 }).statusCode());
-        HttpResponse<byte[]> big = put(admin, "/work/big", new byte[MAX_FILE_BYTES + 1]);
-        assertEquals(413, big.statusCode());
-        assertTrue(text(big).contains("\"error\""), text(big));
+        for (boolean expectContinue : new boolean[] { false, true }) {
+            HttpResponse<byte[]> big = admin.raw("PUT", files("/work/big"), new byte[MAX_FILE_BYTES + 1], expectContinue);
+            assertEquals(413, big.statusCode(), "expect 100-continue: " + expectContinue);
+            assertTrue(text(big).contains("\"error\""), text(big));
+        }
         assertEquals("", Api.sh(admin, id, "ls /work/big 2>/dev/null || true"));
         for (String bad : List.of("work/relative", "/work/../etc/passwd", "/work/a\nb", "/work", "/", "/work/")) {
             HttpResponse<byte[]> r = get(admin, bad);

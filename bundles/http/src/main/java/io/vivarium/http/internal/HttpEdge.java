@@ -50,8 +50,8 @@ public class HttpEdge extends HttpServlet {
     private static final long serialVersionUID = 1L;
     private static final System.Logger LOG = System.getLogger(HttpEdge.class.getName());
 
-    /** How much of an oversized body is read and dropped before answering 413. */
-    private static final long MAX_DRAINED_BYTES = 16L << 20;
+    /** How far past its limit an oversized body is still read and dropped before answering 413. */
+    private static final long MAX_DRAINED_EXCESS_BYTES = 16L << 20;
     /** The route label of a request answered before a route matched (401, 404, 405). */
     static final String UNMATCHED = "unmatched";
     /** Prefixes of versioned API surfaces, which {@code /version} lists; others (such as {@code /metrics}) are not. */
@@ -219,27 +219,43 @@ public class HttpEdge extends HttpServlet {
     }
 
     private static byte[] readBody(HttpServletRequest req, long limit) throws IOException {
+        long declared = req.getContentLengthLong();
+        if (declared > limit && expectsContinue(req)) {
+            // Answered before the input stream is opened, which would send "100 Continue": the
+            // client (curl does this for any large body) then never sends the body at all.
+            throw tooLarge(limit);
+        }
         try (InputStream in = req.getInputStream()) {
-            if (req.getContentLengthLong() > limit) {
-                throw tooLarge(in, limit);
+            if (declared > limit) {
+                drain(in, limit);
+                throw tooLarge(limit);
             }
             byte[] body = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
             if (body.length > limit) {
-                throw tooLarge(in, limit);
+                drain(in, limit);
+                throw tooLarge(limit);
             }
             return body;
         }
     }
 
+    private static boolean expectsContinue(HttpServletRequest req) {
+        String expect = req.getHeader("Expect");
+        return expect != null && expect.trim().equalsIgnoreCase("100-continue");
+    }
+
     /**
-     * Reads and drops a moderately oversized body first: a client still sending when the answer
-     * comes and the connection closes would see a reset instead of the 413.
+     * Reads and drops a body up to {@link #MAX_DRAINED_EXCESS_BYTES} past its limit: a client still
+     * sending when the answer comes and the connection closes would see a reset instead of the 413.
      */
-    private static ApiException tooLarge(InputStream in, long limit) throws IOException {
-        long left = MAX_DRAINED_BYTES;
+    private static void drain(InputStream in, long limit) throws IOException {
+        long left = limit + MAX_DRAINED_EXCESS_BYTES;
         while (left > 0 && in.read() >= 0) {
             left -= 1 + in.skip(Math.min(left, 64 * 1024));
         }
+    }
+
+    private static ApiException tooLarge(long limit) {
         return new ApiException(413, "request body exceeds " + limit + " bytes");
     }
 
