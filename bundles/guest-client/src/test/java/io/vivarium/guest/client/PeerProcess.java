@@ -25,21 +25,39 @@ final class PeerProcess implements AutoCloseable {
         this.process = process;
     }
 
-    /** Runs {@code argv} (which must listen on {@code socket}) and waits for the socket to appear. */
+    /**
+     * Runs {@code argv} (which must listen on {@code socket}) and waits until the socket accepts a
+     * connection: the file appears at bind(), before listen(), when a connect is still refused.
+     */
     static PeerProcess start(String name, Path home, Path socket, List<String> argv) throws IOException {
         Path log = home.resolve(name + ".log");
         Process process = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         PeerProcess peer = new PeerProcess(name, home, socket, process);
         Deadline started = Deadline.after(Duration.ofSeconds(10));
-        while (!Files.exists(socket)) {
+        while (!accepts(socket)) {
             if (!process.isAlive() || started.expired()) {
                 String output = Files.readString(log);
                 peer.close();
                 throw new IllegalStateException(name + " did not start: " + output);
             }
-            Thread.onSpinWait();
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                peer.close();
+                throw new IOException("interrupted while waiting for " + name, e);
+            }
         }
         return peer;
+    }
+
+    private static boolean accepts(Path socket) {
+        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            probe.connect(UnixDomainSocketAddress.of(socket));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     Path socket() {
