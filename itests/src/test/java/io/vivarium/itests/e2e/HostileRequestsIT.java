@@ -132,6 +132,32 @@ class HostileRequestsIT {
         assertJsonError(r, what);
     }
 
+    /**
+     * An upload refused before its body is read (no token, no such route) is read away before the
+     * answer, up to a bound: the connection is not closed under a client still sending, whose
+     * writes would then fail and whose answer a reset could discard before it is read.
+     */
+    @Test
+    void anUploadRefusedBeforeItsBodyIsReadIsReadAwayFirst() throws Exception {
+        URI base = URI.create(daemon.baseUrl());
+        for (String[] refused : List.of(new String[] { "/v1/plugins/io.vivarium.nothing", "", "401" },
+                new String[] { "/v1/no-such-route", "Authorization: Bearer " + token + "\r\n", "404" })) {
+            try (Socket s = new Socket(base.getHost(), base.getPort())) {
+                s.setSoTimeout(20_000);
+                byte[] body = new byte[8 << 20];
+                String head = "PUT " + refused[0] + " HTTP/1.1\r\nHost: " + base.getHost() + "\r\n" + refused[1]
+                        + "Content-Length: " + body.length + "\r\nConnection: close\r\n\r\n";
+                OutputStream out = s.getOutputStream();
+                out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+                out.write(body); // fails with a broken pipe if the edge closed without reading
+                out.flush();
+                Raw r = parse(readAll(s.getInputStream()));
+                assertEquals(Integer.parseInt(refused[2]), r.status(), refused[0] + ": " + r.head());
+                assertJsonError(r, refused[0]);
+            }
+        }
+    }
+
     @Test
     void aNormalRequestStillWorksAfterAllThat() throws Exception {
         Raw r = send("GET /v1/sandboxes HTTP/1.1", List.of(), new byte[0]);

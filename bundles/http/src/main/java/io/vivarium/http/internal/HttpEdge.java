@@ -118,6 +118,7 @@ public class HttpEdge extends HttpServlet {
             if (e.status() >= 500) {
                 LOG.log(Level.WARNING, req.getMethod() + " " + req.getRequestURI() + ": " + e.getMessage(), e.getCause());
             }
+            dropUnreadBody(req);
             send(resp, e.status(), json.error(e.getMessage()));
         } catch (RuntimeException | LinkageError e) {
             // a LinkageError is a plugin's code failing while its bundle is swapped: still a JSON 500
@@ -242,6 +243,22 @@ public class HttpEdge extends HttpServlet {
     private static boolean expectsContinue(HttpServletRequest req) {
         String expect = req.getHeader("Expect");
         return expect != null && expect.trim().equalsIgnoreCase("100-continue");
+    }
+
+    /**
+     * Reads and drops what is left of a body refused before it was read (a 401, 403 or 404 to an
+     * upload), as for a 413 and for the same reason. A body the client holds back for "100
+     * Continue" is left unasked for.
+     */
+    private static void dropUnreadBody(HttpServletRequest req) {
+        if (expectsContinue(req) || req.getContentLengthLong() == 0) {
+            return;
+        }
+        try (InputStream in = req.getInputStream()) {
+            drain(in, 0);
+        } catch (IOException | IllegalStateException e) {
+            // the connection is closed after the answer anyway; the client may then see a reset
+        }
     }
 
     /**
