@@ -11,8 +11,11 @@ package io.vivarium.api.spi;
  */
 public record GuestLimits(long maxOutputBytes, long maxFileBytes) {
 
-    /** What core assumes of a channel that does not say: 16 MiB of output, 64 MiB files. */
-    public static final GuestLimits DEFAULT = new GuestLimits(16L << 20, 64L << 20);
+    /**
+     * What core assumes of a channel that does not say, and the most an exec request may ask for:
+     * 16 MiB of output, files of {@link io.vivarium.api.SandboxService#MAX_FILE_BYTES}.
+     */
+    public static final GuestLimits DEFAULT = new GuestLimits(16L << 20, io.vivarium.api.SandboxService.MAX_FILE_BYTES);
 
     public GuestLimits {
         if (maxOutputBytes < 1 || maxFileBytes < 0) {

@@ -7,13 +7,14 @@ import java.util.Map;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.ExecRequest;
+import io.vivarium.api.spi.GuestLimits;
 
 /** Validates an exec request once, at the edge, and fills in the defaults backends rely on. */
 final class ExecRequests {
     static final int DEFAULT_TIMEOUT_SECS = 30;
     static final int MAX_TIMEOUT_SECS = 3600;
     static final int DEFAULT_MAX_OUTPUT = 1 << 20;
-    static final int MAX_MAX_OUTPUT = 16 << 20;
+    static final int MAX_MAX_OUTPUT = (int) GuestLimits.DEFAULT.maxOutputBytes();
     static final int MAX_ARGS = 4096;
     static final int MAX_PATH = 4096;
 

@@ -1,6 +1,7 @@
 package io.vivarium.guest.client;
 
 import io.vivarium.api.ExecRequest;
+import io.vivarium.api.spi.GuestLimits;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -24,8 +25,8 @@ import java.util.Map;
 public record ExecSpec(List<String> argv, Map<String, String> env, String cwd, byte[] stdin, Duration timeout,
         int maxOutputBytes, Integer uid, Integer gid) {
 
-    /** qemu-ga's own per-stream cap; more cannot be had from the stock agent. */
-    public static final int MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+    /** The most output per stream a request may ask for (qemu-ga buffers no more). */
+    public static final int MAX_OUTPUT_BYTES = (int) GuestLimits.DEFAULT.maxOutputBytes();
 
     public ExecSpec {
         argv = List.copyOf(argv);
