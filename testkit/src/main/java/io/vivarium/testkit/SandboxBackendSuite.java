@@ -379,6 +379,7 @@ public abstract class SandboxBackendSuite {
     void forksPastThePidsLimitFailInside() throws IOException {
         need(Feature.PROCESSES);
         need(Feature.LIMITS);
+        assertTrue(backend.capabilities().pidsLimit(), "declared in its capabilities, or core refuses pids_limit");
         SandboxInstance i = create(32, null).instance();
         // the forks run in a subshell, which exits at the first refused fork; the count and the
         // clean-up after it use only shell builtins, which need no fork
@@ -394,6 +395,7 @@ public abstract class SandboxBackendSuite {
     void writingPastTheDiskLimitGivesEnospcInside() throws IOException {
         need(Feature.PROCESSES);
         need(Feature.LIMITS);
+        assertTrue(backend.capabilities().diskLimit(), "declared in its capabilities, or core refuses disk_limit_mib");
         SandboxInstance i = create(null, 32).instance();
         ExecResult fill = exec(i, "/bin/sh", "-c", "dd if=/dev/zero of=fill bs=1M count=64 2>&1; echo status $?");
         assertTrue(fill.stdout().contains("No space left on device"), fill.stdout());

@@ -15,15 +15,27 @@ package io.vivarium.api.spi;
  * @param memoryLimit can enforce a memory limit on this host
  * @param vcpus honours {@link InstanceSpec#vcpus()}; a create asking for vcpus elsewhere is a 400; since 1.2
  * @param images honours {@link InstanceSpec#image()}; a create naming an image elsewhere is a 400; since 1.2
+ * @param pidsLimit enforces {@link InstanceSpec#pidsLimit()} on this host; a create asking for one elsewhere is a
+ *        400; since 1.2
+ * @param diskLimit enforces {@link InstanceSpec#diskLimitMib()} on this host; a create asking for one elsewhere is
+ *        a 400; since 1.2
  */
 public record Capabilities(boolean sandbox, boolean snapshot, boolean restoreInPlace, boolean restoreByRelaunch,
         boolean fork, boolean dryRun, boolean pause, boolean eval, boolean memoryLimit, boolean vcpus,
-        boolean images) {
+        boolean images, boolean pidsLimit, boolean diskLimit) {
+
+    /** Capabilities without the pids and disk limits, whose fields a backend built against SPI 1.1 never sees. */
+    public Capabilities(boolean sandbox, boolean snapshot, boolean restoreInPlace, boolean restoreByRelaunch,
+            boolean fork, boolean dryRun, boolean pause, boolean eval, boolean memoryLimit, boolean vcpus,
+            boolean images) {
+        this(sandbox, snapshot, restoreInPlace, restoreByRelaunch, fork, dryRun, pause, eval, memoryLimit, vcpus,
+                images, false, false);
+    }
 
     /** The capabilities of SPI 1.1: neither vcpus nor images. */
     public Capabilities(boolean sandbox, boolean snapshot, boolean restoreInPlace, boolean restoreByRelaunch,
             boolean fork, boolean dryRun, boolean pause, boolean eval, boolean memoryLimit) {
         this(sandbox, snapshot, restoreInPlace, restoreByRelaunch, fork, dryRun, pause, eval, memoryLimit, false,
-                false);
+                false, false, false);
     }
 }

@@ -34,8 +34,8 @@ final class CreateRequests {
                         + " on this host (no writable memory cgroup); omit it to create the sandbox without a limit");
             }
         }
-        inRange("pids_limit", req.pidsLimit(), MIN_PIDS_LIMIT, MAX_PIDS_LIMIT);
-        inRange("disk_limit_mib", req.diskLimitMib(), MIN_DISK_LIMIT_MIB, MAX_DISK_LIMIT_MIB);
+        limit("pids_limit", req.pidsLimit(), MIN_PIDS_LIMIT, MAX_PIDS_LIMIT, caps.pidsLimit(), backend);
+        limit("disk_limit_mib", req.diskLimitMib(), MIN_DISK_LIMIT_MIB, MAX_DISK_LIMIT_MIB, caps.diskLimit(), backend);
         Integer vcpus = req.vcpus();
         if (vcpus != null) {
             if (vcpus < 1 || vcpus > MAX_VCPUS) {
@@ -59,9 +59,16 @@ final class CreateRequests {
         }
     }
 
-    private static void inRange(String field, Integer value, int min, int max) {
-        if (value != null && (value < min || value > max)) {
+    private static void limit(String field, Integer value, int min, int max, boolean supported, String backend) {
+        if (value == null) {
+            return;
+        }
+        if (value < min || value > max) {
             throw ApiException.badRequest(field + " must be between " + min + " and " + max + ", got " + value);
+        }
+        if (!supported) {
+            throw ApiException.badRequest(field + " is not supported by backend " + backend
+                    + " on this host; omit it to create the sandbox without that limit");
         }
     }
 }

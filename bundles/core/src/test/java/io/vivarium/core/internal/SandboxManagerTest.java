@@ -227,8 +227,15 @@ class SandboxManagerTest {
         ApiException disk = assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, null, null, 0)));
         assertEquals(400, disk.status());
         assertTrue(disk.getMessage().startsWith("disk_limit_mib must be between 16 and "), disk.getMessage());
-        assertTrue(backend.creates.isEmpty(), "a bad limit never reaches the backend");
+        ApiException unenforced = assertThrows(ApiException.class,
+                () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, null, 100, null)));
+        assertEquals(400, unenforced.status());
+        assertTrue(unenforced.getMessage().startsWith("pids_limit is not supported by backend fake"), unenforced.getMessage());
+        assertTrue(assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, null, null, 256)))
+                .getMessage().startsWith("disk_limit_mib is not supported by backend fake"));
+        assertTrue(backend.creates.isEmpty(), "a bad or unenforceable limit never reaches the backend");
 
+        backend.capabilities = new Capabilities(true, false, false, false, false, false, false, false, true, false, false, true, true);
         m.create(ALICE, new CreateSandboxRequest(null, null, null, null, 100, 256));
         assertEquals(100, backend.creates.get(0).pidsLimit());
         assertEquals(256, backend.creates.get(0).diskLimitMib());

@@ -95,7 +95,8 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
 
     @Override
     public Capabilities capabilities() {
-        return new Capabilities(true, false, false, false, false, true, false, false, cgroups.supported());
+        return new Capabilities(true, false, false, false, false, true, false, false, cgroups.supported(), false, false,
+                pidsCgroups.supported(), workspaces.supported());
     }
 
     /** How sandboxes are isolated and entered here; the bubblewrap version is asked once. */
