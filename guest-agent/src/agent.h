@@ -12,6 +12,7 @@
 #define MAX_LINE ((size_t)16 << 20)
 #define MAX_CONNS 64
 #define MAX_EXECS 256
+#define MAX_DRAINING 128 /* finished execs whose pipes background processes still hold */
 #define MAX_QUEUED ((size_t)32 << 20)
 #define STREAM_HOLD ((size_t)1 << 20)
 #define STOCK_CAP ((int64_t)16 << 20)
@@ -26,6 +27,8 @@ struct watch {
 
 struct listener {
 	struct watch w;
+	uint32_t events;
+	int64_t retry_at; /* out of fds: when to accept again */
 	int nconns;
 	char *path;
 };
@@ -91,6 +94,9 @@ void files_conn_gone(struct conn *c);
 int exec_waiting_on(const struct conn *c);
 void exec_kill_all(void);
 void exec_collect(void);
+/* Closes the pipes of the oldest finished exec that background processes still hold (their next
+ * write gets EPIPE); 0 if there is none. */
+int exec_reclaim(void);
 int cmd_guest_exec(struct call *k);
 int cmd_guest_exec_status(struct call *k);
 int cmd_vivarium_exec(struct call *k);

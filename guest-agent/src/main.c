@@ -32,6 +32,7 @@ static struct jdoc doc;
 static int terminating;
 
 #define SERIAL_RETRY_MS 250
+#define ACCEPT_RETRY_MS 100
 
 int64_t now_ms(void)
 {
@@ -531,7 +532,15 @@ static void on_conn(struct conn *c, uint32_t events)
 
 static void on_listen(struct listener *l)
 {
-	int fd = accept4(l->w.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd;
+	while ((fd = accept4(l->w.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0 && (errno == EMFILE || errno == ENFILE))
+		if (!exec_reclaim()) {
+			/* The connection stays pending, so the listener stays readable: stop watching it for
+			 * a moment instead of spinning, and accept once an fd was freed. */
+			l->retry_at = now_ms() + ACCEPT_RETRY_MS;
+			watch_set(&l->w, 0, &l->events);
+			return;
+		}
 	if (fd < 0)
 		return;
 	if (l->nconns >= MAX_CONNS) {
@@ -770,10 +779,8 @@ int main(int argc, char **argv)
 	struct watch sigw = {W_SIGNAL, sfd};
 	uint32_t cur = 0;
 	watch_set(&sigw, EPOLLIN, &cur);
-	for (int i = 0; i < nlisteners; i++) {
-		uint32_t lcur = 0;
-		watch_set(&listeners[i]->w, EPOLLIN, &lcur);
-	}
+	for (int i = 0; i < nlisteners; i++)
+		watch_set(&listeners[i]->w, EPOLLIN, &listeners[i]->events);
 	for (int i = 0; i < nserials; i++)
 		conn_new(serial_fds[i], NULL, 1);
 
@@ -783,6 +790,9 @@ int main(int argc, char **argv)
 		for (struct conn *c = conns; c; c = c->next)
 			if (c->retry_at && (next < 0 || c->retry_at < next))
 				next = c->retry_at;
+		for (int i = 0; i < nlisteners; i++)
+			if (listeners[i]->retry_at && (next < 0 || listeners[i]->retry_at < next))
+				next = listeners[i]->retry_at;
 		int timeout = next < 0 ? -1 : next <= now ? 0 : next - now > 60000 ? 60000 : (int)(next - now);
 		int n = epoll_wait(epfd, evs, 32, timeout);
 		for (int i = 0; i < n; i++) {
@@ -816,6 +826,11 @@ int main(int argc, char **argv)
 			if (c->retry_at && c->retry_at <= now) {
 				c->retry_at = 0;
 				conn_watch(c);
+			}
+		for (int i = 0; i < nlisteners; i++)
+			if (listeners[i]->retry_at && listeners[i]->retry_at <= now) {
+				listeners[i]->retry_at = 0;
+				watch_set(&listeners[i]->w, EPOLLIN, &listeners[i]->events);
 			}
 		conn_reap_dead();
 		exec_collect();
