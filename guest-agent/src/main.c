@@ -712,6 +712,11 @@ static void parse_user(const char *spec, uid_t *uid, gid_t *gid)
 int main(int argc, char **argv)
 {
 	ensure_stdio();
+	/* Not dumpable, whoever runs it: a process of the agent's uid that lacks CAP_SYS_PTRACE (in a
+	 * VM as root, or in a user namespace, the sandbox's commands share the agent's uid) can neither
+	 * ptrace it nor read its memory or take its fds (pidfd_getfd, /proc/PID/fd). Its execs are
+	 * dumpable again after execve. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);

@@ -51,8 +51,7 @@ static void drop_privileges(uid_t uid, gid_t gid, pid_t supervisor)
 		worker_fail("setresuid");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		worker_fail("PR_SET_NO_NEW_PRIVS");
-	/* Not dumpable: a process of the same uid can neither ptrace the worker nor take its
-	 * listening socket with pidfd_getfd (execs are dumpable again after execve). */
+	/* Changing the uid reset dumpable to fs.suid_dumpable: not dumpable again (see main). */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (setresuid(0, 0, 0) == 0 || setresgid(0, 0, 0) == 0) {
 		errno = EPERM;

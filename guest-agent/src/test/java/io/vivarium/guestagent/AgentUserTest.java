@@ -158,6 +158,24 @@ class AgentUserTest {
                 + "cat /proc/" + supervisor + "/environ >/dev/null 2>&1 && echo ptrace-read: yes || echo ptrace-read: no"));
     }
 
+    /**
+     * Without --user (a VM's agent as root, a procbox agent in a user namespace) the sandbox's
+     * processes have the agent's uid: not dumpable, the agent is still out of their reach, while
+     * its execs (dumpable again after execve) are not.
+     */
+    @Test
+    void withoutUserTheAgentIsOutOfReachOfProcessesOfItsOwnUid() throws Exception {
+        assumeTrue(Files.isExecutable(SETPRIV), "needs setpriv (util-linux)");
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+        agent = AgentProcess.start(dir, AS_USER);
+        AgentConnection conn = agent.connect();
+        assertEquals("65534\n", sh(conn, "id -u"));
+        assertEquals("environ: no\nfd: no\nsibling: yes\n", sh(conn,
+                "cat /proc/$PPID/environ >/dev/null 2>&1 && echo environ: yes || echo environ: no; "
+                + "ls /proc/$PPID/fd >/dev/null 2>&1 && echo fd: yes || echo fd: no; "
+                + "sleep 10 & cat /proc/$!/environ >/dev/null 2>&1 && echo sibling: yes || echo sibling: no; kill $!"));
+    }
+
     @Test
     void killingEveryProcessOfTheUserRestartsTheWorkerOnTheSameSocket() throws Exception {
         Path bwrap = Path.of("/usr/bin/bwrap");
