@@ -24,6 +24,8 @@
 #define BACKOFF_MAX_MS 5000
 #define HEALTHY_MS 1000 /* a worker that lived this long resets the backoff */
 #define STOP_GRACE_MS 5000 /* after SIGTERM, then SIGKILL */
+#define LOG_WINDOW_MS 60000
+#define LOGS_PER_WINDOW 5
 #define EXIT_NO_DROP 71 /* the worker could not drop its privileges: not worth a restart */
 
 static void worker_fail(const char *what)
@@ -63,8 +65,27 @@ static void drop_privileges(uid_t uid, gid_t gid, pid_t supervisor)
 		_exit(0);
 }
 
-static void log_exit(pid_t pid, int status, int64_t delay)
+/* A sandbox user who kills the worker in a loop must not grow the host's log without bound: at
+ * most LOGS_PER_WINDOW restarts are logged in a window, the others counted and reported with the
+ * next line logged. */
+static void log_exit(pid_t pid, int status, int64_t delay, int64_t now)
 {
+	static int64_t window_end;
+	static int logged, unlogged;
+	if (!window_end || now >= window_end) {
+		window_end = now + LOG_WINDOW_MS;
+		logged = 0;
+	}
+	if (logged == LOGS_PER_WINDOW) {
+		if (!unlogged++)
+			fprintf(stderr, "vivarium-agent: worker restarts are logged at most %d times a minute; counting the others\n",
+				LOGS_PER_WINDOW);
+		return;
+	}
+	logged++;
+	if (unlogged)
+		fprintf(stderr, "vivarium-agent: %d worker restarts were not logged\n", unlogged);
+	unlogged = 0;
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "vivarium-agent: worker %d killed by signal %d; restarting in %lld ms\n", (int)pid,
 			WTERMSIG(status), (long long)delay);
@@ -144,7 +165,7 @@ void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *pa
 				if (oldest + RESTART_WINDOW_MS > restart_at)
 					restart_at = oldest + RESTART_WINDOW_MS;
 			}
-			log_exit(pid, status, restart_at - now);
+			log_exit(pid, status, restart_at - now, now);
 		}
 	}
 }

@@ -231,6 +231,33 @@ class AgentUserTest {
         assertTrue(worker.onExit().get(10, TimeUnit.SECONDS) != null && !worker.isAlive(), "the worker was left behind");
     }
 
+    /** A sandbox user who kills the worker in a loop cannot grow the host's log by a line per kill. */
+    @Test
+    void workerRestartsAreLoggedAtMostFiveTimesAMinute() throws Exception {
+        Path log = dir.resolve("agent.log");
+        agent = AgentProcess.start(dir, List.of("/bin/sh", "-c", "exec 2>\"$0\" \"$@\"", log.toString()), "--user", USER);
+        ProcessHandle supervisor = agent.process().toHandle();
+        Set<Long> killed = new HashSet<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (killed.size() < 6) {
+            for (ProcessHandle w : supervisor.children().toList()) {
+                if (killed.add(w.pid())) {
+                    w.destroyForcibly();
+                }
+            }
+            assertTrue(System.nanoTime() < deadline, "only " + killed.size() + " workers were started");
+            AgentProcess.pause();
+        }
+        List<String> lines;
+        while ((lines = Files.readAllLines(log)).size() < 6) {
+            assertTrue(System.nanoTime() < deadline, "the sixth death was neither logged nor counted: " + lines);
+            AgentProcess.pause();
+        }
+        assertEquals(5, lines.stream().filter(l -> l.contains("restarting in")).count(), lines.toString());
+        assertEquals(List.of("vivarium-agent: worker restarts are logged at most 5 times a minute; counting the others"),
+                lines.stream().filter(l -> !l.contains("restarting in")).toList());
+    }
+
     @Test
     void aWorkerThatKeepsDyingIsRestartedAtALimitedRateWithoutSpinning() throws Exception {
         agent = AgentProcess.start(dir, "--user", USER);
