@@ -19,7 +19,7 @@
 #define MAX_READ ((int64_t)1 << 20)
 
 /* Every fd in the epoll set is described by a struct that starts with a watch. */
-enum wkind { W_LISTEN, W_CONN, W_SIGNAL, W_PIPE };
+enum wkind { W_LISTEN, W_CONN, W_SIGNAL, W_PIPE, W_STOP };
 struct watch {
 	int kind;
 	int fd;
@@ -80,8 +80,9 @@ void send_return(struct conn *c, const char *id, size_t idlen, const struct buf 
 void send_error(struct conn *c, const char *id, size_t idlen, const char *eclass, const char *desc);
 
 /* supervisor.c: stays root and restarts the worker; returns only in a worker that runs as
- * uid:gid without privileges. */
-void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths);
+ * uid:gid without privileges, with an fd that becomes readable (EOF) when the supervisor asks
+ * it to stop. */
+int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths);
 
 /* exec.c */
 extern struct rlimit child_nofile;

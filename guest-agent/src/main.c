@@ -725,7 +725,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	int transports = 0, drop = 0;
+	int transports = 0, drop = 0, stopfd = -1;
 	uid_t uid = 0;
 	gid_t gid = 0;
 	for (int i = 1; i < argc; i++) {
@@ -770,7 +770,7 @@ int main(int argc, char **argv)
 		const char *paths[sizeof listeners / sizeof *listeners];
 		for (int i = 0; i < nlisteners; i++)
 			paths[i] = listeners[i]->path;
-		supervise(uid, gid, &mask, paths, nlisteners); /* returns only in a worker, unprivileged */
+		stopfd = supervise(uid, gid, &mask, paths, nlisteners); /* returns only in a worker, unprivileged */
 	}
 
 	int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -784,6 +784,10 @@ int main(int argc, char **argv)
 	struct watch sigw = {W_SIGNAL, sfd};
 	uint32_t cur = 0;
 	watch_set(&sigw, EPOLLIN, &cur);
+	struct watch stopw = {W_STOP, stopfd};
+	uint32_t stopcur = 0;
+	if (stopfd >= 0)
+		watch_set(&stopw, EPOLLIN, &stopcur);
 	for (int i = 0; i < nlisteners; i++)
 		watch_set(&listeners[i]->w, EPOLLIN, &listeners[i]->events);
 	for (int i = 0; i < nserials; i++)
@@ -820,6 +824,9 @@ int main(int argc, char **argv)
 			}
 			case W_PIPE:
 				exec_on_pipe(w, evs[i].events);
+				break;
+			case W_STOP: /* the supervisor closed its end: stop as on SIGTERM */
+				terminating = 1;
 				break;
 			}
 		}

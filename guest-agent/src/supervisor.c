@@ -8,6 +8,7 @@
 #include "agent.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,18 +102,26 @@ static void finish(const char *const *paths, int npaths, int code)
 	exit(code);
 }
 
-void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths)
+int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths)
 {
 	pid_t self = getpid(), worker = -1;
 	int64_t starts[RESTARTS_PER_WINDOW] = {0}, started = 0, backoff = 0, restart_at = 0, kill_at = -1;
-	int nstarts = 0, terminating = 0;
+	int nstarts = 0, terminating = 0, stop[2];
+	/* Procbox starts the supervisor without CAP_KILL, so it may not signal a worker of another uid:
+	 * it asks it to stop by closing this pipe, and if that is not heeded, exits, and the kernel
+	 * kills the worker (PR_SET_PDEATHSIG). */
+	if (pipe2(stop, O_CLOEXEC) < 0) {
+		perror("vivarium-agent: pipe");
+		finish(paths, npaths, 1);
+	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	for (;;) {
 		if (worker < 0 && !terminating && now_ms() >= restart_at) {
 			worker = fork();
 			if (worker == 0) {
+				close(stop[1]);
 				drop_privileges(uid, gid, self);
-				return;
+				return stop[0];
 			}
 			if (worker < 0) {
 				perror("vivarium-agent: fork a worker");
@@ -131,15 +140,17 @@ void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *pa
 			struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
 			sig = sigtimedwait(mask, &si, &ts);
 		} else if (worker > 0) {
-			kill(worker, SIGKILL); /* it did not stop within the grace period */
+			/* It did not stop within the grace period (the sandbox user may have stopped it). */
+			if (kill(worker, SIGKILL) < 0)
+				finish(paths, npaths, 0);
 			kill_at = -1;
 		}
 		if ((sig == SIGTERM || sig == SIGINT) && !terminating) {
 			if (worker < 0)
 				finish(paths, npaths, 0);
 			terminating = 1;
-			kill(worker, SIGTERM);
-			kill(worker, SIGCONT); /* the sandbox user may have stopped it */
+			close(stop[1]);
+			kill(worker, SIGCONT); /* in case it was stopped, if we may */
 			kill_at = now_ms() + STOP_GRACE_MS;
 		}
 		int status;

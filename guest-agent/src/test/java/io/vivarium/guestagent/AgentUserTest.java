@@ -25,6 +25,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * --user: a root supervisor holds the socket (0600, root's) and restarts a worker that runs as
@@ -201,9 +203,19 @@ class AgentUserTest {
         assertEquals(inode, Files.getAttribute(agent.socket(), "unix:ino"), "the socket was bound again");
     }
 
-    @Test
-    void sigtermStopsTheWorkerAndItsExecsAndExitsZero() throws Exception {
-        agent = AgentProcess.start(dir, "--user", USER);
+    /**
+     * The agent as procbox starts it: bwrap's {@code --cap-drop ALL} and then only what the worker
+     * needs to drop to the user; without {@code CAP_KILL} the supervisor cannot signal the worker.
+     */
+    static List<String> starter(boolean procboxCapabilities) {
+        assumeTrue(!procboxCapabilities || Files.isExecutable(SETPRIV), "needs setpriv (util-linux)");
+        return procboxCapabilities ? List.of(SETPRIV.toString(), "--bounding-set", "-all,+setuid,+setgid,+setpcap", "--") : List.of();
+    }
+
+    @ParameterizedTest(name = "with procbox''s capabilities only: {0}")
+    @ValueSource(booleans = {false, true})
+    void sigtermStopsTheWorkerAndItsExecsAndExitsZero(boolean procboxCapabilities) throws Exception {
+        agent = AgentProcess.start(dir, starter(procboxCapabilities), "--user", USER);
         AgentConnection conn = agent.connect();
         conn.ok("vivarium-exec", Map.of("argv", List.of("sleep", "1000"), "env", AgentExecTest.PATH));
         List<ProcessHandle> tree = agent.process().descendants().toList();
@@ -219,10 +231,11 @@ class AgentUserTest {
         assertFalse(Files.exists(agent.socket(), LinkOption.NOFOLLOW_LINKS), "the socket was left behind");
     }
 
-    @Test
-    void sigtermStopsAWorkerThatTheSandboxUserStopped() throws Exception {
+    @ParameterizedTest(name = "with procbox''s capabilities only: {0}")
+    @ValueSource(booleans = {false, true})
+    void sigtermStopsAWorkerThatTheSandboxUserStopped(boolean procboxCapabilities) throws Exception {
         assumeTrue(Files.isExecutable(SETPRIV), "needs setpriv (util-linux)");
-        agent = AgentProcess.start(dir, "--user", USER);
+        agent = AgentProcess.start(dir, starter(procboxCapabilities), "--user", USER);
         ProcessHandle worker = worker(agent.process().toHandle());
         assertEquals("", output(concat(AS_USER, "kill", "-STOP", Long.toString(worker.pid()))));
         agent.process().destroy();
