@@ -12,13 +12,14 @@
 #define MAX_LINE ((size_t)16 << 20)
 #define MAX_CONNS 64
 #define MAX_EXECS 256
+#define MAX_DRAINING 128 /* finished execs whose pipes background processes still hold */
 #define MAX_QUEUED ((size_t)32 << 20)
 #define STREAM_HOLD ((size_t)1 << 20)
 #define STOCK_CAP ((int64_t)16 << 20)
 #define MAX_READ ((int64_t)1 << 20)
 
 /* Every fd in the epoll set is described by a struct that starts with a watch. */
-enum wkind { W_LISTEN, W_CONN, W_SIGNAL, W_PIPE };
+enum wkind { W_LISTEN, W_CONN, W_SIGNAL, W_PIPE, W_STOP };
 struct watch {
 	int kind;
 	int fd;
@@ -26,6 +27,8 @@ struct watch {
 
 struct listener {
 	struct watch w;
+	uint32_t events;
+	int64_t retry_at; /* out of fds: when to accept again */
 	int nconns;
 	char *path;
 };
@@ -77,8 +80,9 @@ void send_return(struct conn *c, const char *id, size_t idlen, const struct buf 
 void send_error(struct conn *c, const char *id, size_t idlen, const char *eclass, const char *desc);
 
 /* supervisor.c: stays root and restarts the worker; returns only in a worker that runs as
- * uid:gid without privileges. */
-void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths);
+ * uid:gid without privileges, with an fd that becomes readable (EOF) when the supervisor asks
+ * it to stop. */
+int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths);
 
 /* exec.c */
 extern struct rlimit child_nofile;
@@ -91,6 +95,9 @@ void files_conn_gone(struct conn *c);
 int exec_waiting_on(const struct conn *c);
 void exec_kill_all(void);
 void exec_collect(void);
+/* Closes the pipes of the oldest finished exec that background processes still hold (their next
+ * write gets EPIPE); 0 if there is none. */
+int exec_reclaim(void);
 int cmd_guest_exec(struct call *k);
 int cmd_guest_exec_status(struct call *k);
 int cmd_vivarium_exec(struct call *k);

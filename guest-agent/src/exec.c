@@ -56,7 +56,7 @@ struct waiter {
 
 struct rlimit child_nofile = {RLIM_INFINITY, RLIM_INFINITY};
 static struct exec *execs, *freed;
-static int nexecs;
+static int nexecs, ndraining;
 static int64_t next_handle = 1;
 static struct waiter *waiters;
 
@@ -166,7 +166,9 @@ static void exec_free(struct exec *ex)
 		stream_close(&ex->s[i]);
 		buf_free(&ex->s[i].hold);
 	}
-	if (!ex->detached)
+	if (ex->detached)
+		ndraining--;
+	else
 		nexecs--;
 	/* Events of this loop iteration may still point at it: free it once they are handled. */
 	ex->next = freed;
@@ -193,7 +195,20 @@ static int exec_done(const struct exec *ex)
 	return ex->reaped && stream_done(&ex->s[S_OUT]) && stream_done(&ex->s[S_ERR]);
 }
 
-/* Frees a handle whose result was returned; pipes still held by background processes drain on. */
+int exec_reclaim(void)
+{
+	struct exec *oldest = NULL;
+	for (struct exec *ex = execs; ex; ex = ex->next) /* newest first */
+		if (ex->detached)
+			oldest = ex;
+	if (oldest)
+		exec_free(oldest);
+	return oldest != NULL;
+}
+
+/* Frees a handle whose result was returned; pipes still held by background processes drain on,
+ * those of at most MAX_DRAINING execs (else a sandbox user could make the agent hold fds until
+ * it has none left). */
 static void exec_release(struct exec *ex)
 {
 	if (ex->s[S_OUT].w.fd < 0 && ex->s[S_ERR].w.fd < 0) {
@@ -206,6 +221,8 @@ static void exec_release(struct exec *ex)
 	ex->detached = 1;
 	ex->handle = 0; /* handles start at 1: no poll finds it any more */
 	nexecs--;
+	if (++ndraining > MAX_DRAINING)
+		exec_reclaim();
 }
 
 /* Writes the vivarium-exec-poll object, hands over the held output, and frees the handle once
@@ -408,11 +425,14 @@ struct spawn {
 	int has_input;
 };
 
+/* A pipe whose parent_end (if >= 0) is non-blocking; out of fds, the oldest drained pipes go first. */
 static int make_pipe(int p[2], int parent_end)
 {
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	fcntl(p[parent_end], F_SETFL, O_NONBLOCK);
+	while (pipe2(p, O_CLOEXEC) < 0)
+		if (errno != EMFILE || !exec_reclaim())
+			return -1;
+	if (parent_end >= 0)
+		fcntl(p[parent_end], F_SETFL, O_NONBLOCK);
 	return 0;
 }
 
@@ -423,22 +443,28 @@ static void child_fail(int fd, int stage)
 	_exit(127);
 }
 
+static void close_pipes(int (*p)[2], int n)
+{
+	for (int i = 0; i < n; i++)
+		close(p[i][0]), close(p[i][1]);
+}
+
 static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 {
-	int in[2], out[2], err[2], rep[2];
+	int p[4][2], *in = p[0], *out = p[1], *err = p[2], *rep = p[3], made = 0;
 	if (nexecs >= MAX_EXECS)
 		return fail(k, "LimitExceeded", "at most %d exec handles alive; poll finished ones to free them", MAX_EXECS);
-	if (make_pipe(in, 1) < 0)
-		return fail_errno(k, errno, "pipe", "stdin");
-	if (make_pipe(out, 0) < 0 || make_pipe(err, 0) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
+	while (made < 4 && make_pipe(p[made], made == 0 ? 1 : made < 3 ? 0 : -1) == 0)
+		made++;
+	if (made < 4) {
 		int e = errno;
-		close(in[0]), close(in[1]);
-		return fail_errno(k, e, "pipe", "output");
+		close_pipes(p, made);
+		return fail_errno(k, e, "pipe", made ? "output" : "stdin");
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
-		close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(err[0]), close(err[1]), close(rep[0]), close(rep[1]);
+		close_pipes(p, 4);
 		return fail_errno(k, e, "fork", "process");
 	}
 	if (pid == 0) {

@@ -32,6 +32,7 @@ static struct jdoc doc;
 static int terminating;
 
 #define SERIAL_RETRY_MS 250
+#define ACCEPT_RETRY_MS 100
 
 int64_t now_ms(void)
 {
@@ -531,7 +532,15 @@ static void on_conn(struct conn *c, uint32_t events)
 
 static void on_listen(struct listener *l)
 {
-	int fd = accept4(l->w.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd;
+	while ((fd = accept4(l->w.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0 && (errno == EMFILE || errno == ENFILE))
+		if (!exec_reclaim()) {
+			/* The connection stays pending, so the listener stays readable: stop watching it for
+			 * a moment instead of spinning, and accept once an fd was freed. */
+			l->retry_at = now_ms() + ACCEPT_RETRY_MS;
+			watch_set(&l->w, 0, &l->events);
+			return;
+		}
 	if (fd < 0)
 		return;
 	if (l->nconns >= MAX_CONNS) {
@@ -703,6 +712,11 @@ static void parse_user(const char *spec, uid_t *uid, gid_t *gid)
 int main(int argc, char **argv)
 {
 	ensure_stdio();
+	/* Not dumpable, whoever runs it: a process of the agent's uid that lacks CAP_SYS_PTRACE (in a
+	 * VM as root, or in a user namespace, the sandbox's commands share the agent's uid) can neither
+	 * ptrace it nor read its memory or take its fds (pidfd_getfd, /proc/PID/fd). Its execs are
+	 * dumpable again after execve. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -711,7 +725,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	int transports = 0, drop = 0;
+	int transports = 0, drop = 0, stopfd = -1;
 	uid_t uid = 0;
 	gid_t gid = 0;
 	for (int i = 1; i < argc; i++) {
@@ -756,7 +770,7 @@ int main(int argc, char **argv)
 		const char *paths[sizeof listeners / sizeof *listeners];
 		for (int i = 0; i < nlisteners; i++)
 			paths[i] = listeners[i]->path;
-		supervise(uid, gid, &mask, paths, nlisteners); /* returns only in a worker, unprivileged */
+		stopfd = supervise(uid, gid, &mask, paths, nlisteners); /* returns only in a worker, unprivileged */
 	}
 
 	int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -770,10 +784,12 @@ int main(int argc, char **argv)
 	struct watch sigw = {W_SIGNAL, sfd};
 	uint32_t cur = 0;
 	watch_set(&sigw, EPOLLIN, &cur);
-	for (int i = 0; i < nlisteners; i++) {
-		uint32_t lcur = 0;
-		watch_set(&listeners[i]->w, EPOLLIN, &lcur);
-	}
+	struct watch stopw = {W_STOP, stopfd};
+	uint32_t stopcur = 0;
+	if (stopfd >= 0)
+		watch_set(&stopw, EPOLLIN, &stopcur);
+	for (int i = 0; i < nlisteners; i++)
+		watch_set(&listeners[i]->w, EPOLLIN, &listeners[i]->events);
 	for (int i = 0; i < nserials; i++)
 		conn_new(serial_fds[i], NULL, 1);
 
@@ -783,6 +799,9 @@ int main(int argc, char **argv)
 		for (struct conn *c = conns; c; c = c->next)
 			if (c->retry_at && (next < 0 || c->retry_at < next))
 				next = c->retry_at;
+		for (int i = 0; i < nlisteners; i++)
+			if (listeners[i]->retry_at && (next < 0 || listeners[i]->retry_at < next))
+				next = listeners[i]->retry_at;
 		int timeout = next < 0 ? -1 : next <= now ? 0 : next - now > 60000 ? 60000 : (int)(next - now);
 		int n = epoll_wait(epfd, evs, 32, timeout);
 		for (int i = 0; i < n; i++) {
@@ -806,6 +825,9 @@ int main(int argc, char **argv)
 			case W_PIPE:
 				exec_on_pipe(w, evs[i].events);
 				break;
+			case W_STOP: /* the supervisor closed its end: stop as on SIGTERM */
+				terminating = 1;
+				break;
 			}
 		}
 		if (terminating)
@@ -816,6 +838,11 @@ int main(int argc, char **argv)
 			if (c->retry_at && c->retry_at <= now) {
 				c->retry_at = 0;
 				conn_watch(c);
+			}
+		for (int i = 0; i < nlisteners; i++)
+			if (listeners[i]->retry_at && listeners[i]->retry_at <= now) {
+				listeners[i]->retry_at = 0;
+				watch_set(&listeners[i]->w, EPOLLIN, &listeners[i]->events);
 			}
 		conn_reap_dead();
 		exec_collect();

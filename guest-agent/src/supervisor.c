@@ -8,6 +8,7 @@
 #include "agent.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@
 #define BACKOFF_MAX_MS 5000
 #define HEALTHY_MS 1000 /* a worker that lived this long resets the backoff */
 #define STOP_GRACE_MS 5000 /* after SIGTERM, then SIGKILL */
+#define LOG_WINDOW_MS 60000
+#define LOGS_PER_WINDOW 5
 #define EXIT_NO_DROP 71 /* the worker could not drop its privileges: not worth a restart */
 
 static void worker_fail(const char *what)
@@ -51,8 +54,7 @@ static void drop_privileges(uid_t uid, gid_t gid, pid_t supervisor)
 		worker_fail("setresuid");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		worker_fail("PR_SET_NO_NEW_PRIVS");
-	/* Not dumpable: a process of the same uid can neither ptrace the worker nor take its
-	 * listening socket with pidfd_getfd (execs are dumpable again after execve). */
+	/* Changing the uid reset dumpable to fs.suid_dumpable: not dumpable again (see main). */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (setresuid(0, 0, 0) == 0 || setresgid(0, 0, 0) == 0) {
 		errno = EPERM;
@@ -64,8 +66,27 @@ static void drop_privileges(uid_t uid, gid_t gid, pid_t supervisor)
 		_exit(0);
 }
 
-static void log_exit(pid_t pid, int status, int64_t delay)
+/* A sandbox user who kills the worker in a loop must not grow the host's log without bound: at
+ * most LOGS_PER_WINDOW restarts are logged in a window, the others counted and reported with the
+ * next line logged. */
+static void log_exit(pid_t pid, int status, int64_t delay, int64_t now)
 {
+	static int64_t window_end;
+	static int logged, unlogged;
+	if (!window_end || now >= window_end) {
+		window_end = now + LOG_WINDOW_MS;
+		logged = 0;
+	}
+	if (logged == LOGS_PER_WINDOW) {
+		if (!unlogged++)
+			fprintf(stderr, "vivarium-agent: worker restarts are logged at most %d times a minute; counting the others\n",
+				LOGS_PER_WINDOW);
+		return;
+	}
+	logged++;
+	if (unlogged)
+		fprintf(stderr, "vivarium-agent: %d worker restarts were not logged\n", unlogged);
+	unlogged = 0;
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "vivarium-agent: worker %d killed by signal %d; restarting in %lld ms\n", (int)pid,
 			WTERMSIG(status), (long long)delay);
@@ -81,18 +102,26 @@ static void finish(const char *const *paths, int npaths, int code)
 	exit(code);
 }
 
-void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths)
+int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths)
 {
 	pid_t self = getpid(), worker = -1;
 	int64_t starts[RESTARTS_PER_WINDOW] = {0}, started = 0, backoff = 0, restart_at = 0, kill_at = -1;
-	int nstarts = 0, terminating = 0;
+	int nstarts = 0, terminating = 0, stop[2];
+	/* Procbox starts the supervisor without CAP_KILL, so it may not signal a worker of another uid:
+	 * it asks it to stop by closing this pipe, and if that is not heeded, exits, and the kernel
+	 * kills the worker (PR_SET_PDEATHSIG). */
+	if (pipe2(stop, O_CLOEXEC) < 0) {
+		perror("vivarium-agent: pipe");
+		finish(paths, npaths, 1);
+	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	for (;;) {
 		if (worker < 0 && !terminating && now_ms() >= restart_at) {
 			worker = fork();
 			if (worker == 0) {
+				close(stop[1]);
 				drop_privileges(uid, gid, self);
-				return;
+				return stop[0];
 			}
 			if (worker < 0) {
 				perror("vivarium-agent: fork a worker");
@@ -111,15 +140,17 @@ void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *pa
 			struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
 			sig = sigtimedwait(mask, &si, &ts);
 		} else if (worker > 0) {
-			kill(worker, SIGKILL); /* it did not stop within the grace period */
+			/* It did not stop within the grace period (the sandbox user may have stopped it). */
+			if (kill(worker, SIGKILL) < 0)
+				finish(paths, npaths, 0);
 			kill_at = -1;
 		}
 		if ((sig == SIGTERM || sig == SIGINT) && !terminating) {
 			if (worker < 0)
 				finish(paths, npaths, 0);
 			terminating = 1;
-			kill(worker, SIGTERM);
-			kill(worker, SIGCONT); /* the sandbox user may have stopped it */
+			close(stop[1]);
+			kill(worker, SIGCONT); /* in case it was stopped, if we may */
 			kill_at = now_ms() + STOP_GRACE_MS;
 		}
 		int status;
@@ -145,7 +176,7 @@ void supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *pa
 				if (oldest + RESTART_WINDOW_MS > restart_at)
 					restart_at = oldest + RESTART_WINDOW_MS;
 			}
-			log_exit(pid, status, restart_at - now);
+			log_exit(pid, status, restart_at - now, now);
 		}
 	}
 }

@@ -25,6 +25,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * --user: a root supervisor holds the socket (0600, root's) and restarts a worker that runs as
@@ -158,6 +160,24 @@ class AgentUserTest {
                 + "cat /proc/" + supervisor + "/environ >/dev/null 2>&1 && echo ptrace-read: yes || echo ptrace-read: no"));
     }
 
+    /**
+     * Without --user (a VM's agent as root, a procbox agent in a user namespace) the sandbox's
+     * processes have the agent's uid: not dumpable, the agent is still out of their reach, while
+     * its execs (dumpable again after execve) are not.
+     */
+    @Test
+    void withoutUserTheAgentIsOutOfReachOfProcessesOfItsOwnUid() throws Exception {
+        assumeTrue(Files.isExecutable(SETPRIV), "needs setpriv (util-linux)");
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+        agent = AgentProcess.start(dir, AS_USER);
+        AgentConnection conn = agent.connect();
+        assertEquals("65534\n", sh(conn, "id -u"));
+        assertEquals("environ: no\nfd: no\nsibling: yes\n", sh(conn,
+                "cat /proc/$PPID/environ >/dev/null 2>&1 && echo environ: yes || echo environ: no; "
+                + "ls /proc/$PPID/fd >/dev/null 2>&1 && echo fd: yes || echo fd: no; "
+                + "sleep 10 & cat /proc/$!/environ >/dev/null 2>&1 && echo sibling: yes || echo sibling: no; kill $!"));
+    }
+
     @Test
     void killingEveryProcessOfTheUserRestartsTheWorkerOnTheSameSocket() throws Exception {
         Path bwrap = Path.of("/usr/bin/bwrap");
@@ -183,9 +203,19 @@ class AgentUserTest {
         assertEquals(inode, Files.getAttribute(agent.socket(), "unix:ino"), "the socket was bound again");
     }
 
-    @Test
-    void sigtermStopsTheWorkerAndItsExecsAndExitsZero() throws Exception {
-        agent = AgentProcess.start(dir, "--user", USER);
+    /**
+     * The agent as procbox starts it: bwrap's {@code --cap-drop ALL} and then only what the worker
+     * needs to drop to the user; without {@code CAP_KILL} the supervisor cannot signal the worker.
+     */
+    static List<String> starter(boolean procboxCapabilities) {
+        assumeTrue(!procboxCapabilities || Files.isExecutable(SETPRIV), "needs setpriv (util-linux)");
+        return procboxCapabilities ? List.of(SETPRIV.toString(), "--bounding-set", "-all,+setuid,+setgid,+setpcap", "--") : List.of();
+    }
+
+    @ParameterizedTest(name = "with procbox''s capabilities only: {0}")
+    @ValueSource(booleans = {false, true})
+    void sigtermStopsTheWorkerAndItsExecsAndExitsZero(boolean procboxCapabilities) throws Exception {
+        agent = AgentProcess.start(dir, starter(procboxCapabilities), "--user", USER);
         AgentConnection conn = agent.connect();
         conn.ok("vivarium-exec", Map.of("argv", List.of("sleep", "1000"), "env", AgentExecTest.PATH));
         List<ProcessHandle> tree = agent.process().descendants().toList();
@@ -201,16 +231,44 @@ class AgentUserTest {
         assertFalse(Files.exists(agent.socket(), LinkOption.NOFOLLOW_LINKS), "the socket was left behind");
     }
 
-    @Test
-    void sigtermStopsAWorkerThatTheSandboxUserStopped() throws Exception {
+    @ParameterizedTest(name = "with procbox''s capabilities only: {0}")
+    @ValueSource(booleans = {false, true})
+    void sigtermStopsAWorkerThatTheSandboxUserStopped(boolean procboxCapabilities) throws Exception {
         assumeTrue(Files.isExecutable(SETPRIV), "needs setpriv (util-linux)");
-        agent = AgentProcess.start(dir, "--user", USER);
+        agent = AgentProcess.start(dir, starter(procboxCapabilities), "--user", USER);
         ProcessHandle worker = worker(agent.process().toHandle());
         assertEquals("", output(concat(AS_USER, "kill", "-STOP", Long.toString(worker.pid()))));
         agent.process().destroy();
         assertTrue(agent.process().waitFor(20, TimeUnit.SECONDS), "the supervisor did not exit");
         assertEquals(0, agent.process().exitValue());
         assertTrue(worker.onExit().get(10, TimeUnit.SECONDS) != null && !worker.isAlive(), "the worker was left behind");
+    }
+
+    /** A sandbox user who kills the worker in a loop cannot grow the host's log by a line per kill. */
+    @Test
+    void workerRestartsAreLoggedAtMostFiveTimesAMinute() throws Exception {
+        Path log = dir.resolve("agent.log");
+        agent = AgentProcess.start(dir, List.of("/bin/sh", "-c", "exec 2>\"$0\" \"$@\"", log.toString()), "--user", USER);
+        ProcessHandle supervisor = agent.process().toHandle();
+        Set<Long> killed = new HashSet<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (killed.size() < 6) {
+            for (ProcessHandle w : supervisor.children().toList()) {
+                if (killed.add(w.pid())) {
+                    w.destroyForcibly();
+                }
+            }
+            assertTrue(System.nanoTime() < deadline, "only " + killed.size() + " workers were started");
+            AgentProcess.pause();
+        }
+        List<String> lines;
+        while ((lines = Files.readAllLines(log)).size() < 6) {
+            assertTrue(System.nanoTime() < deadline, "the sixth death was neither logged nor counted: " + lines);
+            AgentProcess.pause();
+        }
+        assertEquals(5, lines.stream().filter(l -> l.contains("restarting in")).count(), lines.toString());
+        assertEquals(List.of("vivarium-agent: worker restarts are logged at most 5 times a minute; counting the others"),
+                lines.stream().filter(l -> !l.contains("restarting in")).toList());
     }
 
     @Test

@@ -36,6 +36,11 @@ public final class GuestAgentClient implements AutoCloseable {
         return new GuestAgentClient(GuestTransport.unixSocket(socket));
     }
 
+    /** An agent listening on a Unix socket, with a check of every new connection ({@link GuestTransport#unixSocket(Path, Runnable)}). */
+    public static GuestAgentClient unixSocket(Path socket, Runnable connected) {
+        return new GuestAgentClient(GuestTransport.unixSocket(socket, connected));
+    }
+
     /** The peer as {@code guest-info} described it (asked once per connection). */
     public PeerInfo peer(Deadline deadline) {
         return transport.peer(deadline);

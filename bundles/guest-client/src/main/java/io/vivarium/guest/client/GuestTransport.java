@@ -27,7 +27,18 @@ public abstract class GuestTransport implements AutoCloseable {
     }
 
     public static GuestTransport unixSocket(Path socket) {
-        return new UnixSocketTransport(UnixDomainSocketAddress.of(socket));
+        return unixSocket(socket, () -> { });
+    }
+
+    /**
+     * As {@link #unixSocket(Path)}, and {@code connected} runs on every new connection once it is
+     * made and before anything is sent on it; an exception it throws drops the connection and
+     * fails the call as a 502 {@link GuestAgentException}. For a socket reached through a path that may come to name another peer (such as
+     * {@code /proc/PID/root/...} after the pid was reused): check there that it still names the
+     * one meant.
+     */
+    public static GuestTransport unixSocket(Path socket, Runnable connected) {
+        return new UnixSocketTransport(UnixDomainSocketAddress.of(socket), connected);
     }
 
     /** A stream opened on first use and reopened after a failure; {@code name} appears in errors. */

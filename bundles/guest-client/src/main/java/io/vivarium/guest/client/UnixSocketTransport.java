@@ -15,12 +15,14 @@ final class UnixSocketTransport extends GuestTransport {
     private static final int MAX_IDLE = 4;
 
     private final UnixDomainSocketAddress address;
+    private final Runnable connected;
     private final ConcurrentLinkedDeque<LineConnection> idle = new ConcurrentLinkedDeque<>();
     private volatile PeerInfo peer;
     private volatile boolean closed;
 
-    UnixSocketTransport(UnixDomainSocketAddress address) {
+    UnixSocketTransport(UnixDomainSocketAddress address, Runnable connected) {
         this.address = address;
+        this.connected = connected;
     }
 
     @Override
@@ -68,6 +70,11 @@ final class UnixSocketTransport extends GuestTransport {
         }
         LineConnection connection = LineConnection.connect(address, deadline);
         try {
+            try {
+                connected.run();
+            } catch (RuntimeException e) {
+                throw GuestAgentException.peer("the connection to " + address.getPath() + " was refused: " + e.getMessage(), e);
+            }
             Handshake.sync(connection, deadline);
             if (peer == null) {
                 peer = Handshake.identify(connection, deadline);

@@ -21,7 +21,8 @@ import java.util.function.BiFunction;
  * daemon reaches the socket through the init's root ({@code /proc/PID/root/run/vivarium/agent.sock}),
  * whatever the length of the state directory's path (a socket path has at most 107 bytes); every
  * component of that path below the sandbox's root is read-only or root's, so the sandbox cannot
- * redirect it. The agent runs everything as the sandbox user, in the sandbox's namespaces and
+ * redirect it, and every new connection is dropped before it carries anything if the init is no
+ * longer the same process ({@link #client}: its pid may have gone to another). The agent runs everything as the sandbox user, in the sandbox's namespaces and
  * cgroups, and resolves file paths there with that user's rights. Each
  * call takes a connection of its own (a few idle ones are kept, no thread is ever started), so no
  * procbox thread outlives a call, whatever the sandbox's processes keep open. Every call is bounded:
@@ -51,7 +52,21 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
         return Path.of("/proc", Long.toString(init.pid()), "root").resolve(Path.of("/").relativize(socket));
     }
 
-    /** @param pooled a client of {@code socket} (already connected once, or not) */
+    /**
+     * A client of the agent's socket at {@code socket} (a path through {@code init}'s root, see
+     * {@link #socket}) that checks on every new connection, before it sends anything, that the
+     * init is still the same process: had the init died and another process taken its pid between
+     * the check before a call and the connect, the path would have reached that process's socket.
+     */
+    static GuestAgentClient client(InitProcess init, Path socket) {
+        return GuestAgentClient.unixSocket(socket, () -> {
+            if (!init.isRunning()) {
+                throw new IllegalStateException("process " + init.pid() + " is no longer the sandbox's init");
+            }
+        });
+    }
+
+    /** @param pooled a {@link #client} of {@code socket} (already connected once, or not) */
     AgentChannel(String sandboxId, InitProcess init, Path socket, GuestAgentClient pooled) {
         this.sandboxId = sandboxId;
         this.init = init;

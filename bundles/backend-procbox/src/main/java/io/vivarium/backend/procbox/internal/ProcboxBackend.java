@@ -11,7 +11,6 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
-import io.vivarium.guest.client.GuestAgentClient;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -315,7 +314,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
             return new NsenterChannel(sandboxId, sandbox, commands);
         }
         Path socket = AgentChannel.socket(sandbox.init(), sandbox.agentSocket());
-        return register(sandboxId, new AgentChannel(sandboxId, sandbox.init(), socket, GuestAgentClient.unixSocket(socket)));
+        return register(sandboxId, new AgentChannel(sandboxId, sandbox.init(), socket, AgentChannel.client(sandbox.init(), socket)));
     }
 
     /**

@@ -81,7 +81,7 @@ final class SandboxLauncher {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
         InitProcess init = awaitInit(sandboxId, files, deadline);
         Path socket = AgentChannel.socket(init, SandboxCommands.AGENT_SOCKET);
-        GuestAgentClient agent = GuestAgentClient.unixSocket(socket);
+        GuestAgentClient agent = AgentChannel.client(init, socket);
         try {
             awaitPing(sandboxId, files, socket, init, agent, deadline);
             return new Started(init, socket, agent);
