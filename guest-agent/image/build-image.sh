@@ -8,7 +8,7 @@ set -euo pipefail
 
 usage() {
   cat >&2 <<'USAGE'
-usage: build-image.sh [--out DIR] [--variant default|qemu-ga]
+usage: build-image.sh [--out DIR] [--variant default|qemu-ga|bare]
   DIR defaults to ${VIVARIUM_IMAGES:-$HOME/.cache/vivarium/images}
 USAGE
   exit 2
@@ -30,19 +30,22 @@ done
 log() { printf 'build-image: %s\n' "$*" >&2; }
 die() { printf 'build-image: %s\n' "$*" >&2; exit 1; }
 
-# The guest's kernel modules, in load order (virtio over PCI for q35, over MMIO for microvm).
-# ext4, jbd2, mbcache and crc32c are built into this kernel (CONFIG_EXT4_FS=y, checked below).
-modules=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_mmio
-         virtio_console virtio_blk)
+# The guest's kernel modules, in load order: virtio over PCI (q35; microvm would add virtio_mmio
+# after virtio_pci). ext4, jbd2, mbcache and crc32c are built into this kernel (CONFIG_EXT4_FS=y,
+# checked below).
+modules=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_console virtio_blk)
 port=org.qemu.guest_agent.0
 cmdline="console=ttyS0 panic=-1 quiet"
 
+init_file=init
 case "$variant" in
   default) agent=vivarium; extra_packages=() ;;
+  # BootBenchmark's baseline: busybox and an /init that prints one line and powers off
+  bare) agent=none; extra_packages=(); init_file=init-bare; modules=() ;;
   # qemu-ga and the packages of every library it loads (checked: the build fails on a missing one)
   qemu-ga) agent=qemu-ga
            extra_packages=(qemu-guest-agent libc6 libglib2.0-0 libpcre2-8-0 libnuma1 libudev1 liburing2) ;;
-  *) die "unknown variant '$variant' (default, qemu-ga)" ;;
+  *) die "unknown variant '$variant' (default, qemu-ga, bare)" ;;
 esac
 
 for tool in apt-cache apt-get dpkg-deb readelf gzip qemu-img sha256sum flock; do
@@ -96,7 +99,7 @@ inputs="$(
   echo "modules ${modules[*]}"
   for p in "${packages[@]}"; do echo "package $p ${version[$p]}"; done
   echo "file build-image.sh $(sha "$here/build-image.sh")"
-  echo "file init $(sha "$here/init")"
+  echo "file $init_file $(sha "$here/$init_file")"
   [[ $agent != vivarium ]] || echo "file vivarium-agent $(sha "$agent_bin")"
 )"
 inputs_sha="$(printf '%s\n' "$inputs" | sha256sum | cut -d' ' -f1)"
@@ -167,6 +170,7 @@ for opt in CONFIG_EXT4_FS CONFIG_JBD2 CONFIG_FS_MBCACHE CONFIG_CRYPTO_CRC32C CON
   grep -qx "$opt=y" "${kconfig[0]}" ||
     die "$kernel_pkg: $opt is not built in; add its module to the list in build-image.sh"
 done
+: >"$root/etc/vivarium/modules"
 for m in "${modules[@]}"; do
   ko="$(find "${kmod_root[0]}/kernel" -name "$m.ko" -print -quit)"
   [[ -n $ko ]] || die "$kernel_pkg has no module $m.ko"
@@ -178,11 +182,11 @@ echo "$agent" >"$root/etc/vivarium/agent"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\ntty:x:5:\n' >"$root/etc/group"
 echo vivarium >"$root/etc/hostname"
-install -m 755 "$here/init" "$root/init"
+install -m 755 "$here/$init_file" "$root/init"
 
 if [[ $agent == vivarium ]]; then
   install -m 755 "$agent_bin" "$root/sbin/vivarium-agent"
-else
+elif [[ $agent == qemu-ga ]]; then
   install -m 755 "$work/x/qemu-guest-agent/usr/sbin/qemu-ga" "$root/usr/sbin/qemu-ga"
   # The loader and, transitively, every DT_NEEDED library, taken from the downloaded packages.
   libdirs=()
@@ -243,8 +247,11 @@ cat >"$work/image/image.json" <<JSON
   "built_at": "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 }
 JSON
-agent_text="our static vivarium-agent"
-[[ $agent == vivarium ]] || agent_text="Debian's qemu-guest-agent ${version[qemu-guest-agent]} with its shared libraries"
+case "$agent" in
+  vivarium) agent_text="our static vivarium-agent" ;;
+  qemu-ga) agent_text="Debian's qemu-guest-agent ${version[qemu-guest-agent]} with its shared libraries" ;;
+  *) agent_text="no agent (the /init of this benchmark baseline prints a line and powers off)" ;;
+esac
 cat >"$work/image/README" <<README
 Vivarium guest image '$variant' ($name): Debian's $kernel_pkg ${version[$kernel_pkg]} kernel,
 an initramfs with busybox-static ${version[busybox-static]}, the virtio modules, /init and
