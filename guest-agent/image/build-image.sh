@@ -53,10 +53,7 @@ for tool in apt-cache apt-get dpkg-deb readelf gzip qemu-img sha256sum flock; do
 done
 mkfs_ext4="$(PATH="$PATH:/sbin:/usr/sbin" command -v mkfs.ext4)" || die "mkfs.ext4 is missing: apt-get install e2fsprogs"
 
-# The candidate version apt would install, updating the package lists once if they lack it.
-candidate() {
-  apt-cache policy "$1" 2>/dev/null | awk '$1 == "Candidate:" && $2 != "(none)" { print $2 }'
-}
+# apt's lists lack something: update them once (as root), else say what to do.
 updated=
 need_lists() {
   [[ -z $updated ]] || die "apt knows no candidate for $1 even after apt-get update"
@@ -76,12 +73,20 @@ if [[ -z $kernel_pkg ]]; then need_lists linux-image-cloud-amd64; kernel_pkg="$(
 [[ -n $kernel_pkg ]] || die "linux-image-cloud-amd64 depends on no linux-image-6.1.*-cloud-amd64"
 
 packages=("$kernel_pkg" busybox-static "${extra_packages[@]}")
+# The candidate version apt would install, for every package in one apt-cache call.
 declare -A version=()
+candidates() {
+  version=()
+  local pkg v
+  while read -r pkg v; do
+    [[ $v == "(none)" ]] || version[$pkg]="$v"
+  done < <(apt-cache policy "${packages[@]}" 2>/dev/null |
+             awk '/^[^ ]/ { pkg = $1; sub(/:$/, "", pkg) } $1 == "Candidate:" { print pkg, $2 }')
+}
+candidates
 for p in "${packages[@]}"; do
-  v="$(candidate "$p")"
-  if [[ -z $v ]]; then need_lists "$p"; v="$(candidate "$p")"; fi
-  [[ -n $v ]] || die "no candidate version for $p"
-  version[$p]="$v"
+  if [[ -z ${version[$p]:-} ]]; then need_lists "$p"; candidates; fi
+  [[ -n ${version[$p]:-} ]] || die "no candidate version for $p"
 done
 
 # Our agent, rebuilt by make if its sources changed (a no-op otherwise).
