@@ -8,7 +8,7 @@ set -euo pipefail
 
 usage() {
   cat >&2 <<'USAGE'
-usage: build-image.sh [--out DIR] [--variant default|qemu-ga|bare]
+usage: build-image.sh [--out DIR] [--variant default|qemu-ga|python|bare]
   DIR defaults to ${VIVARIUM_IMAGES:-$HOME/.cache/vivarium/images}
 USAGE
   exit 2
@@ -40,12 +40,17 @@ cmdline="console=ttyS0 panic=-1 quiet"
 init_file=init
 case "$variant" in
   default) agent=vivarium; extra_packages=() ;;
+  # default plus Debian's python3.11 and the libraries of its binary and extension modules
+  python) agent=vivarium
+          extra_packages=(python3.11-minimal libpython3.11-minimal libpython3.11-stdlib libc6 zlib1g libexpat1
+                          libbz2-1.0 libcrypt1 libssl3 libffi8 liblzma5 libsqlite3-0 libuuid1 libncursesw6
+                          libtinfo6 libreadline8) ;;
   # BootBenchmark's baseline: busybox and an /init that prints one line and powers off
   bare) agent=none; extra_packages=(); init_file=init-bare; modules=() ;;
   # qemu-ga and the packages of every library it loads (checked: the build fails on a missing one)
   qemu-ga) agent=qemu-ga
            extra_packages=(qemu-guest-agent libc6 libglib2.0-0 libpcre2-8-0 libnuma1 libudev1 liburing2) ;;
-  *) die "unknown variant '$variant' (default, qemu-ga, bare)" ;;
+  *) die "unknown variant '$variant' (default, qemu-ga, python, bare)" ;;
 esac
 
 for tool in apt-cache apt-get dpkg-deb readelf gzip qemu-img sha256sum flock; do
@@ -189,35 +194,78 @@ printf 'root:x:0:\ntty:x:5:\n' >"$root/etc/group"
 echo vivarium >"$root/etc/hostname"
 install -m 755 "$here/$init_file" "$root/init"
 
+# Shared libraries from the downloaded packages (never the host's): the loader, and for an ELF
+# file every DT_NEEDED library, transitively, into /lib/x86_64-linux-gnu.
+libdirs=()
+for p in "${extra_packages[@]}"; do
+  for d in lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu; do
+    [[ -d $work/x/$p/$d ]] && libdirs+=("$work/x/$p/$d")
+  done
+done
+find_lib() {
+  local d
+  for d in "${libdirs[@]}"; do [[ -e $d/$1 ]] && { echo "$d/$1"; return 0; }; done
+  return 1
+}
+# The libraries ELF needs that are not in the image yet, transitively, one per line.
+missing_libs() {
+  local pending=("$1") elf lib src
+  declare -A seen=()
+  while (( ${#pending[@]} > 0 )); do
+    elf="${pending[0]}"; pending=("${pending[@]:1}")
+    while read -r lib; do
+      [[ -n ${seen[$lib]:-} || -e $root/lib/x86_64-linux-gnu/$lib ]] && continue
+      seen[$lib]=1
+      echo "$lib"
+      src="$(find_lib "$lib")" && pending+=("$src")
+    done < <(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  done
+}
+# Copies what ELF needs; false (copying nothing) when a package lacks one, named on stderr.
+copy_libs() {
+  local libs lib src
+  mapfile -t libs < <(missing_libs "$1")
+  for lib in "${libs[@]}"; do
+    find_lib "$lib" >/dev/null || { echo "$lib" >&2; return 1; }
+  done
+  mkdir -p "$root/lib/x86_64-linux-gnu" "$root/lib64"
+  if [[ ! -e $root/lib64/ld-linux-x86-64.so.2 ]]; then
+    src="$(find_lib ld-linux-x86-64.so.2)" || die "libc6 has no ld-linux-x86-64.so.2"
+    cp -L "$src" "$root/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+    ln -s /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$root/lib64/ld-linux-x86-64.so.2"
+  fi
+  for lib in "${libs[@]}"; do
+    cp -L "$(find_lib "$lib")" "$root/lib/x86_64-linux-gnu/$lib"
+  done
+}
+
 if [[ $agent == vivarium ]]; then
   install -m 755 "$agent_bin" "$root/sbin/vivarium-agent"
 elif [[ $agent == qemu-ga ]]; then
   install -m 755 "$work/x/qemu-guest-agent/usr/sbin/qemu-ga" "$root/usr/sbin/qemu-ga"
-  # The loader and, transitively, every DT_NEEDED library, taken from the downloaded packages.
-  libdirs=()
-  for p in "${extra_packages[@]}"; do
-    for d in lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu; do
-      [[ -d $work/x/$p/$d ]] && libdirs+=("$work/x/$p/$d")
-    done
+  lib="$(copy_libs "$root/usr/sbin/qemu-ga" 2>&1)" ||
+    die "no package in (${extra_packages[*]}) has $lib, which qemu-ga needs"
+fi
+
+if [[ $variant == python ]]; then
+  log "python3.11 and its standard library"
+  install -m 755 "$work/x/python3.11-minimal/usr/bin/python3.11" "$root/usr/bin/python3.11"
+  ln -s python3.11 "$root/usr/bin/python3"
+  lib="$(copy_libs "$root/usr/bin/python3.11" 2>&1)" ||
+    die "no package in (${extra_packages[*]}) has $lib, which python3.11 needs"
+  py="$root/usr/lib/python3.11"
+  mkdir -p "$py"
+  for p in libpython3.11-minimal libpython3.11-stdlib; do
+    cp -a "$work/x/$p/usr/lib/python3.11/." "$py/"
   done
-  mkdir -p "$root/lib/x86_64-linux-gnu" "$root/lib64"
-  find_lib() {
-    local d
-    for d in "${libdirs[@]}"; do [[ -e $d/$1 ]] && { echo "$d/$1"; return 0; }; done
-    return 1
-  }
-  loader="$(find_lib ld-linux-x86-64.so.2)" || die "libc6 has no ld-linux-x86-64.so.2"
-  cp -L "$loader" "$root/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
-  ln -s /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$root/lib64/ld-linux-x86-64.so.2"
-  pending=("$root/usr/sbin/qemu-ga")
-  while (( ${#pending[@]} > 0 )); do
-    elf="${pending[0]}"; pending=("${pending[@]:1}")
-    while read -r lib; do
-      [[ -e $root/lib/x86_64-linux-gnu/$lib ]] && continue
-      src="$(find_lib "$lib")" || die "no package in (${extra_packages[*]}) has $lib, which $(basename "$elf") needs"
-      cp -L "$src" "$root/lib/x86_64-linux-gnu/$lib"
-      pending+=("$root/lib/x86_64-linux-gnu/$lib")
-    done < <(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  # CPython's own tests are not for guests
+  rm -rf "$py/test" "$py"/lib-dynload/{_test,_ctypes_test,_xxtestfuzz,xxlimited}*
+  # an extension module whose libraries no listed package has (dbm: libdb, nis: libnsl) is left out
+  for so in "$py"/lib-dynload/*.so; do
+    if ! lib="$(copy_libs "$so" 2>&1)"; then
+      log "leaving out $(basename "$so"): it needs $lib"
+      rm "$so"
+    fi
   done
 fi
 

@@ -34,8 +34,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Smoke test of the guest images (image/build-image.sh): each variant is built (or found in the
  * cache), booted once under QEMU with the backend's command line (image/README.md), and its agent
- * answers guest-sync-delimited, guest-ping and a guest-exec of echo over virtio-serial. QMP quit
- * then leaves no process and no socket behind.
+ * answers guest-sync-delimited, guest-ping and a guest-exec of echo over virtio-serial; the
+ * workspace is mounted at /work, and the python image runs python3. QMP quit then leaves no
+ * process and no socket behind.
  */
 @Timeout(value = 240, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class GuestImageBootTest {
@@ -77,7 +78,7 @@ class GuestImageBootTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"default", "qemu-ga"})
+    @ValueSource(strings = {"default", "qemu-ga", "python"})
     void bootsAndItsAgentAnswers(String variant) throws Exception {
         assumeTrue(onPath("qemu-system-x86_64") && onPath("qemu-img"),
                 "qemu-system-x86_64 and qemu-img are not installed (apt-get install qemu-system-x86 qemu-utils)");
@@ -118,6 +119,13 @@ class GuestImageBootTest {
                 "capture-output", true)).path("pid").asLong();
         String mounts = decode(execStatus(replies, cat).path("out-data"));
         assertTrue(mounts.contains("/dev/vda /work ext4 "), () -> "the workspace is not mounted at /work:\n" + mounts);
+        if (variant.equals("python")) {
+            long py = call(replies, "guest-exec", Map.of("path", "/usr/bin/python3", "arg",
+                    List.of("-c", "import sys, json, sqlite3, ssl; print(json.dumps(list(sys.version_info[:2])))"),
+                    "capture-output", true)).path("pid").asLong();
+            JsonNode ran = execStatus(replies, py);
+            assertEquals("[3, 11]\n", decode(ran.path("out-data")), () -> "python3 in the guest: " + ran + " " + decode(ran.path("err-data")));
+        }
         List<String> failures = consoleText(console).lines().filter(l -> l.contains("vivarium: ") && !l.endsWith("vivarium: init ready")).toList();
         assertEquals(List.of(), failures, "/init reported failures");
 
