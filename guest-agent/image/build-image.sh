@@ -114,7 +114,6 @@ inputs="$(
 )"
 inputs_sha="$(printf '%s\n' "$inputs" | sha256sum | cut -d' ' -f1)"
 name="$variant-${inputs_sha:0:16}"
-final="$out/$name"
 
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -143,6 +142,8 @@ started=$SECONDS
 log "building $name in $out"
 work="$(mktemp -d "$out/.staging-$name-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT HUP
+trap 'exit 143' TERM  # a signal ends the script through the EXIT trap
 mkdir "$work/debs" "$work/x" "$work/root" "$work/image"
 
 log "apt-get download ${packages[*]}"
