@@ -302,7 +302,8 @@ cat >"$work/image/image.json" <<JSON
 }
 JSON
 case "$agent" in
-  vivarium) agent_text="our static vivarium-agent" ;;
+  vivarium) agent_text="our static vivarium-agent"
+            [[ $variant != python ]] || agent_text+=" (and python3.11 ${version[python3.11-minimal]} with its standard library)" ;;
   qemu-ga) agent_text="Debian's qemu-guest-agent ${version[qemu-guest-agent]} with its shared libraries" ;;
   *) agent_text="no agent (the /init of this benchmark baseline prints a line and powers off)" ;;
 esac
