@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# Builds a Vivarium guest image from Debian packages (apt-get download + dpkg -x, never
+# installed) and our static agent: DIR/VARIANT-<16 hex of the inputs hash>/ with kernel,
+# initramfs.cpio.gz, workspace.qcow2, image.json and README; DIR/VARIANT links to the newest.
+# Unchanged inputs: nothing is built, the path is printed. Progress on stderr, the path on stdout.
+# The layout and the guest's /init are described in README.md beside this script.
+set -euo pipefail
+
+usage() {
+  cat >&2 <<'USAGE'
+usage: build-image.sh [--out DIR] [--variant default|qemu-ga|python|bare]
+  DIR defaults to ${VIVARIUM_IMAGES:-$HOME/.cache/vivarium/images}
+USAGE
+  exit 2
+}
+
+here="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
+agent_dir="$(dirname "$here")"
+out="${VIVARIUM_IMAGES:-$HOME/.cache/vivarium/images}"
+variant=default
+while (( $# > 0 )); do
+  case "$1" in
+    --out) (( $# >= 2 )) || usage; out="$2"; shift 2 ;;
+    --variant) (( $# >= 2 )) || usage; variant="$2"; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "build-image: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+
+log() { printf 'build-image: %s\n' "$*" >&2; }
+die() { printf 'build-image: %s\n' "$*" >&2; exit 1; }
+
+# The guest's kernel modules, in load order: virtio over PCI (q35; microvm would add virtio_mmio
+# after virtio_pci). ext4, jbd2, mbcache and crc32c are built into this kernel (CONFIG_EXT4_FS=y,
+# checked below).
+modules=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_console virtio_blk)
+port=org.qemu.guest_agent.0
+cmdline="console=ttyS0 panic=-1 quiet"
+
+init_file=init
+case "$variant" in
+  default) agent=vivarium; extra_packages=() ;;
+  # default plus Debian's python3.11 and the libraries of its binary and extension modules
+  python) agent=vivarium
+          extra_packages=(python3.11-minimal libpython3.11-minimal libpython3.11-stdlib libc6 zlib1g libexpat1
+                          libbz2-1.0 libcrypt1 libssl3 libffi8 liblzma5 libsqlite3-0 libuuid1 libncursesw6
+                          libtinfo6 libreadline8) ;;
+  # BootBenchmark's baseline: busybox and an /init that prints one line and powers off
+  bare) agent=none; extra_packages=(); init_file=init-bare; modules=() ;;
+  # qemu-ga and the packages of every library it loads (checked: the build fails on a missing one)
+  qemu-ga) agent=qemu-ga
+           extra_packages=(qemu-guest-agent libc6 libglib2.0-0 libpcre2-8-0 libnuma1 libudev1 liburing2) ;;
+  *) die "unknown variant '$variant' (default, qemu-ga, python, bare)" ;;
+esac
+
+for tool in apt-cache apt-get dpkg-deb readelf gzip qemu-img sha256sum flock; do
+  command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (qemu-img: apt-get install qemu-utils; readelf: binutils)"
+done
+mkfs_ext4="$(PATH="$PATH:/sbin:/usr/sbin" command -v mkfs.ext4)" || die "mkfs.ext4 is missing: apt-get install e2fsprogs"
+
+# apt's lists lack something: update them once (as root), else say what to do.
+updated=
+need_lists() {
+  [[ -z $updated ]] || die "apt knows no candidate for $1 even after apt-get update"
+  [[ $(id -u) -eq 0 ]] || die "apt knows no candidate for $1: run apt-get update (as root)"
+  log "apt-get update (the package lists lack $1)"
+  apt-get update -qq >&2
+  updated=1
+}
+
+# The kernel: the 6.1 cloud flavour that linux-image-cloud-amd64's candidate depends on.
+kernel_package() {
+  apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+    awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.1\..*-cloud-amd64$/ { print $2; exit }'
+}
+kernel_pkg="$(kernel_package)"
+if [[ -z $kernel_pkg ]]; then need_lists linux-image-cloud-amd64; kernel_pkg="$(kernel_package)"; fi
+[[ -n $kernel_pkg ]] || die "linux-image-cloud-amd64 depends on no linux-image-6.1.*-cloud-amd64"
+
+packages=("$kernel_pkg" busybox-static "${extra_packages[@]}")
+# The candidate version apt would install, for every package in one apt-cache call.
+declare -A version=()
+candidates() {
+  version=()
+  local pkg v
+  while read -r pkg v; do
+    [[ $v == "(none)" ]] || version[$pkg]="$v"
+  done < <(apt-cache policy "${packages[@]}" 2>/dev/null |
+             awk '/^[^ ]/ { pkg = $1; sub(/:$/, "", pkg) } $1 == "Candidate:" { print pkg, $2 }')
+}
+candidates
+for p in "${packages[@]}"; do
+  if [[ -z ${version[$p]:-} ]]; then need_lists "$p"; candidates; fi
+  [[ -n ${version[$p]:-} ]] || die "no candidate version for $p"
+done
+
+# Our agent, rebuilt by make if its sources changed (a no-op otherwise).
+agent_bin="$agent_dir/build/vivarium-agent"
+if [[ $agent == vivarium ]]; then
+  make -s -C "$agent_dir" --no-print-directory >&2 || die "make -C $agent_dir failed (the agent is needed)"
+  [[ -x $agent_bin ]] || die "make did not produce $agent_bin"
+fi
+
+# Everything the image is made of; its hash names the image.
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+inputs="$(
+  echo "variant $variant"
+  echo "cmdline $cmdline"
+  echo "modules ${modules[*]}"
+  for p in "${packages[@]}"; do echo "package $p ${version[$p]}"; done
+  echo "file build-image.sh $(sha "$here/build-image.sh")"
+  echo "file $init_file $(sha "$here/$init_file")"
+  [[ $agent != vivarium ]] || echo "file vivarium-agent $(sha "$agent_bin")"
+)"
+inputs_sha="$(printf '%s\n' "$inputs" | sha256sum | cut -d' ' -f1)"
+name="$variant-${inputs_sha:0:16}"
+
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+final="$out/$name"
+
+# Point DIR/VARIANT at $name: a temporary link renamed over the old one.
+link_newest() {
+  [[ "$(readlink "$out/$variant" 2>/dev/null || true)" == "$name" ]] && return 0
+  ln -sfn "$name" "$out/.link-$variant-$$"
+  mv -Tf "$out/.link-$variant-$$" "$out/$variant"
+}
+
+# One build per variant at a time; a second caller waits and then finds the image built.
+exec 9>"$out/.lock-$variant"
+flock 9
+if [[ -f $final/image.json ]]; then
+  log "$name is up to date"
+  link_newest
+  echo "$final"
+  exit 0
+fi
+
+# staging left by a build that was killed (we hold the lock, so none is running)
+rm -rf "$out/.staging-$variant-"*
+started=$SECONDS
+log "building $name in $out"
+work="$(mktemp -d "$out/.staging-$name-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT HUP
+trap 'exit 143' TERM  # a signal ends the script through the EXIT trap
+mkdir "$work/debs" "$work/x" "$work/root" "$work/image"
+
+log "apt-get download ${packages[*]}"
+specs=()
+for p in "${packages[@]}"; do specs+=("$p=${version[$p]}"); done
+# as root apt would hand the download to its _apt user, which cannot write under a private $HOME
+apt_opts=()
+[[ $(id -u) -ne 0 ]] || apt_opts=(-o APT::Sandbox::User=root)
+(cd "$work/debs" && apt-get "${apt_opts[@]}" download -q=2 "${specs[@]}" >&2) || die "apt-get download failed (network to deb.debian.org?)"
+for p in "${packages[@]}"; do
+  deb=("$work"/debs/"$p"_*.deb)
+  [[ -f ${deb[0]} ]] || die "apt-get download left no ${p}_*.deb"
+  got="$(dpkg-deb -f "${deb[0]}" Version)"
+  [[ $got == "${version[$p]}" ]] || die "$p: downloaded $got, expected ${version[$p]}"
+  dpkg-deb -x "${deb[0]}" "$work/x/$p"
+done
+
+root="$work/root"
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,work,root,etc/vivarium,lib/modules}
+chmod 1777 "$root/tmp"
+chmod 700 "$root/root"
+
+busybox="$work/x/busybox-static/bin/busybox"
+[[ -x $busybox ]] || die "busybox-static has no bin/busybox"
+cp "$busybox" "$root/bin/busybox"
+# an applet link for every busybox command (linuxrc is for initrds, not an initramfs)
+while read -r applet; do
+  [[ $applet == linuxrc || -e $root/$applet || -L $root/$applet ]] || ln -s /bin/busybox "$root/$applet"
+done < <("$busybox" --list-full)
+
+kmod_root=("$work/x/$kernel_pkg"/lib/modules/*)
+[[ -d ${kmod_root[0]} ]] || die "$kernel_pkg has no lib/modules/"
+kconfig=("$work/x/$kernel_pkg"/boot/config-*)
+for opt in CONFIG_EXT4_FS CONFIG_JBD2 CONFIG_FS_MBCACHE CONFIG_CRYPTO_CRC32C CONFIG_DEVTMPFS CONFIG_SERIAL_8250 CONFIG_RD_GZIP; do
+  grep -qx "$opt=y" "${kconfig[0]}" ||
+    die "$kernel_pkg: $opt is not built in; add its module to the list in build-image.sh"
+done
+: >"$root/etc/vivarium/modules"
+for m in "${modules[@]}"; do
+  ko="$(find "${kmod_root[0]}/kernel" -name "$m.ko" -print -quit)"
+  [[ -n $ko ]] || die "$kernel_pkg has no module $m.ko"
+  cp "$ko" "$root/lib/modules/$m.ko"
+  echo "$m" >>"$root/etc/vivarium/modules"
+done
+
+echo "$agent" >"$root/etc/vivarium/agent"
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
+printf 'root:x:0:\ntty:x:5:\n' >"$root/etc/group"
+echo vivarium >"$root/etc/hostname"
+install -m 755 "$here/$init_file" "$root/init"
+
+# Shared libraries from the downloaded packages (never the host's): the loader, and for an ELF
+# file every DT_NEEDED library, transitively, into /lib/x86_64-linux-gnu.
+libdirs=()
+for p in "${extra_packages[@]}"; do
+  for d in lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu; do
+    [[ -d $work/x/$p/$d ]] && libdirs+=("$work/x/$p/$d")
+  done
+done
+find_lib() {
+  local d
+  for d in "${libdirs[@]}"; do [[ -e $d/$1 ]] && { echo "$d/$1"; return 0; }; done
+  return 1
+}
+# The libraries ELF needs that are not in the image yet, transitively, one per line.
+missing_libs() {
+  local pending=("$1") elf lib src
+  declare -A seen=()
+  while (( ${#pending[@]} > 0 )); do
+    elf="${pending[0]}"; pending=("${pending[@]:1}")
+    while read -r lib; do
+      [[ -n ${seen[$lib]:-} || -e $root/lib/x86_64-linux-gnu/$lib ]] && continue
+      seen[$lib]=1
+      echo "$lib"
+      src="$(find_lib "$lib")" && pending+=("$src")
+    done < <(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  done
+}
+# Copies what ELF needs; false (copying nothing) when a package lacks one, named on stderr.
+copy_libs() {
+  local libs lib src
+  mapfile -t libs < <(missing_libs "$1")
+  for lib in "${libs[@]}"; do
+    find_lib "$lib" >/dev/null || { echo "$lib" >&2; return 1; }
+  done
+  mkdir -p "$root/lib/x86_64-linux-gnu" "$root/lib64"
+  if [[ ! -e $root/lib64/ld-linux-x86-64.so.2 ]]; then
+    src="$(find_lib ld-linux-x86-64.so.2)" || die "libc6 has no ld-linux-x86-64.so.2"
+    cp -L "$src" "$root/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+    ln -s /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$root/lib64/ld-linux-x86-64.so.2"
+  fi
+  for lib in "${libs[@]}"; do
+    cp -L "$(find_lib "$lib")" "$root/lib/x86_64-linux-gnu/$lib"
+  done
+}
+
+if [[ $agent == vivarium ]]; then
+  install -m 755 "$agent_bin" "$root/sbin/vivarium-agent"
+elif [[ $agent == qemu-ga ]]; then
+  install -m 755 "$work/x/qemu-guest-agent/usr/sbin/qemu-ga" "$root/usr/sbin/qemu-ga"
+  lib="$(copy_libs "$root/usr/sbin/qemu-ga" 2>&1)" ||
+    die "no package in (${extra_packages[*]}) has $lib, which qemu-ga needs"
+fi
+
+if [[ $variant == python ]]; then
+  log "python3.11 and its standard library"
+  install -m 755 "$work/x/python3.11-minimal/usr/bin/python3.11" "$root/usr/bin/python3.11"
+  ln -s python3.11 "$root/usr/bin/python3"
+  lib="$(copy_libs "$root/usr/bin/python3.11" 2>&1)" ||
+    die "no package in (${extra_packages[*]}) has $lib, which python3.11 needs"
+  py="$root/usr/lib/python3.11"
+  mkdir -p "$py"
+  for p in libpython3.11-minimal libpython3.11-stdlib; do
+    cp -a "$work/x/$p/usr/lib/python3.11/." "$py/"
+  done
+  # CPython's own tests are not for guests
+  rm -rf "$py/test" "$py"/lib-dynload/{_test,_ctypes_test,_xxtestfuzz,xxlimited}*
+  # an extension module whose libraries no listed package has (dbm: libdb, nis: libnsl) is left out
+  for so in "$py"/lib-dynload/*.so; do
+    if ! lib="$(copy_libs "$so" 2>&1)"; then
+      log "leaving out $(basename "$so"): it needs $lib"
+      rm "$so"
+    fi
+  done
+fi
+
+# Reproducible archive: fixed times, sorted names, owner root.
+find "$root" -exec touch -h -d @0 {} +
+log "initramfs.cpio.gz"
+(cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
+  "$busybox" cpio -o -H newc -R 0:0 --renumber-inodes --ignore-devno 2>/dev/null) |
+  gzip -n -9 >"$work/image/initramfs.cpio.gz"
+
+kernel=("$work/x/$kernel_pkg"/boot/vmlinuz-*)
+cp "${kernel[0]}" "$work/image/kernel"
+
+log "workspace.qcow2 (ext4, 1 GiB, label work)"
+truncate -s 1G "$work/workspace.raw"
+"$mkfs_ext4" -q -F -L work -m 0 -E root_owner=0:0 "$work/workspace.raw" >&2
+qemu-img convert -f raw -O qcow2 "$work/workspace.raw" "$work/image/workspace.qcow2"
+
+json_inputs=""
+for p in "${packages[@]}"; do json_inputs+="${json_inputs:+, }\"$p\": \"${version[$p]}\""; done
+[[ $agent != vivarium ]] || json_inputs+=", \"vivarium-agent\": \"sha256:$(sha "$agent_bin")\""
+cat >"$work/image/image.json" <<JSON
+{
+  "name": "$name",
+  "variant": "$variant",
+  "agent": "$agent",
+  "agent_port": "$port",
+  "cmdline": "$cmdline",
+  "machine_hint": "q35",
+  "inputs": {$json_inputs},
+  "inputs_sha256": "$inputs_sha",
+  "built_at": "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+}
+JSON
+case "$agent" in
+  vivarium) agent_text="our static vivarium-agent"
+            [[ $variant != python ]] || agent_text+=" (and python3.11 ${version[python3.11-minimal]} with its standard library)" ;;
+  qemu-ga) agent_text="Debian's qemu-guest-agent ${version[qemu-guest-agent]} with its shared libraries" ;;
+  *) agent_text="no agent (the /init of this benchmark baseline prints a line and powers off)" ;;
+esac
+cat >"$work/image/README" <<README
+Vivarium guest image '$variant' ($name): Debian's $kernel_pkg ${version[$kernel_pkg]} kernel,
+an initramfs with busybox-static ${version[busybox-static]}, the virtio modules, /init and
+$agent_text on the virtio-serial port $port, and an empty ext4 workspace disk
+(1 GiB, label work) that /init mounts at /work. Built by guest-agent/image/build-image.sh from
+packages fetched with apt-get download and unpacked with dpkg -x; the inputs are in image.json.
+The directory is immutable: boot it with an overlay on workspace.qcow2, never write to it.
+README
+chmod 444 "$work/image"/*
+
+mv -T "$work/image" "$final"
+link_newest
+log "built $name in $((SECONDS - started)) s ($(du -sh --apparent-size "$final/initramfs.cpio.gz" | cut -f1) initramfs)"
+echo "$final"
