@@ -3,7 +3,10 @@ package io.vivarium.core.internal;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.InstanceGoneException;
@@ -23,20 +26,29 @@ final class Adoption {
     private final Object reconcile = new Object();
     private final BackendRegistry registry;
     private final Sandboxes sandboxes;
+    /** Called for each sandbox adopted, outside the adoption lock: finishes what a crash cut short. */
+    private volatile Consumer<Sandbox> afterAdoption = sb -> {
+    };
 
     Adoption(BackendRegistry registry, Sandboxes sandboxes) {
         this.registry = registry;
         this.sandboxes = sandboxes;
     }
 
+    void afterAdoption(Consumer<Sandbox> hook) {
+        afterAdoption = hook;
+    }
+
     /** Loads the records and adopts the sandboxes of every backend already registered. */
     void start(Path stateDir) throws IOException {
+        List<Sandbox> adopted = new ArrayList<>();
         synchronized (reconcile) {
             sandboxes.open(stateDir);
             for (BackendRegistry.Entry e : registry.all()) {
-                adoptAll(e);
+                adopted.addAll(adoptAll(e));
             }
         }
+        adopted.forEach(afterAdoption);
     }
 
     void stop() {
@@ -46,13 +58,15 @@ final class Adoption {
     }
 
     void backendArrived(BackendRegistry.Entry entry) {
+        List<Sandbox> adopted = List.of();
         synchronized (reconcile) {
             if (sandboxes.open()) {
-                adoptAll(entry);
+                adopted = adoptAll(entry);
             }
             // published after adoption, so a request waiting for the backend finds its sandbox attached
             registry.add(entry);
         }
+        adopted.forEach(afterAdoption);
     }
 
     void backendLeft(long serviceId) {
@@ -74,7 +88,9 @@ final class Adoption {
         }
     }
 
-    private void adoptAll(BackendRegistry.Entry e) {
+    /** The sandboxes of {@code e} now attached to one of its instances. */
+    private List<Sandbox> adoptAll(BackendRegistry.Entry e) {
+        List<Sandbox> adopted = new ArrayList<>();
         for (Sandbox sb : sandboxes.all()) {
             if (!sb.record().backend().equals(e.name())) {
                 continue;
@@ -87,7 +103,11 @@ final class Adoption {
             } finally {
                 sb.lifecycle.unlock(sandboxes.observer());
             }
+            if (sb.instance() != null) {
+                adopted.add(sb);
+            }
         }
+        return adopted;
     }
 
     private void adopt(Sandbox sb, BackendRegistry.Entry e) {

@@ -2,6 +2,7 @@ package io.vivarium.core.internal;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.util.function.Supplier;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
@@ -22,12 +23,21 @@ final class GuestAccess {
         this.live = live;
     }
 
+    private <T> T shared(Sandbox sb, Supplier<T> call) {
+        return sb.gate.shared(live.patience(), call);
+    }
+
     PingResult ping(Caller caller, String id) {
-        return live.of(sandboxes.find(caller, id)).channel().ping();
+        Sandbox sb = sandboxes.find(caller, id);
+        return shared(sb, () -> live.of(sb).channel().ping());
     }
 
     ExecResult exec(Caller caller, String id, ExecRequest request) {
         Sandbox sb = sandboxes.find(caller, id);
+        return shared(sb, () -> exec(sb, request));
+    }
+
+    private ExecResult exec(Sandbox sb, ExecRequest request) {
         SandboxInstance instance = live.of(sb);
         ExecRequest complete = ExecRequests.complete(request, instance.workspace());
         long channelMax = instance.channel().limits().maxOutputBytes();
@@ -40,24 +50,31 @@ final class GuestAccess {
 
     byte[] readFile(Caller caller, String id, String path) {
         String p = filePath(path);
-        GuestChannel channel = live.of(sandboxes.find(caller, id)).channel();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try {
-            channel.readFile(p, Math.min(SandboxService.MAX_FILE_BYTES, channel.limits().maxFileBytes()), out);
-        } catch (IOException e) {
-            throw ApiException.internal("cannot read " + p + " from sandbox " + id + ": " + e.getMessage(), e);
-        }
-        return out.toByteArray();
+        Sandbox sb = sandboxes.find(caller, id);
+        return shared(sb, () -> {
+            GuestChannel channel = live.of(sb).channel();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            try {
+                channel.readFile(p, Math.min(SandboxService.MAX_FILE_BYTES, channel.limits().maxFileBytes()), out);
+            } catch (IOException e) {
+                throw ApiException.internal("cannot read " + p + " from sandbox " + id + ": " + e.getMessage(), e);
+            }
+            return out.toByteArray();
+        });
     }
 
     void writeFile(Caller caller, String id, String path, byte[] content) {
         String p = filePath(path);
-        GuestChannel channel = live.of(sandboxes.find(caller, id)).channel();
-        long max = Math.min(SandboxService.MAX_FILE_BYTES, channel.limits().maxFileBytes());
-        if (content.length > max) {
-            throw new ApiException(413, "file is " + content.length + " bytes; at most " + max + " can be written");
-        }
-        channel.writeFile(p, content);
+        Sandbox sb = sandboxes.find(caller, id);
+        shared(sb, () -> {
+            GuestChannel channel = live.of(sb).channel();
+            long max = Math.min(SandboxService.MAX_FILE_BYTES, channel.limits().maxFileBytes());
+            if (content.length > max) {
+                throw new ApiException(413, "file is " + content.length + " bytes; at most " + max + " can be written");
+            }
+            channel.writeFile(p, content);
+            return null;
+        });
     }
 
     /** A file path as a caller names it: absolute, no {@code ..}, no control characters, not a directory. */

@@ -36,6 +36,10 @@ final class LiveInstances {
                 throw ApiException.conflict("sandbox " + id + " has failed (" + sb.record().reason()
                         + "); delete it and create a new one");
             }
+            if (sb.record().status() == SandboxStatus.STOPPED) {
+                throw ApiException.conflict("sandbox " + id + " is stopped; start it first (POST /v1/vms/" + id
+                        + "/start)");
+            }
             SandboxInstance instance = sb.instance();
             if (instance != null) {
                 if (!instance.alive()) {

@@ -81,7 +81,7 @@ final class SandboxLifecycle {
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
                 req.memoryLimitMib(), req.vcpus(), req.image(), req.pidsLimit(), req.diskLimitMib(),
                 SandboxRecord.CREATING, Adoption.emptyState(),
-                SandboxStatus.RUNNING, null);
+                SandboxStatus.RUNNING, null, e.backend().capabilities().vcpus());
         Sandbox sb = new Sandbox(record);
         sb.lifecycle.lock();
         try {

@@ -26,6 +26,10 @@ import io.vivarium.api.PingResult;
 import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
+import io.vivarium.api.VmService;
+import io.vivarium.api.CheckpointInfo;
+import io.vivarium.api.CheckpointRequest;
+import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.FingerprintMode;
 import io.vivarium.api.spi.RuntimeObserver;
@@ -50,11 +54,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * Sandbox orchestration as a component: the wiring (configuration, backends, fingerprint modes,
  * the observer) and the {@link SandboxService} it offers, each concern delegated to its own class:
  * {@link Adoption} binds sandboxes to backends, {@link SandboxLifecycle} creates and deletes them,
- * {@link GuestAccess} reaches into them, {@link ChangeSets} tracks their files. Never names a backend.
+ * {@link GuestAccess} reaches into them, {@link ChangeSets} tracks their files (dry-runs included,
+ * {@link SnapshotDryRun} for VMs), {@link Vms} is the machine view. Never names a backend.
  */
-@Component(service = SandboxService.class)
+@Component(service = { SandboxService.class, VmService.class })
 @Designate(ocd = SandboxManager.Config.class)
-public class SandboxManager implements SandboxService {
+public class SandboxManager implements SandboxService, VmService {
 
     @ObjectClassDefinition(name = "Vivarium core", description = "Sandbox orchestration")
     public @interface Config {
@@ -80,6 +85,7 @@ public class SandboxManager implements SandboxService {
     private SandboxLifecycle lifecycle;
     private GuestAccess guest;
     private ChangeSets changeSets;
+    private Vms vms;
     private volatile boolean stopping;
     private volatile RuntimeObserver observer = RuntimeObserver.NONE;
 
@@ -95,8 +101,19 @@ public class SandboxManager implements SandboxService {
         LiveInstances live = new LiveInstances(registry, sandboxes, patience);
         lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, defaultBackendName, patience, () -> stopping);
         guest = new GuestAccess(sandboxes, live);
+        Checkpointing checkpointing = new Checkpointing(sandboxes, () -> stopping);
+        SnapshotDryRun snapshotDryRun = new SnapshotDryRun(sandboxes, checkpointing);
         changeSets = new ChangeSets(registry, sandboxes, live, fingerprints,
-                new ChangeTracker(fingerprints, new HostLister(hashPool)));
+                new ChangeTracker(fingerprints, new HostLister(hashPool)), snapshotDryRun);
+        vms = new Vms(registry, sandboxes, lifecycle, live, checkpointing);
+        adoption.afterAdoption(sb -> {
+            try {
+                snapshotDryRun.replay(sb, patience);
+            } catch (ApiException busy) {
+                // a dry-run of this sandbox is running (re-adoption after a bundle update): it finishes itself
+                LOG.log(Level.DEBUG, "not replaying the dry-run intent of " + sb.record().id() + ": " + busy.getMessage());
+            }
+        });
         adoption.start(stateDir.toAbsolutePath());
         LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in " + stateDir);
     }
@@ -261,6 +278,46 @@ public class SandboxManager implements SandboxService {
     @Override
     public DryRunResult dryRun(Caller caller, String id, DryRunRequest request) {
         return changeSets.dryRun(caller, id, request);
+    }
+
+    @Override
+    public SandboxInfo createVm(Caller caller, CreateSandboxRequest request) {
+        return vms.create(caller, request);
+    }
+
+    @Override
+    public List<SandboxInfo> listVms(Caller caller) {
+        return vms.list(caller);
+    }
+
+    @Override
+    public SandboxInfo getVm(Caller caller, String id) {
+        return withUsage(vms.find(caller, id));
+    }
+
+    @Override
+    public void deleteVm(Caller caller, String id) {
+        vms.delete(caller, id);
+    }
+
+    @Override
+    public SandboxInfo stopVm(Caller caller, String id) {
+        return vms.stop(caller, id);
+    }
+
+    @Override
+    public SandboxInfo startVm(Caller caller, String id) {
+        return vms.start(caller, id);
+    }
+
+    @Override
+    public CheckpointInfo snapshotVm(Caller caller, String id, CheckpointRequest request) {
+        return vms.snapshot(caller, id, request);
+    }
+
+    @Override
+    public SandboxInfo restoreVm(Caller caller, String id, CheckpointRequest request) {
+        return vms.restore(caller, id, request);
     }
 
     private static String firstNonEmpty(String... values) {

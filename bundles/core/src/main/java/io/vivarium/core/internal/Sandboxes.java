@@ -13,7 +13,9 @@ import java.util.function.Supplier;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.RuntimeObserver;
+import io.vivarium.api.spi.SandboxInstance;
 
 /**
  * The sandboxes core knows of, in memory and as records on disk: finding one for a caller (another
@@ -109,6 +111,30 @@ final class Sandboxes {
             LOG.log(Level.ERROR, "cannot persist failure of sandbox " + failed.id(), io);
         }
         LOG.log(Level.WARNING, "sandbox " + failed.id() + " " + why);
+    }
+
+    /**
+     * Records what a restore, stop or start left running: {@code after}'s state and
+     * {@code status}, written before anyone is told, and {@code after} in place of {@code before}.
+     */
+    void replace(Sandbox sb, SandboxInstance before, SandboxInstance after, SandboxStatus status) {
+        sb.lifecycle.lock();
+        try {
+            if (sb.deleted()) {
+                return;
+            }
+            SandboxRecord r = sb.record().with(after.state(), status);
+            try {
+                persist(r);
+            } catch (IOException io) {
+                throw ApiException.internal("cannot persist the new state of sandbox " + r.id()
+                        + "; a daemon restart may not find it again", io);
+            }
+            sb.record(r);
+            sb.replace(before, after);
+        } finally {
+            sb.lifecycle.unlock(observer());
+        }
     }
 
     void forget(Sandbox sb) {
