@@ -111,7 +111,7 @@ class OpenApiContractIT {
     void vmRoutesRefuseWhatIsNotAVm() throws Exception {
         call("GET", "/v1/vms", null, null);
         call("POST", "/v1/vms", "application/json", "{\"backend\": \"procbox\"}");  // 400: not a machine
-        call("POST", "/v1/vms", null, null);  // 400: backend required
+        call("POST", "/v1/vms", "application/json", "{}");  // 400: backend required
         String sandbox = json(call("POST", "/v1/sandboxes", null, null)).get("id").asText();
         call("GET", "/v1/vms/" + sandbox, null, null);  // 404: a process sandbox is no VM
         call("POST", "/v1/vms/" + sandbox + "/stop", null, null);

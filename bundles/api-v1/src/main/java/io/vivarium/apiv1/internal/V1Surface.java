@@ -88,7 +88,7 @@ public class V1Surface implements ApiSurface {
     private static List<Route> vmRoutes(VmService vms) {
         return List.of(
                 new Route("POST", "/vms", Role.USER, 201,
-                        r -> vms.createVm(r.caller(), r.optionalBody(CreateSandboxRequest.class).orElse(null))),
+                        r -> vms.createVm(r.caller(), r.body(CreateSandboxRequest.class))),
                 new Route("GET", "/vms", Role.USER, 200, r -> vms.listVms(r.caller())),
                 new Route("GET", "/vms/{id}", Role.USER, 200, r -> vms.getVm(r.caller(), r.pathParam("id"))),
                 new Route("DELETE", "/vms/{id}", Role.USER, 204, r -> {
