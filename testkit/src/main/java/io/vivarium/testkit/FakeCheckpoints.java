@@ -59,6 +59,9 @@ public final class FakeCheckpoints {
     /** What a {@code sh -c} command does to the guest; may throw. */
     public volatile Consumer<String> commands = c -> {
     };
+    /** Runs as a checkpoint is taken, before anything is saved; may throw to cut it short. */
+    public volatile Runnable beforeCreate = () -> {
+    };
     public volatile RuntimeException failRestore;
     public volatile RuntimeException failDelete;
     /** When true, a restore relaunches the instance under a new pid. */
@@ -106,6 +109,7 @@ public final class FakeCheckpoints {
 
         @Override
         public CheckpointInfo create(String tag, OperationContext context) {
+            beforeCreate.run();
             if (saved.containsKey(tag)) {
                 throw ApiException.conflict("checkpoint " + tag + " exists");
             }

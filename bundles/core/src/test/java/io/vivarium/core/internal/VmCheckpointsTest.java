@@ -321,6 +321,28 @@ class VmCheckpointsTest {
     }
 
     @Test
+    void aDryRunKilledWhileItsCheckpointWasTakenLeavesNothingAfterTheStart() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        Map<String, String> before = Map.copyOf(vm.files);
+        vm.beforeCreate = () -> {
+            throw new Killed();
+        };
+        assertThrows(Killed.class, () -> m.dryRun(ALICE, id, dryRun("make")));
+        assertTrue(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)), "the intent is written before the checkpoint");
+        vm.beforeCreate = () -> {
+        };
+
+        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+
+        assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
+        assertEquals(before, vm.files);
+        assertTrue(vm.clockSets.isEmpty(), "nothing to restore: the command never ran");
+        assertEquals("running", restarted.getVm(ALICE, id).status());
+    }
+
+    @Test
     void aDryRunKilledAfterItsRestoreOnlyHasItsCheckpointDeletedAtStart() throws Exception {
         SandboxManager m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
