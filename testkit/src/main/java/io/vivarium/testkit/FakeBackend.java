@@ -45,6 +45,8 @@ public final class FakeBackend implements SandboxBackend {
     /** When set, {@link #details()} throws. */
     public volatile boolean failDetails;
     public volatile Capabilities capabilities = new Capabilities(true, false, false, false, false, false, false, false, true);
+    /** When set, instances are VMs with these checkpoints (and can be stopped and started). */
+    public volatile FakeCheckpoints checkpoints;
 
     public FakeBackend(String name, Set<Long> running) {
         this.name = name;
@@ -88,17 +90,38 @@ public final class FakeBackend implements SandboxBackend {
         if (failCreate != null) {
             throw failCreate;
         }
+        return launch(spec, Map.of());
+    }
+
+    /** Starts a new "process" for {@code spec}. */
+    SandboxInstance launch(InstanceSpec spec, Map<String, String> extra) {
         long pid = PIDS.incrementAndGet();
         running.add(pid);
-        return instance(spec, new InstanceState(pid, Map.of("pid", String.valueOf(pid))));
+        Map<String, String> data = new java.util.HashMap<>(extra);
+        data.put("pid", String.valueOf(pid));
+        return wrap(spec, instance(spec, new InstanceState(pid, data)));
+    }
+
+    SandboxInstance wrap(InstanceSpec spec, SandboxInstance i) {
+        FakeCheckpoints c = checkpoints;
+        return c == null ? i : c.wrap(this, spec, i);
+    }
+
+    /** A stopped VM: nothing runs, the state says so, and adopt finds it stopped. */
+    SandboxInstance stoppedInstance(InstanceSpec spec, long pid) {
+        return instance(spec, new InstanceState(pid, Map.of("pid", String.valueOf(pid), "stopped", "true")));
+    }
+
+    static boolean isStopped(InstanceState state) {
+        return "true".equals(state.data().get("stopped"));
     }
 
     @Override
     public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
-        if (!running.contains(state.pid())) {
+        if (!running.contains(state.pid()) && !isStopped(state)) {
             throw new InstanceGoneException("pid " + state.pid() + " is gone");
         }
-        return instance(spec, state);
+        return wrap(spec, instance(spec, state));
     }
 
     @Override

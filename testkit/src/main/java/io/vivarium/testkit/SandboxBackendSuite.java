@@ -319,10 +319,7 @@ public abstract class SandboxBackendSuite {
         }
         InstanceState persisted = c.instance().state();
 
-        SandboxBackend next = newBackend(stateDir);
-        SandboxInstance adopted = next.adopt(c.spec(), persisted);
-        backend = next;
-        replace(c, adopted);
+        SandboxInstance adopted = adoptByANewBackend(c, persisted);
 
         assertEquals(c.spec().id(), adopted.id());
         assertTrue(adopted.alive());
@@ -465,7 +462,7 @@ public abstract class SandboxBackendSuite {
     }
 
     /** Starts a process in the background that outlives its exec; returns its pid as the instance sees it. */
-    private String startBackground(SandboxInstance instance) {
+    protected final String startBackground(SandboxInstance instance) {
         ExecResult r = exec(instance, "/bin/sh", "-c", "sleep 600 >/dev/null 2>&1 </dev/null & echo $!");
         String pid = r.stdout().strip();
         assertTrue(pid.matches("\\d+"), "started a background process: " + r);
@@ -473,7 +470,8 @@ public abstract class SandboxBackendSuite {
         return pid;
     }
 
-    private static boolean processRuns(SandboxInstance instance, String pid) {
+    /** True if the process {@code pid} (as the instance sees it) runs in the instance. */
+    protected static boolean processRuns(SandboxInstance instance, String pid) {
         return exec(instance, "/bin/sh", "-c", RUNNING_SCRIPT, "sh", pid).exitCode() == 0;
     }
 
@@ -485,8 +483,21 @@ public abstract class SandboxBackendSuite {
         }
     }
 
-    private void replace(Created old, SandboxInstance adopted) {
-        created.set(created.indexOf(old), new Created(old.spec(), adopted));
+    /** Makes {@code now} (adopted, or relaunched by a restore) what the kit destroys in place of {@code old}'s instance. */
+    protected final void replace(Created old, SandboxInstance now) {
+        created.set(created.indexOf(old), new Created(old.spec(), now));
+    }
+
+    /**
+     * A new backend object, standing for the next activation, adopts {@code old}'s instance from
+     * {@code state} and becomes the one the kit holds.
+     */
+    protected final SandboxInstance adoptByANewBackend(Created old, InstanceState state) throws InstanceGoneException {
+        SandboxBackend next = newBackend(stateDir);
+        SandboxInstance adopted = next.adopt(old.spec(), state);
+        backend = next;
+        replace(old, adopted);
+        return adopted;
     }
 
     private static void deleteTree(Path dir) throws IOException {

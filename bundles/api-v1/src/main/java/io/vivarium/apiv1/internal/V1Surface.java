@@ -9,12 +9,14 @@ import java.util.stream.Stream;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.BaselineRequest;
 import io.vivarium.api.ChangesRequest;
+import io.vivarium.api.CheckpointRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.DryRunRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.PluginService;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxService;
+import io.vivarium.api.VmService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BinaryBody;
 import io.vivarium.api.http.Route;
@@ -26,7 +28,8 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
- * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, files, baseline, changes, dry-run) are admin-only, as in the
+ * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, files, baseline, changes, dry-run, a VM's snapshot
+ * and restore) are admin-only, as in the
  * reference API; lifecycle routes are open to every role, always scoped to the caller's tenant. The admin routes of
  * {@link AdminRoutes} answer 503 while no {@link PluginService} runs, so the sandbox routes never depend on it.
  */
@@ -44,7 +47,7 @@ public class V1Surface implements ApiSurface {
     private volatile PluginService plugins;
 
     @Activate
-    public V1Surface(@Reference SandboxService sandboxes) {
+    public V1Surface(@Reference SandboxService sandboxes, @Reference VmService vms) {
         byte[] openApi = openApiDocument();
         List<Route> sandboxRoutes = List.of(
                 new Route("GET", "/openapi.json", Role.USER, 200, r -> BinaryBody.of("application/json", openApi)),
@@ -74,7 +77,30 @@ public class V1Surface implements ApiSurface {
                     sandboxes.writeFile(r.caller(), r.pathParam("id"), r.queryParam("path").orElse(null), r.rawBody());
                     return null;
                 }, SandboxService.MAX_FILE_BYTES));
-        this.routes = Stream.concat(sandboxRoutes.stream(), AdminRoutes.of(this::plugins).stream()).toList();
+        this.routes = Stream.of(sandboxRoutes, vmRoutes(vms), AdminRoutes.of(this::plugins)).flatMap(List::stream)
+                .toList();
+    }
+
+    /**
+     * The machine view of sandboxes: lifecycle routes for every role, as for sandboxes; snapshot
+     * and restore, which reach into the guest's state, for admins.
+     */
+    private static List<Route> vmRoutes(VmService vms) {
+        return List.of(
+                new Route("POST", "/vms", Role.USER, 201,
+                        r -> vms.createVm(r.caller(), r.body(CreateSandboxRequest.class))),
+                new Route("GET", "/vms", Role.USER, 200, r -> vms.listVms(r.caller())),
+                new Route("GET", "/vms/{id}", Role.USER, 200, r -> vms.getVm(r.caller(), r.pathParam("id"))),
+                new Route("DELETE", "/vms/{id}", Role.USER, 204, r -> {
+                    vms.deleteVm(r.caller(), r.pathParam("id"));
+                    return null;
+                }),
+                new Route("POST", "/vms/{id}/stop", Role.USER, 200, r -> vms.stopVm(r.caller(), r.pathParam("id"))),
+                new Route("POST", "/vms/{id}/start", Role.USER, 200, r -> vms.startVm(r.caller(), r.pathParam("id"))),
+                new Route("POST", "/vms/{id}/snapshot", Role.ADMIN, 201,
+                        r -> vms.snapshotVm(r.caller(), r.pathParam("id"), r.body(CheckpointRequest.class))),
+                new Route("POST", "/vms/{id}/restore", Role.ADMIN, 200,
+                        r -> vms.restoreVm(r.caller(), r.pathParam("id"), r.body(CheckpointRequest.class))));
     }
 
     static byte[] openApiDocument() {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 
 import io.vivarium.api.ApiException;
@@ -126,5 +127,14 @@ public interface GuestChannel {
 
     default void thawFilesystems() {
         throw ApiException.notImplemented("this backend cannot thaw guest filesystems");
+    }
+
+    /**
+     * Sets the instance's clock to {@code now} (the QEMU Guest Agent's {@code guest-set-time}):
+     * core calls it after every checkpoint restore, whose guest clock jumps back to the checkpoint
+     * instant. 501 by default. Since 1.3.
+     */
+    default void setTime(Instant now) {
+        throw ApiException.notImplemented("this backend cannot set the guest clock");
     }
 }

@@ -58,6 +58,8 @@ class SpiDefaultsTest {
         assertEquals("2", oldChannel.evaluate("1+1", 5).result());
         assertNull(oldChannel.evaluate("1+1", 5).error());
         assertEquals(GuestLimits.DEFAULT, oldChannel.limits());
+        assertEquals(501, assertThrows(ApiException.class, () -> oldChannel.setTime(Instant.now())).status(),
+                "a channel of SPI 1.2 cannot set the clock: core logs it after a restore");
         assertEquals(501, assertThrows(ApiException.class,
                 () -> oldChannel.freezeFilesystems(List.of("/work"), Duration.ofSeconds(10))).status());
 

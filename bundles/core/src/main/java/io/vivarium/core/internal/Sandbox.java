@@ -1,7 +1,5 @@
 package io.vivarium.core.internal;
 
-import java.util.concurrent.atomic.AtomicBoolean;
-
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.InstanceSpec;
@@ -9,13 +7,13 @@ import io.vivarium.api.spi.SandboxInstance;
 
 /**
  * A sandbox core knows of: its persisted record and, while its backend is registered, the live
- * instance. Lifecycle operations (create, adopt, delete) hold {@link #lifecycle}; execs do not, so
- * a long exec never blocks an upgrade's re-adoption.
+ * instance. Lifecycle operations (create, adopt, delete) hold {@link #lifecycle} briefly; execs and
+ * long operations (restore, dry-run) pass through {@link #gate} instead, so they never block an
+ * upgrade's re-adoption.
  */
 final class Sandbox {
     final LifecycleLock lifecycle = new LifecycleLock();
-    /** Set while a dry-run runs: one at a time per sandbox. */
-    final AtomicBoolean dryRunning = new AtomicBoolean();
+    final OperationGate gate;
     private volatile SandboxRecord record;
     private volatile SandboxInstance instance;
     private volatile long backendServiceId = -1;
@@ -23,6 +21,7 @@ final class Sandbox {
 
     Sandbox(SandboxRecord record) {
         this.record = record;
+        this.gate = new OperationGate(record.id());
     }
 
     SandboxRecord record() {
@@ -40,6 +39,16 @@ final class Sandbox {
     void attach(SandboxInstance i, long serviceId) {
         instance = i;
         backendServiceId = serviceId;
+    }
+
+    /**
+     * Puts {@code after} in place of {@code before} (a restore that relaunched, a stop), from the
+     * same backend service; does nothing if {@code before} is no longer attached (its backend left).
+     */
+    void replace(SandboxInstance before, SandboxInstance after) {
+        if (instance == before) {
+            instance = after;
+        }
     }
 
     /** Forgets the instance if it came from the backend service that is going away. */
@@ -65,8 +74,8 @@ final class Sandbox {
     }
 
     SandboxStatus status() {
-        if (record.status() == SandboxStatus.FAILED) {
-            return SandboxStatus.FAILED;
+        if (record.status() == SandboxStatus.FAILED || record.status() == SandboxStatus.STOPPED) {
+            return record.status();
         }
         return instance == null ? SandboxStatus.BACKEND_UNAVAILABLE : SandboxStatus.RUNNING;
     }

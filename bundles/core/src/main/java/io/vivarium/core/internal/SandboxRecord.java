@@ -10,20 +10,29 @@ import io.vivarium.api.spi.InstanceState;
  * @param diskLimitMib the workspace size asked for at create, or null for the backend's default
  * @param phase {@code creating} until the backend has answered, then {@code created}; a record
  *        still {@code creating} at start-up belongs to a create the daemon did not finish
+ * @param machine whether its backend runs machines ({@code Capabilities.vcpus}), so that it is a VM
+ *        under {@code /v1/vms}; null in records written before it was recorded
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
-        Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason) {
+        Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason,
+        Boolean machine) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, CREATED, newState,
-                SandboxStatus.RUNNING, null);
+                SandboxStatus.RUNNING, null, machine);
+    }
+
+    /** This record with the state and status after a restore, stop or start. */
+    SandboxRecord with(InstanceState newState, SandboxStatus newStatus) {
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, newState,
+                newStatus, null, machine);
     }
 
     SandboxRecord failed(String why) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                SandboxStatus.FAILED, why);
+                SandboxStatus.FAILED, why, machine);
     }
 }

@@ -125,7 +125,7 @@ class SandboxManagerTest {
         var store = new SandboxStore(state);
         var r = first.get(ALICE, id);
         store.save(new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null, null, null, SandboxRecord.CREATING,
-                new io.vivarium.api.spi.InstanceState(0, Map.of()), io.vivarium.api.SandboxStatus.RUNNING, null));
+                new io.vivarium.api.spi.InstanceState(0, Map.of()), io.vivarium.api.SandboxStatus.RUNNING, null, null));
         SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
         assertTrue(second.list(ALICE).isEmpty());
         assertFalse(Files.exists(state.resolve("sandboxes").resolve(id)));

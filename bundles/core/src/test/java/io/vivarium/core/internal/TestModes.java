@@ -37,6 +37,22 @@ final class TestModes {
         };
     }
 
+    /** A mode whose guest listing is {@link io.vivarium.testkit.FakeCheckpoints}'s fake listing program. */
+    static FingerprintMode fakeGuest() {
+        return new Mode("sha256", 100) {
+            @Override
+            public String fingerprint(Path file, BasicFileAttributes attributes) {
+                throw new UnsupportedOperationException("a fake guest's files are listed in the guest");
+            }
+
+            @Override
+            public List<String> guestListingCommand(List<String> dirs) {
+                return java.util.stream.Stream.concat(java.util.stream.Stream.of(io.vivarium.testkit.FakeCheckpoints.LIST),
+                        dirs.stream()).toList();
+            }
+        };
+    }
+
     private abstract static class Mode implements FingerprintMode {
         private final String name;
         private final int preference;

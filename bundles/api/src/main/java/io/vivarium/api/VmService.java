@@ -1,0 +1,39 @@
+package io.vivarium.api;
+
+import java.util.List;
+
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * The machine view of sandboxes, provided by core for {@code /v1/vms}: a VM is a sandbox whose
+ * backend runs machines ({@link io.vivarium.api.spi.Capabilities#vcpus()}), with the same record,
+ * id and tenant; a sandbox of another backend is not found here. Every method is scoped to the
+ * caller's tenant and throws {@link ApiException} for what the caller can fix or retry.
+ * Restore, snapshot, stop and start exclude each other, dry-runs and execs on the same VM (409
+ * while another runs). Method names carry {@code Vm} so that one component can provide this
+ * and {@link SandboxService}. Since 1.3.
+ */
+@ProviderType
+public interface VmService {
+
+    /** Creates a VM; {@code request.backend()} is required and must run machines (400 otherwise). */
+    SandboxInfo createVm(Caller caller, CreateSandboxRequest request);
+
+    List<SandboxInfo> listVms(Caller caller);
+
+    SandboxInfo getVm(Caller caller, String id);
+
+    void deleteVm(Caller caller, String id);
+
+    /** Shuts the VM down, keeping its disk; 501 if its backend cannot, 409 if it is not running. */
+    SandboxInfo stopVm(Caller caller, String id);
+
+    /** Starts a stopped VM; 409 if it is not stopped. */
+    SandboxInfo startVm(Caller caller, String id);
+
+    /** Checkpoints the VM under a tag; 400 bad tag, 409 tag taken, 501 if its backend cannot. */
+    CheckpointInfo snapshotVm(Caller caller, String id, CheckpointRequest request);
+
+    /** Returns the VM to a checkpoint, in place; 400 bad tag, 404 unknown tag, 501 if its backend cannot. */
+    SandboxInfo restoreVm(Caller caller, String id, CheckpointRequest request);
+}

@@ -1,0 +1,65 @@
+package io.vivarium.api.spi;
+
+import java.util.List;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.CheckpointInfo;
+
+import org.osgi.annotation.versioning.ConsumerType;
+
+/**
+ * Instance-local checkpoints: the whole state of one running instance (memory, devices, disk)
+ * saved under a tag and restored into the same instance. An optional capability: a
+ * {@link SandboxInstance} that can do it also implements this interface, and core finds it with
+ * {@code instanceof}. Not the forkable, shared images of a snapshot registry, which are a
+ * separate SPI.
+ *
+ * <p>Tags reach the backend already checked by core: plain names of letters, digits, {@code .},
+ * {@code _} and {@code -}, at most 64, starting with a letter or digit ({@link #TAG}). Core
+ * serialises every call of this interface with each other and with execs on the same instance,
+ * so an implementation needs no locking of its own against them; it is called from request
+ * threads, never holding core's lifecycle lock.
+ *
+ * <p><b>Crash safety.</b> A checkpoint is registered atomically: after a {@code kill -9} of the
+ * daemon at any point of {@link #create}, {@link #list()} (of the re-adopted instance) either
+ * shows the complete checkpoint or none (stage the files, rename into place last). Core records
+ * its own dry-run checkpoints in an intent before it takes them and deletes them at start-up.
+ * Since 1.3.
+ */
+@ConsumerType
+public interface Checkpoints {
+
+    /** The form of a tag, as a regular expression. */
+    String TAG = "[A-Za-z0-9][A-Za-z0-9._-]{0,63}";
+
+    /**
+     * Saves the instance's state under {@code tag}. The instance keeps running (it may be paused
+     * for the moment the state is written). Throws {@link ApiException} 409 if the tag exists,
+     * 503/504 as {@link OperationContext#checkpoint(String)} does; a failure leaves no checkpoint.
+     *
+     * @return what was saved and the storage mode actually used
+     */
+    CheckpointInfo create(String tag, OperationContext context);
+
+    /**
+     * Returns the instance to the state saved under {@code tag}: memory, running processes and
+     * disk, so processes started since are gone. In place where the backend can (QEMU
+     * {@code loadvm}), else by relaunching the instance from the checkpoint. A stopped instance is
+     * started from it. The checkpoint stays and can be restored again.
+     *
+     * <p>Returns the instance that runs afterwards: {@code this} when restored in place, or a new
+     * one after a relaunch, whose {@link SandboxInstance#state()} core persists before it answers.
+     * A relaunching backend must also let {@link SandboxBackend#adopt} find the relaunched
+     * process when handed the state from before the restore (the daemon may die between the
+     * relaunch and core's write): keep what identifies it under {@link InstanceSpec#dir()}.
+     * Throws {@link ApiException} 404 for an unknown tag; any other failure means the instance may
+     * be in either state, and the message must say so.
+     */
+    SandboxInstance restore(String tag, OperationContext context);
+
+    /** Deletes the checkpoint and frees what it holds; false if there was none. */
+    boolean delete(String tag);
+
+    /** Every checkpoint of this instance, oldest first. */
+    List<CheckpointInfo> list();
+}

@@ -1,0 +1,138 @@
+package io.vivarium.core.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.SandboxInstance;
+
+/**
+ * Binds sandboxes to their backend whenever it registers: at start-up and after a bundle update,
+ * every recorded sandbox of that backend is re-adopted; when it leaves, its instances are
+ * forgotten (never killed). One lock orders these against each other and against a create
+ * publishing its instance.
+ */
+final class Adoption {
+    private static final System.Logger LOG = System.getLogger(Adoption.class.getName());
+
+    private final Object reconcile = new Object();
+    private final BackendRegistry registry;
+    private final Sandboxes sandboxes;
+    /** Called for each sandbox adopted, outside the adoption lock: finishes what a crash cut short. */
+    private volatile Consumer<Sandbox> afterAdoption = sb -> {
+    };
+
+    Adoption(BackendRegistry registry, Sandboxes sandboxes) {
+        this.registry = registry;
+        this.sandboxes = sandboxes;
+    }
+
+    void afterAdoption(Consumer<Sandbox> hook) {
+        afterAdoption = hook;
+    }
+
+    /** Loads the records and adopts the sandboxes of every backend already registered. */
+    void start(Path stateDir) throws IOException {
+        List<Sandbox> adopted = new ArrayList<>();
+        synchronized (reconcile) {
+            sandboxes.open(stateDir);
+            for (BackendRegistry.Entry e : registry.all()) {
+                adopted.addAll(adoptAll(e));
+            }
+        }
+        adopted.forEach(afterAdoption);
+    }
+
+    void stop() {
+        synchronized (reconcile) {
+            sandboxes.close();
+        }
+    }
+
+    void backendArrived(BackendRegistry.Entry entry) {
+        List<Sandbox> adopted = List.of();
+        synchronized (reconcile) {
+            if (sandboxes.open()) {
+                adopted = adoptAll(entry);
+            }
+            // published after adoption, so a request waiting for the backend finds its sandbox attached
+            registry.add(entry);
+        }
+        adopted.forEach(afterAdoption);
+    }
+
+    void backendLeft(long serviceId) {
+        synchronized (reconcile) {
+            registry.remove(serviceId);
+            sandboxes.all().forEach(sb -> sb.detachFrom(serviceId));
+        }
+    }
+
+    /**
+     * Attaches a just-created instance if its backend is still the one registered; if it left
+     * during the create, the next one to arrive adopts the recorded instance instead.
+     */
+    void attachIfCurrent(Sandbox sb, SandboxInstance instance, BackendRegistry.Entry e) {
+        synchronized (reconcile) {
+            if (registry.get(e.name()).filter(now -> now.serviceId() == e.serviceId()).isPresent()) {
+                sb.attach(instance, e.serviceId());
+            }
+        }
+    }
+
+    /** The sandboxes of {@code e} now attached to one of its instances. */
+    private List<Sandbox> adoptAll(BackendRegistry.Entry e) {
+        List<Sandbox> adopted = new ArrayList<>();
+        for (Sandbox sb : sandboxes.all()) {
+            if (!sb.record().backend().equals(e.name())) {
+                continue;
+            }
+            sb.lifecycle.lock();
+            try {
+                if (!sb.deleted()) {
+                    adopt(sb, e);
+                }
+            } finally {
+                sb.lifecycle.unlock(sandboxes.observer());
+            }
+            if (sb.instance() != null) {
+                adopted.add(sb);
+            }
+        }
+        return adopted;
+    }
+
+    private void adopt(Sandbox sb, BackendRegistry.Entry e) {
+        SandboxRecord r = sb.record();
+        InstanceSpec spec = sb.spec(sandboxes.store());
+        if (SandboxRecord.CREATING.equals(r.phase())) {
+            LOG.log(Level.WARNING, "sandbox " + r.id() + " was being created when the daemon stopped; removing it");
+            e.backend().destroy(spec, emptyState());
+            sandboxes.forget(sb);
+            return;
+        }
+        if (r.status() == SandboxStatus.FAILED) {
+            return;
+        }
+        try {
+            sb.attach(e.backend().adopt(spec, r.state()), e.serviceId());
+        } catch (InstanceGoneException gone) {
+            sandboxes.fail(sb, "found dead when " + e.name() + " " + e.version() + " re-adopted it: " + gone.getMessage());
+        } catch (RuntimeException ex) {
+            LOG.log(Level.ERROR, "adopting sandbox " + r.id() + " failed", ex);
+            sandboxes.fail(sb, "could not be re-adopted by " + e.name() + " " + e.version() + ": " + ex.getMessage());
+        }
+    }
+
+    static InstanceState emptyState() {
+        return new InstanceState(0, Map.of());
+    }
+}

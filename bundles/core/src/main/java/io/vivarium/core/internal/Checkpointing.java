@@ -1,0 +1,104 @@
+package io.vivarium.core.internal;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.CheckpointInfo;
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Checkpoints;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.SandboxInstance;
+
+/**
+ * Core's side of the checkpoint seam: checks tags, finds an instance's {@link Checkpoints} (by
+ * {@code instanceof}, never by backend), and after every restore persists what runs and sets the
+ * guest clock. Callers hold the sandbox's {@link OperationGate} exclusively.
+ */
+final class Checkpointing {
+    private static final System.Logger LOG = System.getLogger(Checkpointing.class.getName());
+    private static final Pattern TAG = Pattern.compile(Checkpoints.TAG);
+    /** Tags core takes for its own dry-runs; callers cannot use them. */
+    static final String DRY_RUN_PREFIX = "dryrun-";
+    /** How long a backend may take to write or load a checkpoint (a relaunch under TCG included). */
+    private static final Duration DEADLINE = Duration.ofMinutes(5);
+
+    private final Sandboxes sandboxes;
+    private final BooleanSupplier stopping;
+
+    Checkpointing(Sandboxes sandboxes, BooleanSupplier stopping) {
+        this.sandboxes = sandboxes;
+        this.stopping = stopping;
+    }
+
+    /** A tag a caller sent: a plain name, never a path, not one of core's own. */
+    static String checkTag(String tag) {
+        if (tag == null || tag.isEmpty()) {
+            throw ApiException.badRequest("tag is required: a plain name such as \"before-upgrade\"");
+        }
+        if (!TAG.matcher(tag).matches()) {
+            throw ApiException.badRequest("tag must be a plain name of letters, digits, '.', '_' and '-' (at most 64, "
+                    + "starting with a letter or digit; no slashes), got \"" + printable(tag) + "\"");
+        }
+        if (tag.startsWith(DRY_RUN_PREFIX)) {
+            throw ApiException.badRequest("tags starting with " + DRY_RUN_PREFIX + " are reserved for dry-runs");
+        }
+        return tag;
+    }
+
+    static Checkpoints of(Sandbox sb, SandboxInstance instance) {
+        if (instance instanceof Checkpoints c) {
+            return c;
+        }
+        throw ApiException.notImplemented("backend " + sb.record().backend() + " cannot checkpoint its instances");
+    }
+
+    OperationContext context(String what) {
+        return new CoreOperation(what, Instant.now().plus(DEADLINE), stopping);
+    }
+
+    CheckpointInfo create(Sandbox sb, Checkpoints c, String tag) {
+        if (c.list().stream().anyMatch(i -> i.tag().equals(tag))) {
+            throw ApiException.conflict("sandbox " + sb.record().id() + " already has a checkpoint " + tag
+                    + "; choose another tag");
+        }
+        return c.create(tag, context("checkpointing sandbox " + sb.record().id() + " as " + tag));
+    }
+
+    /**
+     * Restores {@code tag}, records what runs afterwards (a relaunch's new state is persisted
+     * before anything else) and sets the guest clock. Returns the instance now running.
+     */
+    SandboxInstance restore(Sandbox sb, SandboxInstance before, Checkpoints c, String tag) {
+        SandboxInstance after = c.restore(tag, context("restoring sandbox " + sb.record().id() + " to " + tag));
+        if (after != before || !after.state().equals(sb.record().state())
+                || sb.record().status() != SandboxStatus.RUNNING) {
+            sandboxes.replace(sb, before, after, SandboxStatus.RUNNING);
+        }
+        setClock(sb, after);
+        return after;
+    }
+
+    boolean exists(Checkpoints c, String tag) {
+        return c.list().stream().anyMatch(i -> i.tag().equals(tag));
+    }
+
+    /** A restored guest's clock is the checkpoint's; a channel that cannot set it is logged, not fatal. */
+    private static void setClock(Sandbox sb, SandboxInstance instance) {
+        try {
+            instance.channel().setTime(Instant.now());
+        } catch (ApiException e) {
+            LOG.log(Level.WARNING, "the clock of sandbox " + sb.record().id() + " was not set after a restore: "
+                    + e.getMessage());
+        }
+    }
+
+    private static String printable(String s) {
+        StringBuilder b = new StringBuilder();
+        s.codePoints().limit(80).forEach(c -> b.append(c < 0x20 || c == 0x7f ? String.format("\\u%04x", c) : Character.toString(c)));
+        return b.toString();
+    }
+}

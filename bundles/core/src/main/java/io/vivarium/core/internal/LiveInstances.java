@@ -1,0 +1,82 @@
+package io.vivarium.core.internal;
+
+import java.time.Duration;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.SandboxInstance;
+
+/**
+ * A sandbox's running instance for a request, waiting a bounded time for a backend that is being
+ * swapped (then 503 with Retry-After), and marking the sandbox failed when its instance died.
+ */
+final class LiveInstances {
+    private final BackendRegistry registry;
+    private final Sandboxes sandboxes;
+    private final Duration patience;
+
+    LiveInstances(BackendRegistry registry, Sandboxes sandboxes, Duration patience) {
+        this.registry = registry;
+        this.sandboxes = sandboxes;
+        this.patience = patience;
+    }
+
+    Duration patience() {
+        return patience;
+    }
+
+    SandboxInstance of(Sandbox sb) {
+        String id = sb.record().id();
+        long deadline = System.nanoTime() + patience.toNanos();
+        while (true) {
+            if (sb.deleted()) {
+                throw Sandboxes.notFound(id);
+            }
+            if (sb.record().status() == SandboxStatus.FAILED) {
+                throw ApiException.conflict("sandbox " + id + " has failed (" + sb.record().reason()
+                        + "); delete it and create a new one");
+            }
+            if (sb.record().status() == SandboxStatus.STOPPED) {
+                throw ApiException.conflict("sandbox " + id + " is stopped; start it first (POST /v1/vms/" + id
+                        + "/start)");
+            }
+            SandboxInstance instance = sb.instance();
+            if (instance != null) {
+                if (!instance.alive()) {
+                    markDead(sb, instance);
+                    continue;
+                }
+                return instance;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw ApiException.unavailable("backend " + sb.record().backend() + " of sandbox " + id
+                        + " is not available right now (being upgraded or stopped); retry shortly", 2);
+            }
+            registry.await(sb.record().backend(), Duration.ofNanos(Math.min(left, 50_000_000L)));
+            if (sb.instance() == null) {
+                sleepQuietly(Math.min(left, 10_000_000L));
+            }
+        }
+    }
+
+    private void markDead(Sandbox sb, SandboxInstance instance) {
+        sb.lifecycle.lock();
+        try {
+            if (sb.instance() == instance && !sb.deleted()) {
+                sandboxes.fail(sb, "its processes are gone (init pid " + instance.state().pid() + " exited)");
+            }
+        } finally {
+            sb.lifecycle.unlock(sandboxes.observer());
+        }
+    }
+
+    private static void sleepQuietly(long nanos) {
+        try {
+            Thread.sleep(Duration.ofNanos(nanos));
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new ApiException(503, "interrupted while waiting for the backend", 1, ie);
+        }
+    }
+}

@@ -1,0 +1,180 @@
+package io.vivarium.core.internal;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.Caller;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Availability;
+import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
+import io.vivarium.api.spi.SandboxInstance;
+
+/**
+ * Creating and deleting sandboxes: choosing the backend, recording a create before the backend
+ * starts it (so a crash midway is cleaned up at start-up), and undoing what a failed create left.
+ */
+final class SandboxLifecycle {
+    /** How long a backend may take to create an instance (a VM boot under TCG included). */
+    private static final Duration CREATE_DEADLINE = Duration.ofMinutes(5);
+
+    private final BackendRegistry registry;
+    private final Sandboxes sandboxes;
+    private final Adoption adoption;
+    private final String defaultBackend;
+    private final Duration backendWait;
+    private final BooleanSupplier stopping;
+
+    SandboxLifecycle(BackendRegistry registry, Sandboxes sandboxes, Adoption adoption, String defaultBackend,
+            Duration backendWait, BooleanSupplier stopping) {
+        this.registry = registry;
+        this.sandboxes = sandboxes;
+        this.adoption = adoption;
+        this.defaultBackend = defaultBackend;
+        this.backendWait = backendWait;
+        this.stopping = stopping;
+    }
+
+    SandboxInfo create(Caller caller, CreateSandboxRequest request) {
+        try {
+            SandboxInfo created = createSandbox(caller, request);
+            sandboxes.observer().sandboxCreated(CreateOutcome.OK);
+            return created;
+        } catch (RuntimeException e) {
+            sandboxes.observer().sandboxCreated(outcomeOf(e));
+            throw e;
+        }
+    }
+
+    /** A capacity refusal is a 503 with Retry-After: "the host is full" apart from "it is broken". */
+    static CreateOutcome outcomeOf(RuntimeException failure) {
+        if (failure instanceof ApiException a) {
+            if (a.status() == 503 && a.retryAfterSeconds() != null) {
+                return CreateOutcome.REFUSED;
+            }
+            if (a.status() >= 400 && a.status() < 500) {
+                return CreateOutcome.INVALID;
+            }
+        }
+        return CreateOutcome.FAILED;
+    }
+
+    private SandboxInfo createSandbox(Caller caller, CreateSandboxRequest request) {
+        CreateSandboxRequest req = request == null ? new CreateSandboxRequest(null, null) : request;
+        BackendRegistry.Entry e = chooseBackend(req.backend());
+        Availability availability = e.backend().availability();
+        if (!availability.available()) {
+            throw new ApiException(503, "backend " + e.name() + " cannot create sandboxes on this host: "
+                    + availability.reason());
+        }
+        CreateRequests.check(req, e.name(), e.backend().capabilities());
+        String id = SandboxIds.next();
+        SandboxStore store = sandboxes.store();
+        var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
+                req.memoryLimitMib(), req.vcpus(), req.image(), req.pidsLimit(), req.diskLimitMib(),
+                SandboxRecord.CREATING, Adoption.emptyState(),
+                SandboxStatus.RUNNING, null, e.backend().capabilities().vcpus());
+        Sandbox sb = new Sandbox(record);
+        sb.lifecycle.lock();
+        try {
+            try {
+                store.createDir(id);
+                sandboxes.persist(record);
+            } catch (IOException io) {
+                throw ApiException.internal("cannot write sandbox record under " + store.dirOf(id), io);
+            }
+            sandboxes.add(sb);
+            InstanceSpec spec = sb.spec(store);
+            SandboxInstance instance;
+            try {
+                instance = e.backend().create(spec, new CoreOperation("creating sandbox " + id,
+                        Instant.now().plus(CREATE_DEADLINE), stopping));
+            } catch (RuntimeException ex) {
+                throw undoCreate(sb, e, Adoption.emptyState(), ex);
+            }
+            SandboxRecord created = record.created(instance.state());
+            try {
+                sandboxes.persist(created);
+            } catch (IOException io) {
+                throw undoCreate(sb, e, instance.state(), ApiException.internal("cannot persist sandbox record " + id, io));
+            }
+            sb.record(created);
+            adoption.attachIfCurrent(sb, instance, e);
+            return sb.info();
+        } finally {
+            sb.lifecycle.unlock(sandboxes.observer());
+        }
+    }
+
+    /** Removes what a failed create left; the original failure is what the caller sees. */
+    private RuntimeException undoCreate(Sandbox sb, BackendRegistry.Entry e, InstanceState state, RuntimeException cause) {
+        try {
+            e.backend().destroy(sb.spec(sandboxes.store()), state);
+        } catch (RuntimeException destroyFailure) {
+            cause.addSuppressed(destroyFailure);
+        } finally {
+            sandboxes.forget(sb);
+        }
+        return cause;
+    }
+
+    /**
+     * The named backend; else the configured default; else the only registered one (waiting a
+     * bounded time for one to register at start-up). Several and no default is a 400 that lists them.
+     */
+    private BackendRegistry.Entry chooseBackend(String requested) {
+        String name = requested;
+        if (name == null || name.isEmpty()) {
+            name = defaultBackend;
+        }
+        if (name.isEmpty()) {
+            List<BackendRegistry.Entry> all = registry.awaitAny(backendWait);
+            if (all.size() == 1) {
+                return all.get(0);
+            }
+            throw ApiException.badRequest(all.isEmpty()
+                    ? "no backend is installed: enable one (GET /v1/features) and retry"
+                    : "backend is required: several are installed and no default is configured; choose one of: "
+                            + installedNames());
+        }
+        String n = name;
+        return registry.await(n, backendWait).orElseThrow(() -> ApiException.badRequest(
+                "backend " + n + " is not installed (installed: " + installedNames() + ")"));
+    }
+
+    private String installedNames() {
+        List<String> names = registry.all().stream().map(BackendRegistry.Entry::name).toList();
+        return names.isEmpty() ? "none" : String.join(", ", names);
+    }
+
+    void delete(Caller caller, String id) {
+        Sandbox sb = sandboxes.find(caller, id);
+        // wait outside the lock: a backend arriving meanwhile takes it to re-adopt this sandbox
+        registry.await(sb.record().backend(), backendWait);
+        sb.lifecycle.lock();
+        try {
+            if (sb.deleted()) {
+                throw Sandboxes.notFound(id);
+            }
+            SandboxRecord r = sb.record();
+            Optional<BackendRegistry.Entry> e = registry.get(r.backend());
+            if (e.isEmpty()) {
+                throw ApiException.unavailable("backend " + r.backend() + " of sandbox " + id
+                        + " is not registered; retry when it is back (GET /v1/backends)", 2);
+            }
+            e.get().backend().destroy(sb.spec(sandboxes.store()), r.state());
+            sandboxes.forget(sb);
+            sandboxes.observer().sandboxDeleted();
+        } finally {
+            sb.lifecycle.unlock(sandboxes.observer());
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package io.vivarium.core.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.ChangeSet;
+import io.vivarium.api.DryRunResult;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.spi.Checkpoints;
+import io.vivarium.api.spi.FingerprintMode;
+import io.vivarium.api.spi.SandboxInstance;
+
+/**
+ * A dry-run of a VM, over its checkpoints: checkpoint {@code dryrun-<uuid>}, list the files in
+ * the guest, run the command, list again, restore, delete the checkpoint. The checkpoint is
+ * recorded in a {@link DryRunIntents intent} before it is taken, so a dry-run cut short by a
+ * daemon crash is finished when the sandbox is adopted again ({@link #replay}).
+ */
+final class SnapshotDryRun {
+    private static final System.Logger LOG = System.getLogger(SnapshotDryRun.class.getName());
+    static final String MECHANISM = "snapshot";
+
+    private final Sandboxes sandboxes;
+    private final Checkpointing checkpointing;
+    private final DryRunIntents intents = new DryRunIntents();
+
+    SnapshotDryRun(Sandboxes sandboxes, Checkpointing checkpointing) {
+        this.sandboxes = sandboxes;
+        this.checkpointing = checkpointing;
+    }
+
+    /** Runs {@code exec} and reverts the VM; the caller holds the sandbox's gate exclusively. */
+    DryRunResult run(Sandbox sb, SandboxInstance instance, Checkpoints c, ExecRequest exec, List<String> paths,
+            FingerprintMode mode) {
+        Path dir = sandboxes.store().dirOf(sb.record().id());
+        String tag = Checkpointing.DRY_RUN_PREFIX + UUID.randomUUID();
+        long startedAt = Instant.now().getEpochSecond();
+        DryRunIntents.Intent intent = new DryRunIntents.Intent(tag, DryRunIntents.CHECKPOINTING, startedAt);
+        intents.write(dir, intent);
+        try {
+            c.create(tag, checkpointing.context("checkpointing sandbox " + sb.record().id() + " for a dry-run"));
+        } catch (RuntimeException e) {
+            clearQuietly(dir);
+            throw e;
+        }
+        ExecResult result;
+        ChangeSet changes;
+        try {
+            FileListing before = GuestLister.list(instance.channel(), paths, mode, ListingLimits.standard());
+            result = instance.channel().exec(exec);
+            FileListing after = GuestLister.list(instance.channel(), paths, mode, ListingLimits.standard());
+            changes = ChangeTracker.compare(before.files(), after.files(), mode.name(), paths, startedAt);
+        } catch (RuntimeException e) {
+            revert(sb, instance, c, dir, intent, e);
+            throw e;
+        }
+        revert(sb, instance, c, dir, intent, null);
+        return new DryRunResult(result.stdout(), result.stderr(), result.exitCode(), result.timedOut(),
+                result.truncated(), result.durationMs(), changes, true, MECHANISM);
+    }
+
+    /**
+     * Restores the checkpoint and deletes it. A failed restore is what the caller sees (the
+     * checkpoint is kept and named, so they can restore it themselves); {@code cause}, the
+     * failure that made the dry-run stop early, is kept with it.
+     */
+    private void revert(Sandbox sb, SandboxInstance instance, Checkpoints c, Path dir, DryRunIntents.Intent intent,
+            RuntimeException cause) {
+        SandboxInstance restored;
+        try {
+            restored = checkpointing.restore(sb, instance, c, intent.tag());
+        } catch (RuntimeException e) {
+            clearQuietly(dir);
+            ApiException failed = ApiException.internal("the dry-run's command ran but restoring the VM failed, so its "
+                    + "changes may still be in the VM: " + e.getMessage() + "; checkpoint " + intent.tag()
+                    + " is kept: restore it with POST /v1/vms/" + sb.record().id() + "/restore", e);
+            if (cause != null) {
+                failed.addSuppressed(cause);
+            }
+            throw failed;
+        }
+        intents.write(dir, intent.restored());
+        deleteCheckpoint(sb, restored instanceof Checkpoints after ? after : c, dir, intent.tag());
+    }
+
+    private void deleteCheckpoint(Sandbox sb, Checkpoints c, Path dir, String tag) {
+        try {
+            c.delete(tag);
+            intents.clear(dir);
+        } catch (RuntimeException | IOException e) {
+            // the VM was reverted; the intent stays so that the next start-up deletes the checkpoint
+            LOG.log(Level.ERROR, "dry-run checkpoint " + tag + " of sandbox " + sb.record().id()
+                    + " could not be deleted; the next start-up deletes it", e);
+        }
+    }
+
+    /**
+     * Finishes a dry-run a crash cut short, once its sandbox is adopted again: a checkpoint still
+     * there is restored (unless the intent says that happened) and deleted. If that fails the
+     * sandbox is marked failed with a reason naming the checkpoint: never kept silently.
+     */
+    void replay(Sandbox sb, Duration patience) {
+        Path dir = sandboxes.store().dirOf(sb.record().id());
+        Optional<DryRunIntents.Intent> found;
+        try {
+            found = intents.read(dir);
+        } catch (IOException e) {
+            LOG.log(Level.ERROR, "cannot read the dry-run intent of sandbox " + sb.record().id(), e);
+            return;
+        }
+        SandboxInstance instance = sb.instance();
+        if (found.isEmpty() || instance == null) {
+            return;
+        }
+        DryRunIntents.Intent intent = found.get();
+        sb.gate.exclusive("dry-run recovery", patience, () -> {
+            try {
+                Checkpoints c = Checkpointing.of(sb, instance);
+                if (checkpointing.exists(c, intent.tag())) {
+                    SandboxInstance now = instance;
+                    if (!DryRunIntents.RESTORED.equals(intent.phase())) {
+                        now = checkpointing.restore(sb, instance, c, intent.tag());
+                    }
+                    (now instanceof Checkpoints after ? after : c).delete(intent.tag());
+                }
+                intents.clear(dir);
+                LOG.log(Level.WARNING, "sandbox " + sb.record().id() + ": finished a dry-run the daemon stopped in the "
+                        + "middle of (" + intent.phase() + "); checkpoint " + intent.tag() + " restored and deleted");
+            } catch (RuntimeException | IOException e) {
+                sb.lifecycle.lock();
+                try {
+                    sandboxes.fail(sb, "a dry-run was cut short by a daemon stop and its checkpoint " + intent.tag()
+                            + " could not be restored and deleted (" + e.getMessage() + "), so the dry-run's changes "
+                            + "may still be in the VM");
+                } finally {
+                    sb.lifecycle.unlock(sandboxes.observer());
+                }
+            }
+            return null;
+        });
+    }
+
+    private void clearQuietly(Path dir) {
+        try {
+            intents.clear(dir);
+        } catch (IOException e) {
+            LOG.log(Level.ERROR, "cannot remove the dry-run intent in " + dir, e);
+        }
+    }
+}

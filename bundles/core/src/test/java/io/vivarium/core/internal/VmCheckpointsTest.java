@@ -1,0 +1,407 @@
+package io.vivarium.core.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.Caller;
+import io.vivarium.api.CheckpointRequest;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.DryRunRequest;
+import io.vivarium.api.DryRunResult;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.Role;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.spi.Capabilities;
+import io.vivarium.testkit.FakeBackend;
+import io.vivarium.testkit.FakeCheckpoints;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Checkpoints, VM dry-runs and the machine view, over the testkit's fake VM. */
+class VmCheckpointsTest {
+    static final Caller ALICE = new Caller("alice", Role.ADMIN);
+    static final Caller BOB = new Caller("bob", Role.ADMIN);
+    static final Capabilities MACHINE = new Capabilities(true, true, true, false, false, false, false, false, true, true,
+            false);
+    private static final Duration LONG = Duration.ofMinutes(1);
+
+    @TempDir
+    Path state;
+
+    private final Set<Long> running = ConcurrentHashMap.newKeySet();
+    private final FakeCheckpoints vm = new FakeCheckpoints();
+    private final FakeBackend backend = vmBackend();
+
+    private FakeBackend vmBackend() {
+        FakeBackend b = new FakeBackend("vmm", running);
+        b.checkpoints = vm;
+        b.capabilities = MACHINE;
+        return b;
+    }
+
+    private SandboxManager started(FakeBackend b, long serviceId, Duration patience) throws Exception {
+        SandboxManager m = new SandboxManager();
+        m.fingerprintArrived(1, TestModes.fakeGuest());
+        m.backendArrived(new BackendRegistry.Entry(b.name(), b, "test.vmm", "1.0.0", serviceId));
+        m.start(state, "", patience);
+        return m;
+    }
+
+    private static String newVm(SandboxManager m) {
+        return m.createVm(ALICE, new CreateSandboxRequest("vmm", null)).id();
+    }
+
+    private static DryRunRequest dryRun(String command) {
+        return new DryRunRequest(command, List.of("/work"), null);
+    }
+
+    private static CheckpointRequest tag(String t) {
+        return new CheckpointRequest(t);
+    }
+
+    private Path dirOf(String id) {
+        return state.resolve("sandboxes").resolve(id);
+    }
+
+    private void guestWithWork() {
+        vm.files.put("/work/keep", "a");
+        vm.files.put("/work/old", "b");
+        vm.files.put("/etc/hosts", "outside the paths");
+        vm.processes.add("counter");
+    }
+
+    private void commandChangesEverything() {
+        vm.commands = c -> {
+            vm.files.put("/work/new", "n");
+            vm.files.put("/work/keep", "changed");
+            vm.files.remove("/work/old");
+            vm.processes.add("background");
+        };
+    }
+
+    /** What a {@code kill -9} of the daemon does to the request running at that moment: nothing after it runs. */
+    static final class Killed extends Error {
+        private static final long serialVersionUID = 1L;
+    }
+
+    @Test
+    void aDryRunReportsTheChangesAndRevertsTheVmThroughACheckpoint() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        Map<String, String> before = Map.copyOf(vm.files);
+        commandChangesEverything();
+
+        DryRunResult r = m.dryRun(ALICE, id, dryRun("make"));
+
+        assertEquals(List.of("make"), vm.commandsRun);
+        assertEquals(List.of("/work/new"), r.changes().added());
+        assertEquals(List.of("/work/keep"), r.changes().modified());
+        assertEquals(List.of("/work/old"), r.changes().deleted());
+        assertTrue(r.discarded());
+        assertEquals("snapshot", r.revertedVia());
+        assertEquals(before, vm.files, "the disk is back");
+        assertEquals(Set.of("counter"), vm.processes, "the background process the command started is gone");
+        assertTrue(vm.saved.isEmpty(), "the dry-run's checkpoint is deleted");
+        assertEquals(1, vm.clockSets.size(), "the guest clock is set after the restore");
+        assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
+    }
+
+    @Test
+    void aCommandThatFailsIsStillReverted() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        Map<String, String> before = Map.copyOf(vm.files);
+        vm.commands = c -> {
+            vm.files.put("/work/new", "n");
+            throw new ApiException(502, "the guest agent stopped answering");
+        };
+        assertEquals(502, assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("make"))).status());
+        assertEquals(before, vm.files);
+        assertTrue(vm.saved.isEmpty());
+        assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
+    }
+
+    @Test
+    void aFailedRestoreIsAnErrorThatSaysTheChangesMayRemainAndKeepsTheCheckpoint() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        commandChangesEverything();
+        vm.failRestore = new IllegalStateException("loadvm: error while loading state");
+
+        ApiException e = assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("make")));
+
+        assertEquals(500, e.status());
+        assertTrue(e.getMessage().contains("may still be in the VM"), e.getMessage());
+        String kept = vm.saved.keySet().iterator().next();
+        assertTrue(kept.startsWith("dryrun-") && e.getMessage().contains(kept), e.getMessage());
+        assertTrue(vm.files.containsKey("/work/new"));
+    }
+
+    @Test
+    void aProcessSandboxKeepsItsOwnDryRunAndAVmWithoutCheckpointsCannotDryRun() throws Exception {
+        backend.checkpoints = null;
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        assertEquals(501, assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("make"))).status());
+        assertEquals(501, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag("t"))).status());
+        assertEquals(501, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag("t"))).status());
+    }
+
+    @Test
+    void aRestoreInPlaceBringsBackTheFilesAndProcessesAndSetsTheClock() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        assertEquals("t1", m.snapshotVm(ALICE, id, tag("t1")).tag());
+        vm.files.put("/work/new", "n");
+        vm.processes.add("background");
+        long pid = m.getVm(ALICE, id).pid();
+
+        SandboxInfo after = m.restoreVm(ALICE, id, tag("t1"));
+
+        assertEquals("running", after.status());
+        assertEquals(pid, after.pid());
+        assertFalse(vm.files.containsKey("/work/new"));
+        assertEquals(Set.of("counter"), vm.processes);
+        assertEquals(1, vm.clockSets.size());
+        assertTrue(vm.saved.containsKey("t1"), "a restored checkpoint can be restored again");
+        assertEquals(409, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag("t1"))).status());
+    }
+
+    @Test
+    void aRestoreThatRelaunchesRewritesTheRecordSoARestartAdoptsTheNewProcess() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        m.snapshotVm(ALICE, id, tag("t1"));
+        long oldPid = m.getVm(ALICE, id).pid();
+        vm.relaunch = true;
+
+        long newPid = m.restoreVm(ALICE, id, tag("t1")).pid();
+
+        assertNotEquals(oldPid, newPid);
+        assertFalse(running.contains(oldPid));
+        assertEquals("echo hi", m.exec(ALICE, id, new ExecRequest(List.of("echo", "hi"), null, null, null, null, null))
+                .stdout());
+        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+        SandboxInfo adopted = restarted.getVm(ALICE, id);
+        assertEquals("running", adopted.status());
+        assertEquals(newPid, adopted.pid());
+    }
+
+    @Test
+    void tagsArePlainNamesAndUnknownVmsAndTagsAreNotFound() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        for (String bad : Arrays.asList(null, "", "../../etc/passwd", "a/b", "..", ".hidden", "-x", "a b", "a\nb",
+                "x".repeat(65), "dryrun-1234")) {
+            assertEquals(400, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag(bad))).status(), bad);
+            assertEquals(400, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag(bad))).status(), bad);
+        }
+        assertEquals(400, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, null)).status());
+        assertTrue(vm.saved.isEmpty(), "no bad tag reached the backend");
+        assertEquals(404, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag("never-taken"))).status());
+        assertEquals(404, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, "sb-000000000000", tag("t"))).status());
+        m.snapshotVm(ALICE, id, tag("t"));
+        assertEquals(404, assertThrows(ApiException.class, () -> m.restoreVm(BOB, id, tag("t"))).status());
+        assertEquals(404, assertThrows(ApiException.class, () -> m.getVm(BOB, id)).status());
+        assertTrue(m.listVms(BOB).isEmpty());
+        assertEquals(List.of(id), m.listVms(ALICE).stream().map(SandboxInfo::id).toList());
+    }
+
+    @Test
+    void aVmIsASandboxOfAMachineBackendAndNothingElse() throws Exception {
+        FakeBackend processes = new FakeBackend("procs", running);
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        m.backendArrived(new BackendRegistry.Entry("procs", processes, "test.procs", "1.0.0", 2));
+        String vmId = newVm(m);
+        String sandboxId = m.create(ALICE, new CreateSandboxRequest("procs", null)).id();
+
+        assertEquals(400, assertThrows(ApiException.class, () -> m.createVm(ALICE, new CreateSandboxRequest(null, null))).status());
+        assertEquals(400, assertThrows(ApiException.class, () -> m.createVm(ALICE, new CreateSandboxRequest("procs", null))).status());
+        assertEquals(404, assertThrows(ApiException.class, () -> m.getVm(ALICE, sandboxId)).status());
+        assertEquals(404, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, sandboxId, tag("t"))).status());
+        assertEquals(List.of(vmId), m.listVms(ALICE).stream().map(SandboxInfo::id).toList());
+        assertEquals(2, m.list(ALICE).size(), "a VM is a sandbox too");
+        m.deleteVm(ALICE, vmId);
+        assertEquals(404, assertThrows(ApiException.class, () -> m.get(ALICE, vmId)).status());
+    }
+
+    @Test
+    void duringARestoreASecondRestoreOrDryRunIs409AnExecWaitsThen409AndReadoptionIsNotBlocked() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ofMillis(200));
+        String id = newVm(m);
+        m.snapshotVm(ALICE, id, tag("t"));
+        vm.restoreEntered = new CountDownLatch(1);
+        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
+        new Thread(restoring, "restore").start();
+        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        try {
+            ApiException second = assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag("t")));
+            assertEquals(409, second.status());
+            assertTrue(second.getMessage().contains("a restore is already running"), second.getMessage());
+            assertEquals(409, assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("true"))).status());
+            assertEquals(409, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag("u"))).status());
+            ApiException exec = assertThrows(ApiException.class,
+                    () -> m.exec(ALICE, id, new ExecRequest(List.of("true"), null, null, null, null, null)));
+            assertEquals(409, exec.status());
+            assertTrue(exec.getMessage().contains("busy with a restore"), exec.getMessage());
+
+            // a bundle update re-adopts the VM while the restore still runs
+            FutureTask<Void> upgrade = new FutureTask<>(() -> m.backendArrived(
+                    new BackendRegistry.Entry("vmm", vmBackend(), "test.vmm", "1.1.0", 2)), null);
+            new Thread(upgrade, "upgrade").start();
+            upgrade.get(30, TimeUnit.SECONDS);
+        } finally {
+            vm.releaseRestore.countDown();
+        }
+        assertEquals("running", restoring.get(30, TimeUnit.SECONDS).status());
+    }
+
+    @Test
+    void anExecArrivingDuringARestoreRunsOnceItEnds() throws Exception {
+        SandboxManager m = started(backend, 1, LONG);
+        String id = newVm(m);
+        m.snapshotVm(ALICE, id, tag("t"));
+        vm.restoreEntered = new CountDownLatch(1);
+        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
+        new Thread(restoring, "restore").start();
+        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        FutureTask<ExecResult> exec = new FutureTask<>(
+                () -> m.exec(ALICE, id, new ExecRequest(List.of("echo", "after"), null, null, null, null, null)));
+        Thread execThread = new Thread(exec, "exec");
+        execThread.start();
+        awaitWaiting(execThread);
+        assertFalse(exec.isDone(), "the exec waits for the restore");
+        vm.releaseRestore.countDown();
+        restoring.get(30, TimeUnit.SECONDS);
+        assertEquals("echo after", exec.get(30, TimeUnit.SECONDS).stdout());
+    }
+
+    @Test
+    void aDryRunKilledAfterItsCommandIsRestoredAndDeletedAtStart() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        Map<String, String> before = Map.copyOf(vm.files);
+        vm.commands = c -> {
+            vm.files.put("/work/new", "n");
+            throw new Killed();
+        };
+        assertThrows(Killed.class, () -> m.dryRun(ALICE, id, dryRun("make")));
+        assertTrue(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)), "the crash left the intent");
+        assertEquals(1, vm.saved.size());
+
+        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+
+        assertEquals(before, vm.files, "restored at start-up");
+        assertTrue(vm.saved.isEmpty(), "and its checkpoint deleted");
+        assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
+        assertEquals("running", restarted.getVm(ALICE, id).status());
+    }
+
+    @Test
+    void aDryRunKilledWhileItsCheckpointWasTakenLeavesNothingAfterTheStart() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        Map<String, String> before = Map.copyOf(vm.files);
+        vm.beforeCreate = () -> {
+            throw new Killed();
+        };
+        assertThrows(Killed.class, () -> m.dryRun(ALICE, id, dryRun("make")));
+        assertTrue(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)), "the intent is written before the checkpoint");
+        vm.beforeCreate = () -> {
+        };
+
+        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+
+        assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
+        assertEquals(before, vm.files);
+        assertTrue(vm.clockSets.isEmpty(), "nothing to restore: the command never ran");
+        assertEquals("running", restarted.getVm(ALICE, id).status());
+    }
+
+    @Test
+    void aDryRunKilledAfterItsRestoreOnlyHasItsCheckpointDeletedAtStart() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        vm.commands = c -> vm.files.put("/work/new", "n");
+        vm.failDelete = new IllegalStateException("qemu-img: cannot delete");
+        assertTrue(m.dryRun(ALICE, id, dryRun("make")).discarded(), "the VM was reverted; only the delete failed");
+        assertEquals(1, vm.saved.size());
+        vm.failDelete = null;
+        vm.files.put("/work/later", "work done after the dry-run");
+
+        started(vmBackend(), 2, Duration.ZERO);
+
+        assertTrue(vm.saved.isEmpty());
+        assertTrue(vm.files.containsKey("/work/later"), "a restored dry-run is not restored again");
+        assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
+    }
+
+    @Test
+    void aDryRunThatCannotBeFinishedAtStartIsReportedNotKept() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        vm.commands = c -> {
+            throw new Killed();
+        };
+        assertThrows(Killed.class, () -> m.dryRun(ALICE, id, dryRun("make")));
+        String tag = vm.saved.keySet().iterator().next();
+        vm.failRestore = new IllegalStateException("the checkpoint is corrupt");
+
+        SandboxInfo after = started(vmBackend(), 2, Duration.ZERO).getVm(ALICE, id);
+
+        assertEquals("failed", after.status());
+        assertTrue(after.reason().contains(tag) && after.reason().contains("may still be in the VM"), after.reason());
+    }
+
+    @Test
+    void aStoppedVmStaysStoppedAcrossARestartAndStartsAgain() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        m.snapshotVm(ALICE, id, tag("t"));
+        assertEquals("stopped", m.stopVm(ALICE, id).status());
+        assertEquals(409, assertThrows(ApiException.class,
+                () -> m.exec(ALICE, id, new ExecRequest(List.of("true"), null, null, null, null, null))).status());
+        assertEquals(409, assertThrows(ApiException.class, () -> m.stopVm(ALICE, id)).status());
+
+        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+        assertEquals("stopped", restarted.getVm(ALICE, id).status());
+        assertEquals("running", restarted.startVm(ALICE, id).status());
+        assertEquals(409, assertThrows(ApiException.class, () -> restarted.startVm(ALICE, id)).status());
+        restarted.stopVm(ALICE, id);
+        assertEquals("running", restarted.restoreVm(ALICE, id, tag("t")).status(), "a stopped VM starts from the checkpoint");
+    }
+
+    private static void awaitWaiting(Thread t) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (t.getState() != Thread.State.TIMED_WAITING) {
+            assertTrue(t.isAlive(), "returned without waiting");
+            assertTrue(System.nanoTime() < deadline, "never started waiting");
+            Thread.onSpinWait();
+        }
+    }
+}
