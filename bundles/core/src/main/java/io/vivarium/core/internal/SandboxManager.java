@@ -507,6 +507,10 @@ public class SandboxManager implements SandboxService {
             }
             SandboxInstance instance = sb.instance();
             if (instance != null) {
+                if (instance.status() == SandboxStatus.STOPPED) {
+                    throw ApiException.conflict("sandbox " + id + " is stopped (" + instance.reason()
+                            + "); delete it and create a new one");
+                }
                 if (!instance.alive()) {
                     markDead(sb, instance);
                     continue;
@@ -529,7 +533,7 @@ public class SandboxManager implements SandboxService {
         sb.lifecycle.lock();
         try {
             if (sb.instance() == instance && !sb.deleted()) {
-                fail(sb, "its processes are gone (init pid " + instance.state().pid() + " exited)");
+                fail(sb, Sandbox.deathOf(instance));
             }
         } finally {
             sb.lifecycle.unlock(observer);
