@@ -1,6 +1,10 @@
 package io.vivarium.guest.client;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.ExecResult;
+
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * A failure talking to a guest agent, as the status a backend can pass on unchanged: 502 when the
@@ -10,6 +14,9 @@ import io.vivarium.api.ApiException;
  */
 public final class GuestAgentException extends ApiException {
     private static final long serialVersionUID = 1L;
+
+    /** The agent's error classes for a command it could not start. */
+    private static final Set<String> START_FAILURES = Set.of("NotFound", "PermissionDenied", "InvalidParameter");
 
     private final String agentErrorClass;
     private final boolean closedByPeer;
@@ -37,6 +44,19 @@ public final class GuestAgentException extends ApiException {
     /** The agent's error class ({@code NotFound}, {@code GenericError}, ...) or null. */
     public String agentErrorClass() {
         return agentErrorClass;
+    }
+
+    /**
+     * A command the agent could not start (missing program or cwd, not executable), as a shell
+     * reports it: exit 127 for not found, 126 otherwise, the reason on stderr. Empty for a failure
+     * that is not about the command.
+     */
+    public Optional<ExecResult> asStartFailure() {
+        if (agentErrorClass == null || !START_FAILURES.contains(agentErrorClass)) {
+            return Optional.empty();
+        }
+        return Optional.of(new ExecResult("", getMessage() + "\n", "NotFound".equals(agentErrorClass) ? 127 : 126,
+                false, false, 0));
     }
 
     static GuestAgentException peer(String message) {
