@@ -105,7 +105,10 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     }
 
     /** Records why the VM failed (in its directory too, for the next daemon), then kills QEMU. */
-    private void fail(String why) {
+    private synchronized void fail(String why) {
+        if (failure != null) {
+            return;
+        }
         String reason = why + "; the console's last lines: " + VmFiles.tail(record.files().console(), TAIL_BYTES);
         failure = reason;
         LOG.log(Level.WARNING, "sandbox " + id + " failed: " + reason);
