@@ -11,6 +11,7 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.bundles.BundleClasses;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
