@@ -6,18 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.channels.Channels;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -33,63 +23,24 @@ import org.junit.jupiter.api.io.TempDir;
 /** Against a scripted monitor on a Unix socket that answers as QEMU does. */
 class QmpClientTest {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
-    /** In a script: end the connection instead of answering, as a QEMU that exits. */
-    private static final String CLOSE = "close";
 
     @TempDir
     Path dir;
 
-    private ServerSocketChannel server;
-    private Thread monitor;
+    private FakeMonitor monitor;
 
     @AfterEach
     void stop() throws Exception {
-        if (server != null) {
-            server.close();
-        }
         if (monitor != null) {
-            monitor.join(5000);
+            monitor.close();
         }
     }
 
-    /** Serves one client: the greeting, then for each request the lines {@code script} gives (with its id). */
-    private Path serve(Script script) throws IOException {
+    private Path serve(FakeMonitor.Script script) throws IOException {
         Path socket = dir.resolve("qmp.sock");
-        server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        server.bind(UnixDomainSocketAddress.of(socket));
-        monitor = new Thread(() -> {
-            try (SocketChannel client = server.accept()) {
-                OutputStream out = Channels.newOutputStream(client);
-                BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(client),
-                        StandardCharsets.UTF_8));
-                send(out, "{\"QMP\": {\"version\": {}, \"capabilities\": []}}");
-                String line;
-                while ((line = in.readLine()) != null) {
-                    JsonNode request = JSON.readTree(line);
-                    for (String answer : script.answer(request.get("execute").asText(), request.get("id").toString())) {
-                        if (answer.equals(CLOSE)) {
-                            return;
-                        }
-                        send(out, answer);
-                    }
-                }
-            } catch (IOException e) {
-                // the test closed the server
-            }
-        });
-        monitor.start();
+        monitor = new FakeMonitor(socket, true, script);
         return socket;
-    }
-
-    private static void send(OutputStream out, String line) throws IOException {
-        out.write((line + "\r\n").getBytes(StandardCharsets.UTF_8));
-        out.flush();
-    }
-
-    interface Script {
-        List<String> answer(String command, String id);
     }
 
     @Test
@@ -125,7 +76,7 @@ class QmpClientTest {
     void whenQemuGoesTheWaitingCommandFailsAndClosedRuns() throws Exception {
         CountDownLatch closed = new CountDownLatch(1);
         Path socket = serve((command, id) -> command.equals("qmp_capabilities")
-                ? List.of("{\"return\": {}, \"id\": " + id + "}") : List.of(CLOSE));
+                ? List.of("{\"return\": {}, \"id\": " + id + "}") : List.of(FakeMonitor.CLOSE));
         QmpClient client = QmpClient.connect(socket, TIMEOUT, "test", event -> { }, closed::countDown);
         IOException e = assertThrows(IOException.class, () -> client.execute("quit", null, TIMEOUT));
         assertTrue(e.getMessage().contains("closed the QMP connection"), e.getMessage());
@@ -136,8 +87,7 @@ class QmpClientTest {
     @Test
     void aSilentMonitorIsATimeoutNotAHang() throws Exception {
         Path socket = dir.resolve("silent.sock");
-        server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        server.bind(UnixDomainSocketAddress.of(socket));
+        monitor = new FakeMonitor(socket, false, (command, id) -> List.of());
         IOException e = assertThrows(IOException.class,
                 () -> QmpClient.connect(socket, Duration.ofMillis(300), "test", event -> { }, () -> { }));
         assertTrue(e.getMessage().contains("sent no greeting within 300 ms"), e.getMessage());
