@@ -1,7 +1,8 @@
 package io.vivarium.backend.qemu.internal;
 
+import io.vivarium.common.process.ProcessStarts;
+
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,11 +17,11 @@ record QemuProcess(long pid, String startTime) {
     private static final long POLL_MILLIS = 10;
 
     static Optional<QemuProcess> find(long pid) {
-        return liveStartTime(pid).map(startTime -> new QemuProcess(pid, startTime));
+        return ProcessStarts.liveStartTime(pid).map(startTime -> new QemuProcess(pid, startTime));
     }
 
     boolean isRunning() {
-        return liveStartTime(pid).map(startTime::equals).orElse(false);
+        return ProcessStarts.liveStartTime(pid).map(startTime::equals).orElse(false);
     }
 
     /** Waits up to {@code wait} for it to exit; true if it did. */
@@ -59,16 +60,4 @@ record QemuProcess(long pid, String startTime) {
         }
     }
 
-    /** The start time of a live process, or empty when it is gone or a zombie. */
-    static Optional<String> liveStartTime(long pid) {
-        String stat;
-        try {
-            stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return Optional.empty();
-        }
-        // the command name (field 2) is in parentheses and may itself contain spaces and ')'
-        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
-        return fields[0].equals("Z") || fields[0].equals("X") ? Optional.empty() : Optional.of(fields[22 - 3]);
-    }
 }
