@@ -3,6 +3,7 @@ package io.vivarium.guest.client;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.ExecResult;
 
+import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 
@@ -57,6 +58,24 @@ public final class GuestAgentException extends ApiException {
         }
         return Optional.of(new ExecResult("", getMessage() + "\n", "NotFound".equals(agentErrorClass) ? 127 : 126,
                 false, false, 0));
+    }
+
+    /**
+     * This failure as a backend answers it for sandbox {@code sandboxId}, whose agent had
+     * {@code timeout} to answer: a deadline that passed is a 502 naming it; an agent that went away
+     * or cannot be reached is a 503 with {@code Retry-After} (the sandbox restarts its agent);
+     * anything the agent refused passes on unchanged.
+     */
+    public ApiException forSandbox(String sandboxId, Duration timeout) {
+        if (status() == 504) {
+            return new ApiException(502, "the agent of sandbox " + sandboxId + " did not answer within "
+                    + timeout.toMillis() + " ms: " + getMessage(), null, this);
+        }
+        if (status() == 502) {
+            return ApiException.unavailable("the agent of sandbox " + sandboxId + " went away or cannot be reached ("
+                    + getMessage() + "); it is restarted within seconds, retry", 1);
+        }
+        return this;
     }
 
     static GuestAgentException peer(String message) {

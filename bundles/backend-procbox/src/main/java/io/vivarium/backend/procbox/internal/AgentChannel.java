@@ -32,8 +32,6 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
     private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(2);
     private static final Duration PING_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration FILE_TIMEOUT = Duration.ofMinutes(2);
-    /** Files travel whole in memory (a read buffers the file, so that an error comes before any byte is sent). */
-    private static final int RETRY_AFTER_SECONDS = 1;
 
     private final String sandboxId;
     private final InitProcess init;
@@ -131,16 +129,7 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
             if (!init.isRunning()) {
                 throw new ApiException(503, "sandbox " + sandboxId + " is not running");
             }
-            if (e.status() == 504) {
-                throw new ApiException(502, "the agent of sandbox " + sandboxId + " did not answer within "
-                        + timeout.toMillis() + " ms: " + e.getMessage(), null, e);
-            }
-            if (e.status() == 502) {
-                // the agent's supervisor restarts a worker that a sandbox process killed
-                throw ApiException.unavailable("the agent of sandbox " + sandboxId + " went away or cannot be reached ("
-                        + e.getMessage() + "); it is restarted within seconds, retry", RETRY_AFTER_SECONDS);
-            }
-            throw e;
+            throw e.forSandbox(sandboxId, timeout);
         }
     }
 }

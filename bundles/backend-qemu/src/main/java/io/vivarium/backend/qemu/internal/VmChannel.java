@@ -27,7 +27,6 @@ final class VmChannel implements GuestChannel {
     private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(5);
     private static final Duration PING_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration FILE_TIMEOUT = Duration.ofMinutes(2);
-    private static final int RETRY_AFTER_SECONDS = 1;
 
     private final String sandboxId;
     private final GuestAgentClient agent;
@@ -80,16 +79,7 @@ final class VmChannel implements GuestChannel {
             if (!running.getAsBoolean()) {
                 throw new ApiException(503, "sandbox " + sandboxId + " is not running");
             }
-            if (e.status() == 504) {
-                throw new ApiException(502, "the agent of sandbox " + sandboxId + " did not answer within "
-                        + timeout.toMillis() + " ms: " + e.getMessage(), null, e);
-            }
-            if (e.status() == 502) {
-                // the guest's init restarts an agent that exited
-                throw ApiException.unavailable("the agent of sandbox " + sandboxId + " went away or cannot be reached ("
-                        + e.getMessage() + "); retry", RETRY_AFTER_SECONDS);
-            }
-            throw e;
+            throw e.forSandbox(sandboxId, timeout);
         }
     }
 }
