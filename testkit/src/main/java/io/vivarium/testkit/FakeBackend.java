@@ -20,6 +20,7 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.ResourceUsage;
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.SandboxInstance;
 
 /**
@@ -44,6 +45,8 @@ public final class FakeBackend implements SandboxBackend {
     public volatile RuntimeException failCreate;
     /** When set, {@link #details()} throws. */
     public volatile boolean failDetails;
+    /** Instances (by id) that say they were stopped on purpose, with the reason they give. */
+    public final Map<String, String> stopped = new ConcurrentHashMap<>();
     public volatile Capabilities capabilities = new Capabilities(true, false, false, false, false, false, false, false, true);
     /** When set, instances are VMs with these checkpoints (and can be stopped and started). */
     public volatile FakeCheckpoints checkpoints;
@@ -143,7 +146,17 @@ public final class FakeBackend implements SandboxBackend {
 
             @Override
             public boolean alive() {
-                return running.contains(state.pid());
+                return running.contains(state.pid()) && !stopped.containsKey(spec.id());
+            }
+
+            @Override
+            public SandboxStatus status() {
+                return stopped.containsKey(spec.id()) ? SandboxStatus.STOPPED : SandboxInstance.super.status();
+            }
+
+            @Override
+            public String reason() {
+                return stopped.getOrDefault(spec.id(), running.contains(state.pid()) ? null : "the test ended pid " + state.pid());
             }
 
             @Override

@@ -34,6 +34,25 @@ final class Host {
         return Files.isRegularFile(root.resolve("memory/memory.limit_in_bytes")) && Files.isWritable(root.resolve("memory"));
     }
 
+    /** Where the daemon finds its guest images: $VIVARIUM_IMAGES, else ~/.cache/vivarium/images (the qemu feature's default). */
+    static Path guestImages() {
+        String dir = System.getenv("VIVARIUM_IMAGES");
+        return dir != null && !dir.isBlank() ? Path.of(dir)
+                : Path.of(System.getProperty("user.home"), ".cache", "vivarium", "images");
+    }
+
+    /** Why a test of the qemu backend cannot run here, or null if it can. */
+    static String qemuMissing(String image) {
+        if (!Files.isExecutable(Path.of("/usr/bin/qemu-system-x86_64")) || !Files.isExecutable(Path.of("/usr/bin/qemu-img"))) {
+            return "needs qemu-system-x86_64 and qemu-img (apt-get install qemu-system-x86 qemu-utils)";
+        }
+        if (!Files.isDirectory(guestImages().resolve(image))) {
+            return "no guest image " + image + " in " + guestImages() + ": build it with guest-agent/image/build-image.sh --out "
+                    + guestImages() + " --variant " + image;
+        }
+        return null;
+    }
+
     static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
     }

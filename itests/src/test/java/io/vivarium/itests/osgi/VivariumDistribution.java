@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -69,6 +70,12 @@ final class VivariumDistribution {
         return read(Path.of(prop).toAbsolutePath().normalize());
     }
 
+    /**
+     * Features the launcher does not enable unless asked (not in its {@code Options.DEFAULT_FEATURES}):
+     * the in-container set is the default one, as a plain {@code serve} runs it.
+     */
+    static final Set<String> OPT_IN_FEATURES = Set.of("qemu.json");
+
     static VivariumDistribution read(Path root) {
         Path features = root.resolve("features");
         Path system = root.resolve("system");
@@ -79,7 +86,8 @@ final class VivariumDistribution {
         }
         List<Path> files;
         try (Stream<Path> s = Files.list(features)) {
-            files = s.filter(p -> p.getFileName().toString().endsWith(".json")).sorted().toList();
+            files = s.filter(p -> p.getFileName().toString().endsWith(".json"))
+                    .filter(p -> !OPT_IN_FEATURES.contains(p.getFileName().toString())).sorted().toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

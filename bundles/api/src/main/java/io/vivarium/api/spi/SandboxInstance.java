@@ -3,6 +3,7 @@ package io.vivarium.api.spi;
 import java.util.Optional;
 
 import io.vivarium.api.ResourceUsage;
+import io.vivarium.api.SandboxStatus;
 
 import org.osgi.annotation.versioning.ConsumerType;
 
@@ -17,6 +18,24 @@ public interface SandboxInstance {
 
     /** True while the instance's processes are running. Cheap: called on every request. */
     boolean alive();
+
+    /**
+     * Where the instance stands, for an instance that can be more than running or dead: a VM
+     * shut down on purpose is {@link SandboxStatus#STOPPED}, one that crashed is
+     * {@link SandboxStatus#FAILED}. Cheap: called on every listing. By default {@code RUNNING}
+     * while {@link #alive()}, else {@code FAILED}. Since 1.3.
+     */
+    default SandboxStatus status() {
+        return alive() ? SandboxStatus.RUNNING : SandboxStatus.FAILED;
+    }
+
+    /**
+     * Why the instance is not running (what the backend saw: an exit, a guest panic, a power-off),
+     * or null when it does not know or the instance runs. Since 1.3.
+     */
+    default String reason() {
+        return null;
+    }
 
     GuestChannel channel();
 

@@ -20,16 +20,21 @@ final class GuestLister {
 
     static FileListing list(GuestChannel channel, List<String> dirs, FingerprintMode mode, ListingLimits limits) {
         long startedAt = java.time.Instant.now().getEpochSecond();
+        // the listing is cut at what the channel can carry (the stock agent's 16 MiB) or the listing limit
+        long channelMax = channel.limits().maxOutputBytes();
+        long maxBytes = Math.min(ListingLimits.MAX_BYTES, channelMax - 1);
+        String limit = maxBytes < ListingLimits.MAX_BYTES
+                ? (channelMax >> 20) + " MiB the guest channel carries per exec" : (maxBytes >> 20) + " MiB";
         ExecRequest request = new ExecRequest(mode.guestListingCommand(dirs),
                 (int) Math.max(1, limits.remainingMillis() / 1000), Map.of("PATH", "/usr/bin:/bin:/usr/sbin:/sbin",
-                        "LC_ALL", "C.UTF-8"), "/", null, (int) ListingLimits.MAX_BYTES + 1);
+                        "LC_ALL", "C.UTF-8"), "/", null, (int) maxBytes + 1);
         ExecResult r = channel.exec(request);
         if (r.timedOut()) {
             limits.checkTime();
             throw ApiException.badRequest("listing the files in the guest timed out; narrow the paths");
         }
         if (r.truncated()) {
-            throw ApiException.badRequest("the listing exceeds " + (ListingLimits.MAX_BYTES >> 20) + " MiB; narrow the paths");
+            throw ApiException.badRequest("the listing exceeds the " + limit + "; narrow the paths");
         }
         if (r.exitCode() != 0) {
             throw ApiException.badRequest("the walk failed in the guest (exit " + r.exitCode() + "), so nothing was recorded: "

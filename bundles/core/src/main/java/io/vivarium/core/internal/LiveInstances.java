@@ -42,6 +42,10 @@ final class LiveInstances {
             }
             SandboxInstance instance = sb.instance();
             if (instance != null) {
+                if (instance.status() == SandboxStatus.STOPPED) {
+                    throw ApiException.conflict("sandbox " + id + " is stopped (" + instance.reason()
+                            + "); start it (POST /v1/vms/" + id + "/start) if its backend can, or delete it");
+                }
                 if (!instance.alive()) {
                     markDead(sb, instance);
                     continue;
@@ -64,7 +68,7 @@ final class LiveInstances {
         sb.lifecycle.lock();
         try {
             if (sb.instance() == instance && !sb.deleted()) {
-                sandboxes.fail(sb, "its processes are gone (init pid " + instance.state().pid() + " exited)");
+                sandboxes.fail(sb, Sandbox.deathOf(instance));
             }
         } finally {
             sb.lifecycle.unlock(sandboxes.observer());

@@ -77,7 +77,14 @@ final class Sandbox {
         if (record.status() == SandboxStatus.FAILED || record.status() == SandboxStatus.STOPPED) {
             return record.status();
         }
-        return instance == null ? SandboxStatus.BACKEND_UNAVAILABLE : SandboxStatus.RUNNING;
+        SandboxInstance i = instance;
+        return i == null ? SandboxStatus.BACKEND_UNAVAILABLE : i.status();
+    }
+
+    /** Why a live instance died, as its backend says, else by its pid. */
+    static String deathOf(SandboxInstance i) {
+        String reason = i.reason();
+        return reason != null ? reason : "its processes are gone (init pid " + i.state().pid() + " exited)";
     }
 
     SandboxInfo info() {
@@ -85,9 +92,10 @@ final class Sandbox {
         SandboxInstance i = instance;
         SandboxStatus status = status();
         String reason = switch (status) {
-            case FAILED -> r.reason();
+            case FAILED -> r.status() == SandboxStatus.FAILED || i == null ? r.reason() : deathOf(i);
+            case STOPPED -> i == null ? null : i.reason();
             case BACKEND_UNAVAILABLE -> "backend " + r.backend() + " is not registered right now";
-            case RUNNING, STOPPED, PAUSED -> null;
+            case RUNNING, PAUSED -> null;
         };
         return new SandboxInfo(r.id(), r.backend(), r.tenant(), status.wire(), r.createdAtUnix(),
                 r.state() == null ? 0 : r.state().pid(), r.memoryLimitMib(), i == null ? null : i.workspace(), reason,

@@ -119,6 +119,35 @@ class SandboxManagerTest {
     }
 
     @Test
+    void anInstanceThatSaysItStoppedIsStoppedWithItsReasonAndRefusesExecs() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = m.create(ALICE, null).id();
+        backend.stopped.put(id, "the guest powered off");
+
+        SandboxInfo info = m.get(ALICE, id);
+        assertEquals("stopped", info.status());
+        assertEquals("the guest powered off", info.reason());
+        ApiException e = assertThrows(ApiException.class, () -> m.exec(ALICE, id, exec("true")));
+        assertEquals(409, e.status());
+        assertTrue(e.getMessage().contains("is stopped (the guest powered off)"), e.getMessage());
+        m.delete(ALICE, id);
+    }
+
+    @Test
+    void aSandboxThatDiesWhileAttachedFailsWithTheReasonItsInstanceGives() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = m.create(ALICE, null).id();
+        long pid = m.get(ALICE, id).pid();
+        backend.running.remove(pid);
+
+        assertEquals("failed", m.get(ALICE, id).status(), "a dead instance is failed before any request reaches it");
+        assertEquals(409, assertThrows(ApiException.class, () -> m.exec(ALICE, id, exec("true"))).status());
+        SandboxInfo failed = m.get(ALICE, id);
+        assertEquals("failed", failed.status());
+        assertEquals("the test ended pid " + pid, failed.reason());
+    }
+
+    @Test
     void aCreateCutShortByACrashIsCleanedUpOnStart() throws Exception {
         SandboxManager first = started(backend, 1, Duration.ZERO);
         String id = first.create(ALICE, null).id();

@@ -1,6 +1,11 @@
 package io.vivarium.guest.client;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.ExecResult;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * A failure talking to a guest agent, as the status a backend can pass on unchanged: 502 when the
@@ -10,6 +15,9 @@ import io.vivarium.api.ApiException;
  */
 public final class GuestAgentException extends ApiException {
     private static final long serialVersionUID = 1L;
+
+    /** The agent's error classes for a command it could not start. */
+    private static final Set<String> START_FAILURES = Set.of("NotFound", "PermissionDenied", "InvalidParameter");
 
     private final String agentErrorClass;
     private final boolean closedByPeer;
@@ -37,6 +45,37 @@ public final class GuestAgentException extends ApiException {
     /** The agent's error class ({@code NotFound}, {@code GenericError}, ...) or null. */
     public String agentErrorClass() {
         return agentErrorClass;
+    }
+
+    /**
+     * A command the agent could not start (missing program or cwd, not executable), as a shell
+     * reports it: exit 127 for not found, 126 otherwise, the reason on stderr. Empty for a failure
+     * that is not about the command.
+     */
+    public Optional<ExecResult> asStartFailure() {
+        if (agentErrorClass == null || !START_FAILURES.contains(agentErrorClass)) {
+            return Optional.empty();
+        }
+        return Optional.of(new ExecResult("", getMessage() + "\n", "NotFound".equals(agentErrorClass) ? 127 : 126,
+                false, false, 0));
+    }
+
+    /**
+     * This failure as a backend answers it for sandbox {@code sandboxId}, whose agent had
+     * {@code timeout} to answer: a deadline that passed is a 502 naming it; an agent that went away
+     * or cannot be reached is a 503 with {@code Retry-After} (the sandbox restarts its agent);
+     * anything the agent refused passes on unchanged.
+     */
+    public ApiException forSandbox(String sandboxId, Duration timeout) {
+        if (status() == 504) {
+            return new ApiException(502, "the agent of sandbox " + sandboxId + " did not answer within "
+                    + timeout.toMillis() + " ms: " + getMessage(), null, this);
+        }
+        if (status() == 502) {
+            return ApiException.unavailable("the agent of sandbox " + sandboxId + " went away or cannot be reached ("
+                    + getMessage() + "); it is restarted within seconds, retry", 1);
+        }
+        return this;
     }
 
     static GuestAgentException peer(String message) {

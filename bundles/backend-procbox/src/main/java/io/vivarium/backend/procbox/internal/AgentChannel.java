@@ -12,7 +12,6 @@ import io.vivarium.guest.client.GuestAgentException;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 
@@ -34,10 +33,6 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
     private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(2);
     private static final Duration PING_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration FILE_TIMEOUT = Duration.ofMinutes(2);
-    /** Files travel whole in memory (a read buffers the file, so that an error comes before any byte is sent). */
-    private static final int RETRY_AFTER_SECONDS = 1;
-    /** The agent's error classes for a command it could not start. */
-    private static final Set<String> START_FAILURES = Set.of("NotFound", "PermissionDenied", "InvalidParameter");
 
     private final String sandboxId;
     private final InitProcess init;
@@ -87,24 +82,10 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
             try {
                 return client.exec(spec, deadline).toExecResult();
             } catch (GuestAgentException e) {
-                return notStarted(e);
+                return e.asStartFailure().orElseThrow(() -> e);
             }
         });
     }
-
-    /**
-     * A command the agent could not start (missing program or cwd, not executable) ends as a shell
-     * reports it: exit 127 for not found, 126 otherwise, the reason on stderr. Anything else is
-     * not about the command and is thrown on.
-     */
-    private static ExecResult notStarted(GuestAgentException e) {
-        String errorClass = e.agentErrorClass();
-        if (!START_FAILURES.contains(errorClass == null ? "" : errorClass)) {
-            throw e;
-        }
-        return new ExecResult("", e.getMessage() + "\n", "NotFound".equals(errorClass) ? 127 : 126, false, false, 0);
-    }
-
 
     @Override
     public byte[] readFile(String path, int maxBytes) {
@@ -163,16 +144,7 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
             if (!init.isRunning()) {
                 throw new ApiException(503, "sandbox " + sandboxId + " is not running");
             }
-            if (e.status() == 504) {
-                throw new ApiException(502, "the agent of sandbox " + sandboxId + " did not answer within "
-                        + timeout.toMillis() + " ms: " + e.getMessage(), null, e);
-            }
-            if (e.status() == 502) {
-                // the agent's supervisor restarts a worker that a sandbox process killed
-                throw ApiException.unavailable("the agent of sandbox " + sandboxId + " went away or cannot be reached ("
-                        + e.getMessage() + "); it is restarted within seconds, retry", RETRY_AFTER_SECONDS);
-            }
-            throw e;
+            throw e.forSandbox(sandboxId, timeout);
         }
     }
 }

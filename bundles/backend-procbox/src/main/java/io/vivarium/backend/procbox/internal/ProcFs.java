@@ -2,10 +2,11 @@ package io.vivarium.backend.procbox.internal;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import io.vivarium.common.process.ProcessStarts;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -19,32 +20,9 @@ final class ProcFs {
     private ProcFs() {
     }
 
-    /**
-     * Start time (field 22 of {@code /proc/PID/stat}, clock ticks since boot) of a live process,
-     * or empty when there is no such process or it is a zombie. Together with the pid it names
-     * a process unambiguously even after pid reuse.
-     */
+    /** See {@link ProcessStarts#liveStartTime(long)}. */
     static Optional<String> liveStartTime(long pid) {
-        String stat;
-        try {
-            stat = Files.readString(PROC.resolve(Long.toString(pid)).resolve("stat"));
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        } catch (IOException e) {
-            // the process vanished between open and read
-            return Optional.empty();
-        }
-        return liveStartTimeFromStat(stat);
-    }
-
-    static Optional<String> liveStartTimeFromStat(String stat) {
-        // the command name (field 2) is in parentheses and may itself contain spaces and ')'
-        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
-        String state = fields[0];
-        if (state.equals("Z") || state.equals("X")) {
-            return Optional.empty();
-        }
-        return Optional.of(fields[22 - 3]);
+        return ProcessStarts.liveStartTime(pid);
     }
 
     /** The command name of a process ({@code /proc/PID/comm}), if it exists. */

@@ -11,6 +11,7 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.bundles.BundleClasses;
 import io.vivarium.api.spi.ScratchRun;
 
 import org.osgi.framework.BundleContext;

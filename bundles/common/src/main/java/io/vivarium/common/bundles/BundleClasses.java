@@ -1,4 +1,4 @@
-package io.vivarium.backend.procbox.internal;
+package io.vivarium.common.bundles;
 
 import java.net.URL;
 import java.util.Enumeration;
@@ -12,11 +12,11 @@ import org.osgi.framework.Bundle;
  * middle of a command that has already started). With every class loaded at activation, code in
  * flight always finishes.
  */
-final class BundleClasses {
+public final class BundleClasses {
     private BundleClasses() {
     }
 
-    static void loadAll(Bundle bundle) {
+    public static void loadAll(Bundle bundle) {
         Enumeration<URL> entries = bundle.findEntries("/", "*.class", true);
         while (entries != null && entries.hasMoreElements()) {
             String path = entries.nextElement().getPath();

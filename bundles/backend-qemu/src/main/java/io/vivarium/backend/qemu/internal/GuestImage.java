@@ -1,0 +1,83 @@
+package io.vivarium.backend.qemu.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+
+/**
+ * A built guest image (guest-agent/image, IMAGE-CONTRACT): an immutable directory with
+ * {@code kernel}, {@code initramfs.cpio.gz}, {@code workspace.qcow2} and {@code image.json}.
+ *
+ * @param dir the image's own directory (the content-addressed one, never the {@code NAME} link,
+ *        so that a rebuild never moves a running VM's backing file)
+ * @param cmdline the kernel command line from {@code image.json}
+ * @param agent {@code vivarium} or {@code qemu-ga}
+ */
+record GuestImage(Path dir, String cmdline, String agent) {
+
+    static final String KERNEL = "kernel";
+    static final String INITRAMFS = "initramfs.cpio.gz";
+    static final String WORKSPACE = "workspace.qcow2";
+    static final String DESCRIPTION = "image.json";
+    /** The virtio-serial port name the agent listens on. */
+    static final String AGENT_PORT = "org.qemu.guest_agent.0";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * The image {@code name} in {@code imageDir}; a {@link MissingImageException} that says how to
+     * build it if there is none, or if it lacks a file.
+     */
+    static GuestImage load(Path imageDir, String name) throws MissingImageException {
+        Path dir;
+        try {
+            dir = imageDir.resolve(name).toRealPath();
+        } catch (NoSuchFileException e) {
+            throw new MissingImageException("no guest image " + name + " in " + imageDir + ": build it with "
+                    + "guest-agent/image/build-image.sh --out " + imageDir + " --variant " + name);
+        } catch (IOException e) {
+            throw new MissingImageException("cannot read the guest image " + name + " in " + imageDir + ": " + e);
+        }
+        for (String file : new String[] {KERNEL, INITRAMFS, WORKSPACE, DESCRIPTION}) {
+            if (!Files.isRegularFile(dir.resolve(file))) {
+                throw new MissingImageException("the guest image " + dir + " lacks " + file + "; rebuild it");
+            }
+        }
+        try {
+            JsonNode description = JSON.readTree(dir.resolve(DESCRIPTION).toFile());
+            String cmdline = description.path("cmdline").asText("");
+            String agent = description.path("agent").asText("");
+            if (cmdline.isBlank() || agent.isBlank()) {
+                throw new MissingImageException(dir.resolve(DESCRIPTION) + " lacks \"cmdline\" or \"agent\"; rebuild it");
+            }
+            return new GuestImage(dir, cmdline, agent);
+        } catch (IOException e) {
+            throw new MissingImageException("cannot read " + dir.resolve(DESCRIPTION) + ": " + e.getMessage());
+        }
+    }
+
+    Path kernel() {
+        return dir.resolve(KERNEL);
+    }
+
+    Path initramfs() {
+        return dir.resolve(INITRAMFS);
+    }
+
+    Path workspace() {
+        return dir.resolve(WORKSPACE);
+    }
+
+    /** No usable image: what is missing and how to make it. */
+    static final class MissingImageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        MissingImageException(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,283 @@
+package io.vivarium.backend.qemu.internal;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Availability;
+import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.guest.client.Deadline;
+import io.vivarium.guest.client.GuestAgentException;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Sandboxes as QEMU virtual machines booted from a built guest image ({@link GuestImage}), each
+ * a daemonized QEMU that outlives the daemon and is found again from its record ({@link VmRecord}).
+ * Inside, the image's agent on a virtio-serial port is the way in ({@link VmChannel}); QMP tells
+ * how the VM stands ({@link QemuInstance}).
+ */
+final class QemuBackend implements SandboxBackend, AutoCloseable {
+
+    static final String NAME = "qemu";
+
+    private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration QUIT_WAIT = Duration.ofSeconds(3);
+    private static final Duration PING_WAIT = Duration.ofSeconds(1);
+    private static final long RETRY_MILLIS = 50;
+    private static final int CONSOLE_TAIL_BYTES = 2000;
+
+    private final QemuSettings settings;
+    private final Accelerator accelerator;
+    /** The VMs this revision created or adopted, let go of when it closes. */
+    private final Map<String, QemuInstance> instances = new ConcurrentHashMap<>();
+
+    QemuBackend(QemuSettings settings, Accelerator accelerator) {
+        this.settings = settings;
+        this.accelerator = accelerator;
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return new Capabilities(true, false, false, false, false, false, false, false, true, true, true);
+    }
+
+    @Override
+    public Map<String, String> details() {
+        Map<String, String> d = new LinkedHashMap<>();
+        d.put(DETAIL_ACCELERATOR, accelerator.reason());
+        d.put(DETAIL_PLATFORM, "q35");
+        d.put(DETAIL_ISOLATION, "a QEMU virtual machine per sandbox, without a network");
+        d.put(DETAIL_AGENT, "the image's guest agent on a virtio-serial port");
+        d.put("images", settings.imageDir().toString());
+        return d;
+    }
+
+    /** Checked on every call, so installing QEMU or building the image makes the backend available. */
+    @Override
+    public Availability availability() {
+        if (!Files.isExecutable(settings.qemu())) {
+            return Availability.no(settings.qemu() + " is missing: apt-get install qemu-system-x86");
+        }
+        if (!Files.isExecutable(settings.qemuImg())) {
+            return Availability.no(settings.qemuImg() + " is missing: apt-get install qemu-utils");
+        }
+        try {
+            GuestImage.load(settings.imageDir(), settings.defaultImage());
+        } catch (GuestImage.MissingImageException e) {
+            return Availability.no(e.getMessage());
+        }
+        return Availability.yes();
+    }
+
+    @Override
+    public SandboxInstance create(InstanceSpec spec) {
+        return create(spec, OperationContext.until(Instant.now().plus(settings.bootTimeout()).plus(TOOL_TIMEOUT)));
+    }
+
+    @Override
+    public SandboxInstance create(InstanceSpec spec, OperationContext context) {
+        Availability availability = availability();
+        if (!availability.available()) {
+            throw new ApiException(503, availability.reason());
+        }
+        if (spec.pidsLimit() != null) {
+            throw ApiException.notImplemented("pids_limit is not supported by qemu: a guest's processes are "
+                    + "bounded by its memory_limit_mib; omit it");
+        }
+        if (spec.diskLimitMib() != null) {
+            throw ApiException.notImplemented("disk_limit_mib is not supported by qemu: the workspace is the "
+                    + "image's disk; omit it");
+        }
+        GuestImage image = image(spec.image() == null ? settings.defaultImage() : spec.image());
+        int memoryMib = spec.memoryLimitMib() == null ? settings.defaultMemoryMib() : spec.memoryLimitMib();
+        int vcpus = spec.vcpus() == null ? settings.defaultVcpus() : spec.vcpus();
+        VmFiles files = VmFiles.of(spec.dir(), settings.linkDir(), spec.id());
+        Instant bootDeadline = Instant.now().plus(settings.bootTimeout());
+        QemuInstance vm = null;
+        try {
+            files.prepare();
+            context.checkpoint("making the disk overlay");
+            HostCommand.run(QemuCommand.overlay(settings.qemuImg(), image, files), TOOL_TIMEOUT);
+            context.checkpoint("starting QEMU");
+            HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus),
+                    TOOL_TIMEOUT);
+            QemuProcess process = files.pid().flatMap(QemuProcess::find)
+                    .orElseThrow(() -> new IOException("QEMU exited right after it started"));
+            vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent()));
+            vm.watch();
+            awaitAgent(vm, bootDeadline, context);
+            register(vm);
+            return vm;
+        } catch (IOException | RuntimeException e) {
+            abandon(vm, files, e);
+            if (e instanceof ApiException api) {
+                throw api;
+            }
+            throw ApiException.internal("sandbox " + spec.id() + " failed to start: " + e.getMessage()
+                    + "; the console's last lines: " + VmFiles.tail(files.console(), CONSOLE_TAIL_BYTES), e);
+        }
+    }
+
+    private GuestImage image(String name) {
+        try {
+            return GuestImage.load(settings.imageDir(), name);
+        } catch (GuestImage.MissingImageException e) {
+            throw ApiException.badRequest(e.getMessage());
+        }
+    }
+
+    /** Waits until the guest agent answers; fails with the console's last lines if QEMU goes or time runs out. */
+    private void awaitAgent(QemuInstance vm, Instant bootDeadline, OperationContext context) throws IOException {
+        GuestAgentException last = null;
+        while (true) {
+            if (vm.status() != SandboxStatus.RUNNING) {
+                throw new IOException("the guest did not come up: " + vm.reason());
+            }
+            context.checkpoint("waiting for the guest agent");
+            Duration left = Duration.between(Instant.now(), bootDeadline);
+            if (left.isNegative() || left.isZero()) {
+                throw new IOException("the guest agent did not answer within " + settings.bootTimeout().toSeconds()
+                        + " s" + (last == null ? "" : " (" + last.getMessage() + ")"));
+            }
+            try {
+                vm.agent().ping(Deadline.after(left.compareTo(PING_WAIT) < 0 ? left : PING_WAIT));
+                return;
+            } catch (GuestAgentException e) {
+                last = e;
+            }
+            try {
+                Thread.sleep(RETRY_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while waiting for the guest agent", e);
+            }
+        }
+    }
+
+    /** Undoes a create that did not complete: nothing of it is left, no process, no socket, no disk. */
+    private void abandon(QemuInstance vm, VmFiles files, Exception cause) {
+        if (vm != null) {
+            vm.close();
+        }
+        Optional<QemuProcess> process = vm != null ? Optional.of(vm.record().process()) : launched(files);
+        process.ifPresent(p -> p.kill(QemuInstance.KILL_WAIT));
+        try {
+            files.remove();
+        } catch (IOException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    /** The QEMU a launch in {@code files} started, if it runs: its pid file names it and its command line names the file. */
+    private static Optional<QemuProcess> launched(VmFiles files) {
+        return files.pid().filter(pid -> ProcessHandle.of(pid).flatMap(h -> h.info().arguments())
+                        .map(args -> Arrays.asList(args).contains(files.pidFile().toString())).orElse(false))
+                .flatMap(QemuProcess::find);
+    }
+
+    private void register(QemuInstance vm) {
+        QemuInstance replaced = instances.put(vm.id(), vm);
+        if (replaced != null && replaced != vm) {
+            replaced.close();
+        }
+    }
+
+    @Override
+    public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
+        VmRecord record;
+        try {
+            record = VmRecord.fromData(state.data());
+        } catch (IllegalArgumentException e) {
+            throw new InstanceGoneException(e.getMessage());
+        }
+        if (!record.process().isRunning()) {
+            throw new InstanceGoneException(QemuInstance.exitReason(record));
+        }
+        QemuInstance vm = new QemuInstance(spec.id(), record);
+        try {
+            // the link lives in a temporary directory, which a reboot of the host could have emptied
+            record.files().prepare();
+            vm.watch();
+        } catch (IOException e) {
+            vm.close();
+            throw ApiException.internal("cannot reach the monitor of sandbox " + spec.id() + ": " + e.getMessage(), e);
+        }
+        register(vm);
+        return vm;
+    }
+
+    /** Asks QEMU to quit, kills it if it does not, and removes the VM's files. */
+    @Override
+    public void destroy(InstanceSpec spec, InstanceState state) {
+        QemuInstance live = instances.remove(spec.id());
+        VmRecord record;
+        try {
+            record = VmRecord.fromData(state.data());
+        } catch (IllegalArgumentException e) {
+            // no recorded state: the daemon stopped before create returned
+            record = null;
+        }
+        VmFiles files = record != null ? record.files() : VmFiles.of(spec.dir(), settings.linkDir(), spec.id());
+        Optional<QemuProcess> process = record != null ? Optional.of(record.process()) : launched(files);
+        if (process.filter(QemuProcess::isRunning).isPresent()) {
+            quit(live, files);
+            if (!process.get().awaitExit(QUIT_WAIT)) {
+                process.get().kill(QemuInstance.KILL_WAIT);
+            }
+        }
+        if (live != null) {
+            live.close();
+        }
+        try {
+            files.remove();
+        } catch (IOException e) {
+            throw ApiException.internal("cannot remove the files of sandbox " + spec.id() + ": " + e.getMessage(), e);
+        }
+        if (process.filter(QemuProcess::isRunning).isPresent()) {
+            throw ApiException.internal("QEMU of sandbox " + spec.id() + " (pid " + process.get().pid()
+                    + ") did not exit", null);
+        }
+    }
+
+    /** QMP {@code quit} on the watching connection, else on one of its own; QEMU then exits at once. */
+    private static void quit(QemuInstance live, VmFiles files) {
+        QmpClient monitor = live == null ? null : live.qmp();
+        try {
+            if (monitor != null && monitor.isOpen()) {
+                monitor.execute("quit", null, QemuInstance.QMP_TIMEOUT);
+                return;
+            }
+            try (QmpClient once = QmpClient.connect(files.qmpSocket(), QemuInstance.QMP_TIMEOUT, "quit", event -> { },
+                    () -> { })) {
+                once.execute("quit", null, QemuInstance.QMP_TIMEOUT);
+            }
+        } catch (IOException e) {
+            // QEMU closes the monitor as it quits, or cannot be asked: it is killed next either way
+        }
+    }
+
+    /** Lets go of every VM; they keep running for the next revision or daemon to adopt. */
+    @Override
+    public void close() {
+        instances.values().forEach(QemuInstance::close);
+        instances.clear();
+    }
+}

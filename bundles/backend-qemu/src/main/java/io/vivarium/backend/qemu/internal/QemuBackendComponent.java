@@ -1,0 +1,85 @@
+package io.vivarium.backend.qemu.internal;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+import io.vivarium.api.spi.Availability;
+import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.bundles.BundleClasses;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.metatype.annotations.Designate;
+
+/**
+ * Registers {@link QemuBackend}. VMs outlive the component: deactivation only closes this
+ * revision's monitor and agent connections (QEMU serves one client per socket), and the next
+ * activation adopts the VMs.
+ */
+@Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + QemuBackend.NAME,
+        configurationPid = QemuConfig.PID)
+@Designate(ocd = QemuConfig.class)
+public class QemuBackendComponent implements SandboxBackend {
+
+    private final QemuBackend backend;
+
+    @Activate
+    public QemuBackendComponent(QemuConfig config, BundleContext context) {
+        BundleClasses.loadAll(context.getBundle());
+        this.backend = new QemuBackend(QemuSettings.from(config),
+                Accelerator.detect(Path.of("/proc/cpuinfo"), Path.of("/dev/kvm")));
+    }
+
+    @Deactivate
+    void deactivate() {
+        backend.close();
+    }
+
+    @Override
+    public String name() {
+        return backend.name();
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return backend.capabilities();
+    }
+
+    @Override
+    public Availability availability() {
+        return backend.availability();
+    }
+
+    @Override
+    public Map<String, String> details() {
+        return backend.details();
+    }
+
+    @Override
+    public SandboxInstance create(InstanceSpec spec) {
+        return backend.create(spec);
+    }
+
+    @Override
+    public SandboxInstance create(InstanceSpec spec, OperationContext context) {
+        return backend.create(spec, context);
+    }
+
+    @Override
+    public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
+        return backend.adopt(spec, state);
+    }
+
+    @Override
+    public void destroy(InstanceSpec spec, InstanceState state) {
+        backend.destroy(spec, state);
+    }
+}

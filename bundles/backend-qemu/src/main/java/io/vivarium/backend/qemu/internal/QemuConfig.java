@@ -1,0 +1,34 @@
+package io.vivarium.backend.qemu.internal;
+
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+@ObjectClassDefinition(name = "Vivarium QEMU backend",
+        description = "Runs sandboxes as QEMU virtual machines booted from built guest images.")
+public @interface QemuConfig {
+
+    String PID = "io.vivarium.backend.qemu";
+
+    @AttributeDefinition(description = "Path of the qemu-system-x86_64 executable.")
+    String qemu_path() default "/usr/bin/qemu-system-x86_64";
+
+    @AttributeDefinition(description = "Path of the qemu-img executable (makes each VM's disk overlay).")
+    String qemu_img_path() default "/usr/bin/qemu-img";
+
+    @AttributeDefinition(description = "Where the guest images are (one directory per image, DIR/NAME a link to "
+            + "the newest build; see guest-agent/image); empty means $VIVARIUM_IMAGES, else ~/.cache/vivarium/images.")
+    String image_dir() default "";
+
+    @AttributeDefinition(description = "The image a sandbox created without one boots.")
+    String default_image() default "default";
+
+    @AttributeDefinition(description = "Guest memory in MiB of a sandbox created without memory_limit_mib.")
+    int default_memory_mib() default QemuSettings.DEFAULT_MEMORY_MIB;
+
+    @AttributeDefinition(description = "Virtual CPUs of a sandbox created without vcpus.")
+    int default_vcpus() default 1;
+
+    @AttributeDefinition(description = "How long a boot may take until the guest agent answers, in seconds; past "
+            + "it the VM is killed and the create fails with the console's last lines.")
+    int boot_timeout_secs() default QemuSettings.DEFAULT_BOOT_TIMEOUT_SECS;
+}

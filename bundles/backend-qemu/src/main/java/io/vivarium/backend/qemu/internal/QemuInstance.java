@@ -1,0 +1,214 @@
+package io.vivarium.backend.qemu.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import io.vivarium.api.ResourceUsage;
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.guest.client.GuestAgentClient;
+import io.vivarium.guest.client.GuestTransport;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * A VM this backend revision created or adopted, watched through QMP: a guest that powers off is
+ * {@code stopped}; a guest that panics, resets itself (a panic with {@code panic=-1}) or is stopped
+ * by an internal or I/O error is {@code failed} with that reason, and its QEMU is killed so that
+ * nothing useless is left running; a QEMU that exited is {@code failed} with its last words.
+ * {@link #close()} lets go of the VM (a bundle update, a daemon stopping); the VM keeps running.
+ */
+final class QemuInstance implements SandboxInstance, AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(QemuInstance.class.getName());
+    static final Duration QMP_TIMEOUT = Duration.ofSeconds(5);
+    static final Duration KILL_WAIT = Duration.ofSeconds(5);
+    private static final int TAIL_BYTES = 1500;
+
+    private final String id;
+    private final VmRecord record;
+    private final GuestAgentClient agent;
+    private final VmChannel channel;
+    private volatile QmpClient qmp;
+    /** Why it failed, once the daemon has seen it fail; null before. */
+    private volatile String failure;
+    /** Why it stopped (the guest powered off); null while it has not. */
+    private volatile String stopped;
+
+    QemuInstance(String id, VmRecord record) {
+        this.id = id;
+        this.record = record;
+        this.agent = new GuestAgentClient(GuestTransport.stream("the agent of sandbox " + id,
+                () -> SocketChannel.open(UnixDomainSocketAddress.of(record.files().agentSocket()))));
+        this.channel = new VmChannel(id, agent, this::alive);
+    }
+
+    /** Connects to QEMU's monitor, then takes the VM's current run state as if an event had said it. */
+    void watch() throws IOException {
+        qmp = QmpClient.connect(record.files().qmpSocket(), QMP_TIMEOUT, "sandbox " + id, this::onEvent, () -> { });
+        onRunState(qmp.execute("query-status", null, QMP_TIMEOUT).path("status").asText());
+    }
+
+    private void onEvent(JsonNode event) {
+        JsonNode data = event.path("data");
+        switch (event.path("event").asText()) {
+            case "SHUTDOWN" -> onShutdown(data.path("reason").asText());
+            case "GUEST_PANICKED" -> fail("the guest kernel panicked (" + data.path("action").asText() + ")");
+            // STOP says only that it stopped; why is its run state, which this thread cannot ask for
+            case "STOP" -> Thread.ofVirtual().name("qmp status " + id).start(this::checkRunState);
+            default -> { }
+        }
+    }
+
+    private void onShutdown(String reason) {
+        switch (reason) {
+            case "guest-shutdown" -> stopped = "the guest powered off";
+            case "guest-reset" -> fail("the guest reset itself (a kernel panic reboots it, panic=-1, "
+                    + "and QEMU runs with -no-reboot)");
+            case "guest-panic" -> fail("the guest kernel panicked");
+            default -> { }
+        }
+    }
+
+    private void checkRunState() {
+        try {
+            QmpClient monitor = qmp;
+            if (monitor != null && monitor.isOpen()) {
+                onRunState(monitor.execute("query-status", null, QMP_TIMEOUT).path("status").asText());
+            }
+        } catch (IOException e) {
+            LOG.log(Level.DEBUG, "sandbox " + id + ": cannot ask QEMU's run state: " + e.getMessage());
+        }
+    }
+
+    private void onRunState(String status) {
+        switch (status) {
+            case "internal-error" -> fail("QEMU stopped the guest on an internal error of the accelerator");
+            case "io-error" -> fail("QEMU stopped the guest on a disk I/O error");
+            case "guest-panicked" -> fail("the guest kernel panicked");
+            case "shutdown" -> {
+                if (stopped == null && failure == null) {
+                    stopped = "the guest powered off";
+                }
+            }
+            default -> { }
+        }
+    }
+
+    /** Records why the VM failed (in its directory too, for the next daemon), then kills QEMU. */
+    private synchronized void fail(String why) {
+        if (failure != null) {
+            return;
+        }
+        String reason = why + "; the console's last lines: " + VmFiles.tail(record.files().console(), TAIL_BYTES);
+        failure = reason;
+        LOG.log(Level.WARNING, "sandbox " + id + " failed: " + reason);
+        try {
+            AtomicFiles.write(record.files().failure(), reason.getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot record the failure of sandbox " + id + ": " + e.getMessage());
+        }
+        close();
+        record.process().kill(KILL_WAIT);
+    }
+
+    /** Why a VM whose QEMU is gone ended: what the daemon saw, else the console's last lines. */
+    static String exitReason(VmRecord record) {
+        try {
+            return Files.readString(record.files().failure());
+        } catch (IOException e) {
+            return "QEMU (pid " + record.process().pid() + ") exited; the console's last lines: "
+                    + VmFiles.tail(record.files().console(), TAIL_BYTES);
+        }
+    }
+
+    VmRecord record() {
+        return record;
+    }
+
+    GuestAgentClient agent() {
+        return agent;
+    }
+
+    QmpClient qmp() {
+        return qmp;
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public InstanceState state() {
+        return new InstanceState(record.process().pid(), record.toData());
+    }
+
+    @Override
+    public boolean alive() {
+        return failure == null && stopped == null && record.process().isRunning();
+    }
+
+    @Override
+    public SandboxStatus status() {
+        if (failure == null && stopped != null && record.process().isRunning()) {
+            return SandboxStatus.STOPPED;
+        }
+        return alive() ? SandboxStatus.RUNNING : SandboxStatus.FAILED;
+    }
+
+    @Override
+    public String reason() {
+        if (failure != null) {
+            return failure;
+        }
+        if (!record.process().isRunning()) {
+            return exitReason(record);
+        }
+        return stopped;
+    }
+
+    @Override
+    public GuestChannel channel() {
+        return channel;
+    }
+
+    @Override
+    public String workspace() {
+        return "/work";
+    }
+
+    /** QEMU's resident memory (the guest's RAM it has touched, and QEMU's own) and the overlay's size. */
+    @Override
+    public Optional<ResourceUsage> usage() {
+        if (!record.process().isRunning()) {
+            return Optional.empty();
+        }
+        Long disk;
+        try {
+            disk = Files.size(record.files().disk());
+        } catch (IOException e) {
+            disk = null;
+        }
+        return Optional.of(new ResourceUsage(record.process().residentBytes().orElse(null), null, disk));
+    }
+
+    /** Lets go of the VM: closes the monitor and agent connections, which the next revision opens again. */
+    @Override
+    public void close() {
+        QmpClient monitor = qmp;
+        if (monitor != null) {
+            monitor.close();
+        }
+        agent.close();
+    }
+}

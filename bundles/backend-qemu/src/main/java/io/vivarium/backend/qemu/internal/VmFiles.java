@@ -1,0 +1,105 @@
+package io.vivarium.backend.qemu.internal;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The files of one VM, all in the sandbox's private directory {@code dir}. A Unix socket path has
+ * at most 107 bytes, which a state directory deep in a tree exceeds, so QEMU binds and the daemon
+ * reaches the sockets through {@code link}: a short symlink to {@code dir} in a directory of the
+ * daemon's own ({@link QemuSettings#linkDir()}).
+ */
+record VmFiles(Path dir, Path link) {
+
+    private static final int MAX_SOCKET_PATH = 107;
+
+    static VmFiles of(Path dir, Path linkDir, String id) {
+        return new VmFiles(dir, linkDir.resolve(id));
+    }
+
+    Path disk() {
+        return dir.resolve("disk.qcow2");
+    }
+
+    Path console() {
+        return dir.resolve("console.log");
+    }
+
+    Path pidFile() {
+        return dir.resolve("qemu.pid");
+    }
+
+    /** Why the VM failed, written by the daemon when it saw it happen, for the next one to report. */
+    Path failure() {
+        return dir.resolve("failure");
+    }
+
+    Path qmpSocket() {
+        return link.resolve("qmp.sock");
+    }
+
+    Path agentSocket() {
+        return link.resolve("agent.sock");
+    }
+
+    /** Creates {@code dir} and the link to it. */
+    void prepare() throws IOException {
+        Files.createDirectories(dir);
+        Path linkDir = link.getParent();
+        try {
+            Files.createDirectory(linkDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (FileAlreadyExistsException e) {
+            // made by an earlier VM; checked below
+        }
+        // another user could have made it first, to redirect the links
+        Object owner = Files.getAttribute(linkDir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        if (!Files.isDirectory(linkDir, LinkOption.NOFOLLOW_LINKS)
+                || !owner.equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
+            throw new IOException(linkDir + " is not a directory of this daemon's user");
+        }
+        if (qmpSocket().toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH) {
+            throw new IOException("the socket path " + qmpSocket() + " is longer than " + MAX_SOCKET_PATH
+                    + " bytes: configure a shorter link directory");
+        }
+        Files.deleteIfExists(link);
+        Files.createSymbolicLink(link, dir.toAbsolutePath());
+    }
+
+    /** Removes every file of the VM and the link; the directory itself is core's. */
+    void remove() throws IOException {
+        for (Path file : List.of(qmpSocket(), agentSocket(), disk(), console(), pidFile(), failure())) {
+            Files.deleteIfExists(dir.resolve(file.getFileName()));
+        }
+        Files.deleteIfExists(link);
+    }
+
+    /** The pid QEMU wrote, if it did. */
+    Optional<Long> pid() {
+        try {
+            return Optional.of(Long.parseLong(Files.readString(pidFile()).strip()));
+        } catch (IOException | NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The last {@code bytes} of a log, stripped; "nothing" when empty or missing. */
+    static String tail(Path log, int bytes) {
+        try (var file = new java.io.RandomAccessFile(log.toFile(), "r")) {
+            long start = Math.max(0, file.length() - bytes);
+            byte[] tail = new byte[(int) (file.length() - start)];
+            file.seek(start);
+            file.readFully(tail);
+            String text = new String(tail, StandardCharsets.UTF_8).strip();
+            return text.isEmpty() ? "nothing" : text;
+        } catch (IOException e) {
+            return "nothing (" + e.getMessage() + ")";
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package io.vivarium.backend.qemu.internal;
+
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.testkit.SandboxBackendSuite;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * The kit's contract on real VMs of the default image. The kit creates an instance per check, so
+ * each check boots a VM of its own (about 3 to 6 s under TCG on 2 cores).
+ */
+class QemuBackendConformanceTest extends SandboxBackendSuite {
+
+    @BeforeEach
+    void needsQemuAndImage() {
+        QemuHost.assumeImage("default");
+    }
+
+    /** The revision before the current one, let go of when the next one comes, as OSGi deactivates it first. */
+    private QemuBackend current;
+
+    /**
+     * QEMU serves one client per socket, so the previous backend lets go of its VMs first, as a
+     * deactivated bundle revision or a stopped daemon does before the next one adopts them.
+     */
+    @Override
+    protected SandboxBackend newBackend(Path stateDir) {
+        if (current != null) {
+            current.close();
+        }
+        current = QemuHost.backend(QemuHost.settings());
+        return current;
+    }
+
+    @Override
+    protected Map<Feature, String> lacks() {
+        return Map.of(Feature.LIMITS, "a guest is bounded by its memory and its image's disk; pids_limit and "
+                + "disk_limit_mib are refused (501)");
+    }
+
+    @Override
+    protected void killInstance(SandboxInstance instance) {
+        ((QemuInstance) instance).record().process().kill(Duration.ofSeconds(5));
+    }
+
+    /** Kills the agent from inside, as a guest process could; the guest's init restarts it. */
+    @Override
+    protected void killAgent(SandboxInstance instance) {
+        exec(instance, "/bin/sh", "-c", "(sleep 0.3; kill -9 $(pidof vivarium-agent)) >/dev/null 2>&1 </dev/null &");
+    }
+}

@@ -1,0 +1,63 @@
+package io.vivarium.backend.qemu.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+class QemuCommandTest {
+
+    private static final Accelerator TCG = new Accelerator("tcg", List.of("-accel", "tcg", "-cpu", "max"), "tcg");
+    private static final GuestImage IMAGE = new GuestImage(Path.of("/img/default-0123"), "console=ttyS0 panic=-1",
+            "vivarium");
+    private static final VmFiles FILES = new VmFiles(Path.of("/state/sandboxes/a,b"), Path.of("/tmp/vq/a,b"));
+
+    private static List<String> argv() {
+        return QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG, IMAGE, FILES, 256, 2);
+    }
+
+    private static String after(List<String> argv, String option) {
+        int at = argv.indexOf(option);
+        assertTrue(at >= 0 && at + 1 < argv.size(), option + " is in " + argv);
+        return argv.get(at + 1);
+    }
+
+    @Test
+    void bootsTheImageWithTheContractsOptionsAndNoNetwork() {
+        List<String> argv = argv();
+        assertEquals("/usr/bin/qemu-system-x86_64", argv.get(0));
+        assertEquals("q35", after(argv, "-M"));
+        assertEquals("tcg", after(argv, "-accel"));
+        assertEquals("max", after(argv, "-cpu"));
+        assertEquals("256", after(argv, "-m"));
+        assertEquals("2", after(argv, "-smp"));
+        assertEquals("/img/default-0123/kernel", after(argv, "-kernel"));
+        assertEquals("/img/default-0123/initramfs.cpio.gz", after(argv, "-initrd"));
+        assertEquals("console=ttyS0 panic=-1", after(argv, "-append"));
+        assertEquals("none", after(argv, "-nic"));
+        assertTrue(argv.containsAll(List.of("-nodefaults", "-no-user-config", "-daemonize", "-no-reboot")), argv.toString());
+        assertEquals(1, Collections.frequency(argv, "-nic"), "no other network option: " + argv);
+    }
+
+    @Test
+    void theDiskIsABlockdevWithANodeNameAndCommasInPathsAreDoubled() {
+        List<String> argv = argv();
+        assertEquals("driver=qcow2,node-name=work,file.driver=file,file.filename=/state/sandboxes/a,,b/disk.qcow2",
+                after(argv, "-blockdev"));
+        assertTrue(argv.contains("virtio-blk-pci,drive=work"), argv.toString());
+        assertEquals("socket,path=/tmp/vq/a,,b/agent.sock,server=on,wait=off,id=agent", after(argv, "-chardev"));
+        assertEquals("unix:/tmp/vq/a,,b/qmp.sock,server=on,wait=off", after(argv, "-qmp"));
+        assertTrue(argv.contains("virtserialport,chardev=agent,name=org.qemu.guest_agent.0"), argv.toString());
+    }
+
+    @Test
+    void theOverlayIsBackedByTheImagesWorkspace() {
+        assertEquals(List.of("/usr/bin/qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
+                "/img/default-0123/workspace.qcow2", "/state/sandboxes/a,b/disk.qcow2"),
+                QemuCommand.overlay(Path.of("/usr/bin/qemu-img"), IMAGE, FILES));
+    }
+}

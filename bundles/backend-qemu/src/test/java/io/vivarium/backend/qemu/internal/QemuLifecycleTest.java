@@ -1,0 +1,178 @@
+package io.vivarium.backend.qemu.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.SandboxInstance;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What the kit does not cover: failed boots, and how a VM that stops or dies is reported. */
+class QemuLifecycleTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+    @TempDir
+    Path state;
+
+    private QemuBackend backend;
+    private final List<InstanceSpec> made = new ArrayList<>();
+
+    @BeforeEach
+    void needsQemuAndImage() {
+        QemuHost.assumeImage("default");
+        backend = QemuHost.backend(QemuHost.settings());
+    }
+
+    @AfterEach
+    void destroyAll() {
+        for (InstanceSpec spec : made) {
+            backend.destroy(spec, new InstanceState(0, Map.of()));
+        }
+        backend.close();
+    }
+
+    private InstanceSpec spec(String id) throws IOException {
+        InstanceSpec spec = new InstanceSpec(id + "-" + ProcessHandle.current().pid(),
+                Files.createDirectories(state.resolve(id)), null);
+        made.add(spec);
+        return spec;
+    }
+
+    private SandboxInstance create(QemuBackend on, String id) throws IOException {
+        InstanceSpec spec = spec(id);
+        SandboxInstance vm = on.create(spec);
+        made.set(made.indexOf(spec), spec);
+        return vm;
+    }
+
+    private static ExecResult exec(SandboxInstance vm, String... argv) {
+        return vm.channel().exec(new ExecRequest(List.of(argv), 30, Map.of("PATH", "/usr/bin:/bin:/usr/sbin:/sbin"),
+                "/work", null, 1 << 20));
+    }
+
+    /** QEMU processes whose command line names {@code dir} (or the link to it). */
+    private static List<ProcessHandle> qemusOf(InstanceSpec spec) {
+        return ProcessHandle.allProcesses().filter(h -> h.info().arguments()
+                .map(args -> Arrays.stream(args).anyMatch(a -> a.contains("/" + spec.id() + "/")))
+                .orElse(false)).toList();
+    }
+
+    private static void assertNothingLeft(InstanceSpec spec) throws IOException {
+        assertEquals(List.of(), qemusOf(spec), "no QEMU of " + spec.id() + " is left");
+        try (Stream<Path> left = Files.list(spec.dir())) {
+            assertEquals(List.of(), left.toList(), "no file of " + spec.id() + " is left");
+        }
+        assertFalse(Files.exists(QemuSettings.defaultLinkDir().resolve(spec.id()), java.nio.file.LinkOption.NOFOLLOW_LINKS),
+                "no socket link is left");
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail("not within " + PATIENCE.toSeconds() + " s: " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void aKernelThatDoesNotBootFailsTheCreateAndLeavesNothing() throws IOException {
+        Path image = state.resolve("images/default");
+        Files.createDirectories(image);
+        Path good = QemuHost.settings().imageDir().resolve("default");
+        for (String file : List.of(GuestImage.INITRAMFS, GuestImage.WORKSPACE, GuestImage.DESCRIPTION)) {
+            Files.createSymbolicLink(image.resolve(file), good.resolve(file).toRealPath());
+        }
+        Files.writeString(image.resolve(GuestImage.KERNEL), "not a kernel");
+        QemuBackend broken = QemuHost.backend(QemuHost.settings().withImageDir(state.resolve("images"))
+                .withBootTimeout(Duration.ofSeconds(20)));
+        InstanceSpec spec = spec("garbage");
+
+        ApiException e = assertThrows(ApiException.class, () -> broken.create(spec));
+
+        assertEquals(500, e.status());
+        assertTrue(e.getMessage().contains("failed to start"), e.getMessage());
+        assertNothingLeft(spec);
+    }
+
+    @Test
+    void aBootPastItsTimeoutFailsWithTheConsoleAndLeavesNothing() throws IOException {
+        QemuBackend impatient = QemuHost.backend(QemuHost.settings().withBootTimeout(Duration.ofSeconds(1)));
+        InstanceSpec spec = spec("impatient");
+
+        ApiException e = assertThrows(ApiException.class, () -> impatient.create(spec));
+
+        assertTrue(e.getMessage().contains("the guest agent did not answer within 1 s"), e.getMessage());
+        assertTrue(e.getMessage().contains("the console's last lines: "), e.getMessage());
+        assertNothingLeft(spec);
+    }
+
+    @Test
+    void aGuestThatPowersOffIsStoppedNotFailedAndDeleteRemovesIt() throws Exception {
+        SandboxInstance vm = create(backend, "poweroff");
+        InstanceSpec spec = made.get(made.size() - 1);
+        exec(vm, "/bin/sh", "-c", "(sleep 0.3; poweroff -f) >/dev/null 2>&1 </dev/null &");
+
+        await("the VM is stopped", () -> vm.status() == SandboxStatus.STOPPED);
+        assertEquals("the guest powered off", vm.reason());
+        assertFalse(vm.alive());
+        assertEquals(1, qemusOf(spec).size(), "a stopped VM keeps its QEMU (and disk) until it is deleted");
+
+        backend.destroy(spec, vm.state());
+        assertNothingLeft(spec);
+    }
+
+    @Test
+    void aPanickingGuestFailsWithTheReasonAndItsQemuIsKilled() throws Exception {
+        SandboxInstance vm = create(backend, "panic");
+        InstanceSpec spec = made.get(made.size() - 1);
+        exec(vm, "/bin/sh", "-c", "(sleep 0.3; echo c > /proc/sysrq-trigger) >/dev/null 2>&1 </dev/null &");
+
+        await("the VM has failed", () -> vm.status() == SandboxStatus.FAILED);
+        assertTrue(vm.reason().startsWith("the guest "), vm.reason());
+        assertTrue(vm.reason().contains("the console's last lines: "), vm.reason());
+        await("its QEMU is gone", () -> qemusOf(spec).isEmpty());
+        assertTrue(Files.readString(spec.dir().resolve("failure")).startsWith("the guest "),
+                "the reason is kept for the next daemon");
+    }
+
+    @Test
+    void aQemuKilledFromOutsideIsFailedAndTheNextBackendSaysSo() throws Exception {
+        SandboxInstance vm = create(backend, "killed");
+        InstanceSpec spec = made.get(made.size() - 1);
+        InstanceState persisted = vm.state();
+        ((QemuInstance) vm).record().process().kill(Duration.ofSeconds(5));
+
+        assertEquals(SandboxStatus.FAILED, vm.status());
+        assertTrue(vm.reason().startsWith("QEMU (pid " + persisted.pid() + ") exited"), vm.reason());
+        backend.close();
+        backend = QemuHost.backend(QemuHost.settings());
+        var gone = assertThrows(io.vivarium.api.spi.InstanceGoneException.class, () -> backend.adopt(spec, persisted));
+        assertTrue(gone.getMessage().startsWith("QEMU (pid " + persisted.pid() + ") exited"), gone.getMessage());
+    }
+}

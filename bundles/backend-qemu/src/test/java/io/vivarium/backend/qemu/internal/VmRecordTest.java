@@ -1,0 +1,43 @@
+package io.vivarium.backend.qemu.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+class VmRecordTest {
+
+    private static final VmRecord RECORD = new VmRecord(new QemuProcess(4242, "987654"),
+            new VmFiles(Path.of("/state/sandboxes/x"), Path.of("/tmp/vivarium-qemu/x")), Path.of("/img/default-01"),
+            "vivarium");
+
+    @Test
+    void roundTripsThroughTheInstanceState() {
+        assertEquals(RECORD, VmRecord.fromData(RECORD.toData()));
+    }
+
+    @Test
+    void namesWhatAdoptionAndOperatorsNeed() {
+        Map<String, String> data = RECORD.toData();
+        assertEquals("4242", data.get("pid"));
+        assertEquals("987654", data.get("starttime"));
+        assertEquals("/tmp/vivarium-qemu/x/qmp.sock", data.get("qmp"));
+        assertEquals("/tmp/vivarium-qemu/x/agent.sock", data.get("agent_socket"));
+        assertEquals("/state/sandboxes/x/disk.qcow2", data.get("disk"));
+        assertEquals("/state/sandboxes/x/console.log", data.get("console"));
+        assertEquals("/img/default-01", data.get("image"));
+    }
+
+    @Test
+    void aStateWithoutAPidIsNotARecord() {
+        Map<String, String> data = new HashMap<>(RECORD.toData());
+        data.remove("pid");
+        assertThrows(IllegalArgumentException.class, () -> VmRecord.fromData(data));
+        data.put("pid", "x");
+        assertThrows(IllegalArgumentException.class, () -> VmRecord.fromData(data));
+    }
+}
