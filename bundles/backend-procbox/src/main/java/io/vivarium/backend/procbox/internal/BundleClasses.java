@@ -9,11 +9,45 @@ import org.osgi.framework.Bundle;
  * Loads every class of the bundle up front. An exec or dry-run that is running when this bundle
  * is updated outlives its bundle wiring; once the framework has disposed of that wiring, a class
  * the old code had not loaded yet can no longer be loaded ({@code NoClassDefFoundError} in the
- * middle of a command that has already started). With every class loaded at activation, code in
- * flight always finishes.
+ * middle of a command that has already started). With every class loaded before the bundle
+ * stops, code in flight always finishes. The loading runs beside the activation, not in it: while
+ * procbox is being replaced, it is away until its activation returns.
  */
 final class BundleClasses {
-    private BundleClasses() {
+    private static final System.Logger LOG = System.getLogger(BundleClasses.class.getName());
+    private static final long AWAIT_MILLIS = 10_000;
+
+    private final Thread loader;
+
+    private BundleClasses(Thread loader) {
+        this.loader = loader;
+    }
+
+    /** Starts loading every class of {@code bundle} on a thread of its own; {@link #await} before the bundle stops. */
+    static BundleClasses loadInBackground(Bundle bundle) {
+        Thread loader = new Thread(() -> {
+            try {
+                loadAll(bundle);
+            } catch (IllegalStateException e) {
+                LOG.log(System.Logger.Level.ERROR, e.getMessage(), e);
+            }
+        }, "procbox-class-loading");
+        loader.setDaemon(true);
+        loader.setContextClassLoader(null);
+        loader.start();
+        return new BundleClasses(loader);
+    }
+
+    /** Waits until every class is loaded (bounded), while the bundle's wiring is still in place. */
+    void await() {
+        try {
+            loader.join(AWAIT_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (loader.isAlive()) {
+            LOG.log(System.Logger.Level.WARNING, "procbox's classes were not all loaded within " + AWAIT_MILLIS + " ms");
+        }
     }
 
     static void loadAll(Bundle bundle) {
