@@ -175,13 +175,17 @@ public class SandboxManager implements SandboxService {
         backendLeft((Long) ref.getProperty(Constants.SERVICE_ID));
     }
 
+    /**
+     * Publishes the backend, then adopts its sandboxes one by one. A request for a sandbox that
+     * the sweep has not reached yet adopts that one itself ({@link #liveInstance}), so after an
+     * upgrade a request waits for its own sandbox's adoption, not for every sandbox's.
+     */
     void backendArrived(BackendRegistry.Entry entry) {
         synchronized (reconcile) {
+            registry.add(entry);
             if (store != null) {
                 adoptAll(entry);
             }
-            // published after adoption, so a request waiting for the backend finds its sandbox attached
-            registry.add(entry);
         }
     }
 
@@ -194,17 +198,32 @@ public class SandboxManager implements SandboxService {
 
     private void adoptAll(BackendRegistry.Entry e) {
         for (Sandbox sb : sandboxes.values()) {
-            if (!sb.record().backend().equals(e.name())) {
-                continue;
+            if (sb.record().backend().equals(e.name())) {
+                adoptIfDetached(sb, e);
             }
-            sb.lifecycle.lock();
-            try {
-                if (!sb.deleted()) {
-                    adopt(sb, e);
-                }
-            } finally {
-                sb.lifecycle.unlock(observer);
+        }
+    }
+
+    /** Adopts the sandbox's instance from {@code e} unless a request or the sweep did already. */
+    private void adoptIfDetached(Sandbox sb, BackendRegistry.Entry e) {
+        sb.lifecycle.lock();
+        try {
+            if (!sb.deleted() && !sb.attachedTo(e.serviceId())) {
+                adopt(sb, e);
             }
+        } finally {
+            sb.lifecycle.unlock(observer);
+        }
+    }
+
+    /**
+     * Attaches an instance of {@code e} unless {@code e} has left meanwhile: {@link #backendLeft}
+     * unregisters before it detaches, so either it detaches this attach or this sees it gone.
+     */
+    private void attachIfCurrent(Sandbox sb, SandboxInstance instance, BackendRegistry.Entry e) {
+        sb.attach(instance, e.serviceId());
+        if (registry.get(e.name()).filter(now -> now.serviceId() == e.serviceId()).isEmpty()) {
+            sb.detachFrom(e.serviceId());
         }
     }
 
@@ -221,7 +240,7 @@ public class SandboxManager implements SandboxService {
             return;
         }
         try {
-            sb.attach(e.backend().adopt(spec, r.state()), e.serviceId());
+            attachIfCurrent(sb, e.backend().adopt(spec, r.state()), e);
         } catch (InstanceGoneException gone) {
             fail(sb, "found dead when " + e.name() + " " + e.version() + " re-adopted it: " + gone.getMessage());
         } catch (RuntimeException ex) {
@@ -322,12 +341,8 @@ public class SandboxManager implements SandboxService {
                 throw undoCreate(sb, e, instance.state(), ApiException.internal("cannot persist sandbox record " + id, io));
             }
             sb.record(created);
-            synchronized (reconcile) {
-                // if the backend left during create, the next one to arrive adopts the recorded instance
-                if (registry.get(e.name()).filter(now -> now.serviceId() == e.serviceId()).isPresent()) {
-                    sb.attach(instance, e.serviceId());
-                }
-            }
+            // if the backend left during create, the next one to arrive adopts the recorded instance
+            attachIfCurrent(sb, instance, e);
             return sb.info();
         } finally {
             sb.lifecycle.unlock(observer);
@@ -506,6 +521,17 @@ public class SandboxManager implements SandboxService {
                         + "); delete it and create a new one");
             }
             SandboxInstance instance = sb.instance();
+            if (instance == null) {
+                // its backend may be back with the sweep not at this sandbox yet: adopt it now
+                Optional<BackendRegistry.Entry> e = registry.get(sb.record().backend());
+                if (e.isPresent()) {
+                    adoptIfDetached(sb, e.get());
+                    instance = sb.instance();
+                    if (instance == null && (sb.deleted() || sb.record().status() == SandboxStatus.FAILED)) {
+                        continue;
+                    }
+                }
+            }
             if (instance != null) {
                 if (!instance.alive()) {
                     markDead(sb, instance);
