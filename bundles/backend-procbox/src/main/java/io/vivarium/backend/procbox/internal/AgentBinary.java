@@ -17,10 +17,10 @@ import java.util.Set;
 /**
  * The guest agent binary this bundle carries (resource {@value #RESOURCE}), written once to a host
  * file that every sandbox then gets read-only. The file is replaced atomically (temp, fsync,
- * rename), never rewritten in place, and left alone when it holds this binary already: a running sandbox holds the inode it was given through its
- * bind mount, and its agent's supervisor restarts a worker by forking, never by exec'ing the file
- * again, so the file may be replaced or removed (a bundle update, the daemon cleaning felix-cache
- * at start) without touching running sandboxes.
+ * rename), never rewritten in place, and left alone when it holds this binary already: a running
+ * sandbox holds the inode it was given through its bind mount, and its agent's supervisor restarts
+ * a worker by forking, never by exec'ing the file again, so the file may be replaced or removed (a
+ * bundle update, the daemon cleaning felix-cache at start) without touching running sandboxes.
  */
 final class AgentBinary {
 

@@ -46,7 +46,8 @@ final class BundleClasses {
             Thread.currentThread().interrupt();
         }
         if (loader.isAlive()) {
-            LOG.log(System.Logger.Level.WARNING, "procbox's classes were not all loaded within " + AWAIT_MILLIS + " ms");
+            LOG.log(System.Logger.Level.WARNING, "procbox's classes were not all loaded within " + AWAIT_MILLIS
+                    + " ms");
         }
     }
 

@@ -287,7 +287,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         return channel;
     }
 
-    /** Drops the idle agent connections of every sandbox and the pool of ready workspace images; the sandboxes keep running. */
+    /** Drops the idle agent connections of every sandbox and the pool of ready workspace images; sandboxes run on. */
     @Override
     public void close() {
         channels.values().forEach(AgentChannel::close);
