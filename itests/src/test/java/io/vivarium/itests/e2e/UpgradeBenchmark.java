@@ -51,6 +51,9 @@ class UpgradeBenchmark {
             ids.add(id);
         }
         List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
+        // every exec as {start, end} in nanos, and every update as {PUT sent, new version listed}
+        List<long[]> execSpans = Collections.synchronizedList(new ArrayList<>());
+        List<long[]> updateSpans = new ArrayList<>();
         List<String> failures = Collections.synchronizedList(new ArrayList<>());
         AtomicBoolean running = new AtomicBoolean(true);
         AtomicInteger next = new AtomicInteger();
@@ -68,7 +71,9 @@ class UpgradeBenchmark {
                     } catch (Exception e) {
                         failures.add(e.toString());
                     }
-                    latencies.add((System.nanoTime() - t0) / 1e6);
+                    long t1 = System.nanoTime();
+                    execSpans.add(new long[] {t0, t1});
+                    latencies.add((t1 - t0) / 1e6);
                 }
             });
             t.start();
@@ -93,7 +98,9 @@ class UpgradeBenchmark {
                     }
                     Thread.sleep(2); // the poll interval of the measurement
                 }
-                toAvailable.add((System.nanoTime() - t0) / 1e6);
+                long listedAt = System.nanoTime();
+                updateSpans.add(new long[] {t0, listedAt});
+                toAvailable.add((listedAt - t0) / 1e6);
                 awaitRequests(latencies, BETWEEN_UPDATES);
             }
         } finally {
@@ -109,6 +116,14 @@ class UpgradeBenchmark {
             }
         }
         api.deleteAllSandboxes();
+        List<Double> during = new ArrayList<>();
+        List<Double> between = new ArrayList<>();
+        synchronized (execSpans) {
+            for (long[] e : execSpans) {
+                boolean overlaps = updateSpans.stream().anyMatch(u -> e[0] < u[1] && e[1] > u[0]);
+                (overlaps ? during : between).add((e[1] - e[0]) / 1e6);
+            }
+        }
         String report = String.join("\n",
                 "| measurement | value |",
                 "|---|---|",
@@ -118,6 +133,10 @@ class UpgradeBenchmark {
                 String.format("| exec latency p50 / p99 | %.1f / %.1f ms |", pct(latencies, 50), pct(latencies, 99)),
                 String.format("| longest stall (slowest single exec; goal ≤ 100 ms) | **%.1f ms** |",
                         latencies.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
+                String.format("| … of execs overlapping an update (PUT → listed), n / p50 / max | %d / %.1f / %.1f ms |",
+                        during.size(), pct(during, 50), max(during)),
+                String.format("| … of execs between updates (the machine's own noise), n / p50 / max | %d / %.1f / %.1f ms |",
+                        between.size(), pct(between, 50), max(between)),
                 String.format("| PUT /v1/plugins → new version in /v1/backends, p50 / max (goal < 500 ms) | **%.1f / %.1f ms** |",
                         pct(toAvailable, 50), toAvailable.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
                 "");
@@ -126,6 +145,10 @@ class UpgradeBenchmark {
         if (!failures.isEmpty()) {
             throw new AssertionError("failed requests: " + failures);
         }
+    }
+
+    private static double max(List<Double> values) {
+        return values.stream().mapToDouble(Double::doubleValue).max().orElse(0);
     }
 
     /** Waits (up to 60 s) until the clients have completed {@code n} more requests. */

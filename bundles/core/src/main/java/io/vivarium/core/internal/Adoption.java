@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 import io.vivarium.api.SandboxStatus;
@@ -57,14 +58,18 @@ final class Adoption {
         }
     }
 
+    /**
+     * Publishes the backend, then adopts its sandboxes one by one. A request for a sandbox that
+     * the sweep has not reached yet adopts that one itself ({@link #adoptIfDetached}), so after an
+     * upgrade a request waits for its own sandbox's adoption, not for every sandbox's.
+     */
     void backendArrived(BackendRegistry.Entry entry) {
         List<Sandbox> adopted = List.of();
         synchronized (reconcile) {
+            registry.add(entry);
             if (sandboxes.open()) {
                 adopted = adoptAll(entry);
             }
-            // published after adoption, so a request waiting for the backend finds its sandbox attached
-            registry.add(entry);
         }
         adopted.forEach(afterAdoption);
     }
@@ -81,10 +86,22 @@ final class Adoption {
      * during the create, the next one to arrive adopts the recorded instance instead.
      */
     void attachIfCurrent(Sandbox sb, SandboxInstance instance, BackendRegistry.Entry e) {
-        synchronized (reconcile) {
-            if (registry.get(e.name()).filter(now -> now.serviceId() == e.serviceId()).isPresent()) {
-                sb.attach(instance, e.serviceId());
-            }
+        // backendLeft unregisters before it detaches: either it detaches this attach or this sees it gone
+        sb.attach(instance, e.serviceId());
+        if (registry.get(e.name()).filter(now -> now.serviceId() == e.serviceId()).isEmpty()) {
+            sb.detachFrom(e.serviceId());
+        }
+    }
+
+    /**
+     * Adopts the sandbox's instance from its backend, if registered, unless a request or the sweep
+     * did already; runs what a crash cut short for a sandbox this call adopted. For a request that
+     * reaches its sandbox before the sweep does.
+     */
+    void adoptOnDemand(Sandbox sb) {
+        Optional<BackendRegistry.Entry> e = registry.get(sb.record().backend());
+        if (e.isPresent() && adoptIfDetached(sb, e.get())) {
+            afterAdoption.accept(sb);
         }
     }
 
@@ -92,22 +109,25 @@ final class Adoption {
     private List<Sandbox> adoptAll(BackendRegistry.Entry e) {
         List<Sandbox> adopted = new ArrayList<>();
         for (Sandbox sb : sandboxes.all()) {
-            if (!sb.record().backend().equals(e.name())) {
-                continue;
-            }
-            sb.lifecycle.lock();
-            try {
-                if (!sb.deleted()) {
-                    adopt(sb, e);
-                }
-            } finally {
-                sb.lifecycle.unlock(sandboxes.observer());
-            }
-            if (sb.instance() != null) {
+            if (sb.record().backend().equals(e.name()) && adoptIfDetached(sb, e)) {
                 adopted.add(sb);
             }
         }
         return adopted;
+    }
+
+    /** Whether this call attached an instance of {@code e}: not if a request or the sweep did already. */
+    private boolean adoptIfDetached(Sandbox sb, BackendRegistry.Entry e) {
+        sb.lifecycle.lock();
+        try {
+            if (sb.deleted() || sb.attachedTo(e.serviceId())) {
+                return false;
+            }
+            adopt(sb, e);
+            return sb.attachedTo(e.serviceId());
+        } finally {
+            sb.lifecycle.unlock(sandboxes.observer());
+        }
     }
 
     private void adopt(Sandbox sb, BackendRegistry.Entry e) {
@@ -123,7 +143,7 @@ final class Adoption {
             return;
         }
         try {
-            sb.attach(e.backend().adopt(spec, r.state()), e.serviceId());
+            attachIfCurrent(sb, e.backend().adopt(spec, r.state()), e);
         } catch (InstanceGoneException gone) {
             sandboxes.fail(sb, "found dead when " + e.name() + " " + e.version() + " re-adopted it: " + gone.getMessage());
         } catch (RuntimeException ex) {

@@ -13,11 +13,13 @@ import io.vivarium.api.spi.SandboxInstance;
 final class LiveInstances {
     private final BackendRegistry registry;
     private final Sandboxes sandboxes;
+    private final Adoption adoption;
     private final Duration patience;
 
-    LiveInstances(BackendRegistry registry, Sandboxes sandboxes, Duration patience) {
+    LiveInstances(BackendRegistry registry, Sandboxes sandboxes, Adoption adoption, Duration patience) {
         this.registry = registry;
         this.sandboxes = sandboxes;
+        this.adoption = adoption;
         this.patience = patience;
     }
 
@@ -41,6 +43,14 @@ final class LiveInstances {
                         + "/start)");
             }
             SandboxInstance instance = sb.instance();
+            if (instance == null) {
+                // its backend may be back with the sweep not at this sandbox yet: adopt it now
+                adoption.adoptOnDemand(sb);
+                instance = sb.instance();
+                if (instance == null && (sb.deleted() || sb.record().status() == SandboxStatus.FAILED)) {
+                    continue;
+                }
+            }
             if (instance != null) {
                 if (instance.status() == SandboxStatus.STOPPED) {
                     throw ApiException.conflict("sandbox " + id + " is stopped (" + instance.reason()

@@ -36,7 +36,7 @@ final class Sandbox {
         return instance;
     }
 
-    void attach(SandboxInstance i, long serviceId) {
+    synchronized void attach(SandboxInstance i, long serviceId) {
         instance = i;
         backendServiceId = serviceId;
     }
@@ -52,11 +52,16 @@ final class Sandbox {
     }
 
     /** Forgets the instance if it came from the backend service that is going away. */
-    void detachFrom(long serviceId) {
+    synchronized void detachFrom(long serviceId) {
         if (backendServiceId == serviceId) {
             instance = null;
             backendServiceId = -1;
         }
+    }
+
+    /** Whether it holds an instance from the backend service {@code serviceId}. */
+    synchronized boolean attachedTo(long serviceId) {
+        return instance != null && backendServiceId == serviceId;
     }
 
     boolean deleted() {

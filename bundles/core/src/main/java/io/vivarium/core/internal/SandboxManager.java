@@ -98,7 +98,7 @@ public class SandboxManager implements SandboxService, VmService {
 
     void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {
         hashPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors());
-        LiveInstances live = new LiveInstances(registry, sandboxes, patience);
+        LiveInstances live = new LiveInstances(registry, sandboxes, adoption, patience);
         lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, defaultBackendName, patience, () -> stopping);
         guest = new GuestAccess(sandboxes, live);
         Checkpointing checkpointing = new Checkpointing(sandboxes, () -> stopping);

@@ -13,6 +13,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
@@ -26,7 +28,12 @@ import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.spi.RuntimeObserver;
+import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.testkit.FakeBackend;
 
@@ -184,6 +191,55 @@ class SandboxManagerTest {
 
         assertEquals("echo later", during.get(30, TimeUnit.SECONDS).stdout());
         assertEquals("running", m.get(ALICE, id).status());
+    }
+
+    @Test
+    void aRequestAdoptsItsOwnSandboxWhileTheSweepIsStillAtAnother() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ofMinutes(1));
+        String a = m.create(ALICE, null).id();
+        String b = m.create(ALICE, null).id();
+        m.backendLeft(1);
+        FakeBackend next = new FakeBackend(backend.running);
+        CountDownLatch sweepAdopting = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> sweepStuckAt = new CopyOnWriteArrayList<>();
+        SandboxBackend slowSweep = new SandboxBackend() {
+            public String name() { return next.name(); }
+            public Capabilities capabilities() { return next.capabilities(); }
+            public Availability availability() { return next.availability(); }
+            public SandboxInstance create(InstanceSpec spec) { return next.create(spec); }
+            public void destroy(InstanceSpec spec, InstanceState state) { next.destroy(spec, state); }
+            public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
+                if (Thread.currentThread().getName().equals("upgrade") && sweepStuckAt.isEmpty()) {
+                    sweepStuckAt.add(spec.id());
+                    sweepAdopting.countDown();
+                    try {
+                        release.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return next.adopt(spec, state);
+            }
+        };
+        Thread upgrade = new Thread(() -> m.backendArrived(new BackendRegistry.Entry("fake", slowSweep, "b", "2", 2)),
+                "upgrade");
+        upgrade.setDaemon(true);
+        upgrade.start();
+        assertTrue(sweepAdopting.await(30, TimeUnit.SECONDS));
+        String other = sweepStuckAt.get(0).equals(a) ? b : a;
+
+        FutureTask<ExecResult> request = new FutureTask<>(() -> m.exec(ALICE, other, exec("echo", "adopted")));
+        startThread(request);
+        try {
+            assertEquals("echo adopted", request.get(10, TimeUnit.SECONDS).stdout(),
+                    "the request did not wait for the sweep, which is still adopting " + sweepStuckAt.get(0));
+        } finally {
+            release.countDown();
+        }
+        upgrade.join(TimeUnit.SECONDS.toMillis(30));
+        assertEquals("running", m.get(ALICE, a).status());
+        assertEquals("running", m.get(ALICE, b).status());
     }
 
     @Test

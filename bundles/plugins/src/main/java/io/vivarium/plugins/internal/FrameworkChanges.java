@@ -2,6 +2,7 @@ package io.vivarium.plugins.internal;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +43,18 @@ final class FrameworkChanges {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ApiException.internal("interrupted while refreshing " + names(bundles), e);
+        }
+    }
+
+    /**
+     * After an update of {@code bundle}: refreshes it only if the framework kept its old revision
+     * for bundles wired to it (an API bundle, say). Felix purges the old revision of a bundle that
+     * nothing depends on at the update itself (a backend, which exports nothing), and a refresh
+     * would then only hand the same work to the framework's thread while the bundle is away.
+     */
+    void refreshIfPending(Bundle bundle) {
+        if (wiring.getRemovalPendingBundles().contains(bundle)) {
+            refresh(List.of(bundle));
         }
     }
 

@@ -328,7 +328,7 @@ final class PluginAdmin implements FeatureBundleDeployer.FeatureBundles {
 
     private void swap(Bundle b, byte[] jar, boolean start) throws BundleException {
         b.update(new ByteArrayInputStream(jar));
-        changes.refresh(List.of(b));
+        changes.refreshIfPending(b);
         changes.resolve(List.of(b));
         if (start && !isFragment(b)) {
             b.start();

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -23,6 +24,27 @@ final class ProcFs {
     /** See {@link ProcessStarts#liveStartTime(long)}. */
     static Optional<String> liveStartTime(long pid) {
         return ProcessStarts.liveStartTime(pid);
+    }
+
+    /**
+     * The children of a single-threaded process, from {@code /proc/PID/task/PID/children}: one
+     * small read instead of the scan of every process that {@link ProcessHandle#children} makes.
+     * Empty where the kernel lacks that file (or the process is gone), so the caller can fall back.
+     */
+    static Optional<List<Long>> children(long pid) {
+        String id = Long.toString(pid);
+        String list;
+        try {
+            list = Files.readString(PROC.resolve(id).resolve("task").resolve(id).resolve("children"));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        return Optional.of(childPids(list));
+    }
+
+    static List<Long> childPids(String list) {
+        String trimmed = list.strip();
+        return trimmed.isEmpty() ? List.of() : Arrays.stream(trimmed.split("\\s+")).map(Long::valueOf).toList();
     }
 
     /** The command name of a process ({@code /proc/PID/comm}), if it exists. */
@@ -47,8 +69,7 @@ final class ProcFs {
     /** Whether something is mounted at {@code dir} in this process's mount namespace. */
     static boolean isMountPoint(Path dir) {
         try (Stream<String> lines = Files.lines(PROC.resolve("self/mountinfo"))) {
-            String target = dir.toAbsolutePath().normalize().toString();
-            return lines.anyMatch(line -> mountPoint(line).equals(target));
+            return mountsAt(lines, dir).findAny().isPresent();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -57,12 +78,33 @@ final class ProcFs {
     /** The per-mount options (field 6) of the topmost mount at {@code dir}; empty if nothing is mounted there. */
     static List<String> mountOptions(Path dir) {
         try (Stream<String> lines = Files.lines(PROC.resolve("self/mountinfo"))) {
-            String target = dir.toAbsolutePath().normalize().toString();
-            return lines.filter(line -> mountPoint(line).equals(target)).reduce((first, last) -> last)
+            return mountsAt(lines, dir).reduce((first, last) -> last)
                     .map(line -> List.of(line.split(" ", 7)[5].split(","))).orElse(List.of());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * The {@code mountinfo} lines of mounts at {@code dir}. Only lines holding its escaped form are
+     * parsed: re-adoption reads the table once per sandbox, and it holds two mounts per sandbox.
+     */
+    static Stream<String> mountsAt(Stream<String> lines, Path dir) {
+        String target = dir.toAbsolutePath().normalize().toString();
+        String field = " " + escapeMountPath(target) + " ";
+        return lines.filter(line -> line.contains(field) && mountPoint(line).equals(target));
+    }
+
+    /** A path as {@code mountinfo} shows it: space, tab, newline and backslash as octal escapes. */
+    static String escapeMountPath(String path) {
+        StringBuilder out = new StringBuilder(path.length());
+        for (char c : path.toCharArray()) {
+            switch (c) {
+                case ' ', '\t', '\n', '\\' -> out.append(String.format("\\%03o", (int) c));
+                default -> out.append(c);
+            }
+        }
+        return out.toString();
     }
 
     /** Field 5 of a {@code mountinfo} line, in which the kernel escapes space, tab, newline and backslash. */

@@ -69,7 +69,8 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         this.settings = settings;
         this.cgroups = LimitCgroups.detect(settings.cgroupRoot(), LimitCgroups.Controller.MEMORY);
         this.pidsCgroups = LimitCgroups.detect(settings.cgroupRoot(), LimitCgroups.Controller.PIDS);
-        this.workspaces = WorkspaceImages.detect(settings.templateDir(), ProcFs.effectiveUid() == 0);
+        this.workspaces = WorkspaceImages.detect(settings.templateDir(), ProcFs.effectiveUid() == 0,
+                settings.workspacePoolSize());
         this.commands = new SandboxCommands(settings.bwrap(), HostRootLayout.bwrapArgs(Path.of("/")),
                 ProcFs.noNewPrivileges());
         this.launcher = new SandboxLauncher(commands);
@@ -166,14 +167,16 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         int uid = userNamespace ? ProcFs.effectiveUid() : settings.uid();
         int gid = userNamespace ? ProcFs.effectiveGid() : settings.gid();
         Path workDir = prepareWorkspace(ProcboxInstance.workspaceDir(spec.dir()), uid, gid);
-        WorkspaceImage image = diskLimitMib == 0 ? null : workspaceImage(spec, diskLimitMib, uid, gid);
+        // only the default size is pooled: a create that asks for its own size copies its template
+        WorkspaceImage image = diskLimitMib == 0 ? null
+                : workspaceImage(spec, diskLimitMib, uid, gid, spec.diskLimitMib() == null);
         Path agentDir = prepareAgentDir(ProcboxInstance.agentDir(spec.dir()));
         Path cgroup = null;
         Path pidsCgroup = null;
         try {
             cgroup = limitMib == null ? null : createCgroup(cgroups, spec.id(), limitMib);
             pidsCgroup = pidsLimit == 0 ? null : createCgroup(pidsCgroups, spec.id(), pidsLimit);
-            SandboxLauncher.Started started = launcher.launch(spec.id(), spec.dir(), workDir,
+            SandboxLauncher.Started started = launcher.launch(spec.id(), spec.dir(), workDir, walkView(spec),
                     SandboxRecord.cgroups(cgroup, pidsCgroup), image, agentBinary, agentDir, uid, gid, userNamespace);
             SandboxRecord sandbox = new SandboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
                     SandboxCommands.AGENT_SOCKET);
@@ -187,6 +190,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
                 LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
             }
             try {
+                removeWalkView(spec);
                 unmountWorkspace(spec);
             } catch (RuntimeException cleanup) {
                 e.addSuppressed(cleanup);
@@ -212,11 +216,21 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         return asked;
     }
 
-    private WorkspaceImage workspaceImage(InstanceSpec spec, int sizeMib, int uid, int gid) {
+    private WorkspaceImage workspaceImage(InstanceSpec spec, int sizeMib, int uid, int gid, boolean pooled) {
         try {
-            return workspaces.forSandbox(spec.dir(), sizeMib, uid, gid);
+            return workspaces.forSandbox(spec.dir(), sizeMib, uid, gid, pooled);
         } catch (IOException e) {
             throw ApiException.internal("cannot prepare the workspace image of sandbox " + spec.id() + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** Where the launch binds the workspace's walk view, made ready here; null where the daemon cannot mount. */
+    private static Path walkView(InstanceSpec spec) {
+        try {
+            return WalkView.forLaunch(spec.dir());
+        } catch (IOException e) {
+            throw ApiException.internal("cannot prepare the workspace view of sandbox " + spec.id() + ": "
                     + e.getMessage(), e);
         }
     }
@@ -273,11 +287,12 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         return channel;
     }
 
-    /** Drops the idle agent connections of every sandbox; the sandboxes keep running. */
+    /** Drops the idle agent connections of every sandbox and the pool of ready workspace images; sandboxes run on. */
     @Override
     public void close() {
         channels.values().forEach(AgentChannel::close);
         channels.clear();
+        workspaces.close();
     }
 
     private static Path createCgroup(LimitCgroups in, String sandboxId, int limit) {

@@ -33,10 +33,11 @@ import org.osgi.service.metatype.annotations.Designate;
 public class ProcboxBackendComponent implements SandboxBackend {
 
     private final ProcboxBackend backend;
+    private final BundleClasses classes;
 
     @Activate
     public ProcboxBackendComponent(ProcboxConfig config, BundleContext context) {
-        BundleClasses.loadAll(context.getBundle());
+        classes = BundleClasses.loadInBackground(context.getBundle());
         File data = context.getDataFile("agent");
         this.backend = new ProcboxBackend(ProcboxSettings.from(config,
                 data == null ? ProcboxSettings.defaultAgentDir() : data.toPath()));
@@ -45,6 +46,7 @@ public class ProcboxBackendComponent implements SandboxBackend {
     @Deactivate
     void deactivate() {
         backend.close();
+        classes.await();
     }
 
     @Override

@@ -34,4 +34,10 @@ public @interface ProcboxConfig {
     @AttributeDefinition(description = "Where the pre-formatted workspace templates are kept; empty means "
             + "vivarium-procbox-templates in the JVM's temporary directory. Remade when missing.")
     String workspace_template_dir() default "";
+
+    @AttributeDefinition(description = "How many copies of the default workspace image are made ahead of time, in "
+            + "the background after the first create, so that a create moves one into place instead of copying; 0 for "
+            + "none. They are kept in the template directory, which must be on the filesystem of the state directory "
+            + "for them to be used (else the pool turns itself off and says so); each takes a few hundred KiB of disk.")
+    int workspace_pool_size() default ProcboxSettings.DEFAULT_WORKSPACE_POOL_SIZE;
 }

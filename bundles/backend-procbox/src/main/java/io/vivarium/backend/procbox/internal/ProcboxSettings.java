@@ -15,13 +15,15 @@ import java.nio.file.Path;
  * @param defaultDiskLimitMib the workspace size of a sandbox created without one
  * @param templateDir where the pre-formatted workspace templates are kept
  * @param agentDir where the guest agent binary is written for the sandboxes to run ({@link AgentBinary})
+ * @param workspacePoolSize how many copies of the default workspace template are kept ready ({@link WorkspacePool}); 0 for none
  */
 record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace, int defaultPidsLimit,
-        int defaultDiskLimitMib, Path templateDir, Path agentDir) {
+        int defaultDiskLimitMib, Path templateDir, Path agentDir, int workspacePoolSize) {
 
     static final Path DEFAULT_CGROUP_ROOT = Path.of("/sys/fs/cgroup");
     static final int DEFAULT_PIDS_LIMIT = 512;
     static final int DEFAULT_DISK_LIMIT_MIB = 1024;
+    static final int DEFAULT_WORKSPACE_POOL_SIZE = 4;
 
     /** With the default limits and template directory. */
     ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace) {
@@ -29,11 +31,11 @@ record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean us
                 defaultTemplateDir());
     }
 
-    /** With the agent binary in the JVM's temporary directory. */
+    /** With the agent binary in the JVM's temporary directory and the default workspace pool. */
     ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace, int defaultPidsLimit,
             int defaultDiskLimitMib, Path templateDir) {
         this(bwrap, uid, gid, cgroupRoot, userNamespace, defaultPidsLimit, defaultDiskLimitMib, templateDir,
-                defaultAgentDir());
+                defaultAgentDir(), DEFAULT_WORKSPACE_POOL_SIZE);
     }
 
     /** Where the agent binary goes when the framework gives the bundle no data area (and in tests). */
@@ -52,6 +54,6 @@ record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean us
                 Path.of(cgroupRoot), ProcFs.effectiveUid() != 0, config.default_pids_limit(),
                 config.default_disk_limit_mib(),
                 config.workspace_template_dir().isBlank() ? defaultTemplateDir() : Path.of(config.workspace_template_dir()),
-                agentDir);
+                agentDir, config.workspace_pool_size());
     }
 }

@@ -24,13 +24,17 @@ final class SandboxCommands {
 
     /**
      * Records the shell's pid (the later bwrap's), opens bwrap's info file as fd 3, makes the
-     * workspace (a copy of the template image, loop-mounted at the workspace directory) when an
-     * image is given, joins the cgroups listed up to {@code --}, then execs what follows.
+     * workspace when an image is given (copies the template when one is named, then loop-mounts
+     * the image at the workspace directory), binds the workspace's walk view when one is named
+     * ({@link WalkView}, which checks the result and mounts it itself if this failed), joins the
+     * cgroups listed up to {@code --}, then execs what follows. The mounts are made here, in the
+     * one process a launch starts anyway, rather than by tools the daemon would spawn one by one.
      */
     static final String LAUNCH_SCRIPT = "set -e; echo $$ > \"$1\"; exec 3>\"$2\"; "
-            + "if [ -n \"$4\" ]; then cp --sparse=always -- \"$3\" \"$4\"; "
-            + "mount -t ext4 -o loop,nodiscard,nosuid,nodev \"$4\" \"$5\"; fi; "
-            + "shift 5; " + JOIN_LOOP + "exec \"$@\"";
+            + "if [ -n \"$3\" ]; then cp --sparse=always -- \"$3\" \"$4\"; fi; "
+            + "if [ -n \"$4\" ]; then mount -t ext4 -o loop,nodiscard,nosuid,nodev \"$4\" \"$5\"; fi; "
+            + "if [ -n \"$6\" ]; then mount --bind -o " + WalkView.NOSYMFOLLOW + " \"$5\" \"$6\" || :; fi; "
+            + "shift 6; " + JOIN_LOOP + "exec \"$@\"";
     /** Joins the cgroups listed up to {@code --} before exec'ing the rest, so the whole command tree is charged to them. */
     static final String JOIN_CGROUP_SCRIPT = "set -e; " + JOIN_LOOP + "exec \"$@\"";
     static final String CHDIR_SCRIPT = "cd \"$1\" && shift && exec \"$@\"";
@@ -77,11 +81,12 @@ final class SandboxCommands {
      *
      * @param cgroups the cgroups to start in
      * @param image the workspace image to make and mount at {@code workDir}, or null to bind {@code workDir} as it is
+     * @param walkView where to bind the workspace for the daemon's walks, or null for no view
      */
-    List<String> launch(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir, Path agentBinary,
-            Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace) {
+    List<String> launch(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir, Path walkView,
+            Path agentBinary, Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace) {
         List<String> argv = new ArrayList<>(List.of(SETSID, "-f"));
-        argv.addAll(recording(files, cgroups, image, workDir));
+        argv.addAll(recording(files, cgroups, image, workDir, walkView));
         argv.addAll(reportingBwrap());
         argv.addAll(isolation(workDir, sandboxId, userNamespace));
         // the root last: read-only once everything is mounted in it, so /run cannot be swapped
@@ -168,7 +173,7 @@ final class SandboxCommands {
      * command left running. Like {@link #exec}, the host-side process leads a process group.
      */
     List<String> twin(SandboxRecord sandbox, LaunchFiles files, Path workDir, String cwd, List<String> args) {
-        List<String> argv = new ArrayList<>(recording(files, sandbox.cgroups(), null, workDir));
+        List<String> argv = new ArrayList<>(recording(files, sandbox.cgroups(), null, workDir, null));
         argv.addAll(List.of(SETSID, NSENTER, "-t", Long.toString(sandbox.init().pid())));
         if (sandbox.userNamespace()) {
             // the network namespace belongs to the sandbox's user namespace: only there may it be joined
@@ -186,13 +191,15 @@ final class SandboxCommands {
     }
 
     /** {@link #LAUNCH_SCRIPT} with its files; it execs what follows, which keeps the shell's pid. */
-    private static List<String> recording(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir) {
+    private static List<String> recording(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir,
+            Path walkView) {
         List<String> argv = new ArrayList<>(List.of(SH, "-c", LAUNCH_SCRIPT, "sh",
                 files.pidFile().toString(),
                 files.infoFile().toString(),
-                image == null ? "" : image.template().toString(),
+                image == null || image.template() == null ? "" : image.template().toString(),
                 image == null ? "" : image.file().toString(),
-                workDir.toString()));
+                workDir.toString(),
+                walkView == null ? "" : walkView.toString()));
         argv.addAll(procsFiles(cgroups));
         return argv;
     }

@@ -34,17 +34,18 @@ final class SandboxLauncher {
     /**
      * @param dir the sandbox's private directory, which gets the launch files
      * @param cgroups the cgroups to start in
+     * @param walkView where the launch binds {@code workDir} for the daemon's walks, or null for none
      * @param image the workspace image to mount at {@code workDir}, or null to bind {@code workDir} as it is
      * @param agentBinary the host's agent binary
      * @param agentDir the sandbox's agent directory on the host, where its agent binds its socket
      * @return the init, and a client of its agent that answered a ping
      * @throws ApiException 500 with bubblewrap's and the agent's output if the sandbox did not come up
      */
-    Started launch(String sandboxId, Path dir, Path workDir, List<Path> cgroups, WorkspaceImage image,
+    Started launch(String sandboxId, Path dir, Path workDir, Path walkView, List<Path> cgroups, WorkspaceImage image,
             Path agentBinary, Path agentDir, int uid, int gid, boolean userNamespace) {
         LaunchFiles files = LaunchFiles.in(dir);
-        ProcessBuilder builder = new ProcessBuilder(commands.launch(files, cgroups, image, workDir, agentBinary,
-                agentDir, sandboxId, uid, gid, userNamespace))
+        ProcessBuilder builder = new ProcessBuilder(commands.launch(files, cgroups, image, workDir, walkView,
+                agentBinary, agentDir, sandboxId, uid, gid, userNamespace))
                 .directory(new File("/"))
                 .redirectInput(Redirect.from(new File("/dev/null")))
                 .redirectOutput(Redirect.appendTo(files.logFile().toFile()))
@@ -127,8 +128,10 @@ final class SandboxLauncher {
     }
 
     private static boolean agentRuns(InitProcess init) {
-        return ProcessHandle.of(init.pid()).stream().flatMap(ProcessHandle::children)
-                .anyMatch(child -> ProcFs.command(child.pid()).filter(SandboxCommands.AGENT_NAME::equals).isPresent());
+        List<Long> children = ProcFs.children(init.pid()).orElseGet(() -> ProcessHandle.of(init.pid()).stream()
+                .flatMap(ProcessHandle::children).map(ProcessHandle::pid).toList());
+        return children.stream()
+                .anyMatch(child -> ProcFs.command(child).filter(SandboxCommands.AGENT_NAME::equals).isPresent());
     }
 
     /** Waits a moment before the next look, or abandons the launch once {@code deadline} has passed. */

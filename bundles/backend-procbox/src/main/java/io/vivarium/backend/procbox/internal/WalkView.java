@@ -15,9 +15,20 @@ import java.util.Optional;
 final class WalkView {
     private static final System.Logger LOG = System.getLogger(WalkView.class.getName());
     private static final String DIR = "view";
-    private static final String NOSYMFOLLOW = "nosymfollow";
+    static final String NOSYMFOLLOW = "nosymfollow";
 
     private WalkView() {
+    }
+
+    /**
+     * Where the launch of a new sandbox in {@code dir} binds the view (made empty here), or null
+     * where the daemon cannot mount (it is not root). {@link #ensure} then checks what it made.
+     */
+    static Path forLaunch(Path dir) throws IOException {
+        if (ProcFs.effectiveUid() != 0) {
+            return null;
+        }
+        return Files.createDirectories(dir.resolve(DIR));
     }
 
     /**

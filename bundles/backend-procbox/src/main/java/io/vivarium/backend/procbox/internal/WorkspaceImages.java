@@ -2,6 +2,7 @@ package io.vivarium.backend.procbox.internal;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -15,7 +16,9 @@ import java.util.List;
  * is written into it. Templates are made once per size and owner, without a journal (a sandbox
  * does not outlive its host) and without {@code lost+found}, which would show in every listing.
  */
-final class WorkspaceImages {
+final class WorkspaceImages implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(WorkspaceImages.class.getName());
 
     private static final Path LOOP_CONTROL = Path.of("/dev/loop-control");
     private static final List<String> TOOLS = List.of("mkfs.ext4", "debugfs", "mount", "umount", "cp");
@@ -25,26 +28,44 @@ final class WorkspaceImages {
 
     private final Path templateDir;
     private final String unsupportedReason;
+    /** Ready copies of the default template; null without a pool. */
+    private final WorkspacePool pool;
 
-    private WorkspaceImages(Path templateDir, String unsupportedReason) {
+    private WorkspaceImages(Path templateDir, String unsupportedReason, WorkspacePool pool) {
         this.templateDir = templateDir;
         this.unsupportedReason = unsupportedReason;
+        this.pool = pool;
     }
 
-    /** Checks what loop-mounted workspaces need on this host; never fails. */
-    static WorkspaceImages detect(Path templateDir, boolean root) {
+    /**
+     * Checks what loop-mounted workspaces need on this host, and opens a pool of {@code poolSize}
+     * ready copies of the default template where they are supported; never fails.
+     */
+    static WorkspaceImages detect(Path templateDir, boolean root, int poolSize) {
         if (!root) {
-            return new WorkspaceImages(templateDir, "the daemon is not root, so it cannot loop-mount workspaces");
+            return new WorkspaceImages(templateDir, "the daemon is not root, so it cannot loop-mount workspaces", null);
         }
         if (!Files.exists(LOOP_CONTROL)) {
-            return new WorkspaceImages(templateDir, LOOP_CONTROL + " is missing: the kernel has no loop devices");
+            return new WorkspaceImages(templateDir, LOOP_CONTROL + " is missing: the kernel has no loop devices", null);
         }
         for (String tool : TOOLS) {
             if (TOOL_DIRS.stream().noneMatch(dir -> Files.isExecutable(dir.resolve(tool)))) {
-                return new WorkspaceImages(templateDir, tool + " is missing: apt-get install e2fsprogs util-linux");
+                return new WorkspaceImages(templateDir, tool + " is missing: apt-get install e2fsprogs util-linux", null);
             }
         }
-        return new WorkspaceImages(templateDir, null);
+        WorkspacePool pool = null;
+        if (poolSize > 0) {
+            try {
+                pool = WorkspacePool.open(templateDir, poolSize, WorkspaceImages::copy);
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "no workspace image pool in " + templateDir + ": " + e.getMessage());
+            }
+        }
+        return new WorkspaceImages(templateDir, null, pool);
+    }
+
+    private static void copy(Path template, Path target) throws IOException {
+        HostTools.AS_DAEMON.run("cp", "--sparse=always", "--", template.toString(), target.toString());
     }
 
     boolean supported() {
@@ -53,16 +74,38 @@ final class WorkspaceImages {
 
     /** For operators: how workspace sizes are enforced, or why they are not. */
     String describe() {
-        return supported() ? "a loop-mounted ext4 image per sandbox" : "no size limit (" + unsupportedReason() + ")";
+        if (!supported()) {
+            return "no size limit (" + unsupportedReason() + ")";
+        }
+        String pooled = pool == null ? "no pool of ready images"
+                : pool.offReason() == null ? "a pool of ready images of the default size in " + pool.dir()
+                : "pool of ready images off (" + pool.offReason() + ")";
+        return "a loop-mounted ext4 image per sandbox; " + pooled;
     }
 
     String unsupportedReason() {
         return unsupportedReason;
     }
 
-    /** The image of the sandbox whose private directory is {@code dir}, from a template made now if needed. */
-    WorkspaceImage forSandbox(Path dir, int sizeMib, int uid, int gid) throws IOException {
-        return new WorkspaceImage(template(sizeMib, uid, gid), dir.resolve(IMAGE));
+    /**
+     * The image of the sandbox whose private directory is {@code dir}, from a template made now if
+     * needed; with {@code pooled}, moved into place from the pool when it has a copy ready.
+     */
+    WorkspaceImage forSandbox(Path dir, int sizeMib, int uid, int gid, boolean pooled) throws IOException {
+        Path template = template(sizeMib, uid, gid);
+        Path file = dir.resolve(IMAGE);
+        if (pooled && pool != null && pool.take(template, file).isPresent()) {
+            return new WorkspaceImage(null, file);
+        }
+        return new WorkspaceImage(template, file);
+    }
+
+    /** Stops the pool and deletes its copies; sandboxes keep the images they have. */
+    @Override
+    public void close() {
+        if (pool != null) {
+            pool.close();
+        }
     }
 
     /** Formats the template once; concurrent creates each format their own and the first rename wins. */

@@ -20,9 +20,10 @@ class AgentBinaryTest {
     Path tmp;
 
     @Test
-    void writesTheEmbeddedBinaryExecutableAndReplacesItWithANewFileNotInPlace() throws IOException {
+    void writesTheEmbeddedBinaryExecutableAndReplacesADifferentFileWithANewOneNotInPlace() throws IOException {
         Path dir = tmp.resolve("data/agent");
         Path first = AgentBinary.install(dir);
+        Files.write(first, new byte[] {1, 2, 3});
         Object inode = Files.getAttribute(first, "unix:ino");
         Path second = AgentBinary.install(dir);
 
@@ -36,5 +37,16 @@ class AgentBinaryTest {
         try (var listing = Files.list(dir)) {
             assertEquals(List.of(second), listing.toList(), "no temporary file is left");
         }
+    }
+
+    @Test
+    void leavesAFileThatHoldsTheBinaryAlready() throws IOException {
+        Path dir = tmp.resolve("data/agent");
+        Object inode = Files.getAttribute(AgentBinary.install(dir), "unix:ino");
+
+        assertEquals(inode, Files.getAttribute(AgentBinary.install(dir), "unix:ino"));
+        Files.setPosixFilePermissions(dir.resolve("vivarium-agent"), PosixFilePermissions.fromString("rwxrwxrwx"));
+        assertNotEquals(inode, Files.getAttribute(AgentBinary.install(dir), "unix:ino"), "a wrong mode is replaced");
+        assertEquals("rwxr-xr-x", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("vivarium-agent"))));
     }
 }

@@ -5,7 +5,10 @@ import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.testkit.SandboxBackendSuite;
 
 import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -21,9 +24,19 @@ class ProcboxConformanceTest extends SandboxBackendSuite {
         Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
     }
 
+    /** Closed once every test of the class has destroyed its sandboxes: that deletes their pools of ready images. */
+    private static final List<ProcboxBackend> BACKENDS = new CopyOnWriteArrayList<>();
+
+    @AfterAll
+    static void closeBackends() {
+        BACKENDS.forEach(ProcboxBackend::close);
+    }
+
     @Override
     protected SandboxBackend newBackend(Path stateDir) {
-        return ProcboxSandboxTest.rootBackend();
+        ProcboxBackend backend = ProcboxSandboxTest.rootBackend();
+        BACKENDS.add(backend);
+        return backend;
     }
 
     @Override

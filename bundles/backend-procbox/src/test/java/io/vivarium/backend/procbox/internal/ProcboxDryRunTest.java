@@ -98,6 +98,11 @@ class ProcboxDryRunTest {
     @AfterEach
     void destroyAll() {
         created.forEach(c -> c.backend().destroy(c.spec(), c.instance().state()));
+        // deletes the backends' pools of ready workspace images
+        created.stream().map(Created::backend).distinct().forEach(ProcboxBackend::close);
+        if (backend != null) {
+            backend.close();
+        }
     }
 
     static Stream<Arguments> mechanisms() {

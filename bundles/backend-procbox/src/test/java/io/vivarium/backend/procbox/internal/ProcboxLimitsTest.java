@@ -50,6 +50,10 @@ class ProcboxLimitsTest {
         for (int i = 0; i < instances.size(); i++) {
             backend.destroy(specs.get(i), instances.get(i).state());
         }
+        // deletes the backend's pool of ready workspace images
+        if (backend != null) {
+            backend.close();
+        }
     }
 
     private SandboxInstance create(String id, Integer pidsLimit, Integer diskLimitMib) throws IOException {

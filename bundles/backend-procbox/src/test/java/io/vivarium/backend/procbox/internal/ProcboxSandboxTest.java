@@ -87,6 +87,10 @@ class ProcboxSandboxTest {
     @AfterEach
     void destroyAll() {
         created.forEach(c -> backend.destroy(c.spec(), c.instance().state()));
+        // deletes the backend's pool of ready workspace images
+        if (backend != null) {
+            backend.close();
+        }
     }
 
     private Created create(Integer memoryLimitMib) throws IOException {

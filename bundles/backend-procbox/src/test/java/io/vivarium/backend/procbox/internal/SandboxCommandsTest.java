@@ -28,7 +28,7 @@ class SandboxCommandsTest {
 
     private List<String> launch(Path cgroup, String sandboxId, boolean userNamespace) {
         return commands.launch(LaunchFiles.in(Path.of("/d")), cgroup == null ? List.of() : List.of(cgroup), null,
-                Path.of("/d/work"), AGENT, Path.of("/d/agent"), sandboxId, 1000, 1000, userNamespace);
+                Path.of("/d/work"), null, AGENT, Path.of("/d/agent"), sandboxId, 1000, 1000, userNamespace);
     }
 
     @Test
@@ -101,13 +101,13 @@ class SandboxCommandsTest {
         LaunchFiles files = LaunchFiles.in(dir);
         Path work = dir.resolve("work");
         WorkspaceImage image = new WorkspaceImage(Path.of("/t/$(x).ext4"), dir.resolve("workspace.ext4"));
-        List<String> argv = commands.launch(files, List.of(), image, work, AGENT, dir.resolve("agent"), "sbx-1", 65534,
-                65534, false);
+        List<String> argv = commands.launch(files, List.of(), image, work, dir.resolve("view"), AGENT,
+                dir.resolve("agent"), "sbx-1", 65534, 65534, false);
 
         assertEquals(List.of("/usr/bin/setsid", "-f", "/bin/sh", "-c", SandboxCommands.LAUNCH_SCRIPT, "sh",
                 files.pidFile().toString(), files.infoFile().toString(), "/t/$(x).ext4",
-                dir.resolve("workspace.ext4").toString(), work.toString(), "--",
-                "/usr/bin/bwrap", "--info-fd", "3"), argv.subList(0, 15));
+                dir.resolve("workspace.ext4").toString(), work.toString(), dir.resolve("view").toString(), "--",
+                "/usr/bin/bwrap", "--info-fd", "3"), argv.subList(0, 16));
         int bind = argv.indexOf("--bind");
         assertEquals(List.of("--bind", work.toString(), "/work"), argv.subList(bind, bind + 3));
         int symlink = argv.indexOf("--symlink");
@@ -128,7 +128,7 @@ class SandboxCommandsTest {
         Path cgroup = Path.of("/sys/fs/cgroup/memory/vivarium/sbx-1");
         List<String> argv = launch(cgroup, "sbx-1", false);
 
-        assertEquals(List.of("", "", "/d/work", cgroup.resolve("cgroup.procs").toString(), "--"), argv.subList(8, 13));
+        assertEquals(List.of("", "", "/d/work", "", cgroup.resolve("cgroup.procs").toString(), "--"), argv.subList(8, 14));
     }
 
     @Test
@@ -150,10 +150,10 @@ class SandboxCommandsTest {
         List<String> argv = commands.twin(sandbox(cgroup, false), files, scratch.resolve("merged"), "/work", HOSTILE);
 
         assertEquals(List.of("/bin/sh", "-c", SandboxCommands.LAUNCH_SCRIPT, "sh", files.pidFile().toString(),
-                files.infoFile().toString(), "", "", "/d/dryrun-1/merged", cgroup.resolve("cgroup.procs").toString(), "--",
-                "/usr/bin/setsid", "/usr/bin/nsenter", "-t", "4242", "-n", "-i", "-u", "--",
+                files.infoFile().toString(), "", "", "/d/dryrun-1/merged", "", cgroup.resolve("cgroup.procs").toString(),
+                "--", "/usr/bin/setsid", "/usr/bin/nsenter", "-t", "4242", "-n", "-i", "-u", "--",
                 "/usr/bin/bwrap", "--info-fd", "3", "--unshare-pid", "--unshare-cgroup-try", "--die-with-parent",
-                "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"), argv.subList(0, 31));
+                "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"), argv.subList(0, 32));
         int bind = argv.indexOf("--bind");
         assertEquals(List.of("--bind", "/d/dryrun-1/merged", "/work"), argv.subList(bind, bind + 3));
         assertEquals(HOSTILE, argv.subList(argv.size() - HOSTILE.size(), argv.size()));
@@ -170,7 +170,7 @@ class SandboxCommandsTest {
         int nsenter = argv.indexOf("/usr/bin/nsenter");
         assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-U", "-n", "-i", "-u", "--preserve-credentials", "--"),
                 argv.subList(nsenter, nsenter + 9));
-        assertEquals("--", argv.get(9), "an unlimited sandbox joins no cgroup");
+        assertEquals("--", argv.get(10), "an unlimited sandbox joins no cgroup");
         assertEquals(List.of("--", "/usr/bin/setpriv", "--no-new-privs", "--", "/bin/sh", "-c",
                 SandboxCommands.CHDIR_SCRIPT, "sh", "/tmp", "id"), argv.subList(argv.size() - 10, argv.size()));
     }
@@ -178,7 +178,7 @@ class SandboxCommandsTest {
     @Test
     void scriptsOnlyReferToPositionalParameters() {
         for (String script : SCRIPTS) {
-            String withoutPositionals = script.replaceAll("\"\\$[1-5@]\"", "").replace("$$", "");
+            String withoutPositionals = script.replaceAll("\"\\$[1-6@]\"", "").replace("$$", "");
             assertFalse(withoutPositionals.contains("$"), script);
         }
     }
