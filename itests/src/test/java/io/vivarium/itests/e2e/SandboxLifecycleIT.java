@@ -86,7 +86,8 @@ class SandboxLifecycleIT {
         assertTrue(started.get("duration_ms").asLong() < 5000, "exec must not wait for the background child");
         String pid = Api.sh(api, id, "cat /work/bg.pid").strip();
         assertEquals("alive", Api.sh(api, id, "kill -0 " + pid + " && echo alive").strip());
-        assertTrue(commandLines(id).contains("sleep 300"), commandLines(id).toString());
+        // the background child may still be the forked shell that is about to exec sleep
+        awaitCommandLine(id, "sleep 300");
         assertTrue(Files.exists(state.resolve("sandboxes").resolve(id).resolve("work").resolve("bg.pid")),
                 "the workspace is a directory on the host");
     }
