@@ -48,23 +48,31 @@ class PruneImagesTest {
         Path backing = image(images, "default-00000000000000b2");
         Path unused = image(images, "default-00000000000000c3");
         Path unusedOther = image(images, "qemu-ga-00000000000000d4");
+        Path running = image(images, "default-00000000000000f6");
         Path staging = Files.createDirectories(images.resolve(".staging-default-00000000000000e5-x"));
         Files.createSymbolicLink(images.resolve("default"), linked.getFileName());
         Path state = Files.createDirectories(tmp.resolve("state/sandboxes/vm1"));
         run(List.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
                 backing.resolve("workspace.qcow2").toString(), state.resolve("disk.qcow2").toString()));
         String script = Path.of("image/prune-images.sh").toAbsolutePath().toString();
+        // a process whose command line looks like a QEMU booting the image "running"
+        Process qemu = new ProcessBuilder("sh", "-c", "sleep 60; :", "qemu-system-x86_64", "-kernel",
+                running.resolve("kernel").toString()).start();
+        try {
+            String wouldGo = run(List.of(script, "--out", images.toString(), "--dry-run", tmp.resolve("state").toString()));
+            assertEquals(unused + "\n" + unusedOther + "\n", wouldGo);
+            assertEquals(true, Files.isDirectory(unused), "--dry-run removes nothing");
 
-        String wouldGo = run(List.of(script, "--out", images.toString(), "--dry-run", tmp.resolve("state").toString()));
-        assertEquals(unused + "\n" + unusedOther + "\n", wouldGo);
-        assertEquals(true, Files.isDirectory(unused), "--dry-run removes nothing");
+            String gone = run(List.of(script, "--out", images.toString(), tmp.resolve("state").toString()));
 
-        String gone = run(List.of(script, "--out", images.toString(), tmp.resolve("state").toString()));
-
-        assertEquals(wouldGo, gone);
+            assertEquals(wouldGo, gone);
+        } finally {
+            qemu.descendants().forEach(ProcessHandle::destroyForcibly);
+            qemu.destroyForcibly().waitFor();
+        }
         try (Stream<Path> left = Files.list(images)) {
             assertEquals(List.of(".lock-default", ".lock-qemu-ga", ".staging-default-00000000000000e5-x", "default",
-                    linked.getFileName().toString(), backing.getFileName().toString()),
+                    linked.getFileName().toString(), backing.getFileName().toString(), running.getFileName().toString()),
                     left.map(p -> p.getFileName().toString()).sorted().toList());
         }
         assertEquals(true, Files.isDirectory(staging));
