@@ -34,6 +34,9 @@ die() { printf 'build-image: %s\n' "$*" >&2; exit 1; }
 # after virtio_pci). ext4, jbd2, mbcache and crc32c are built into this kernel (CONFIG_EXT4_FS=y,
 # checked below).
 modules=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_console virtio_blk)
+# Loaded once the agent runs (a panic before then is a reset, which the backend reports too): the
+# driver of the backend's `-device pvpanic` (ISA, ACPI id QEMU0001), so a panic is GUEST_PANICKED.
+late_modules=(pvpanic pvpanic-mmio)
 port=org.qemu.guest_agent.0
 cmdline="console=ttyS0 panic=-1 quiet"
 
@@ -46,7 +49,7 @@ case "$variant" in
                           libbz2-1.0 libcrypt1 libssl3 libffi8 liblzma5 libsqlite3-0 libuuid1 libncursesw6
                           libtinfo6 libreadline8) ;;
   # BootBenchmark's baseline: busybox and an /init that prints one line and powers off
-  bare) agent=none; extra_packages=(); init_file=init-bare; modules=() ;;
+  bare) agent=none; extra_packages=(); init_file=init-bare; modules=(); late_modules=() ;;
   # qemu-ga and the packages of every library it loads (checked: the build fails on a missing one)
   qemu-ga) agent=qemu-ga
            extra_packages=(qemu-guest-agent libc6 libglib2.0-0 libpcre2-8-0 libnuma1 libudev1 liburing2) ;;
@@ -107,6 +110,7 @@ inputs="$(
   echo "variant $variant"
   echo "cmdline $cmdline"
   echo "modules ${modules[*]}"
+  echo "late modules ${late_modules[*]}"
   for p in "${packages[@]}"; do echo "package $p ${version[$p]}"; done
   echo "file build-image.sh $(sha "$here/build-image.sh")"
   echo "file $init_file $(sha "$here/$init_file")"
@@ -181,13 +185,20 @@ for opt in CONFIG_EXT4_FS CONFIG_JBD2 CONFIG_FS_MBCACHE CONFIG_CRYPTO_CRC32C CON
   grep -qx "$opt=y" "${kconfig[0]}" ||
     die "$kernel_pkg: $opt is not built in; add its module to the list in build-image.sh"
 done
-: >"$root/etc/vivarium/modules"
-for m in "${modules[@]}"; do
-  ko="$(find "${kmod_root[0]}/kernel" -name "$m.ko" -print -quit)"
-  [[ -n $ko ]] || die "$kernel_pkg has no module $m.ko"
-  cp "$ko" "$root/lib/modules/$m.ko"
-  echo "$m" >>"$root/etc/vivarium/modules"
-done
+# copy_modules LIST_FILE MODULE...: the modules into /lib/modules and their names, in order, into the list
+copy_modules() {
+  local list="$root/etc/vivarium/$1" m ko
+  shift
+  : >"$list"
+  for m in "$@"; do
+    ko="$(find "${kmod_root[0]}/kernel" -name "$m.ko" -print -quit)"
+    [[ -n $ko ]] || die "$kernel_pkg has no module $m.ko"
+    cp "$ko" "$root/lib/modules/$m.ko"
+    echo "$m" >>"$list"
+  done
+}
+copy_modules modules "${modules[@]}"
+copy_modules modules-late "${late_modules[@]}"
 
 echo "$agent" >"$root/etc/vivarium/agent"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"

@@ -15,13 +15,18 @@ import io.vivarium.guest.client.GuestAgentException;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Sandboxes as QEMU virtual machines booted from a built guest image ({@link GuestImage}), each
@@ -38,15 +43,35 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
     private static final Duration PING_WAIT = Duration.ofSeconds(1);
     private static final long RETRY_MILLIS = 50;
     private static final int CONSOLE_TAIL_BYTES = 2000;
+    private static final System.Logger LOG = System.getLogger(QemuBackend.class.getName());
+    /** A VM's console and QEMU log: past 1 MiB, cut to the last 256 KiB, looked at every 5 s. */
+    private static final BoundedLog LOG_BOUND = new BoundedLog(1 << 20, 256 << 10);
+    private static final long CAP_EVERY_SECONDS = 5;
 
     private final QemuSettings settings;
     private final Accelerator accelerator;
     /** The VMs this revision created or adopted, let go of when it closes. */
     private final Map<String, QemuInstance> instances = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService logCapper = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofVirtual().name("qemu log cap").factory());
 
     QemuBackend(QemuSettings settings, Accelerator accelerator) {
         this.settings = settings;
         this.accelerator = accelerator;
+        logCapper.scheduleWithFixedDelay(this::capLogs, CAP_EVERY_SECONDS, CAP_EVERY_SECONDS, TimeUnit.SECONDS);
+    }
+
+    private void capLogs() {
+        for (QemuInstance vm : instances.values()) {
+            VmFiles files = vm.record().files();
+            for (Path log : List.of(files.console(), files.qemuLog())) {
+                try {
+                    LOG_BOUND.cap(log);
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.WARNING, "cannot cut " + log + " of sandbox " + vm.id() + ": " + e.getMessage());
+                }
+            }
+        }
     }
 
     @Override
@@ -277,6 +302,7 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
     /** Lets go of every VM; they keep running for the next revision or daemon to adopt. */
     @Override
     public void close() {
+        logCapper.shutdownNow();
         instances.values().forEach(QemuInstance::close);
         instances.clear();
     }

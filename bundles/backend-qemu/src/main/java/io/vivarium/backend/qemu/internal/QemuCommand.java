@@ -10,7 +10,9 @@ import java.util.List;
  * need. There is no network ({@code -nic none}). A guest that resets (a kernel panic with
  * {@code panic=-1}) makes QEMU shut down instead ({@code -no-reboot}); a guest that powers off
  * leaves QEMU stopped but running ({@code -no-shutdown}), so that the daemon sees it happen
- * whether or not it was watching; a panic the guest reports through pvpanic pauses it.
+ * whether or not it was watching; a panic the guest reports through pvpanic pauses it. The
+ * console is appended to ({@code append=on}) so that {@link BoundedLog} can cut it while QEMU
+ * writes; {@code -D} keeps QEMU's stderr after {@code -daemonize} (else /dev/null) in a file.
  */
 final class QemuCommand {
 
@@ -30,7 +32,9 @@ final class QemuCommand {
                 "-kernel", image.kernel().toString(),
                 "-initrd", image.initramfs().toString(),
                 "-append", image.cmdline(),
-                "-serial", "file:" + files.console(),
+                "-chardev", "file,id=console,append=on,path=" + option(files.console()),
+                "-serial", "chardev:console",
+                "-D", files.qemuLog().toString(),
                 "-device", "virtio-serial-pci",
                 "-chardev", "socket,path=" + option(files.agentSocket()) + ",server=on,wait=off,id=agent",
                 "-device", "virtserialport,chardev=agent,name=" + GuestImage.AGENT_PORT,

@@ -121,12 +121,13 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         record.process().kill(KILL_WAIT);
     }
 
-    /** Why a VM whose QEMU is gone ended: what the daemon saw, else the console's last lines. */
+    /** Why a VM whose QEMU is gone ended: what the daemon saw, else QEMU's log and the console's last lines. */
     static String exitReason(VmRecord record) {
         try {
             return Files.readString(record.files().failure());
         } catch (IOException e) {
-            return "QEMU (pid " + record.process().pid() + ") exited; the console's last lines: "
+            return "QEMU (pid " + record.process().pid() + ") exited; its last words: "
+                    + VmFiles.tail(record.files().qemuLog(), TAIL_BYTES) + "; the console's last lines: "
                     + VmFiles.tail(record.files().console(), TAIL_BYTES);
         }
     }

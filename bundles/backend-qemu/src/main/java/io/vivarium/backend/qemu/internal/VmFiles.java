@@ -32,6 +32,11 @@ record VmFiles(Path dir, Path link) {
         return dir.resolve("console.log");
     }
 
+    /** QEMU's own stderr once it has daemonized ({@code -D}): why a QEMU that failed did. */
+    Path qemuLog() {
+        return dir.resolve("qemu.log");
+    }
+
     Path pidFile() {
         return dir.resolve("qemu.pid");
     }
@@ -74,7 +79,7 @@ record VmFiles(Path dir, Path link) {
 
     /** Removes every file of the VM and the link; the directory itself is core's. */
     void remove() throws IOException {
-        for (Path file : List.of(qmpSocket(), agentSocket(), disk(), console(), pidFile(), failure())) {
+        for (Path file : List.of(qmpSocket(), agentSocket(), disk(), console(), qemuLog(), pidFile(), failure())) {
             Files.deleteIfExists(dir.resolve(file.getFileName()));
         }
         Files.deleteIfExists(link);

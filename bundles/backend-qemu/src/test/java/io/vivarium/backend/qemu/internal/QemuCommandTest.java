@@ -49,9 +49,18 @@ class QemuCommandTest {
         assertEquals("driver=qcow2,node-name=work,file.driver=file,file.filename=/state/sandboxes/a,,b/disk.qcow2",
                 after(argv, "-blockdev"));
         assertTrue(argv.contains("virtio-blk-pci,drive=work"), argv.toString());
-        assertEquals("socket,path=/tmp/vq/a,,b/agent.sock,server=on,wait=off,id=agent", after(argv, "-chardev"));
+        assertTrue(argv.contains("socket,path=/tmp/vq/a,,b/agent.sock,server=on,wait=off,id=agent"), argv.toString());
         assertEquals("unix:/tmp/vq/a,,b/qmp.sock,server=on,wait=off", after(argv, "-qmp"));
         assertTrue(argv.contains("virtserialport,chardev=agent,name=org.qemu.guest_agent.0"), argv.toString());
+    }
+
+    @Test
+    void theConsoleIsAppendedToAndQemusOwnOutputIsKept() {
+        List<String> argv = argv();
+        // append=on: BoundedLog cuts the file while QEMU writes to it
+        assertTrue(argv.contains("file,id=console,append=on,path=/state/sandboxes/a,,b/console.log"), argv.toString());
+        assertEquals("chardev:console", after(argv, "-serial"));
+        assertEquals("/state/sandboxes/a,b/qemu.log", after(argv, "-D"));
     }
 
     @Test

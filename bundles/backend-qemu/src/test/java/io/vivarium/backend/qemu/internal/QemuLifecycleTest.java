@@ -154,11 +154,27 @@ class QemuLifecycleTest {
         exec(vm, "/bin/sh", "-c", "(sleep 0.3; echo c > /proc/sysrq-trigger) >/dev/null 2>&1 </dev/null &");
 
         await("the VM has failed", () -> vm.status() == SandboxStatus.FAILED);
-        assertTrue(vm.reason().startsWith("the guest "), vm.reason());
+        // pvpanic (loaded by /init) reports it: not the reset that panic=-1 would be without it
+        assertTrue(vm.reason().startsWith("the guest kernel panicked"), vm.reason());
         assertTrue(vm.reason().contains("the console's last lines: "), vm.reason());
         await("its QEMU is gone", () -> qemusOf(spec).isEmpty());
-        assertTrue(Files.readString(spec.dir().resolve("failure")).startsWith("the guest "),
+        assertTrue(Files.readString(spec.dir().resolve("failure")).startsWith("the guest kernel panicked"),
                 "the reason is kept for the next daemon");
+    }
+
+    @Test
+    void aQemuThatEndsSaysWhyInItsLogAndTheReasonQuotesIt() throws Exception {
+        SandboxInstance vm = create(backend, "terminated");
+        InstanceSpec spec = made.get(made.size() - 1);
+        long pid = vm.state().pid();
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+
+        await("its QEMU is gone", () -> qemusOf(spec).isEmpty());
+        assertEquals(SandboxStatus.FAILED, vm.status());
+        // QEMU's stderr after -daemonize, which would be /dev/null without -D
+        assertTrue(Files.readString(spec.dir().resolve("qemu.log")).contains("terminating on signal 15"),
+                Files.readString(spec.dir().resolve("qemu.log")));
+        assertTrue(vm.reason().matches("(?s).*its last words: .*terminating on signal 15.*"), vm.reason());
     }
 
     @Test
