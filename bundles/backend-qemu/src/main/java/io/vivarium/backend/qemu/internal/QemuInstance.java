@@ -2,10 +2,13 @@ package io.vivarium.backend.qemu.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
+import io.vivarium.api.CheckpointInfo;
 import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.guest.client.GuestAgentClient;
@@ -18,6 +21,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -26,8 +30,9 @@ import java.util.Optional;
  * by an internal or I/O error is {@code failed} with that reason, and its QEMU is killed so that
  * nothing useless is left running; a QEMU that exited is {@code failed} with its last words.
  * {@link #close()} lets go of the VM (a bundle update, a daemon stopping); the VM keeps running.
+ * Its checkpoints are restored in place ({@link VmCheckpoints}).
  */
-final class QemuInstance implements SandboxInstance, AutoCloseable {
+final class QemuInstance implements SandboxInstance, Checkpoints, AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(QemuInstance.class.getName());
     static final Duration QMP_TIMEOUT = Duration.ofSeconds(5);
@@ -38,6 +43,7 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     private final VmRecord record;
     private final GuestAgentClient agent;
     private final VmChannel channel;
+    private final VmCheckpoints checkpoints;
     private volatile QmpClient qmp;
     /** Why it failed, once the daemon has seen it fail; null before. */
     private volatile String failure;
@@ -50,6 +56,7 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         this.agent = new GuestAgentClient(GuestTransport.stream("the agent of sandbox " + id,
                 () -> SocketChannel.open(UnixDomainSocketAddress.of(record.files().agentSocket()))));
         this.channel = new VmChannel(id, agent, this::alive);
+        this.checkpoints = new VmCheckpoints(id, () -> qmp);
     }
 
     /** Connects to QEMU's monitor, then takes the VM's current run state as if an event had said it. */
@@ -185,6 +192,29 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     @Override
     public String workspace() {
         return "/work";
+    }
+
+    @Override
+    public CheckpointInfo create(String tag, OperationContext context) {
+        return checkpoints.create(tag, context);
+    }
+
+    /** In place: the same QEMU runs on from the checkpoint, a guest that had powered off included. */
+    @Override
+    public SandboxInstance restore(String tag, OperationContext context) {
+        checkpoints.restore(tag, context);
+        stopped = null;
+        return this;
+    }
+
+    @Override
+    public boolean delete(String tag) {
+        return checkpoints.delete(tag);
+    }
+
+    @Override
+    public List<CheckpointInfo> list() {
+        return checkpoints.list();
     }
 
     /** QEMU's resident memory (the guest's RAM it has touched, and QEMU's own) and the overlay's size. */
