@@ -28,6 +28,8 @@ final class VmCheckpoints {
     static final String MODE = "qcow2-internal";
     /** How long listing or deleting may take; saving and loading get the caller's deadline. */
     private static final Duration MONITOR_TIMEOUT = Duration.ofSeconds(30);
+    private static final String SHUT_DOWN = "shutdown";
+    private static final long RESET_POLL_MILLIS = 10;
 
     private final String id;
     private final Supplier<QmpClient> monitor;
@@ -51,21 +53,56 @@ final class VmCheckpoints {
                 + " but does not list it", null));
     }
 
-    /** Loads {@code tag} into the running QEMU and lets the guest run on from there. */
+    /** Loads {@code tag} into the running QEMU and lets the guest run on from there, a powered-off one too. */
     void restore(String tag, OperationContext context) {
         if (find(tag).isEmpty()) {
             throw ApiException.notFound("sandbox " + id + " has no checkpoint " + tag);
         }
-        context.checkpoint("loading the VM's state");
         try {
+            if (SHUT_DOWN.equals(runState())) {
+                resetOutOfShutdown(context);
+            }
+            context.checkpoint("loading the VM's state");
             human("loadvm " + tag, context.remaining());
-            if (!"running".equals(qmp().execute("query-status", null, MONITOR_TIMEOUT).path("status").asText())) {
+            if (!"running".equals(runState())) {
                 qmp().execute("cont", null, MONITOR_TIMEOUT);
             }
         } catch (IOException e) {
             throw ApiException.internal("restoring sandbox " + id + " to " + tag + " failed, so the VM may be in its "
                     + "state from before or from the checkpoint: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * A guest that powered off (QEMU kept by {@code -no-shutdown}) cannot be continued until it is
+     * reset, which {@code -no-reboot} turns into another shutdown unless the reboot action is
+     * {@code reset} for the moment. QEMU's main loop carries the reset out later, so it is awaited
+     * before the load, which it would otherwise undo.
+     */
+    private void resetOutOfShutdown(OperationContext context) throws IOException {
+        qmp().execute("set-action", JsonNodeFactory.instance.objectNode().put("reboot", "reset"), MONITOR_TIMEOUT);
+        try {
+            qmp().execute("system_reset", null, MONITOR_TIMEOUT);
+            awaitReset(context);
+        } finally {
+            qmp().execute("set-action", JsonNodeFactory.instance.objectNode().put("reboot", "shutdown"), MONITOR_TIMEOUT);
+        }
+    }
+
+    private void awaitReset(OperationContext context) throws IOException {
+        while (SHUT_DOWN.equals(runState())) {
+            context.checkpoint("resetting the powered-off guest");
+            try {
+                Thread.sleep(RESET_POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while resetting the powered-off guest", e);
+            }
+        }
+    }
+
+    private String runState() throws IOException {
+        return qmp().execute("query-status", null, MONITOR_TIMEOUT).path("status").asText();
     }
 
     boolean delete(String tag) {

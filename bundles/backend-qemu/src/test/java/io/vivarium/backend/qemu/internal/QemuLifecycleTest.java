@@ -12,12 +12,14 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -133,15 +135,21 @@ class QemuLifecycleTest {
     }
 
     @Test
-    void aGuestThatPowersOffIsStoppedNotFailedAndDeleteRemovesIt() throws Exception {
-        SandboxInstance vm = create(backend, "poweroff");
+    void aGuestThatPowersOffIsStoppedNotFailedRunsAgainFromACheckpointAndDeleteRemovesIt() throws Exception {
+        QemuInstance vm = (QemuInstance) create(backend, "poweroff");
         InstanceSpec spec = made.get(made.size() - 1);
+        OperationContext context = OperationContext.until(Instant.now().plus(PATIENCE));
+        vm.create("up", context);
         exec(vm, "/bin/sh", "-c", "(sleep 0.3; poweroff -f) >/dev/null 2>&1 </dev/null &");
 
         await("the VM is stopped", () -> vm.status() == SandboxStatus.STOPPED);
         assertEquals("the guest powered off", vm.reason());
         assertFalse(vm.alive());
         assertEquals(1, qemusOf(spec).size(), "a stopped VM keeps its QEMU (and disk) until it is deleted");
+
+        assertEquals(vm, vm.restore("up", context), "restored in place");
+        assertEquals(SandboxStatus.RUNNING, vm.status());
+        assertEquals("back\n", exec(vm, "/bin/echo", "back").stdout(), "a stopped VM runs again from a checkpoint");
 
         backend.destroy(spec, vm.state());
         assertNothingLeft(spec);
