@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Checkpoints of a real QEMU VM end to end, on one VM (a boot under TCG takes seconds): dry-runs
  * reverted through a checkpoint, snapshot and restore in place, one operation at a time, fifty
- * dry-runs with the disk bounded, and a daemon killed in the middle of a dry-run.
+ * dry-runs with the disk bounded, stop and start over a daemon restart, and a daemon killed in the
+ * middle of a dry-run.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class VmCheckpointsIT {
@@ -156,9 +157,11 @@ class VmCheckpointsIT {
         assertTrue(ok(slow.get(120, TimeUnit.SECONDS)).get("discarded").asBoolean());
     }
 
+    /** Both restart the daemon, whose sandboxes the extension deletes after the test that started it: so one test. */
     @Test
     @Order(5)
-    void aDryRunCutShortByAKilledDaemonIsRevertedAtTheNextStart() throws Exception {
+    void aDryRunCutShortByAKilledDaemonIsRevertedAtTheNextStartAndAStoppedVmStaysStoppedOverARestart()
+            throws Exception {
         long qemuPid = api.get("/v1/vms/" + id).body().get("pid").asLong();
         CompletableFuture.runAsync(() -> {
             try {
@@ -173,6 +176,8 @@ class VmCheckpointsIT {
 
         Daemon next = daemons.start(state, FEATURES);
         Api again = new Api(next.baseUrl(), next.adminToken());
+        daemon = next;
+        api = again;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (checkpointsOnDisk().stream().anyMatch(t -> t.startsWith("dryrun-")) || Files.exists(sandboxDir().resolve("dry-run-intent.json"))) {
             assertTrue(System.nanoTime() < deadline, "the dry-run's checkpoint is restored and deleted at start-up: "
@@ -184,6 +189,18 @@ class VmCheckpointsIT {
         assertEquals(qemuPid, vm.get("pid").asLong(), "the same QEMU, re-adopted");
         assertEquals("gone\n", Api.sh(again, id, "test -e /work/src/crash && echo there || echo gone"),
                 "the cut-short command's change is reverted");
+
+        Api.sh(api, id, "echo kept > /work/kept");
+        JsonNode stopped = ok(api.post("/v1/vms/" + id + "/stop", ""));
+        assertEquals("stopped", stopped.get("status").asText(), stopped.toString());
+        assertEquals(409, api.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("true"))).status());
+        assertEquals(0, daemon.stop());
+        daemon = daemons.start(state, FEATURES);
+        api = new Api(daemon.baseUrl(), daemon.adminToken());
+        assertEquals("stopped", api.get("/v1/vms/" + id).body().get("status").asText(), "a restart keeps it stopped");
+        JsonNode started = ok(api.post("/v1/vms/" + id + "/start", ""));
+        assertEquals("running", started.get("status").asText(), started.toString());
+        assertEquals("kept\n", Api.sh(api, id, "cat /work/kept"), "booted again from its disk");
     }
 
     private static JsonNode dryRun(String command) throws Exception {

@@ -28,8 +28,6 @@ final class VmCheckpoints {
     static final String MODE = "qcow2-internal";
     /** How long listing or deleting may take; saving and loading get the caller's deadline. */
     private static final Duration MONITOR_TIMEOUT = Duration.ofSeconds(30);
-    private static final String SHUT_DOWN = "shutdown";
-    private static final long RESET_POLL_MILLIS = 10;
 
     private final String id;
     private final Supplier<QmpClient> monitor;
@@ -59,13 +57,10 @@ final class VmCheckpoints {
             throw ApiException.notFound("sandbox " + id + " has no checkpoint " + tag);
         }
         try {
-            if (SHUT_DOWN.equals(runState())) {
-                resetOutOfShutdown(context);
-            }
-            context.checkpoint("loading the VM's state");
-            human("loadvm " + tag, context.remaining());
-            if (!"running".equals(runState())) {
-                qmp().execute("cont", null, MONITOR_TIMEOUT);
+            if (RunState.SHUT_DOWN.equals(RunState.of(qmp()))) {
+                RunState.resetOutOfShutdown(qmp(), context, () -> load(tag, context));
+            } else {
+                load(tag, context);
             }
         } catch (IOException e) {
             throw ApiException.internal("restoring sandbox " + id + " to " + tag + " failed, so the VM may be in its "
@@ -73,36 +68,10 @@ final class VmCheckpoints {
         }
     }
 
-    /**
-     * A guest that powered off (QEMU kept by {@code -no-shutdown}) cannot be continued until it is
-     * reset, which {@code -no-reboot} turns into another shutdown unless the reboot action is
-     * {@code reset} for the moment. QEMU's main loop carries the reset out later, so it is awaited
-     * before the load, which it would otherwise undo.
-     */
-    private void resetOutOfShutdown(OperationContext context) throws IOException {
-        qmp().execute("set-action", JsonNodeFactory.instance.objectNode().put("reboot", "reset"), MONITOR_TIMEOUT);
-        try {
-            qmp().execute("system_reset", null, MONITOR_TIMEOUT);
-            awaitReset(context);
-        } finally {
-            qmp().execute("set-action", JsonNodeFactory.instance.objectNode().put("reboot", "shutdown"), MONITOR_TIMEOUT);
-        }
-    }
-
-    private void awaitReset(OperationContext context) throws IOException {
-        while (SHUT_DOWN.equals(runState())) {
-            context.checkpoint("resetting the powered-off guest");
-            try {
-                Thread.sleep(RESET_POLL_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while resetting the powered-off guest", e);
-            }
-        }
-    }
-
-    private String runState() throws IOException {
-        return qmp().execute("query-status", null, MONITOR_TIMEOUT).path("status").asText();
+    private void load(String tag, OperationContext context) throws IOException {
+        context.checkpoint("loading the VM's state");
+        human("loadvm " + tag, context.remaining());
+        RunState.cont(qmp());
     }
 
     boolean delete(String tag) {

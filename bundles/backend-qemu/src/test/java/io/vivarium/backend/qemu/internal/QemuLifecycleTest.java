@@ -156,6 +156,27 @@ class QemuLifecycleTest {
     }
 
     @Test
+    void aStoppedVmStaysStoppedForTheNextAdopterAndStartsAgainWithItsDisk() throws Exception {
+        QemuInstance vm = (QemuInstance) create(backend, "power");
+        InstanceSpec spec = made.get(made.size() - 1);
+        OperationContext context = OperationContext.until(Instant.now().plus(PATIENCE));
+        exec(vm, "/bin/sh", "-c", "echo kept > /work/kept");
+        long pid = vm.state().pid();
+
+        assertEquals(vm, vm.stop(context));
+        assertEquals(SandboxStatus.STOPPED, vm.status());
+        backend.close();
+        backend = QemuHost.backend(QemuHost.settings());
+        QemuInstance adopted = (QemuInstance) backend.adopt(spec, vm.state());
+        assertEquals(SandboxStatus.STOPPED, adopted.status(), "a daemon that adopts it finds it stopped");
+
+        assertEquals(adopted, adopted.start(context));
+        assertEquals(SandboxStatus.RUNNING, adopted.status());
+        assertEquals("kept\n", exec(adopted, "/bin/cat", "/work/kept").stdout(), "booted again from its disk");
+        assertEquals(pid, adopted.state().pid(), "in the same QEMU");
+    }
+
+    @Test
     void aPanickingGuestFailsWithTheReasonAndItsQemuIsKilled() throws Exception {
         SandboxInstance vm = create(backend, "panic");
         InstanceSpec spec = made.get(made.size() - 1);
