@@ -79,7 +79,13 @@ public abstract class SandboxBackendSuite {
 
     private static final AtomicInteger IDS = new AtomicInteger();
     /** Exit 0 if the process with the pid in $1 is running (a zombie counts as gone). */
-    private static final String RUNNING_SCRIPT = "s=$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null) && [ \"$s\" != Z ]";
+    /**
+     * Whether {@code $1} is a live {@code sleep} (what {@link #startBackground} starts), read with
+     * shell builtins only: a restored guest hands out its pids again, and a forked helper of this
+     * very check could otherwise be the pid asked about.
+     */
+    private static final String RUNNING_SCRIPT =
+            "read -r _ c s _ 2>/dev/null </proc/$1/stat && [ \"$c\" = '(sleep)' ] && [ \"$s\" != Z ]";
 
     /** Core's state directory stand-in: each instance gets a private directory below it. */
     @TempDir

@@ -40,8 +40,6 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
 
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration QUIT_WAIT = Duration.ofSeconds(3);
-    private static final Duration PING_WAIT = Duration.ofSeconds(1);
-    private static final long RETRY_MILLIS = 50;
     private static final int CONSOLE_TAIL_BYTES = 2000;
     private static final System.Logger LOG = System.getLogger(QemuBackend.class.getName());
     /** A VM's console and QEMU log: past 1 MiB, cut to the last 256 KiB, looked at every 5 s. */
@@ -148,7 +146,7 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
                     .orElseThrow(() -> new IOException("QEMU exited right after it started"));
             vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent()));
             vm.watch();
-            awaitAgent(vm, bootDeadline, context);
+            vm.awaitAgent(bootDeadline, settings.bootTimeout(), context);
             register(vm);
             return vm;
         } catch (IOException | RuntimeException e) {
@@ -166,34 +164,6 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
             return GuestImage.load(settings.imageDir(), name);
         } catch (GuestImage.MissingImageException e) {
             throw ApiException.badRequest(e.getMessage());
-        }
-    }
-
-    /** Waits until the guest agent answers; fails with the console's last lines if QEMU goes or time runs out. */
-    private void awaitAgent(QemuInstance vm, Instant bootDeadline, OperationContext context) throws IOException {
-        GuestAgentException last = null;
-        while (true) {
-            if (vm.status() != SandboxStatus.RUNNING) {
-                throw new IOException("the guest did not come up: " + vm.reason());
-            }
-            context.checkpoint("waiting for the guest agent");
-            Duration left = Duration.between(Instant.now(), bootDeadline);
-            if (left.isNegative() || left.isZero()) {
-                throw new IOException("the guest agent did not answer within " + settings.bootTimeout().toSeconds()
-                        + " s" + (last == null ? "" : " (" + last.getMessage() + ")"));
-            }
-            try {
-                vm.agent().ping(Deadline.after(left.compareTo(PING_WAIT) < 0 ? left : PING_WAIT));
-                return;
-            } catch (GuestAgentException e) {
-                last = e;
-            }
-            try {
-                Thread.sleep(RETRY_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while waiting for the guest agent", e);
-            }
         }
     }
 

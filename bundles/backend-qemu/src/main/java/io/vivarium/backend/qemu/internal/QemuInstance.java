@@ -2,13 +2,20 @@ package io.vivarium.backend.qemu.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
+import io.vivarium.api.ApiException;
+import io.vivarium.api.CheckpointInfo;
 import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.guest.client.Deadline;
 import io.vivarium.guest.client.GuestAgentClient;
+import io.vivarium.guest.client.GuestAgentException;
 import io.vivarium.guest.client.GuestTransport;
 
 import java.io.IOException;
@@ -18,6 +25,8 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -26,18 +35,23 @@ import java.util.Optional;
  * by an internal or I/O error is {@code failed} with that reason, and its QEMU is killed so that
  * nothing useless is left running; a QEMU that exited is {@code failed} with its last words.
  * {@link #close()} lets go of the VM (a bundle update, a daemon stopping); the VM keeps running.
+ * Its checkpoints are restored in place ({@link VmCheckpoints}); it is stopped and started in the same QEMU.
  */
-final class QemuInstance implements SandboxInstance, AutoCloseable {
+final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(QemuInstance.class.getName());
     static final Duration QMP_TIMEOUT = Duration.ofSeconds(5);
     static final Duration KILL_WAIT = Duration.ofSeconds(5);
     private static final int TAIL_BYTES = 1500;
+    private static final Duration PING_WAIT = Duration.ofSeconds(1);
+    private static final Duration GRACEFUL_STOP = Duration.ofSeconds(10);
+    private static final long RETRY_MILLIS = 50;
 
     private final String id;
     private final VmRecord record;
     private final GuestAgentClient agent;
     private final VmChannel channel;
+    private final VmCheckpoints checkpoints;
     private volatile QmpClient qmp;
     /** Why it failed, once the daemon has seen it fail; null before. */
     private volatile String failure;
@@ -50,6 +64,7 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         this.agent = new GuestAgentClient(GuestTransport.stream("the agent of sandbox " + id,
                 () -> SocketChannel.open(UnixDomainSocketAddress.of(record.files().agentSocket()))));
         this.channel = new VmChannel(id, agent, this::alive);
+        this.checkpoints = new VmCheckpoints(id, () -> qmp);
     }
 
     /** Connects to QEMU's monitor, then takes the VM's current run state as if an event had said it. */
@@ -101,6 +116,38 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
                 }
             }
             default -> { }
+        }
+    }
+
+    /** Waits until the guest agent answers; fails with the console's last lines if QEMU goes or time runs out. */
+    void awaitAgent(Instant bootDeadline, Duration allowed, OperationContext context) throws IOException {
+        GuestAgentException last = null;
+        while (true) {
+            if (status() != SandboxStatus.RUNNING) {
+                throw new IOException("the guest did not come up: " + reason());
+            }
+            context.checkpoint("waiting for the guest agent");
+            Duration left = Duration.between(Instant.now(), bootDeadline);
+            if (left.isNegative() || left.isZero()) {
+                throw new IOException("the guest agent did not answer within " + allowed.toSeconds()
+                        + " s" + (last == null ? "" : " (" + last.getMessage() + ")"));
+            }
+            try {
+                agent.ping(Deadline.after(left.compareTo(PING_WAIT) < 0 ? left : PING_WAIT));
+                return;
+            } catch (GuestAgentException e) {
+                last = e;
+            }
+            pause(RETRY_MILLIS, "waiting for the guest agent");
+        }
+    }
+
+    private static void pause(long millis, String what) throws IOException {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while " + what, e);
         }
     }
 
@@ -186,6 +233,89 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     @Override
     public String workspace() {
         return "/work";
+    }
+
+    @Override
+    public CheckpointInfo create(String tag, OperationContext context) {
+        return checkpoints.create(tag, context);
+    }
+
+    /** In place: the same QEMU runs on from the checkpoint, a guest that had powered off included. */
+    @Override
+    public SandboxInstance restore(String tag, OperationContext context) {
+        checkpoints.restore(tag, context);
+        stopped = null;
+        return this;
+    }
+
+    @Override
+    public boolean delete(String tag) {
+        return checkpoints.delete(tag);
+    }
+
+    @Override
+    public List<CheckpointInfo> list() {
+        return checkpoints.list();
+    }
+
+    /**
+     * Powers the guest off, its QEMU kept (as a guest that powers off itself): the agent syncs and
+     * powers off; if that has not happened within {@link #GRACEFUL_STOP}, a reset, which
+     * {@code -no-reboot} turns into a shutdown, stops it at once. A daemon that adopts it later
+     * reads QEMU's run state and finds it stopped again.
+     */
+    @Override
+    public SandboxInstance stop(OperationContext context) {
+        if (status() == SandboxStatus.STOPPED) {
+            return this;
+        }
+        try {
+            agent.shutdown("powerdown", Deadline.after(PING_WAIT));
+        } catch (GuestAgentException e) {
+            LOG.log(Level.DEBUG, "sandbox " + id + ": the agent did not power off (" + e.getMessage() + "); resetting");
+        }
+        try {
+            if (!awaitStopped(Instant.now().plus(GRACEFUL_STOP), context)) {
+                qmp.execute("system_reset", null, QMP_TIMEOUT);
+                if (!awaitStopped(context.deadline(), context)) {
+                    throw new IOException("it is still " + status().wire());
+                }
+            }
+        } catch (IOException e) {
+            throw ApiException.internal("cannot stop sandbox " + id + ": " + e.getMessage(), e);
+        }
+        return this;
+    }
+
+    private boolean awaitStopped(Instant deadline, OperationContext context) throws IOException {
+        while (status() != SandboxStatus.STOPPED) {
+            if (!alive() || !Instant.now().isBefore(deadline)) {
+                return false;
+            }
+            context.checkpoint("waiting for the guest to power off");
+            pause(RETRY_MILLIS, "waiting for the guest to power off");
+        }
+        return true;
+    }
+
+    /** Boots the powered-off guest again in the same QEMU, from its kernel and its disk. */
+    @Override
+    public SandboxInstance start(OperationContext context) {
+        if (status() == SandboxStatus.RUNNING) {
+            return this;
+        }
+        try {
+            stopped = null;
+            // a guest booted again after a power-off resets once more early on (seen here after
+            // SeaBIOS), which must not become a shutdown: the reboot action stays reset until it answers
+            RunState.resetOutOfShutdown(qmp, context, () -> {
+                RunState.cont(qmp);
+                awaitAgent(context.deadline(), context.remaining(), context);
+            });
+        } catch (IOException e) {
+            throw ApiException.internal("cannot start sandbox " + id + ": " + e.getMessage(), e);
+        }
+        return this;
     }
 
     /** QEMU's resident memory (the guest's RAM it has touched, and QEMU's own) and the overlay's size. */

@@ -11,6 +11,7 @@ import io.vivarium.guest.client.GuestAgentClient;
 import io.vivarium.guest.client.GuestAgentException;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 
@@ -65,6 +66,16 @@ final class VmChannel implements GuestChannel {
     public void writeFile(String path, byte[] content) {
         call(FILE_TIMEOUT, (client, deadline) -> {
             client.writeFile(path, content, deadline);
+            return null;
+        });
+    }
+
+    /** {@code guest-set-time}, which our agent and qemu-ga both have. */
+    @Override
+    public void setTime(Instant now) {
+        long nanos = Math.addExact(Math.multiplyExact(now.getEpochSecond(), 1_000_000_000L), now.getNano());
+        call(PING_TIMEOUT, (client, deadline) -> {
+            client.setTime(nanos, deadline);
             return null;
         });
     }

@@ -2,7 +2,7 @@ package io.vivarium.backend.qemu.internal;
 
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.testkit.SandboxBackendSuite;
+import io.vivarium.testkit.CheckpointsSuite;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,10 +11,10 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * The kit's contract on real VMs of the default image. The kit creates an instance per check, so
+ * The kit's contract, checkpoints included, on real VMs of the default image. The kit creates an instance per check, so
  * each check boots a VM of its own (about 3 to 6 s under TCG on 2 cores).
  */
-class QemuBackendConformanceTest extends SandboxBackendSuite {
+class QemuBackendConformanceTest extends CheckpointsSuite {
 
     @BeforeEach
     void needsQemuAndImage() {

@@ -12,12 +12,14 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -133,9 +135,11 @@ class QemuLifecycleTest {
     }
 
     @Test
-    void aGuestThatPowersOffIsStoppedNotFailedAndDeleteRemovesIt() throws Exception {
-        SandboxInstance vm = create(backend, "poweroff");
+    void aGuestThatPowersOffIsStoppedNotFailedRunsAgainFromACheckpointAndDeleteRemovesIt() throws Exception {
+        QemuInstance vm = (QemuInstance) create(backend, "poweroff");
         InstanceSpec spec = made.get(made.size() - 1);
+        OperationContext context = OperationContext.until(Instant.now().plus(PATIENCE));
+        vm.create("up", context);
         exec(vm, "/bin/sh", "-c", "(sleep 0.3; poweroff -f) >/dev/null 2>&1 </dev/null &");
 
         await("the VM is stopped", () -> vm.status() == SandboxStatus.STOPPED);
@@ -143,8 +147,33 @@ class QemuLifecycleTest {
         assertFalse(vm.alive());
         assertEquals(1, qemusOf(spec).size(), "a stopped VM keeps its QEMU (and disk) until it is deleted");
 
+        assertEquals(vm, vm.restore("up", context), "restored in place");
+        assertEquals(SandboxStatus.RUNNING, vm.status());
+        assertEquals("back\n", exec(vm, "/bin/echo", "back").stdout(), "a stopped VM runs again from a checkpoint");
+
         backend.destroy(spec, vm.state());
         assertNothingLeft(spec);
+    }
+
+    @Test
+    void aStoppedVmStaysStoppedForTheNextAdopterAndStartsAgainWithItsDisk() throws Exception {
+        QemuInstance vm = (QemuInstance) create(backend, "power");
+        InstanceSpec spec = made.get(made.size() - 1);
+        OperationContext context = OperationContext.until(Instant.now().plus(PATIENCE));
+        exec(vm, "/bin/sh", "-c", "echo kept > /work/kept");
+        long pid = vm.state().pid();
+
+        assertEquals(vm, vm.stop(context));
+        assertEquals(SandboxStatus.STOPPED, vm.status());
+        backend.close();
+        backend = QemuHost.backend(QemuHost.settings());
+        QemuInstance adopted = (QemuInstance) backend.adopt(spec, vm.state());
+        assertEquals(SandboxStatus.STOPPED, adopted.status(), "a daemon that adopts it finds it stopped");
+
+        assertEquals(adopted, adopted.start(context));
+        assertEquals(SandboxStatus.RUNNING, adopted.status());
+        assertEquals("kept\n", exec(adopted, "/bin/cat", "/work/kept").stdout(), "booted again from its disk");
+        assertEquals(pid, adopted.state().pid(), "in the same QEMU");
     }
 
     @Test
