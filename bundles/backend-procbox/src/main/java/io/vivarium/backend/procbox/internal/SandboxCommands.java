@@ -48,7 +48,10 @@ final class SandboxCommands {
     static final String AGENT_DIR = "/run/vivarium";
     static final String AGENT_SOCKET_NAME = "agent.sock";
     static final Path AGENT_SOCKET = Path.of(AGENT_DIR, AGENT_SOCKET_NAME);
-    /** The agent's name in {@code /proc/PID/comm}: the keep-alive, the init's one child. */
+    /**
+     * The agent's name in {@code /proc/PID/comm}: the keep-alive, the init's one child as root, the
+     * init itself in a user namespace ({@code --as-pid-1}).
+     */
     static final String AGENT_NAME = AgentBinary.FILE_NAME;
     /**
      * The capabilities the agent starts with as root, and drops for good in the worker it forks:
@@ -93,7 +96,13 @@ final class SandboxCommands {
         argv.addAll(List.of("--dir", "/run", "--ro-bind", agentBinary.toString(), AGENT_BINARY,
                 "--bind", agentDir.toString(), AGENT_DIR, "--remount-ro", "/"));
         List<String> agent = new ArrayList<>(List.of(AGENT_BINARY, "--listen", "unix:" + AGENT_SOCKET));
-        if (!userNamespace) {
+        if (userNamespace) {
+            // the agent itself is PID 1: bwrap's own init would run as the sandbox's uid, dumpable,
+            // with the host's procbox.log as its stdout and stderr, open to /proc/1/fd from inside.
+            // No capabilities, not even in its own user namespace (CAP_SYS_PTRACE would reach the
+            // agent all the same): what bwrap gives a non-root caller, and now a root one too
+            argv.addAll(List.of("--cap-drop", "ALL", "--as-pid-1"));
+        } else {
             // the agent binds its socket as root (0600, in the root-owned agent directory), so that
             // the sandbox user can neither reach nor replace it, then serves as uid:gid; its root
             // supervisor restarts that worker if a sandbox process kills it

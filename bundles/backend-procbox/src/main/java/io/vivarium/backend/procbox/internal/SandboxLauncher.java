@@ -127,11 +127,18 @@ final class SandboxLauncher {
         }
     }
 
+    /** The agent is bwrap's init's child, or the init itself once it has exec'd it ({@code --as-pid-1}). */
     private static boolean agentRuns(InitProcess init) {
+        if (isAgent(init.pid())) {
+            return true;
+        }
         List<Long> children = ProcFs.children(init.pid()).orElseGet(() -> ProcessHandle.of(init.pid()).stream()
                 .flatMap(ProcessHandle::children).map(ProcessHandle::pid).toList());
-        return children.stream()
-                .anyMatch(child -> ProcFs.command(child).filter(SandboxCommands.AGENT_NAME::equals).isPresent());
+        return children.stream().anyMatch(SandboxLauncher::isAgent);
+    }
+
+    private static boolean isAgent(long pid) {
+        return ProcFs.command(pid).filter(SandboxCommands.AGENT_NAME::equals).isPresent();
     }
 
     /** Waits a moment before the next look, or abandons the launch once {@code deadline} has passed. */
@@ -157,15 +164,15 @@ final class SandboxLauncher {
 
     /**
      * Kills whatever a launch in {@code dir} left running: used when the daemon died between
-     * launching a sandbox and recording it. Only bubblewrap processes are touched, so a pid reused
-     * since then by something else is left alone.
+     * launching a sandbox and recording it. Only bubblewrap processes and an init that has become
+     * the agent are touched, so a pid reused since then by something else is left alone.
      */
     void killUnrecorded(Path dir) {
         killLaunch(LaunchFiles.in(dir));
     }
 
     private void killLaunch(LaunchFiles files) {
-        files.childPid().filter(SandboxLauncher::isBwrap).flatMap(ProcessHandle::of)
+        files.childPid().filter(pid -> isBwrap(pid) || isAgent(pid)).flatMap(ProcessHandle::of)
                 .ifPresent(ProcessHandle::destroyForcibly);
         files.bwrapPid().filter(SandboxLauncher::isBwrap).flatMap(ProcessHandle::of)
                 .ifPresent(ProcessHandle::destroyForcibly);

@@ -18,6 +18,7 @@ import io.vivarium.api.spi.SandboxInstance;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -243,6 +244,29 @@ class ProcboxSandboxTest {
         assertTrue(swap.stdout().startsWith("0\n"), "root of its user namespace: " + swap);
         assertEquals(4, swap.stderr().lines().filter(l -> l.contains("Read-only file system")).count(), swap.stderr());
         assertEquals("still\n", exec(instance, "echo", "still").stdout());
+    }
+
+    /**
+     * In a user namespace the sandbox runs as the daemon's uid: its PID 1 must be the non-dumpable
+     * agent, not a bwrap holding the host's procbox.log as its stdout and stderr.
+     */
+    @Test
+    void inAUserNamespaceTheSandboxCannotReachItsInitsFdsOrEnvironment() throws IOException {
+        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+                ProcboxSettings.DEFAULT_CGROUP_ROOT, true));
+        Created sandbox = create(null);
+        Path log = LaunchFiles.in(sandbox.spec().dir()).logFile();
+        // a log that a truncation would visibly change
+        Files.writeString(log, "marker\n", StandardOpenOption.APPEND);
+        byte[] before = Files.readAllBytes(log);
+
+        for (String script : List.of(": > /proc/1/fd/2", "echo x > /proc/1/fd/1", "cat /proc/1/environ")) {
+            ExecResult r = exec(sandbox.instance(), "sh", "-c", script);
+            assertTrue(r.exitCode() != 0 && r.stderr().contains("Permission denied"), script + ": " + r);
+        }
+
+        assertArrayEquals(before, Files.readAllBytes(log), "the host's log is as it was");
+        assertEquals("still\n", exec(sandbox.instance(), "echo", "still").stdout());
     }
 
     @Test

@@ -137,9 +137,10 @@ class SandboxCommandsTest {
 
         int unshare = argv.indexOf("--unshare-user");
         assertEquals(List.of("--unshare-user", "--uid", "0", "--gid", "0"), argv.subList(unshare, unshare + 5));
-        assertEquals(List.of("/run/vivarium", "--remount-ro", "/", "--", "/run/vivarium-agent", "--listen",
-                "unix:/run/vivarium/agent.sock"), argv.subList(argv.size() - 7, argv.size()),
-                "bwrap leaves it no capabilities; it stays the daemon's uid");
+        assertEquals(List.of("/run/vivarium", "--remount-ro", "/", "--cap-drop", "ALL", "--as-pid-1", "--",
+                "/run/vivarium-agent", "--listen", "unix:/run/vivarium/agent.sock"),
+                argv.subList(argv.size() - 10, argv.size()),
+                "bwrap leaves it no capabilities; it stays the daemon's uid, and is the init itself");
     }
 
     @Test
