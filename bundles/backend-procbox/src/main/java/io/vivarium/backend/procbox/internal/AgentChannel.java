@@ -1,14 +1,8 @@
 package io.vivarium.backend.procbox.internal;
 
-import io.vivarium.api.ApiException;
-import io.vivarium.api.ExecRequest;
-import io.vivarium.api.ExecResult;
-import io.vivarium.api.PingResult;
-import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.guest.client.AgentGuestChannel;
 import io.vivarium.guest.client.Deadline;
-import io.vivarium.guest.client.ExecSpec;
 import io.vivarium.guest.client.GuestAgentClient;
-import io.vivarium.guest.client.GuestAgentException;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,14 +21,11 @@ import java.util.function.BiFunction;
  * procbox thread outlives a call, whatever the sandbox's processes keep open. Every call is bounded:
  * an agent that does not answer is a 502, one that went away a 503, never a hung request.
  */
-final class AgentChannel implements GuestChannel, AutoCloseable {
+final class AgentChannel extends AgentGuestChannel implements AutoCloseable {
 
     /** Past the command's own timeout, how long the agent has to report it (it kills the group at the timeout). */
     private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(2);
-    private static final Duration PING_TIMEOUT = Duration.ofSeconds(5);
-    private static final Duration FILE_TIMEOUT = Duration.ofMinutes(2);
 
-    private final String sandboxId;
     private final InitProcess init;
     private final Path socket;
     /** Keeps a few idle connections; closed once this channel is retired and no call uses it. */
@@ -63,41 +54,16 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
 
     /** @param pooled a {@link #client} of {@code socket} (already connected once, or not) */
     AgentChannel(String sandboxId, InitProcess init, Path socket, GuestAgentClient pooled) {
-        this.sandboxId = sandboxId;
+        super(sandboxId, EXEC_ANSWER_GRACE);
         this.init = init;
         this.socket = socket;
         this.pooled = pooled;
     }
 
+    /** Also keeps a call out of an unrelated process that reused a dead init's pid. */
     @Override
-    public PingResult ping() {
-        Duration latency = call(PING_TIMEOUT, (client, deadline) -> client.ping(deadline));
-        return new PingResult(true, 1, latency.toNanos() / 1e6);
-    }
-
-    @Override
-    public ExecResult exec(ExecRequest request) {
-        ExecSpec spec = ExecSpec.from(request);
-        return call(spec.timeout().plus(EXEC_ANSWER_GRACE), (client, deadline) -> {
-            try {
-                return client.exec(spec, deadline).toExecResult();
-            } catch (GuestAgentException e) {
-                return e.asStartFailure().orElseThrow(() -> e);
-            }
-        });
-    }
-
-    @Override
-    public byte[] readFile(String path, int maxBytes) {
-        return call(FILE_TIMEOUT, (client, deadline) -> client.readFile(path, maxBytes, deadline));
-    }
-
-    @Override
-    public void writeFile(String path, byte[] content) {
-        call(FILE_TIMEOUT, (client, deadline) -> {
-            client.writeFile(path, content, deadline);
-            return null;
-        });
+    protected boolean running() {
+        return init.isRunning();
     }
 
     /**
@@ -113,7 +79,8 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
         }
     }
 
-    private <T> T withClient(BiFunction<GuestAgentClient, Deadline, T> call, Deadline deadline) {
+    @Override
+    protected <T> T withClient(BiFunction<GuestAgentClient, Deadline, T> call, Deadline deadline) {
         calls.incrementAndGet();
         try {
             if (!retired) {
@@ -126,25 +93,6 @@ final class AgentChannel implements GuestChannel, AutoCloseable {
         }
         try (GuestAgentClient once = GuestAgentClient.unixSocket(socket)) {
             return call.apply(once, deadline);
-        }
-    }
-
-    /**
-     * Runs one client call within {@code timeout}, passing on what the agent refused (404, 413,
-     * 400, 403...) and turning a missing or silent agent into a message about this sandbox.
-     */
-    private <T> T call(Duration timeout, BiFunction<GuestAgentClient, Deadline, T> call) {
-        // also keeps the call out of an unrelated process that reused a dead init's pid
-        if (!init.isRunning()) {
-            throw new ApiException(503, "sandbox " + sandboxId + " is not running");
-        }
-        try {
-            return withClient(call, Deadline.after(timeout));
-        } catch (GuestAgentException e) {
-            if (!init.isRunning()) {
-                throw new ApiException(503, "sandbox " + sandboxId + " is not running");
-            }
-            throw e.forSandbox(sandboxId, timeout);
         }
     }
 }

@@ -1,0 +1,89 @@
+package io.vivarium.guest.client;
+
+import java.time.Duration;
+import java.util.function.BiFunction;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.PingResult;
+import io.vivarium.api.spi.GuestChannel;
+
+/**
+ * A backend's {@link GuestChannel} over a guest agent: ping, exec and files as bounded client
+ * calls. A subclass says whether its instance runs and how a call gets a client; a call to an
+ * instance that is not running is a 503, an agent that refuses passes on its status, and a silent
+ * or missing agent becomes a message about this sandbox ({@link GuestAgentException#forSandbox}).
+ */
+public abstract class AgentGuestChannel implements GuestChannel {
+    protected static final Duration PING_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration FILE_TIMEOUT = Duration.ofMinutes(2);
+
+    private final String sandboxId;
+    private final Duration execAnswerGrace;
+
+    /** @param execAnswerGrace past a command's own timeout, how long the agent has to report it */
+    protected AgentGuestChannel(String sandboxId, Duration execAnswerGrace) {
+        this.sandboxId = sandboxId;
+        this.execAnswerGrace = execAnswerGrace;
+    }
+
+    /** Whether the instance behind this channel still runs (checked before and after a failed call). */
+    protected abstract boolean running();
+
+    /** Runs {@code call} with a client of the agent. */
+    protected abstract <T> T withClient(BiFunction<GuestAgentClient, Deadline, T> call, Deadline deadline);
+
+    @Override
+    public PingResult ping() {
+        Duration latency = call(PING_TIMEOUT, (client, deadline) -> client.ping(deadline));
+        return new PingResult(true, 1, latency.toNanos() / 1e6);
+    }
+
+    @Override
+    public ExecResult exec(ExecRequest request) {
+        ExecSpec spec = ExecSpec.from(request);
+        return call(spec.timeout().plus(execAnswerGrace), (client, deadline) -> {
+            try {
+                return client.exec(spec, deadline).toExecResult();
+            } catch (GuestAgentException e) {
+                return e.asStartFailure().orElseThrow(() -> e);
+            }
+        });
+    }
+
+    @Override
+    public byte[] readFile(String path, int maxBytes) {
+        return call(FILE_TIMEOUT, (client, deadline) -> client.readFile(path, maxBytes, deadline));
+    }
+
+    @Override
+    public void writeFile(String path, byte[] content) {
+        call(FILE_TIMEOUT, (client, deadline) -> {
+            client.writeFile(path, content, deadline);
+            return null;
+        });
+    }
+
+    /**
+     * Runs one client call within {@code timeout}, passing on what the agent refused (404, 413,
+     * 400, 403...) and turning a missing or silent agent into a message about this sandbox.
+     */
+    protected final <T> T call(Duration timeout, BiFunction<GuestAgentClient, Deadline, T> call) {
+        if (!running()) {
+            throw notRunning();
+        }
+        try {
+            return withClient(call, Deadline.after(timeout));
+        } catch (GuestAgentException e) {
+            if (!running()) {
+                throw notRunning();
+            }
+            throw e.forSandbox(sandboxId, timeout);
+        }
+    }
+
+    private ApiException notRunning() {
+        return new ApiException(503, "sandbox " + sandboxId + " is not running");
+    }
+}
