@@ -8,6 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
+import io.vivarium.api.spi.ArtifactKind;
+import io.vivarium.api.spi.StoredArtifact;
+
 /**
  * A built guest image (guest-agent/image, IMAGE-CONTRACT): an immutable directory with
  * {@code kernel}, {@code initramfs.cpio.gz}, {@code workspace.qcow2} and {@code image.json}.
@@ -70,6 +73,11 @@ record GuestImage(Path dir, String cmdline, String agent) {
 
     Path workspace() {
         return dir.resolve(WORKSPACE);
+    }
+
+    /** The workspace as a stored disk that every VM of this image gets an overlay on; it never changes. */
+    StoredArtifact storedWorkspace() {
+        return new StoredArtifact(ArtifactKind.DISK, workspace(), "flat", 0, null, null, 0);
     }
 
     /** No usable image: what is missing and how to make it. */

@@ -10,8 +10,10 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.guest.client.Deadline;
 import io.vivarium.guest.client.GuestAgentException;
+import io.vivarium.common.exec.HostCommand;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -48,14 +50,16 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
 
     private final QemuSettings settings;
     private final Accelerator accelerator;
+    private final DiskStorage disks;
     /** The VMs this revision created or adopted, let go of when it closes. */
     private final Map<String, QemuInstance> instances = new ConcurrentHashMap<>();
     private final ScheduledExecutorService logCapper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofVirtual().name("qemu log cap").factory());
 
-    QemuBackend(QemuSettings settings, Accelerator accelerator) {
+    QemuBackend(QemuSettings settings, Accelerator accelerator, DiskStorage disks) {
         this.settings = settings;
         this.accelerator = accelerator;
+        this.disks = disks;
         logCapper.scheduleWithFixedDelay(this::capLogs, CAP_EVERY_SECONDS, CAP_EVERY_SECONDS, TimeUnit.SECONDS);
     }
 
@@ -90,6 +94,7 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
         d.put(DETAIL_ISOLATION, "a QEMU virtual machine per sandbox, without a network");
         d.put(DETAIL_AGENT, "the image's guest agent on a virtio-serial port");
         d.put("images", settings.imageDir().toString());
+        disks.forDir(settings.imageDir()).ifPresent(s -> d.put("disk_storage", s.name()));
         return d;
     }
 
@@ -99,8 +104,8 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
         if (!Files.isExecutable(settings.qemu())) {
             return Availability.no(settings.qemu() + " is missing: apt-get install qemu-system-x86");
         }
-        if (!Files.isExecutable(settings.qemuImg())) {
-            return Availability.no(settings.qemuImg() + " is missing: apt-get install qemu-utils");
+        if (disks.forDir(settings.imageDir()).isEmpty()) {
+            return Availability.no(disks.missing(settings.imageDir()));
         }
         try {
             GuestImage.load(settings.imageDir(), settings.defaultImage());
@@ -138,7 +143,9 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
         try {
             files.prepare();
             context.checkpoint("making the disk overlay");
-            HostCommand.run(QemuCommand.overlay(settings.qemuImg(), image, files), TOOL_TIMEOUT);
+            StorageStrategy storage = disks.forDir(spec.dir())
+                    .orElseThrow(() -> new ApiException(503, disks.missing(spec.dir())));
+            storage.materialise(image.storedWorkspace(), files.disk(), context);
             context.checkpoint("starting QEMU");
             HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus),
                     TOOL_TIMEOUT);

@@ -56,10 +56,4 @@ final class QemuCommand {
     private static String option(Path path) {
         return path.toString().replace(",", ",,");
     }
-
-    /** The per-VM overlay on the image's workspace, which never changes under it. */
-    static List<String> overlay(Path qemuImg, GuestImage image, VmFiles files) {
-        return List.of(qemuImg.toString(), "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
-                image.workspace().toString(), files.disk().toString());
-    }
 }

@@ -12,9 +12,6 @@ public @interface QemuConfig {
     @AttributeDefinition(description = "Path of the qemu-system-x86_64 executable.")
     String qemu_path() default "/usr/bin/qemu-system-x86_64";
 
-    @AttributeDefinition(description = "Path of the qemu-img executable (makes each VM's disk overlay).")
-    String qemu_img_path() default "/usr/bin/qemu-img";
-
     @AttributeDefinition(description = "Where the guest images are (one directory per image, DIR/NAME a link to "
             + "the newest build; see guest-agent/image); empty means $VIVARIUM_IMAGES, else ~/.cache/vivarium/images.")
     String image_dir() default "";

@@ -8,7 +8,6 @@ import java.util.Map;
  * How this host runs VMs.
  *
  * @param qemu the qemu-system-x86_64 executable
- * @param qemuImg the qemu-img executable
  * @param imageDir where the guest images are
  * @param defaultImage the image of a sandbox created without one
  * @param defaultMemoryMib guest memory of a sandbox created without a memory limit
@@ -16,14 +15,14 @@ import java.util.Map;
  * @param bootTimeout how long a boot may take until the agent answers
  * @param linkDir a short directory for the links through which the VMs' sockets are reached
  */
-record QemuSettings(Path qemu, Path qemuImg, Path imageDir, String defaultImage, int defaultMemoryMib,
+record QemuSettings(Path qemu, Path imageDir, String defaultImage, int defaultMemoryMib,
         int defaultVcpus, Duration bootTimeout, Path linkDir) {
 
     static final int DEFAULT_MEMORY_MIB = 256;
     static final int DEFAULT_BOOT_TIMEOUT_SECS = 60;
 
     static QemuSettings from(QemuConfig config) {
-        return new QemuSettings(Path.of(config.qemu_path()), Path.of(config.qemu_img_path()),
+        return new QemuSettings(Path.of(config.qemu_path()),
                 config.image_dir().isBlank() ? defaultImageDir(System.getenv()) : Path.of(config.image_dir()),
                 config.default_image(), config.default_memory_mib(), config.default_vcpus(),
                 Duration.ofSeconds(config.boot_timeout_secs()), defaultLinkDir());
@@ -41,10 +40,10 @@ record QemuSettings(Path qemu, Path qemuImg, Path imageDir, String defaultImage,
     }
 
     QemuSettings withBootTimeout(Duration timeout) {
-        return new QemuSettings(qemu, qemuImg, imageDir, defaultImage, defaultMemoryMib, defaultVcpus, timeout, linkDir);
+        return new QemuSettings(qemu, imageDir, defaultImage, defaultMemoryMib, defaultVcpus, timeout, linkDir);
     }
 
     QemuSettings withImageDir(Path dir) {
-        return new QemuSettings(qemu, qemuImg, dir, defaultImage, defaultMemoryMib, defaultVcpus, bootTimeout, linkDir);
+        return new QemuSettings(qemu, dir, defaultImage, defaultMemoryMib, defaultVcpus, bootTimeout, linkDir);
     }
 }

@@ -62,11 +62,4 @@ class QemuCommandTest {
         assertEquals("chardev:console", after(argv, "-serial"));
         assertEquals("/state/sandboxes/a,b/qemu.log", after(argv, "-D"));
     }
-
-    @Test
-    void theOverlayIsBackedByTheImagesWorkspace() {
-        assertEquals(List.of("/usr/bin/qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
-                "/img/default-0123/workspace.qcow2", "/state/sandboxes/a,b/disk.qcow2"),
-                QemuCommand.overlay(Path.of("/usr/bin/qemu-img"), IMAGE, FILES));
-    }
 }

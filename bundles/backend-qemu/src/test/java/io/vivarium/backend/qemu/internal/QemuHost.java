@@ -4,6 +4,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import io.vivarium.storage.qcow2.internal.Qcow2Storage;
+
 import org.junit.jupiter.api.Assumptions;
 
 /** What the tests that boot VMs need of this host, and the settings they run with. */
@@ -17,13 +19,14 @@ final class QemuHost {
 
     /** The default settings on the images of {@code $VIVARIUM_IMAGES} (or the default image directory). */
     static QemuSettings settings() {
-        return new QemuSettings(QEMU, QEMU_IMG, QemuSettings.defaultImageDir(System.getenv()), "default",
+        return new QemuSettings(QEMU, QemuSettings.defaultImageDir(System.getenv()), "default",
                 QemuSettings.DEFAULT_MEMORY_MIB, 1, Duration.ofSeconds(QemuSettings.DEFAULT_BOOT_TIMEOUT_SECS),
                 QemuSettings.defaultLinkDir());
     }
 
     static QemuBackend backend(QemuSettings settings) {
-        return new QemuBackend(settings, Accelerator.detect(Path.of("/proc/cpuinfo"), Path.of("/dev/kvm")));
+        return new QemuBackend(settings, Accelerator.detect(Path.of("/proc/cpuinfo"), Path.of("/dev/kvm")),
+                DiskStorage.of(new Qcow2Storage(QEMU_IMG)));
     }
 
     /** Skips the test unless QEMU and the image {@code variant} are here. */

@@ -1,4 +1,4 @@
-package io.vivarium.backend.qemu.internal;
+package io.vivarium.common.exec;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -14,23 +14,29 @@ import org.apache.commons.exec.ExecuteWatchdog;
 import org.apache.commons.exec.PumpStreamHandler;
 
 /**
- * Runs a host tool (qemu-img, QEMU's launch, which returns once the VM is set up and QEMU has
+ * Runs a host tool (qemu-img; QEMU's launch, which returns once the VM is set up and QEMU has
  * daemonized itself) through Commons Exec with a watchdog, so that a hung tool cannot hang a
- * request. Its output is kept (bounded) for the error.
+ * request. Arguments are passed as they are, never through a shell. Its output is kept (bounded)
+ * for the error. The one copy, embedded by the bundles that run host tools.
  */
-final class HostCommand {
+public final class HostCommand {
 
     private static final Map<String, String> ENV = Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL", "C");
     private static final int OUTPUT_BYTES = 16 * 1024;
+    /** What a tool may print before it counts as a failure: a JSON description of a long backing chain fits. */
+    private static final int MAX_OUTPUT_BYTES = 4 << 20;
 
     private HostCommand() {
     }
 
-    /** Runs {@code argv}; throws with its exit status and output if it fails or outlives {@code timeout}. */
-    static void run(List<String> argv, Duration timeout) throws IOException {
+    /**
+     * Runs {@code argv} and returns what it printed (stdout and stderr together); throws with its
+     * exit status and output if it fails or outlives {@code timeout}.
+     */
+    public static String run(List<String> argv, Duration timeout) throws IOException {
         CommandLine command = new CommandLine(argv.get(0));
         argv.subList(1, argv.size()).forEach(arg -> command.addArgument(arg, false));
-        ByteArrayOutputStream output = new ByteArrayOutputStream();
+        ByteArrayOutputStream output = new CappedOutput(MAX_OUTPUT_BYTES);
         ExecuteWatchdog watchdog = ExecuteWatchdog.builder().setTimeout(timeout).get();
         DefaultExecutor executor = DefaultExecutor.builder().get();
         executor.setStreamHandler(new PumpStreamHandler(output));
@@ -42,10 +48,32 @@ final class HostCommand {
                     : "exit status " + e.getExitValue();
             throw new IOException(argv.get(0) + " failed (" + why + "): " + bounded(output));
         }
+        return output.toString(StandardCharsets.UTF_8);
     }
 
     private static String bounded(ByteArrayOutputStream output) {
         String text = output.toString(StandardCharsets.UTF_8).strip();
         return text.length() > OUTPUT_BYTES ? "..." + text.substring(text.length() - OUTPUT_BYTES) : text;
+    }
+
+    /** Keeps the first {@code max} bytes; a tool that prints more does not fill the heap. */
+    private static final class CappedOutput extends ByteArrayOutputStream {
+        private final int max;
+
+        CappedOutput(int max) {
+            this.max = max;
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) {
+            super.write(b, off, Math.max(0, Math.min(len, max - count)));
+        }
+
+        @Override
+        public synchronized void write(int b) {
+            if (count < max) {
+                super.write(b);
+            }
+        }
     }
 }
