@@ -1,0 +1,64 @@
+package io.vivarium.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class XfsLoopMountTest {
+
+    @TempDir
+    Path work;
+
+    private static String run(String... argv) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertEquals(0, p.waitFor(), () -> List.of(argv) + ": " + out);
+        return out;
+    }
+
+    private static boolean mounted(Path dir) throws IOException {
+        return Files.readAllLines(Path.of("/proc/self/mounts")).stream()
+                .anyMatch(l -> l.split(" ")[1].equals(dir.toString()));
+    }
+
+    @Test
+    void anXfsWithReflinkIsMountedAndGoneAfterClose() throws Exception {
+        Path dir;
+        try (XfsLoopMount xfs = XfsLoopMount.create(work)) {
+            dir = xfs.dir();
+            assertEquals("xfs", run("stat", "-f", "-c", "%T", dir.toString()));
+            Path big = dir.resolve("big");
+            run("dd", "if=/dev/urandom", "of=" + big, "bs=1M", "count=32", "status=none");
+            run("cp", "--reflink=always", big.toString(), dir.resolve("clone").toString());
+            assertEquals(-1L, Files.mismatch(big, dir.resolve("clone")));
+        }
+        assertFalse(mounted(dir), "unmounted");
+        try (var left = Files.list(work)) {
+            assertEquals(List.of(), left.toList(), "the image and the mount point are removed");
+        }
+    }
+
+    @Test
+    void aMountStillInUseIsDetachedAndSaysSo() throws Exception {
+        XfsLoopMount xfs = XfsLoopMount.create(work);
+        Path held = Files.writeString(xfs.dir().resolve("held"), "x");
+        Process holder = new ProcessBuilder("sh", "-c", "exec sleep 600 < " + held).start();
+        try {
+            IOException e = assertThrows(IOException.class, xfs::close);
+            assertTrue(e.getMessage().contains("still in use"), e.getMessage());
+            assertFalse(mounted(xfs.dir()), "detached lazily all the same");
+        } finally {
+            holder.destroyForcibly().waitFor();
+        }
+    }
+}
