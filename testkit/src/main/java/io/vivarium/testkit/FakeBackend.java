@@ -47,6 +47,11 @@ public final class FakeBackend implements SandboxBackend {
     public volatile boolean failDetails;
     /** Instances (by id) that say they were stopped on purpose, with the reason they give. */
     public final Map<String, String> stopped = new ConcurrentHashMap<>();
+    /**
+     * Instances (by id) that are paused, when {@link #capabilities} say the backend can pause;
+     * shared with a "restarted" backend to model a pause that outlives the daemon.
+     */
+    public volatile Set<String> paused = ConcurrentHashMap.newKeySet();
     public volatile Capabilities capabilities = new Capabilities(true, false, false, false, false, false, false, false, true);
     /** When set, instances are VMs with these checkpoints (and can be stopped and started). */
     public volatile FakeCheckpoints checkpoints;
@@ -128,6 +133,22 @@ public final class FakeBackend implements SandboxBackend {
     }
 
     @Override
+    public void pause(SandboxInstance instance) {
+        if (!capabilities.pause()) {
+            SandboxBackend.super.pause(instance);
+        }
+        paused.add(instance.id());
+    }
+
+    @Override
+    public void resume(SandboxInstance instance) {
+        if (!capabilities.pause()) {
+            SandboxBackend.super.resume(instance);
+        }
+        paused.remove(instance.id());
+    }
+
+    @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
         running.remove(state.pid());
     }
@@ -151,7 +172,10 @@ public final class FakeBackend implements SandboxBackend {
 
             @Override
             public SandboxStatus status() {
-                return stopped.containsKey(spec.id()) ? SandboxStatus.STOPPED : SandboxInstance.super.status();
+                if (stopped.containsKey(spec.id())) {
+                    return SandboxStatus.STOPPED;
+                }
+                return alive() && paused.contains(spec.id()) ? SandboxStatus.PAUSED : SandboxInstance.super.status();
             }
 
             @Override

@@ -23,6 +23,7 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
 import io.vivarium.api.ResourceUsage;
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.GuestLimits;
@@ -182,6 +183,11 @@ public final class FakeCheckpoints {
         @Override
         public boolean alive() {
             return inner.alive();
+        }
+
+        @Override
+        public SandboxStatus status() {
+            return inner.status();
         }
 
         @Override

@@ -24,6 +24,17 @@ public interface SandboxService {
 
     ExecResult exec(Caller caller, String id, ExecRequest request);
 
+    /**
+     * Freezes every process of the sandbox (a VM's virtual CPUs), its memory kept, until
+     * {@link #resume}; meanwhile exec, files, dry-run and the VM operations are 409. Pausing a
+     * paused sandbox returns it as it is; 409 while another exclusive operation runs, 501 if its
+     * backend cannot pause. Since 1.3.
+     */
+    SandboxInfo pause(Caller caller, String id);
+
+    /** Runs a paused sandbox again; resuming a running one returns it as it is. Since 1.3. */
+    SandboxInfo resume(Caller caller, String id);
+
     List<BackendInfo> backends();
 
     /**

@@ -119,16 +119,19 @@ class OpenApiContractIT {
         call("POST", "/v1/vms/" + sandbox + "/snapshot", "application/json", "{\"tag\": \"t1\"}");
         call("POST", "/v1/vms/" + sandbox + "/restore", "application/json", "{\"tag\": \"t1\"}");
         call("DELETE", "/v1/vms/" + sandbox, null, null);
+        call("POST", "/v1/sandboxes/" + sandbox + "/pause", null, null);  // 501: procbox cannot pause
+        call("POST", "/v1/sandboxes/" + sandbox + "/resume", null, null);
+        call("POST", "/v1/sandboxes/sb-does-not-exist/pause", null, null);
         call("POST", "/v1/vms/sb-does-not-exist/restore", "application/json", "{\"tag\": \"t1\"}");
         callOutsideTheContract("POST", "/v1/vms/" + sandbox + "/snapshot", "{\"tag\": \"../../etc\"}");
         callOutsideTheContract("POST", "/v1/vms/" + sandbox + "/restore", "{\"tag\": \"a/b\"}");
         call("DELETE", "/v1/sandboxes/" + sandbox, null, null);
     }
 
-    /** Operations that only succeed on a backend that runs machines with checkpoints (QEMU). */
+    /** Operations that only succeed on a backend that runs machines with checkpoints and can pause (QEMU). */
     static final Set<String> NEED_A_VM = Set.of("POST /v1/vms", "GET /v1/vms/{id}", "DELETE /v1/vms/{id}",
             "POST /v1/vms/{id}/stop", "POST /v1/vms/{id}/start", "POST /v1/vms/{id}/snapshot",
-            "POST /v1/vms/{id}/restore");
+            "POST /v1/vms/{id}/restore", "POST /v1/sandboxes/{id}/pause", "POST /v1/sandboxes/{id}/resume");
 
     @Test
     void administrationRoutes() throws Exception {

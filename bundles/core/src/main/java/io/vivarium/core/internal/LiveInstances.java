@@ -27,7 +27,19 @@ final class LiveInstances {
         return patience;
     }
 
+    /** The running instance; a paused one is 409 (resume it first). */
     SandboxInstance of(Sandbox sb) {
+        SandboxInstance instance = ofEvenPaused(sb);
+        if (instance.status() == SandboxStatus.PAUSED) {
+            String id = sb.record().id();
+            throw ApiException.conflict("sandbox " + id + " is paused; resume it first (POST /v1/sandboxes/" + id
+                    + "/resume)");
+        }
+        return instance;
+    }
+
+    /** The live instance, running or paused (what pause and resume act on). */
+    SandboxInstance ofEvenPaused(Sandbox sb) {
         String id = sb.record().id();
         long deadline = System.nanoTime() + patience.toNanos();
         while (true) {

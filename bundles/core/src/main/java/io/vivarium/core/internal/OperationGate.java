@@ -7,10 +7,11 @@ import io.vivarium.api.ApiException;
 
 /**
  * Which operations may run on one sandbox together: execs (and file transfers) run side by side;
- * an exclusive operation (restore, dry-run, checkpoint, stop, start) runs alone. A second
- * exclusive operation is refused at once (409); an exec arriving during one waits up to the
+ * an exclusive operation (restore, dry-run, checkpoint, pause, resume, stop, start) runs alone. A
+ * second exclusive operation is refused at once (409); an exec arriving during one waits up to the
  * patience, then 409; an exclusive operation waits as long for running execs to end, and execs
- * arriving meanwhile queue behind it. Independent of the lifecycle lock, so re-adoption during a
+ * arriving meanwhile queue behind it. A delete {@linkplain #ending ends} the sandbox: it waits up
+ * to the patience for an exclusive operation (then 409), never for execs, which it ends. Independent of the lifecycle lock, so re-adoption during a
  * bundle update never waits for a long operation.
  */
 final class OperationGate {
@@ -63,6 +64,20 @@ final class OperationGate {
         }
     }
 
+    /** Enters as {@code what}, which ends the sandbox (a delete); {@link #exitExclusive()} in a finally. */
+    synchronized void enterEnding(String what, Duration patience) {
+        long deadline = System.nanoTime() + patience.toNanos();
+        while (exclusive != null) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw ApiException.conflict("sandbox " + sandbox + " is busy with a " + exclusive + " after "
+                        + patience.toMillis() + " ms; retry the " + what + " when it is done");
+            }
+            awaitNanos(left);
+        }
+        exclusive = what;
+    }
+
     synchronized void exitExclusive() {
         exclusive = null;
         notifyAll();
@@ -81,6 +96,16 @@ final class OperationGate {
     /** Runs {@code call} as the exclusive operation {@code what}. */
     <T> T exclusive(String what, Duration patience, Supplier<T> call) {
         enterExclusive(what, patience);
+        try {
+            return call.get();
+        } finally {
+            exitExclusive();
+        }
+    }
+
+    /** Runs {@code call} as {@code what}, which ends the sandbox: see {@link #enterEnding}. */
+    <T> T ending(String what, Duration patience, Supplier<T> call) {
+        enterEnding(what, patience);
         try {
             return call.get();
         } finally {

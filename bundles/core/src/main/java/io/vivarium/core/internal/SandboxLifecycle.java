@@ -155,8 +155,16 @@ final class SandboxLifecycle {
         return names.isEmpty() ? "none" : String.join(", ", names);
     }
 
+    /** Waits (bounded) for a restore, dry-run or other exclusive operation on it to end, then 409; ends its execs. */
     void delete(Caller caller, String id) {
         Sandbox sb = sandboxes.find(caller, id);
+        sb.gate.ending("delete", backendWait, () -> {
+            delete(sb, id);
+            return null;
+        });
+    }
+
+    private void delete(Sandbox sb, String id) {
         // wait outside the lock: a backend arriving meanwhile takes it to re-adopt this sandbox
         registry.await(sb.record().backend(), backendWait);
         sb.lifecycle.lock();

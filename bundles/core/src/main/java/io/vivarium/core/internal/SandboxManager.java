@@ -86,6 +86,7 @@ public class SandboxManager implements SandboxService, VmService {
     private GuestAccess guest;
     private ChangeSets changeSets;
     private Vms vms;
+    private Pausing pausing;
     private volatile boolean stopping;
     private volatile RuntimeObserver observer = RuntimeObserver.NONE;
 
@@ -106,6 +107,7 @@ public class SandboxManager implements SandboxService, VmService {
         changeSets = new ChangeSets(registry, sandboxes, live, fingerprints,
                 new ChangeTracker(fingerprints, new HostLister(hashPool)), snapshotDryRun);
         vms = new Vms(registry, sandboxes, lifecycle, live, checkpointing);
+        pausing = new Pausing(registry, sandboxes, live);
         adoption.afterAdoption(sb -> {
             try {
                 snapshotDryRun.replay(sb, patience);
@@ -229,6 +231,16 @@ public class SandboxManager implements SandboxService, VmService {
     @Override
     public ExecResult exec(Caller caller, String id, ExecRequest request) {
         return guest.exec(caller, id, request);
+    }
+
+    @Override
+    public SandboxInfo pause(Caller caller, String id) {
+        return pausing.pause(caller, id);
+    }
+
+    @Override
+    public SandboxInfo resume(Caller caller, String id) {
+        return pausing.resume(caller, id);
     }
 
     @Override

@@ -84,6 +84,29 @@ class OperationGateTest {
         gate.enterShared(Duration.ZERO);
     }
 
+    @Test
+    void aDeleteWaitsForAnExclusiveOperationThenIs409AndNeverWaitsForExecs() throws Exception {
+        gate.enterExclusive("restore", LONG);
+        ApiException e = assertThrows(ApiException.class, () -> gate.enterEnding("delete", Duration.ofMillis(50)));
+        assertEquals(409, e.status());
+        assertTrue(e.getMessage().contains("busy with a restore"), e.getMessage());
+
+        FutureTask<Void> delete = new FutureTask<>(() -> gate.enterEnding("delete", LONG), null);
+        Thread deleting = new Thread(delete);
+        deleting.start();
+        awaitWaiting(deleting);
+        gate.exitExclusive();
+        delete.get(30, TimeUnit.SECONDS);
+        assertEquals(409, assertThrows(ApiException.class, () -> gate.enterExclusive("restore", LONG)).status(),
+                "nothing exclusive starts while it deletes");
+        gate.exitExclusive();
+
+        gate.enterShared(Duration.ZERO);
+        gate.enterEnding("delete", Duration.ZERO); // a running exec does not hold a delete up: the delete ends it
+        ApiException exec = assertThrows(ApiException.class, () -> gate.enterShared(Duration.ofMillis(20)));
+        assertTrue(exec.getMessage().contains("busy with a delete"), exec.getMessage());
+    }
+
     private static void awaitWaiting(Thread t) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (t.getState() != Thread.State.TIMED_WAITING) {

@@ -396,6 +396,108 @@ class VmCheckpointsTest {
         assertEquals("running", restarted.restoreVm(ALICE, id, tag("t")).status(), "a stopped VM starts from the checkpoint");
     }
 
+    @Test
+    void aDeleteDuringARestoreWaitsThen409AndSucceedsOnceItEnds() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ofMillis(200));
+        String id = newVm(m);
+        m.snapshotVm(ALICE, id, tag("t"));
+        vm.restoreEntered = new CountDownLatch(1);
+        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
+        new Thread(restoring, "restore").start();
+        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        try {
+            ApiException e = assertThrows(ApiException.class, () -> m.deleteVm(ALICE, id));
+            assertEquals(409, e.status());
+            assertTrue(e.getMessage().contains("busy with a restore") && e.getMessage().contains("retry the delete"),
+                    e.getMessage());
+            assertEquals(409, assertThrows(ApiException.class, () -> m.delete(ALICE, id)).status(),
+                    "the same through /v1/sandboxes");
+        } finally {
+            vm.releaseRestore.countDown();
+        }
+        assertEquals("running", restoring.get(30, TimeUnit.SECONDS).status(), "the restore was not disturbed");
+        m.deleteVm(ALICE, id);
+        assertEquals(404, assertThrows(ApiException.class, () -> m.get(ALICE, id)).status());
+    }
+
+    @Test
+    void aDeleteArrivingDuringADryRunRunsOnceTheVmIsReverted() throws Exception {
+        SandboxManager m = started(backend, 1, LONG);
+        String id = newVm(m);
+        guestWithWork();
+        commandChangesEverything();
+        vm.commandEntered = new CountDownLatch(1);
+        FutureTask<DryRunResult> dry = new FutureTask<>(() -> m.dryRun(ALICE, id, dryRun("change")));
+        new Thread(dry, "dry-run").start();
+        assertTrue(vm.commandEntered.await(30, TimeUnit.SECONDS));
+        FutureTask<Void> delete = new FutureTask<>(() -> m.delete(ALICE, id), null);
+        Thread deleting = new Thread(delete, "delete");
+        deleting.start();
+        awaitWaiting(deleting);
+        assertFalse(delete.isDone(), "the delete waits for the dry-run");
+        vm.releaseCommand.countDown();
+        assertTrue(dry.get(30, TimeUnit.SECONDS).discarded(), "the dry-run finished its revert first");
+        delete.get(30, TimeUnit.SECONDS);
+        assertEquals(404, assertThrows(ApiException.class, () -> m.get(ALICE, id)).status());
+        assertTrue(vm.saved.isEmpty(), "and deleted its checkpoint");
+    }
+
+    static final Capabilities PAUSABLE = new Capabilities(true, true, true, false, false, false, true, false, true,
+            true, false);
+
+    @Test
+    void aPausedVmRefusesExecAndOperationsUntilResumedAndStaysPausedAcrossARestart() throws Exception {
+        backend.capabilities = PAUSABLE;
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        m.snapshotVm(ALICE, id, tag("t"));
+        assertEquals("paused", m.pause(ALICE, id).status());
+        assertEquals("paused", m.pause(ALICE, id).status(), "pausing a paused VM returns it as it is");
+        ApiException exec = assertThrows(ApiException.class,
+                () -> m.exec(ALICE, id, new ExecRequest(List.of("true"), null, null, null, null, null)));
+        assertEquals(409, exec.status());
+        assertTrue(exec.getMessage().contains("is paused; resume it first"), exec.getMessage());
+        assertEquals(409, assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("true"))).status());
+        assertEquals(409, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag("u"))).status());
+        assertEquals(409, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag("t"))).status());
+        assertEquals(409, assertThrows(ApiException.class, () -> m.stopVm(ALICE, id)).status());
+        assertEquals(404, assertThrows(ApiException.class, () -> m.pause(BOB, id)).status(), "another tenant's");
+
+        FakeBackend again = vmBackend();
+        again.capabilities = PAUSABLE;
+        again.paused = backend.paused;
+        SandboxManager restarted = started(again, 2, Duration.ZERO);
+        assertEquals("paused", restarted.get(ALICE, id).status(), "a restart finds it paused");
+        assertEquals("running", restarted.resume(ALICE, id).status());
+        assertEquals("running", restarted.resume(ALICE, id).status(), "resuming a running VM returns it as it is");
+        assertEquals(0, restarted.exec(ALICE, id, new ExecRequest(List.of("true"), null, null, null, null, null))
+                .exitCode());
+    }
+
+    @Test
+    void aBackendThatCannotPauseIs501AndAPauseDuringARestoreIs409() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ofMillis(200));
+        String id = newVm(m);
+        assertEquals(501, assertThrows(ApiException.class, () -> m.pause(ALICE, id)).status());
+        assertEquals("running", m.get(ALICE, id).status());
+
+        backend.capabilities = PAUSABLE;
+        m.snapshotVm(ALICE, id, tag("t"));
+        vm.restoreEntered = new CountDownLatch(1);
+        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
+        new Thread(restoring, "restore").start();
+        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        try {
+            ApiException e = assertThrows(ApiException.class, () -> m.pause(ALICE, id));
+            assertEquals(409, e.status());
+            assertTrue(e.getMessage().contains("a restore is already running"), e.getMessage());
+        } finally {
+            vm.releaseRestore.countDown();
+        }
+        restoring.get(30, TimeUnit.SECONDS);
+        assertEquals("paused", m.pause(ALICE, id).status());
+    }
+
     private static void awaitWaiting(Thread t) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (t.getState() != Thread.State.TIMED_WAITING) {

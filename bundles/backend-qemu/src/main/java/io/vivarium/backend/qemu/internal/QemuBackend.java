@@ -83,7 +83,7 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
 
     @Override
     public Capabilities capabilities() {
-        return new Capabilities(true, false, false, false, false, false, false, false, true, true, true);
+        return new Capabilities(true, false, false, false, false, false, true, false, true, true, true);
     }
 
     @Override
@@ -224,6 +224,23 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
         }
         register(vm);
         return vm;
+    }
+
+    @Override
+    public void pause(SandboxInstance instance) {
+        vm(instance).pause();
+    }
+
+    @Override
+    public void resume(SandboxInstance instance) {
+        vm(instance).resume();
+    }
+
+    private static QemuInstance vm(SandboxInstance instance) {
+        if (instance instanceof QemuInstance vm) {
+            return vm;
+        }
+        throw new IllegalArgumentException("not a VM of the qemu backend: " + instance.id());
     }
 
     /** Asks QEMU to quit, kills it if it does not, and removes the VM's files. */

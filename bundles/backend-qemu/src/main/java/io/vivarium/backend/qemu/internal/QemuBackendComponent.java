@@ -96,6 +96,16 @@ public class QemuBackendComponent implements SandboxBackend {
     }
 
     @Override
+    public void pause(SandboxInstance instance) {
+        backend.pause(instance);
+    }
+
+    @Override
+    public void resume(SandboxInstance instance) {
+        backend.resume(instance);
+    }
+
+    @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
         backend.destroy(spec, state);
     }

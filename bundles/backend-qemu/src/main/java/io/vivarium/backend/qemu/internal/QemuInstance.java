@@ -57,6 +57,8 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
     private volatile String failure;
     /** Why it stopped (the guest powered off); null while it has not. */
     private volatile String stopped;
+    /** Its vCPUs stopped on purpose (QMP {@code stop}, QEMU's run state {@code paused}) until a {@code cont}. */
+    private volatile boolean paused;
 
     QemuInstance(String id, VmRecord record) {
         this.id = id;
@@ -80,6 +82,7 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
             case "GUEST_PANICKED" -> fail("the guest kernel panicked (" + data.path("action").asText() + ")");
             // STOP says only that it stopped; why is its run state, which this thread cannot ask for
             case "STOP" -> Thread.ofVirtual().name("qmp status " + id).start(this::checkRunState);
+            case "RESUME" -> paused = false;
             default -> { }
         }
     }
@@ -110,6 +113,9 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
             case "internal-error" -> fail("QEMU stopped the guest on an internal error of the accelerator");
             case "io-error" -> fail("QEMU stopped the guest on a disk I/O error");
             case "guest-panicked" -> fail("the guest kernel panicked");
+            // only a QMP stop leaves this state (savevm and loadvm have states of their own): a pause
+            // that outlived the daemon is found again on adoption
+            case "paused" -> paused = true;
             case "shutdown" -> {
                 if (stopped == null && failure == null) {
                     stopped = "the guest powered off";
@@ -211,7 +217,10 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
         if (failure == null && stopped != null && record.process().isRunning()) {
             return SandboxStatus.STOPPED;
         }
-        return alive() ? SandboxStatus.RUNNING : SandboxStatus.FAILED;
+        if (!alive()) {
+            return SandboxStatus.FAILED;
+        }
+        return paused ? SandboxStatus.PAUSED : SandboxStatus.RUNNING;
     }
 
     @Override
@@ -296,6 +305,26 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
             pause(RETRY_MILLIS, "waiting for the guest to power off");
         }
         return true;
+    }
+
+    /** Stops the guest's vCPUs (QMP {@code stop}); its memory, devices and the agent's connection stay. */
+    void pause() {
+        try {
+            qmp.execute("stop", null, QMP_TIMEOUT);
+            paused = true;
+        } catch (IOException e) {
+            throw ApiException.internal("cannot pause sandbox " + id + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs the paused guest on (QMP {@code cont}). */
+    void resume() {
+        try {
+            qmp.execute("cont", null, QMP_TIMEOUT);
+            paused = false;
+        } catch (IOException e) {
+            throw ApiException.internal("cannot resume sandbox " + id + ": " + e.getMessage(), e);
+        }
     }
 
     /** Boots the powered-off guest again in the same QEMU, from its kernel and its disk. */

@@ -34,6 +34,8 @@ class QemuInstanceTest {
     private QemuInstance vm;
     /** What the monitor answers to query-status. */
     private final AtomicReference<String> runState = new AtomicReference<>("running");
+    /** The commands the monitor was sent but for query-status. */
+    private final List<String> commands = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @BeforeEach
     void startStandIn() throws Exception {
@@ -54,9 +56,14 @@ class QemuInstanceTest {
     private QemuInstance watched() throws Exception {
         VmFiles files = VmFiles.of(dir.resolve("vm"), dir.resolve("links"), "x");
         files.prepare();
-        monitor = new FakeMonitor(files.qmpSocket(), true, (command, id) -> List.of(command.equals("query-status")
-                ? "{\"return\": {\"status\": \"" + runState.get() + "\", \"running\": false}, \"id\": " + id + "}"
-                : "{\"return\": {}, \"id\": " + id + "}"));
+        monitor = new FakeMonitor(files.qmpSocket(), true, (command, id) -> {
+            if (!command.equals("query-status") && !command.equals("qmp_capabilities")) {
+                commands.add(command);
+            }
+            return List.of(command.equals("query-status")
+                    ? "{\"return\": {\"status\": \"" + runState.get() + "\", \"running\": false}, \"id\": " + id + "}"
+                    : "{\"return\": {}, \"id\": " + id + "}");
+        });
         QemuProcess process = QemuProcess.find(qemu.pid()).orElseThrow();
         vm = new QemuInstance("x", new VmRecord(process, files, dir, "vivarium"));
         vm.watch();
@@ -110,5 +117,27 @@ class QemuInstanceTest {
         assertEquals(SandboxStatus.FAILED, vm.status());
         assertTrue(vm.reason().startsWith("the guest kernel panicked"), vm.reason());
         await("QEMU is killed", () -> !qemu.isAlive());
+    }
+
+    @Test
+    void aPauseIsQmpStopAndContAndAPausedQemuIsFoundPausedByTheNextAdopter() throws Exception {
+        QemuInstance vm = watched();
+        vm.pause();
+        assertEquals(SandboxStatus.PAUSED, vm.status());
+        assertTrue(vm.alive(), "a paused VM is alive");
+        vm.resume();
+        assertEquals(SandboxStatus.RUNNING, vm.status());
+        assertEquals(List.of("stop", "cont"), commands);
+
+        // a cont from elsewhere (a restore) resumes it too
+        vm.pause();
+        monitor.send("{\"event\": \"RESUME\", \"timestamp\": {\"seconds\": 1, \"microseconds\": 0}}");
+        await("the VM runs", () -> vm.status() == SandboxStatus.RUNNING);
+
+        vm.close();
+        monitor.close();
+        Files.delete(dir.resolve("vm/qmp.sock"));
+        runState.set("paused");
+        assertEquals(SandboxStatus.PAUSED, watched().status(), "adopted paused");
     }
 }
