@@ -8,8 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
@@ -76,10 +81,10 @@ public abstract class StorageStrategySuite {
 
             @Override
             public void fill(Path path, long offset, int length, byte value) throws IOException {
-                try (var ch = java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE)) {
+                try (FileChannel ch = FileChannel.open(path, StandardOpenOption.WRITE)) {
                     byte[] bytes = new byte[length];
                     Arrays.fill(bytes, value);
-                    var buf = java.nio.ByteBuffer.wrap(bytes);
+                    ByteBuffer buf = ByteBuffer.wrap(bytes);
                     while (buf.hasRemaining()) {
                         ch.write(buf, offset + buf.position());
                     }
@@ -321,7 +326,7 @@ public abstract class StorageStrategySuite {
                 sizes.add(total);
             }
             return total;
-        } catch (java.io.UncheckedIOException | java.nio.file.NoSuchFileException e) {
+        } catch (UncheckedIOException | NoSuchFileException e) {
             return 0;
         }
     }

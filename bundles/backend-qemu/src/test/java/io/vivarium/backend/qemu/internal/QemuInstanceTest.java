@@ -9,6 +9,7 @@ import io.vivarium.api.SandboxStatus;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
@@ -35,7 +36,7 @@ class QemuInstanceTest {
     /** What the monitor answers to query-status. */
     private final AtomicReference<String> runState = new AtomicReference<>("running");
     /** The commands the monitor was sent but for query-status. */
-    private final List<String> commands = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<String> commands = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void startStandIn() throws Exception {

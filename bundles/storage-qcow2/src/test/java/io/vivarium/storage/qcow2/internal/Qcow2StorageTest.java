@@ -7,10 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 
@@ -94,7 +98,7 @@ class Qcow2StorageTest extends StorageStrategySuite {
 
     private Path overlayOnBase() throws IOException {
         byte[] base = new byte[4 << 20];
-        java.util.Arrays.fill(base, (byte) 7);
+        Arrays.fill(base, (byte) 7);
         Path image = dir.resolve("base.qcow2");
         QCOW2.write(image, base);
         Path disk = dir.resolve("disk.qcow2");
@@ -152,16 +156,15 @@ class Qcow2StorageTest extends StorageStrategySuite {
     void verifyNamesADamagedImage() throws IOException {
         Path disk = overlayOnBase();
         StoredArtifact stored = STORAGE.store(ArtifactKind.DISK, disk, null, dir.resolve("stored.qcow2"), operation());
-        try (var ch = java.nio.channels.FileChannel.open(stored.path(), java.nio.file.StandardOpenOption.READ,
-                java.nio.file.StandardOpenOption.WRITE)) {
+        try (FileChannel ch = FileChannel.open(stored.path(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             // the header's refcount table names the first refcount block: zero that block
-            java.nio.ByteBuffer offset = java.nio.ByteBuffer.allocate(8);
+            ByteBuffer offset = ByteBuffer.allocate(8);
             ch.read(offset, 48);
             offset.flip();
-            java.nio.ByteBuffer block = java.nio.ByteBuffer.allocate(8);
+            ByteBuffer block = ByteBuffer.allocate(8);
             ch.read(block, offset.getLong());
             block.flip();
-            ch.write(java.nio.ByteBuffer.allocate(64 << 10), block.getLong());
+            ch.write(ByteBuffer.allocate(64 << 10), block.getLong());
         }
         IOException e = assertThrows(IOException.class, () -> STORAGE.verify(stored));
         assertTrue(e.getMessage().contains(stored.path().toString()), e.getMessage());
