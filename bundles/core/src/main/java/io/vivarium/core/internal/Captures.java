@@ -155,7 +155,7 @@ final class Captures {
             throw ApiException.conflict("snapshot " + tag + " cannot be compacted: " + warning);
         }
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), to, source.backend(), Snapshots.now(), null,
-                tag);
+                null);
         snapshots.reserve(reserved, ApiException.conflict("snapshot " + to + " already exists; choose another `to`"));
         try {
             OperationContext context = new CoreOperation("compacting snapshot " + tag + " to " + to,
