@@ -3,8 +3,12 @@ package io.vivarium.core.internal;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntSupplier;
 
 import io.vivarium.api.ApiException;
@@ -19,13 +23,16 @@ import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
 /**
  * Forking N children from a snapshot, all or nothing: everything the caller can be refused for
  * (bad n, removed fields, unknown or unrestorable tag, no room on the host) is checked before the
- * first child starts; if child k fails, the k−1 made are removed and the error names child k and
- * the cause. Each child is an ordinary sandbox, recorded before it is made, so after a crash
- * those finished are re-adopted and a half-made one is cleaned up like any interrupted create.
+ * first child starts. Up to {@value #PARALLEL_CHILDREN} children are made at once; once child k
+ * fails no further one starts, those made are removed and the error names child k and the cause.
+ * Each child is an ordinary sandbox, recorded before it is made, so after a crash those finished
+ * are re-adopted and a half-made one is cleaned up like any interrupted create.
  */
 final class Forks {
     private static final System.Logger LOG = System.getLogger(Forks.class.getName());
     private static final int RETRY_AFTER_SECS = 10;
+    /** Children made at once: their launches overlap on waits (fsync, the agent's start). */
+    static final int PARALLEL_CHILDREN = 4;
 
     private final Snapshots snapshots;
     private final Sandboxes sandboxes;
@@ -69,23 +76,61 @@ final class Forks {
         }
         Path image = snapshots.store().imageOf(snapshot);
         CreateSandboxRequest child = new CreateSandboxRequest(e.name(), request.memoryLimitMib());
-        List<SandboxInfo> made = new ArrayList<>(n);
-        for (int k = 1; k <= n; k++) {
-            try {
-                made.add(lifecycle.createOn(caller, e, child, tag, (spec, context) -> images.fork(spec, image, storage,
-                        context)));
-                sandboxes.observer().sandboxCreated(CreateOutcome.OK);
-            } catch (RuntimeException ex) {
-                sandboxes.observer().sandboxCreated(SandboxLifecycle.outcomeOf(ex));
-                removeAll(caller, made, ex);
-                int status = ex instanceof ApiException a ? a.status() : 500;
-                throw new ApiException(status, "child " + k + " of " + n + " from snapshot " + tag + " failed, so the "
-                        + (k - 1) + " made before it were removed: " + Optional.ofNullable(ex.getMessage())
-                                .orElse(ex.getClass().getSimpleName()),
-                        ex instanceof ApiException a ? a.retryAfterSeconds() : null, ex);
+        SandboxInfo[] made = new SandboxInfo[n];
+        AtomicInteger next = new AtomicInteger(1);
+        AtomicReference<Failure> failed = new AtomicReference<>();
+        Runnable worker = () -> {
+            for (int k = next.getAndIncrement(); k <= n && failed.get() == null; k = next.getAndIncrement()) {
+                try {
+                    made[k - 1] = lifecycle.createOn(caller, e, child, tag,
+                            (spec, context) -> images.fork(spec, image, storage, context));
+                    sandboxes.observer().sandboxCreated(CreateOutcome.OK);
+                } catch (RuntimeException ex) {
+                    sandboxes.observer().sandboxCreated(SandboxLifecycle.outcomeOf(ex));
+                    failed.compareAndSet(null, new Failure(k, ex));
+                }
+            }
+        };
+        runInParallel(worker, Math.min(n, PARALLEL_CHILDREN));
+        Failure failure = failed.get();
+        if (failure == null) {
+            return List.of(made);
+        }
+        List<SandboxInfo> toRemove = Arrays.stream(made).filter(Objects::nonNull).toList();
+        RuntimeException ex = failure.cause();
+        removeAll(caller, toRemove, ex);
+        int status = ex instanceof ApiException a ? a.status() : 500;
+        throw new ApiException(status, "child " + failure.child() + " of " + n + " from snapshot " + tag
+                + " failed, so the " + toRemove.size() + " made were removed: "
+                + Optional.ofNullable(ex.getMessage()).orElse(ex.getClass().getSimpleName()),
+                ex instanceof ApiException a ? a.retryAfterSeconds() : null, ex);
+    }
+
+    private record Failure(int child, RuntimeException cause) {
+    }
+
+    /** Runs {@code worker} on {@code threads} threads (this one among them) and waits for all. */
+    private static void runInParallel(Runnable worker, int threads) {
+        List<Thread> helpers = new ArrayList<>();
+        for (int i = 1; i < threads; i++) {
+            Thread t = Thread.ofPlatform().name("vivarium-fork-" + i).daemon().start(worker);
+            helpers.add(t);
+        }
+        worker.run();
+        boolean interrupted = false;
+        for (Thread t : helpers) {
+            while (true) {
+                try {
+                    t.join();
+                    break;
+                } catch (InterruptedException ie) {
+                    interrupted = true;
+                }
             }
         }
-        return made;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private void removeAll(Caller caller, List<SandboxInfo> made, RuntimeException cause) {
