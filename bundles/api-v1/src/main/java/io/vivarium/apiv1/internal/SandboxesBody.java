@@ -1,5 +1,6 @@
 package io.vivarium.apiv1.internal;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ForkRequest;
 
@@ -19,13 +20,13 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
 
     ForkRequest forkRequest() {
         if (snapshotTag == null) {
-            throw new io.vivarium.api.ApiException(400, "snapshot_tag is required to fork children (n, per_child_netns, "
+            throw ApiException.badRequest("snapshot_tag is required to fork children (n, per_child_netns, "
                     + "live_fork and hugepages belong to a fork)");
         }
         String stray = backend != null ? "backend" : vcpus != null ? "vcpus" : image != null ? "image"
                 : pidsLimit != null ? "pids_limit" : diskLimitMib != null ? "disk_limit_mib" : null;
         if (stray != null) {
-            throw new io.vivarium.api.ApiException(400, stray + " cannot be set on a fork: children take the snapshot's "
+            throw ApiException.badRequest(stray + " cannot be set on a fork: children take the snapshot's "
                     + "backend and workspace; leave it out");
         }
         return new ForkRequest(snapshotTag, n, perChildNetns, memoryLimitMib, liveFork, hugepages);

@@ -1,9 +1,11 @@
 package io.vivarium.core.internal;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
@@ -83,6 +85,7 @@ final class Captures {
         try {
             CreateSandboxRequest create = new CreateSandboxRequest(e.name(), request.memoryLimitMib(), null, null, null,
                     request.diskLimitMib());
+            CreateRequests.check(create, e.name(), e.backend().capabilities());
             SandboxInfo made = lifecycle.createOn(caller, e, create, null,
                     (spec, context) -> e.backend().create(spec, context));
             builder = made.id();
@@ -160,9 +163,9 @@ final class Captures {
         try {
             OperationContext context = new CoreOperation("compacting snapshot " + tag + " to " + to,
                     Instant.now().plus(BUILD_DEADLINE), stopping);
-            java.nio.file.Path staging = snapshots.store().staging(reserved);
-            java.nio.file.Path from = snapshots.store().imageOf(source);
-            List<SnapshotRecord.Artifact> made = new java.util.ArrayList<>();
+            Path staging = snapshots.store().staging(reserved);
+            Path from = snapshots.store().imageOf(source);
+            List<SnapshotRecord.Artifact> made = new ArrayList<>();
             for (SnapshotRecord.Artifact a : source.artifacts()) {
                 ArtifactKind kind = ArtifactKind.valueOf(a.kind());
                 StorageStrategy s = storage.choose(kind, staging);
@@ -200,8 +203,8 @@ final class Captures {
         } catch (IOException e) {
             throw ApiException.internal("cannot move snapshot " + reserved.tag() + " into place: " + e.getMessage(), e);
         }
-        java.nio.file.Path image = snapshots.store().imageOf(reserved);
-        java.nio.file.Path staged = image.resolveSibling(SnapshotStore.STAGING);
+        Path image = snapshots.store().imageOf(reserved);
+        Path staged = image.resolveSibling(SnapshotStore.STAGING);
         List<SnapshotRecord.Artifact> artifacts = captured.artifacts().stream()
                 .map(a -> new SnapshotRecord.Artifact(a.kind().name(), staged.relativize(a.path()).toString(), a.mode(),
                         a.bytesWritten()))

@@ -2,6 +2,8 @@ package io.vivarium.core.internal;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,6 +11,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 
@@ -56,7 +59,7 @@ final class SnapshotStore {
         Path tenantDir = Files.createDirectories(root.resolve(SnapshotTags.tenantDir(r.tenant())));
         try {
             Files.createDirectory(tenantDir.resolve(r.tag()));
-        } catch (java.nio.file.FileAlreadyExistsException e) {
+        } catch (FileAlreadyExistsException e) {
             return false;
         }
         AtomicFiles.fsyncDirectory(tenantDir);
@@ -136,8 +139,8 @@ final class SnapshotStore {
     private static long allocated(Path image) {
         try {
             Process du = new ProcessBuilder("du", "-s", "-B1", "--", image.toString()).redirectErrorStream(true).start();
-            String out = new String(du.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            if (du.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) && du.exitValue() == 0) {
+            String out = new String(du.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (du.waitFor(10, TimeUnit.SECONDS) && du.exitValue() == 0) {
                 return Long.parseLong(out.split("\\s+")[0]);
             }
             du.destroyForcibly();

@@ -1,5 +1,6 @@
 package io.vivarium.core.internal;
 
+import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
@@ -34,7 +35,7 @@ final class SnapshotTags {
             return tenant;
         }
         StringBuilder b = new StringBuilder("%");
-        for (byte x : tenant.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+        for (byte x : tenant.getBytes(StandardCharsets.UTF_8)) {
             b.append(String.format("%02x", x));
         }
         return b.toString();

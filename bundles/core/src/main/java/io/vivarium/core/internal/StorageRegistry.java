@@ -1,6 +1,7 @@
 package io.vivarium.core.internal;
 
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
 
@@ -36,7 +37,7 @@ final class StorageRegistry implements StorageStrategies {
             }
         }
         if (fallback == null) {
-            throw new ApiException(503, "no storage strategy for " + kind.name().toLowerCase(java.util.Locale.ROOT)
+            throw new ApiException(503, "no storage strategy for " + kind.name().toLowerCase(Locale.ROOT)
                     + " artifacts is installed: enable the storage-reflink feature (POST /v1/features/storage-reflink/enable)");
         }
         return fallback;
