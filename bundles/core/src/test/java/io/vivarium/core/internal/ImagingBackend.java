@@ -35,6 +35,8 @@ final class ImagingBackend implements SandboxBackend, Images {
     /** The fork (1-based, counted across forks) that fails, or 0. */
     volatile int failFork;
     final AtomicInteger forks = new AtomicInteger();
+    /** When set, capture throws it (after writing part of the image). */
+    volatile RuntimeException failCapture;
 
     ImagingBackend(FakeBackend fake) {
         this.fake = fake;
@@ -83,6 +85,10 @@ final class ImagingBackend implements SandboxBackend, Images {
             StoredArtifact stored = storage.choose(ArtifactKind.WORKSPACE, imageDir).store(ArtifactKind.WORKSPACE, source,
                     null, imageDir.resolve(FILE), context);
             Files.delete(source);
+            RuntimeException failure = failCapture;
+            if (failure != null) {
+                throw failure;
+            }
             return new CapturedImage(List.of(stored), 7, Images.FILES);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -183,6 +183,23 @@ class SnapshotRegistryTest {
     }
 
     @Test
+    void aBranchThatTimesOutOrFailsLeavesNoTagAndNoFiles() throws Exception {
+        build("base");
+        SandboxInfo child = m.fork(ALICE, fork("base", 1)).get(0);
+        backend.failCapture = new ApiException(504, "timed out while storing the workspace");
+        assertEquals(504, status(() -> m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null))));
+        backend.failCapture = new IllegalStateException("disk gone");
+        assertThrows(IllegalStateException.class,
+                () -> m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null)));
+        assertEquals(List.of("base"), m.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList());
+        assertFalse(Files.exists(state.resolve("snapshots/alice/br")), "no record, no staging");
+        backend.failCapture = null;
+        assertEquals(SnapshotInfo.READY, m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null))
+                .status(), "the tag is free again");
+        assertEquals("running", m.get(ALICE, child.id()).status());
+    }
+
+    @Test
     void aDeleteFollowsTheChainRules() {
         build("base");
         SandboxInfo child = m.fork(ALICE, fork("base", 1)).get(0);
