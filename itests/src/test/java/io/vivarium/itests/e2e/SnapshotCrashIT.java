@@ -21,8 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A {@code kill -9} of the daemon in the middle of a fork of many children and of a snapshot
- * build, then a restart: every finished child is re-adopted and the one being made is gone, the
+ * A {@code kill -9} of the daemon in the middle of a fork of many children, of a snapshot build
+ * and of a compaction, then a restart: every finished child is re-adopted and the one being made is gone, the
  * interrupted snapshot is {@code failed} (never forked) and its builder sandbox removed, and once
  * everything is deleted no process, mount or directory of a sandbox is left.
  */
@@ -111,6 +111,41 @@ class SnapshotCrashIT {
         assertFalse(Files.exists(state.resolve("snapshots/default/slow/image.staging")));
         assertEquals(204, after.delete("/v1/snapshots/slow").status());
         assertEquals(List.of(), StateDirLeftovers.processes(state), "the builder is gone");
+    }
+
+    @Test
+    void aKill9DuringACompactionLeavesAFailedCopyAndTheSourceIntact() throws Exception {
+        Daemon first = daemons.start(state);
+        Api api = new Api(first.baseUrl(), first.adminToken());
+        // enough data that the copy (a full one on ext4) is still running when the daemon is killed
+        assertEquals(201, api.post("/v1/snapshots", Map.of("tag", "src", "disk_limit_mib", 2048, "setup",
+                List.of("sh", "-c", "head -c 1073741824 /dev/urandom > /work/data && sync"))).status());
+        Api compactor = api;
+        CompletableFuture<Api.Response> compact = CompletableFuture.supplyAsync(() -> {
+            try {
+                return compactor.post("/v1/snapshots/src/compact", Map.of("to", "flat"));
+            } catch (Exception e) {
+                return null;
+            }
+        });
+        Path staging = state.resolve("snapshots/default/flat/image.staging");
+        waitFor(Duration.ofSeconds(60), () -> Files.isDirectory(staging) || compact.isDone());
+        first.kill9();
+        Assumptions.assumeTrue(compact.join() == null, "the copy finished before the daemon was killed");
+
+        Daemon second = daemons.start(state);
+        Api after = new Api(second.baseUrl(), second.adminToken());
+        JsonNode flat = SnapshotsIT.find(after.get("/v1/snapshots").body(), "flat");
+        assertEquals("failed", flat.get("status").asText(), flat.toString());
+        assertFalse(Files.exists(staging), "the half-written copy is removed");
+        assertEquals(409, after.post("/v1/sandboxes", Map.of("snapshot_tag", "flat")).status());
+        JsonNode src = SnapshotsIT.find(after.get("/v1/snapshots").body(), "src");
+        assertTrue(src.get("bootable").asBoolean(), src.toString());
+        Api.Response child = after.post("/v1/sandboxes", Map.of("snapshot_tag", "src"));
+        assertEquals(201, child.status());
+        assertEquals("1073741824\n", Api.sh(after, child.body().get(0).get("id").asText(), "stat -c %s /work/data"));
+        assertEquals(204, after.delete("/v1/snapshots/flat").status());
+        assertEquals(201, after.post("/v1/snapshots/src/compact", Map.of("to", "flat")).status(), "the tag is free again");
     }
 
     private static int count(Api api) {
