@@ -41,7 +41,7 @@ import org.osgi.framework.startlevel.BundleStartLevel;
  * Starts Vivarium: an Apache Felix framework with the bundles of the chosen features.
  *
  * <pre>
- * java -jar lib/vivarium-launcher.jar serve [--state DIR] [--port N] [--host H] [--token-file F] [--features core,api-v1,procbox,fingerprint-sha256,fingerprint-stat,metrics] [--deploy DIR]
+ * java -jar lib/vivarium-launcher.jar serve [--state DIR] [--port N] [--host H] [--token-file F] [--features core,api-v1,procbox,fingerprint-sha256,fingerprint-stat,metrics,storage-reflink] [--deploy DIR]
  * </pre>
  *
  * The distribution folder is the parent of the folder holding this jar (or {@code -Dvivarium.home}).

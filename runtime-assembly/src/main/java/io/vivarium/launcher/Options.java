@@ -17,7 +17,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
     static final int DEFAULT_PORT = 8889;
     static final String DEFAULT_HOST = "127.0.0.1";
     static final List<String> DEFAULT_FEATURES = List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat",
-            "metrics");
+            "metrics", "storage-reflink");
 
     static final String USAGE = String.join("\n",
             "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",

@@ -108,7 +108,7 @@ class AuthAndInputIT {
         assertError(admin.post("/v1/sandboxes", Map.of("backend", "qemu-on-mars")), 400, "not installed");
         assertError(admin.post("/v1/sandboxes", Map.of("memory_limit_mib", 1)), 400, "memory_limit_mib");
         assertError(admin.post("/v1/sandboxes", "{\"memory_limit_mib\": 1.5}"), 400, "memory_limit_mib");
-        assertError(admin.post("/v1/sandboxes", "{\"snapshot_tag\": 7}"), 400, "unknown field");
+        assertError(admin.post("/v1/sandboxes", "{\"snapshot_tags\": 7}"), 400, "unknown field");
     }
 
     private static void assertError(Api.Response r, int status, String fragment) {

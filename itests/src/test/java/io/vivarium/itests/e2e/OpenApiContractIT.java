@@ -102,6 +102,36 @@ class OpenApiContractIT {
         call("DELETE", "/v1/sandboxes/" + id, null, null);  // 404 now
     }
 
+    @Test
+    void snapshotRoutes() throws Exception {
+        call("POST", "/v1/snapshots", "application/json",
+                "{\"tag\": \"oa-base\", \"boot_wait_secs\": 0, \"setup\": [\"sh\", \"-c\", \"echo t > /work/t\"]}");
+        call("POST", "/v1/snapshots", "application/json", "{\"tag\": \"oa-base\"}");  // 400: exists
+        call("GET", "/v1/snapshots", null, null);
+        call("GET", "/v1/snapshots/oa-base/info", null, null);
+        call("GET", "/v1/snapshots/oa-nope/info", null, null);
+        JsonNode children = json(call("POST", "/v1/sandboxes", "application/json",
+                "{\"snapshot_tag\": \"oa-base\", \"n\": 2, \"per_child_netns\": true}"));
+        String child = children.get(0).get("id").asText();
+        call("POST", "/v1/sandboxes", "application/json", "{\"snapshot_tag\": \"oa-nope\"}");
+        call("POST", "/v1/sandboxes", "application/json", "{\"snapshot_tag\": \"oa-base\", \"live_fork\": true}");
+        call("POST", "/v1/sandboxes", "application/json", "{\"snapshot_tag\": \"oa-base\", \"n\": 1000}");  // 503
+        call("POST", "/v1/sandboxes/" + child + "/touch", null, null);
+        call("POST", "/v1/sandboxes/" + child + "/branch", "application/json", "{\"tag\": \"oa-br\"}");
+        call("POST", "/v1/sandboxes/" + child + "/branch", "application/json", "{\"tag\": \"oa-br\"}");  // 409
+        call("POST", "/v1/sandboxes/" + child + "/branch", "application/json", "{\"tag\": \"x\", \"live\": true}");
+        call("POST", "/v1/snapshots/oa-br/compact", "application/json", "{\"to\": \"oa-flat\"}");
+        call("POST", "/v1/snapshots/oa-br/compact", "application/json", "{\"to\": \"oa-br\"}");  // 400
+        call("DELETE", "/v1/snapshots/oa-base", null, null);  // 409: oa-br depends on it
+        call("DELETE", "/v1/snapshots/oa-base?cascade=true&force=true", null, null);
+        call("DELETE", "/v1/snapshots/oa-base?cascade=true", null, null);
+        call("DELETE", "/v1/snapshots/oa-flat", null, null);
+        callOutsideTheContract("POST", "/v1/snapshots", "{\"tag\": \"../x\"}");
+        for (JsonNode c : children) {
+            call("DELETE", "/v1/sandboxes/" + c.get("id").asText(), null, null);
+        }
+    }
+
     /**
      * The VM routes, against a daemon whose only backend runs process sandboxes: their refusals
      * conform here; their successes need a backend that runs machines and checkpoints them, and are

@@ -16,6 +16,7 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.PluginService;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxService;
+import io.vivarium.api.SnapshotService;
 import io.vivarium.api.VmService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BinaryBody;
@@ -47,13 +48,19 @@ public class V1Surface implements ApiSurface {
     private volatile PluginService plugins;
 
     @Activate
-    public V1Surface(@Reference SandboxService sandboxes, @Reference VmService vms) {
+    public V1Surface(@Reference SandboxService sandboxes, @Reference VmService vms,
+            @Reference SnapshotService snapshots) {
         byte[] openApi = openApiDocument();
         List<Route> sandboxRoutes = List.of(
                 new Route("GET", "/openapi.json", Role.USER, 200, r -> BinaryBody.of("application/json", openApi)),
                 new Route("GET", "/backends", Role.USER, 200, r -> sandboxes.backends()),
-                new Route("POST", "/sandboxes", Role.USER, 201,
-                        r -> sandboxes.create(r.caller(), r.optionalBody(CreateSandboxRequest.class).orElse(null))),
+                new Route("POST", "/sandboxes", Role.USER, 201, r -> {
+                    SandboxesBody body = r.optionalBody(SandboxesBody.class).orElse(null);
+                    if (body != null && body.fork()) {
+                        return snapshots.fork(r.caller(), body.forkRequest());
+                    }
+                    return sandboxes.create(r.caller(), body == null ? null : body.createRequest());
+                }),
                 new Route("GET", "/sandboxes", Role.USER, 200, r -> sandboxes.list(r.caller())),
                 new Route("GET", "/sandboxes/{id}", Role.USER, 200, r -> sandboxes.get(r.caller(), r.pathParam("id"))),
                 new Route("DELETE", "/sandboxes/{id}", Role.USER, 204, r -> {
@@ -81,7 +88,7 @@ public class V1Surface implements ApiSurface {
                     sandboxes.writeFile(r.caller(), r.pathParam("id"), r.queryParam("path").orElse(null), r.rawBody());
                     return null;
                 }, SandboxService.MAX_FILE_BYTES));
-        this.routes = Stream.of(sandboxRoutes, vmRoutes(vms), AdminRoutes.of(this::plugins)).flatMap(List::stream)
+        this.routes = Stream.of(sandboxRoutes, SnapshotRoutes.of(snapshots), vmRoutes(vms), AdminRoutes.of(this::plugins)).flatMap(List::stream)
                 .toList();
     }
 

@@ -15,6 +15,7 @@ import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
 import io.vivarium.api.spi.SandboxInstance;
 
@@ -70,16 +71,36 @@ final class SandboxLifecycle {
     private SandboxInfo createSandbox(Caller caller, CreateSandboxRequest request) {
         CreateSandboxRequest req = request == null ? new CreateSandboxRequest(null, null) : request;
         BackendRegistry.Entry e = chooseBackend(req.backend());
+        checkAvailable(e);
+        CreateRequests.check(req, e.name(), e.backend().capabilities());
+        return createOn(caller, e, req, req.image(), (spec, context) -> e.backend().create(spec, context));
+    }
+
+    static void checkAvailable(BackendRegistry.Entry e) {
         Availability availability = e.backend().availability();
         if (!availability.available()) {
             throw new ApiException(503, "backend " + e.name() + " cannot create sandboxes on this host: "
                     + availability.reason());
         }
-        CreateRequests.check(req, e.name(), e.backend().capabilities());
+    }
+
+    /** Makes the instance of a sandbox being created: a fresh one, or a child of an image. */
+    interface InstanceMaker {
+        SandboxInstance make(InstanceSpec spec, OperationContext context);
+    }
+
+    /**
+     * Creates a sandbox on {@code e} (already checked) whose instance {@code maker} makes, recorded
+     * before it is made so that a crash midway is cleaned up at start-up; counted like every create.
+     *
+     * @param image what the record shows as the sandbox's image (a fork's snapshot tag)
+     */
+    SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String image,
+            InstanceMaker maker) {
         String id = SandboxIds.next();
         SandboxStore store = sandboxes.store();
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
-                req.memoryLimitMib(), req.vcpus(), req.image(), req.pidsLimit(), req.diskLimitMib(),
+                req.memoryLimitMib(), req.vcpus(), image, req.pidsLimit(), req.diskLimitMib(),
                 SandboxRecord.CREATING, Adoption.emptyState(),
                 SandboxStatus.RUNNING, null, e.backend().capabilities().vcpus());
         Sandbox sb = new Sandbox(record);
@@ -95,7 +116,7 @@ final class SandboxLifecycle {
             InstanceSpec spec = sb.spec(store);
             SandboxInstance instance;
             try {
-                instance = e.backend().create(spec, new CoreOperation("creating sandbox " + id,
+                instance = maker.make(spec, new CoreOperation("creating sandbox " + id,
                         Instant.now().plus(CREATE_DEADLINE), stopping));
             } catch (RuntimeException ex) {
                 throw undoCreate(sb, e, Adoption.emptyState(), ex);
@@ -130,7 +151,7 @@ final class SandboxLifecycle {
      * The named backend; else the configured default; else the only registered one (waiting a
      * bounded time for one to register at start-up). Several and no default is a 400 that lists them.
      */
-    private BackendRegistry.Entry chooseBackend(String requested) {
+    BackendRegistry.Entry chooseBackend(String requested) {
         String name = requested;
         if (name == null || name.isEmpty()) {
             name = defaultBackend;

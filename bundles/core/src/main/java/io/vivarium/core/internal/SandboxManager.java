@@ -30,6 +30,14 @@ import io.vivarium.api.VmService;
 import io.vivarium.api.CheckpointInfo;
 import io.vivarium.api.CheckpointRequest;
 import io.vivarium.api.ApiException;
+import io.vivarium.api.BranchRequest;
+import io.vivarium.api.CompactRequest;
+import io.vivarium.api.ForkRequest;
+import io.vivarium.api.SnapshotInfo;
+import io.vivarium.api.SnapshotInfoDetail;
+import io.vivarium.api.SnapshotRequest;
+import io.vivarium.api.SnapshotService;
+import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.FingerprintMode;
 import io.vivarium.api.spi.RuntimeObserver;
@@ -55,11 +63,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * the observer) and the {@link SandboxService} it offers, each concern delegated to its own class:
  * {@link Adoption} binds sandboxes to backends, {@link SandboxLifecycle} creates and deletes them,
  * {@link GuestAccess} reaches into them, {@link ChangeSets} tracks their files (dry-runs included,
- * {@link SnapshotDryRun} for VMs), {@link Vms} is the machine view. Never names a backend.
+ * {@link SnapshotDryRun} for VMs), {@link Vms} is the machine view, {@link Snapshots},
+ * {@link Captures} and {@link Forks} the snapshot registry. Never names a backend or a storage strategy.
  */
-@Component(service = { SandboxService.class, VmService.class })
+@Component(service = { SandboxService.class, VmService.class, SnapshotService.class })
 @Designate(ocd = SandboxManager.Config.class)
-public class SandboxManager implements SandboxService, VmService {
+public class SandboxManager implements SandboxService, VmService, SnapshotService {
 
     @ObjectClassDefinition(name = "Vivarium core", description = "Sandbox orchestration")
     public @interface Config {
@@ -73,6 +82,10 @@ public class SandboxManager implements SandboxService, VmService {
         @AttributeDefinition(description = "How long a request for a sandbox whose backend is away (being upgraded) "
                 + "waits for it before answering 503")
         int backend_wait_millis() default 5000;
+
+        @AttributeDefinition(description = "Most sandboxes this host holds; a fork of more answers 503 with Retry-After "
+                + "before any child starts")
+        int max_sandboxes() default 1000;
     }
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
@@ -87,11 +100,18 @@ public class SandboxManager implements SandboxService, VmService {
     private ChangeSets changeSets;
     private Vms vms;
     private Pausing pausing;
+    private final StorageRegistry storage = new StorageRegistry();
+    private final Snapshots snapshots = new Snapshots(registry);
+    private final IdleClocks idleClocks = new IdleClocks();
+    private Captures captures;
+    private Forks forks;
+    private volatile int maxSandboxes = 1000;
     private volatile boolean stopping;
     private volatile RuntimeObserver observer = RuntimeObserver.NONE;
 
     @Activate
     void activate(BundleContext context, Config config) throws IOException {
+        maxSandboxes = Math.max(1, config.max_sandboxes());
         start(Path.of(firstNonEmpty(config.state_dir(), context.getProperty("vivarium.state.dir"), "var")),
                 firstNonEmpty(config.default_backend(), context.getProperty("vivarium.default.backend"), ""),
                 Duration.ofMillis(Math.max(0, config.backend_wait_millis())));
@@ -116,7 +136,11 @@ public class SandboxManager implements SandboxService, VmService {
                 LOG.log(Level.DEBUG, "not replaying the dry-run intent of " + sb.record().id() + ": " + busy.getMessage());
             }
         });
+        captures = new Captures(snapshots, sandboxes, lifecycle, live, guest, storage, () -> stopping);
+        forks = new Forks(snapshots, sandboxes, lifecycle, storage, () -> maxSandboxes);
+        List<SnapshotRecord> interrupted = snapshots.open(stateDir.toAbsolutePath());
         adoption.start(stateDir.toAbsolutePath());
+        SnapshotBuilders.removeLeftOvers(interrupted, lifecycle);
         LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in " + stateDir);
     }
 
@@ -151,6 +175,20 @@ public class SandboxManager implements SandboxService, VmService {
 
     void fingerprintArrived(long serviceId, FingerprintMode mode) {
         fingerprints.add(serviceId, mode);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
+        storage.add((Long) ref.getProperty(Constants.SERVICE_ID), strategy);
+    }
+
+    void unbindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
+        storage.remove((Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    void storageArrived(long serviceId, StorageStrategy strategy) {
+        storage.add(serviceId, strategy);
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
@@ -330,6 +368,50 @@ public class SandboxManager implements SandboxService, VmService {
     @Override
     public SandboxInfo restoreVm(Caller caller, String id, CheckpointRequest request) {
         return vms.restore(caller, id, request);
+    }
+
+    @Override
+    public SnapshotInfo build(Caller caller, SnapshotRequest request) {
+        return captures.build(caller, request);
+    }
+
+    @Override
+    public List<SnapshotInfo> snapshots(Caller caller) {
+        return snapshots.list(caller);
+    }
+
+    @Override
+    public SnapshotInfoDetail info(Caller caller, String tag) {
+        return snapshots.detail(snapshots.find(caller, tag));
+    }
+
+    @Override
+    public void deleteSnapshot(Caller caller, String tag, boolean cascade, boolean force) {
+        snapshots.delete(caller, tag, cascade, force);
+    }
+
+    @Override
+    public SnapshotInfo compact(Caller caller, String tag, CompactRequest request) {
+        return captures.compact(caller, tag, request);
+    }
+
+    @Override
+    public List<SandboxInfo> fork(Caller caller, ForkRequest request) {
+        return forks.fork(caller, request);
+    }
+
+    @Override
+    public SnapshotInfo branch(Caller caller, String id, BranchRequest request) {
+        return captures.branch(caller, id, request);
+    }
+
+    @Override
+    public void touch(Caller caller, String id) {
+        idleClocks.touch(sandboxes.find(caller, id).record().id());
+    }
+
+    void maxSandboxes(int max) {
+        maxSandboxes = max;
     }
 
     private static String firstNonEmpty(String... values) {

@@ -95,7 +95,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
 
     @Override
     public Capabilities capabilities() {
-        return new Capabilities(true, false, false, false, false, true, false, false, cgroups.supported(), false, false,
+        return new Capabilities(true, false, false, false, true, true, false, false, cgroups.supported(), false, false,
                 pidsCgroups.supported(), workspaces.supported());
     }
 
@@ -108,6 +108,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         d.put("memory_cgroup", cgroups.describe());
         d.put("pids_cgroup", pidsCgroups.describe());
         d.put("workspace", workspaces.describe());
+        d.put("images", ProcboxImages.DESCRIPTION);
         d.put("sandbox_user", settings.userNamespace() ? "the daemon's uid " + ProcFs.effectiveUid()
                 + " in a user namespace (the daemon is not root)" : "uid " + settings.uid() + ", gid " + settings.gid());
         return d;
@@ -147,6 +148,14 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
 
     @Override
     public SandboxInstance create(InstanceSpec spec) {
+        return createWithImage(spec, null);
+    }
+
+    /**
+     * Creates a sandbox; with {@code copiedImage} (a fork: the workspace image already made in its
+     * directory from a snapshot) that image is mounted instead of a fresh one.
+     */
+    SandboxInstance createWithImage(InstanceSpec spec, Path copiedImage) {
         Availability availability = availability();
         if (!availability.available()) {
             throw new ApiException(503, availability.reason());
@@ -168,7 +177,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         int gid = userNamespace ? ProcFs.effectiveGid() : settings.gid();
         Path workDir = prepareWorkspace(ProcboxInstance.workspaceDir(spec.dir()), uid, gid);
         // only the default size is pooled: a create that asks for its own size copies its template
-        WorkspaceImage image = diskLimitMib == 0 ? null
+        WorkspaceImage image = copiedImage != null ? new WorkspaceImage(null, copiedImage) : diskLimitMib == 0 ? null
                 : workspaceImage(spec, diskLimitMib, uid, gid, spec.diskLimitMib() == null);
         Path agentDir = prepareAgentDir(ProcboxInstance.agentDir(spec.dir()));
         Path cgroup = null;
@@ -285,6 +294,11 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
             replaced.close();
         }
         return channel;
+    }
+
+    /** Images of this backend's sandboxes: their workspace files. */
+    ProcboxImages images() {
+        return new ProcboxImages(this, workspaces.supported());
     }
 
     /** Drops the idle agent connections of every sandbox and the pool of ready workspace images; sandboxes run on. */

@@ -1,11 +1,16 @@
 package io.vivarium.backend.procbox.internal;
 
 import java.io.File;
+import java.nio.file.Path;
 import java.util.Map;
 
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.CapturedImage;
+import io.vivarium.api.spi.Images;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
@@ -30,9 +35,10 @@ import org.osgi.service.metatype.annotations.Designate;
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + ProcboxBackend.NAME,
         configurationPid = ProcboxConfig.PID)
 @Designate(ocd = ProcboxConfig.class)
-public class ProcboxBackendComponent implements SandboxBackend {
+public class ProcboxBackendComponent implements SandboxBackend, Images {
 
     private final ProcboxBackend backend;
+    private final ProcboxImages images;
     private final BundleClasses classes;
 
     @Activate
@@ -41,6 +47,7 @@ public class ProcboxBackendComponent implements SandboxBackend {
         File data = context.getDataFile("agent");
         this.backend = new ProcboxBackend(ProcboxSettings.from(config,
                 data == null ? ProcboxSettings.defaultAgentDir() : data.toPath()));
+        this.images = backend.images();
     }
 
     @Deactivate
@@ -87,5 +94,26 @@ public class ProcboxBackendComponent implements SandboxBackend {
     @Override
     public ScratchRun dryRun(SandboxInstance instance, ExecRequest request) {
         return backend.dryRun(instance, request);
+    }
+
+    @Override
+    public String captures() {
+        return Images.FILES;
+    }
+
+    @Override
+    public CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage,
+            OperationContext context) {
+        return images.capture(instance, imageDir, storage, context);
+    }
+
+    @Override
+    public SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
+        return images.fork(spec, imageDir, storage, context);
+    }
+
+    @Override
+    public String missingArtifact(Path imageDir) {
+        return images.missingArtifact(imageDir);
     }
 }

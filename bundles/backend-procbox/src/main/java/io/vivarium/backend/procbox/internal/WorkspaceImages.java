@@ -24,7 +24,7 @@ final class WorkspaceImages implements AutoCloseable {
     private static final List<String> TOOLS = List.of("mkfs.ext4", "debugfs", "mount", "umount", "cp");
     private static final List<Path> TOOL_DIRS = List.of(Path.of("/usr/sbin"), Path.of("/usr/bin"), Path.of("/sbin"),
             Path.of("/bin"));
-    private static final String IMAGE = "workspace.ext4";
+    static final String IMAGE = "workspace.ext4";
 
     private final Path templateDir;
     private final String unsupportedReason;

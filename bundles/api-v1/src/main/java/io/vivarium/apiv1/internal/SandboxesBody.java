@@ -1,0 +1,38 @@
+package io.vivarium.apiv1.internal;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.ForkRequest;
+
+/**
+ * The body of {@code POST /v1/sandboxes}, which has two forms: a fresh sandbox
+ * ({@link CreateSandboxRequest}'s fields) or, with {@code snapshot_tag}, {@code n} children of a
+ * snapshot ({@link ForkRequest}'s). Bound whole, so that an unknown field is still a 400; a field of
+ * one form sent with the other is a 400 naming it.
+ */
+public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
+        Integer diskLimitMib, String snapshotTag, Integer n, Boolean perChildNetns, Boolean liveFork,
+        Boolean hugepages) {
+
+    boolean fork() {
+        return snapshotTag != null || n != null || perChildNetns != null || liveFork != null || hugepages != null;
+    }
+
+    ForkRequest forkRequest() {
+        if (snapshotTag == null) {
+            throw ApiException.badRequest("snapshot_tag is required to fork children (n, per_child_netns, "
+                    + "live_fork and hugepages belong to a fork)");
+        }
+        String stray = backend != null ? "backend" : vcpus != null ? "vcpus" : image != null ? "image"
+                : pidsLimit != null ? "pids_limit" : diskLimitMib != null ? "disk_limit_mib" : null;
+        if (stray != null) {
+            throw ApiException.badRequest(stray + " cannot be set on a fork: children take the snapshot's "
+                    + "backend and workspace; leave it out");
+        }
+        return new ForkRequest(snapshotTag, n, perChildNetns, memoryLimitMib, liveFork, hugepages);
+    }
+
+    CreateSandboxRequest createRequest() {
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib);
+    }
+}

@@ -1,0 +1,53 @@
+package io.vivarium.api.spi;
+
+import java.nio.file.Path;
+
+import io.vivarium.api.ApiException;
+
+import org.osgi.annotation.versioning.ConsumerType;
+
+/**
+ * Images: forkable snapshots that core keeps in its registry (build from a fresh instance, branch
+ * a running one, fork N children, delete), shared by every child forked from them. An optional
+ * capability of a backend: a {@link SandboxBackend} service that can do it also implements this
+ * interface, and core finds it with {@code instanceof}. Not {@link Checkpoints}, which are local
+ * to one instance.
+ *
+ * <p>Core owns the directories: it gives {@link #capture} an empty staging directory, renames it
+ * into place once the call returns and records the image; an image directory holds only what the
+ * backend wrote. Every artifact is written and read through the {@link StorageStrategies} core
+ * passes, so the copy-on-write mode is the installed strategies' business, not the backend's.
+ * Since 1.3.
+ */
+@ConsumerType
+public interface Images {
+
+    /** An image of the instance's files only (a process sandbox: the memory of its processes is not captured). */
+    String FILES = "files";
+    /** An image of the instance's files and memory (a VM): children resume where it was. */
+    String FILES_AND_MEMORY = "files+memory";
+
+    /** What this backend's images capture: {@link #FILES} or {@link #FILES_AND_MEMORY}. */
+    String captures();
+
+    /**
+     * Writes the state of a running {@code instance} into {@code imageDir} (empty, on the
+     * filesystem the image will stay on). The instance keeps running; it may be paused or frozen
+     * for the moment the state is stored, which the result reports. Throws {@link ApiException}
+     * with what failed; core deletes the directory after a failure.
+     */
+    CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage, OperationContext context);
+
+    /**
+     * Creates and starts a new instance from the image in {@code imageDir}, with its own writable
+     * copy of every artifact (the image is never changed), under the same rules as
+     * {@link SandboxBackend#create(InstanceSpec, OperationContext)}: undo what was made on failure.
+     */
+    SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context);
+
+    /**
+     * The first artifact the image in {@code imageDir} needs that is missing or unreadable, named
+     * so a person can find it, or null when it can be forked. Cheap: no content is read.
+     */
+    String missingArtifact(Path imageDir);
+}

@@ -1,0 +1,256 @@
+package io.vivarium.core.internal;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.BranchRequest;
+import io.vivarium.api.Caller;
+import io.vivarium.api.CompactRequest;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SnapshotInfo;
+import io.vivarium.api.SnapshotRequest;
+import io.vivarium.api.SnapshotService;
+import io.vivarium.api.spi.ArtifactKind;
+import io.vivarium.api.spi.CapturedImage;
+import io.vivarium.api.spi.Images;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.spi.StorageStrategy;
+import io.vivarium.api.spi.StoredArtifact;
+
+/**
+ * Making snapshots: a build (boot a fresh sandbox, set it up, wait, capture, remove it), a branch
+ * of a running sandbox (it keeps running) and a compaction (a flat copy under a new tag). Each
+ * reserves its tag with a record {@code writing}, stages the image and renames it into place, then
+ * marks the record {@code ready}; a failure removes the record and the files, so a tag is either
+ * ready or free (or, after a crash, {@code failed}).
+ */
+final class Captures {
+    private static final System.Logger LOG = System.getLogger(Captures.class.getName());
+    private static final int MAX_BOOT_WAIT_SECS = 600;
+    private static final Duration BUILD_DEADLINE = Duration.ofMinutes(15);
+    private static final Duration BRANCH_DEADLINE = Duration.ofSeconds(SnapshotService.BRANCH_TIMEOUT_SECS);
+
+    private final Snapshots snapshots;
+    private final Sandboxes sandboxes;
+    private final SandboxLifecycle lifecycle;
+    private final LiveInstances live;
+    private final GuestAccess guest;
+    private final StorageRegistry storage;
+    private final BooleanSupplier stopping;
+
+    Captures(Snapshots snapshots, Sandboxes sandboxes, SandboxLifecycle lifecycle, LiveInstances live, GuestAccess guest,
+            StorageRegistry storage, BooleanSupplier stopping) {
+        this.snapshots = snapshots;
+        this.sandboxes = sandboxes;
+        this.lifecycle = lifecycle;
+        this.live = live;
+        this.guest = guest;
+        this.storage = storage;
+        this.stopping = stopping;
+    }
+
+    SnapshotInfo build(Caller caller, SnapshotRequest request) {
+        if (request == null) {
+            throw ApiException.badRequest("a body is required: {\"tag\": \"py-base\", \"boot_wait_secs\": 0}");
+        }
+        String tag = SnapshotTags.check("tag", request.tag());
+        int bootWait = request.bootWaitSecs() == null ? 0 : request.bootWaitSecs();
+        if (bootWait < 0 || bootWait > MAX_BOOT_WAIT_SECS) {
+            throw ApiException.badRequest("boot_wait_secs must be 0 to " + MAX_BOOT_WAIT_SECS + ", got " + bootWait);
+        }
+        if (request.setup() != null && request.setup().isEmpty()) {
+            throw ApiException.badRequest("setup must name a command, e.g. [\"sh\", \"-c\", \"echo ready > /work/x\"], "
+                    + "or be left out");
+        }
+        BackendRegistry.Entry e = lifecycle.chooseBackend(request.backend());
+        SandboxLifecycle.checkAvailable(e);
+        Images images = imagesOf(e);
+        SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), null, null);
+        snapshots.reserve(reserved, ApiException.badRequest("snapshot " + tag + " already exists; delete it "
+                + "(DELETE /v1/snapshots/" + tag + ") or choose another tag"));
+        Instant deadline = Instant.now().plus(BUILD_DEADLINE).plusSeconds(bootWait);
+        String builder = null;
+        try {
+            CreateSandboxRequest create = new CreateSandboxRequest(e.name(), request.memoryLimitMib(), null, null, null,
+                    request.diskLimitMib());
+            CreateRequests.check(create, e.name(), e.backend().capabilities());
+            SandboxInfo made = lifecycle.createOn(caller, e, create, null,
+                    (spec, context) -> e.backend().create(spec, context));
+            builder = made.id();
+            reserved = reserved.withBuilder(builder);
+            snapshots.save(reserved);
+            if (request.setup() != null) {
+                ExecResult setup = guest.exec(caller, builder, new ExecRequest(request.setup(), null, null, null,
+                        null, null));
+                if (setup.exitCode() != 0 || setup.timedOut()) {
+                    throw ApiException.badRequest("setup " + request.setup() + " failed with exit code " + setup.exitCode()
+                            + (setup.timedOut() ? " (timed out)" : "") + ": " + tail(setup.stderr()));
+                }
+            }
+            waitFor(bootWait);
+            Sandbox sb = sandboxes.find(caller, builder);
+            return capture(sb, images, reserved, new CoreOperation("building snapshot " + tag, deadline, stopping));
+        } catch (RuntimeException ex) {
+            discard(reserved, ex);
+            throw ex;
+        } finally {
+            if (builder != null) {
+                removeBuilder(caller, builder);
+            }
+        }
+    }
+
+    SnapshotInfo branch(Caller caller, String id, BranchRequest request) {
+        if (request == null) {
+            throw ApiException.badRequest("a body is required: {\"tag\": \"checkpoint-1\"}");
+        }
+        refuseRemoved(request);
+        String tag = SnapshotTags.check("tag", request.tag());
+        Sandbox sb = sandboxes.find(caller, id);
+        BackendRegistry.Entry e = lifecycle.chooseBackend(sb.record().backend());
+        Images images = imagesOf(e);
+        String parent = Optional.ofNullable(sb.record().image())
+                .filter(t -> snapshots.lookup(caller.tenant(), t).isPresent()).orElse(null);
+        SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), id, parent);
+        snapshots.reserve(reserved, ApiException.conflict("snapshot " + tag + " already exists; choose another tag"));
+        try {
+            return capture(sb, images, reserved, new CoreOperation("branching sandbox " + id + " as " + tag,
+                    Instant.now().plus(BRANCH_DEADLINE), stopping));
+        } catch (RuntimeException ex) {
+            discard(reserved, ex);
+            throw ex;
+        }
+    }
+
+    private static void refuseRemoved(BranchRequest r) {
+        if (r.mode() != null || Boolean.TRUE.equals(r.live()) || Boolean.TRUE.equals(r.diff())
+                || Boolean.TRUE.equals(r.measureDiff())) {
+            throw new ApiException(410, "mode, live, diff and measure_diff were removed: a branch is always a full "
+                    + "capture of the sandbox; send only {\"tag\": ...}");
+        }
+    }
+
+    /** Writes a flat copy of {@code tag}'s image under {@code request.to()}, staged and renamed. */
+    SnapshotInfo compact(Caller caller, String tag, CompactRequest request) {
+        SnapshotTags.check("tag", tag);
+        if (request == null) {
+            throw ApiException.badRequest("a body is required: {\"to\": \"" + tag + "-flat\"}");
+        }
+        String to = SnapshotTags.check("to", request.to());
+        if (to.equals(tag)) {
+            throw ApiException.badRequest("to must differ from the snapshot compacted (" + tag + ")");
+        }
+        SnapshotRecord source = snapshots.find(caller, tag);
+        String warning = snapshots.warning(source);
+        if (warning != null) {
+            throw ApiException.conflict("snapshot " + tag + " cannot be compacted: " + warning);
+        }
+        SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), to, source.backend(), Snapshots.now(), null,
+                null);
+        snapshots.reserve(reserved, ApiException.conflict("snapshot " + to + " already exists; choose another `to`"));
+        try {
+            OperationContext context = new CoreOperation("compacting snapshot " + tag + " to " + to,
+                    Instant.now().plus(BUILD_DEADLINE), stopping);
+            Path staging = snapshots.store().staging(reserved);
+            Path from = snapshots.store().imageOf(source);
+            List<SnapshotRecord.Artifact> made = new ArrayList<>();
+            for (SnapshotRecord.Artifact a : source.artifacts()) {
+                ArtifactKind kind = ArtifactKind.valueOf(a.kind());
+                StorageStrategy s = storage.choose(kind, staging);
+                StoredArtifact flat = s.compact(new StoredArtifact(kind, from.resolve(a.file()), a.mode(), 0, null, null,
+                        0), staging.resolve(a.file()), context);
+                made.add(new SnapshotRecord.Artifact(a.kind(), a.file(), flat.mode(), flat.bytesWritten()));
+            }
+            snapshots.store().publish(reserved);
+            SnapshotRecord ready = reserved.ready(source.captures(), null, made);
+            snapshots.save(ready);
+            return snapshots.info(ready);
+        } catch (IOException ex) {
+            ApiException failure = ApiException.internal("cannot compact snapshot " + tag + ": " + ex.getMessage(), ex);
+            discard(reserved, failure);
+            throw failure;
+        } catch (RuntimeException ex) {
+            discard(reserved, ex);
+            throw ex;
+        }
+    }
+
+    /** Captures {@code sb} into the reserved record's staging directory, renames it into place, marks it ready. */
+    private SnapshotInfo capture(Sandbox sb, Images images, SnapshotRecord reserved, OperationContext context) {
+        CapturedImage captured = sb.gate.exclusive("branch", live.patience(), () -> {
+            SandboxInstance instance = live.of(sb);
+            try {
+                return images.capture(instance, snapshots.store().staging(reserved), storage, context);
+            } catch (IOException e) {
+                throw ApiException.internal("cannot stage snapshot " + reserved.tag() + ": " + e.getMessage(), e);
+            }
+        });
+        context.checkpoint("registering snapshot " + reserved.tag());
+        try {
+            snapshots.store().publish(reserved);
+        } catch (IOException e) {
+            throw ApiException.internal("cannot move snapshot " + reserved.tag() + " into place: " + e.getMessage(), e);
+        }
+        Path image = snapshots.store().imageOf(reserved);
+        Path staged = image.resolveSibling(SnapshotStore.STAGING);
+        List<SnapshotRecord.Artifact> artifacts = captured.artifacts().stream()
+                .map(a -> new SnapshotRecord.Artifact(a.kind().name(), staged.relativize(a.path()).toString(), a.mode(),
+                        a.bytesWritten()))
+                .toList();
+        SnapshotRecord ready = reserved.ready(captured.captures(), reserved.branchedFrom() == null ? null
+                : captured.pauseMillis(), artifacts);
+        snapshots.save(ready);
+        return snapshots.info(ready);
+    }
+
+    private void discard(SnapshotRecord reserved, RuntimeException cause) {
+        LOG.log(Level.INFO, "snapshot " + reserved.tag() + " not taken: " + cause.getMessage());
+        snapshots.remove(reserved);
+    }
+
+    private void removeBuilder(Caller caller, String id) {
+        try {
+            lifecycle.delete(caller, id);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot remove the builder sandbox " + id + " (delete it yourself): " + e.getMessage());
+        }
+    }
+
+    static Images imagesOf(BackendRegistry.Entry e) {
+        if (e.backend() instanceof Images images) {
+            return images;
+        }
+        throw ApiException.notImplemented("backend " + e.name() + " cannot snapshot or fork its sandboxes");
+    }
+
+    private void waitFor(int seconds) {
+        long until = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < until) {
+            if (stopping.getAsBoolean()) {
+                throw ApiException.unavailable("the daemon is stopping; build the snapshot again", 5);
+            }
+            try {
+                Thread.sleep(Math.min(200, Math.max(1, (until - System.nanoTime()) / 1_000_000)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ApiException(503, "interrupted while waiting boot_wait_secs", 1, e);
+            }
+        }
+    }
+
+    private static String tail(String s) {
+        return s == null ? "" : s.length() > 2000 ? "..." + s.substring(s.length() - 2000) : s;
+    }
+}

@@ -1,0 +1,146 @@
+package io.vivarium.core.internal;
+
+import java.lang.System.Logger.Level;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntSupplier;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.Caller;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.ForkRequest;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SnapshotService;
+import io.vivarium.api.spi.Images;
+import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
+
+/**
+ * Forking N children from a snapshot, all or nothing: everything the caller can be refused for
+ * (bad n, removed fields, unknown or unrestorable tag, no room on the host) is checked before the
+ * first child starts. Up to {@value #PARALLEL_CHILDREN} children are made at once; once child k
+ * fails no further one starts, those made are removed and the error names child k and the cause.
+ * Each child is an ordinary sandbox, recorded before it is made, so after a crash those finished
+ * are re-adopted and a half-made one is cleaned up like any interrupted create.
+ */
+final class Forks {
+    private static final System.Logger LOG = System.getLogger(Forks.class.getName());
+    private static final int RETRY_AFTER_SECS = 10;
+    /** Children made at once: their launches overlap on waits (fsync, the agent's start). */
+    static final int PARALLEL_CHILDREN = 4;
+
+    private final Snapshots snapshots;
+    private final Sandboxes sandboxes;
+    private final SandboxLifecycle lifecycle;
+    private final StorageRegistry storage;
+    private final IntSupplier maxSandboxes;
+
+    Forks(Snapshots snapshots, Sandboxes sandboxes, SandboxLifecycle lifecycle, StorageRegistry storage,
+            IntSupplier maxSandboxes) {
+        this.snapshots = snapshots;
+        this.sandboxes = sandboxes;
+        this.lifecycle = lifecycle;
+        this.storage = storage;
+        this.maxSandboxes = maxSandboxes;
+    }
+
+    List<SandboxInfo> fork(Caller caller, ForkRequest request) {
+        if (Boolean.TRUE.equals(request.liveFork()) || Boolean.TRUE.equals(request.hugepages())) {
+            throw new ApiException(410, "live_fork and hugepages were removed: every child is restored from the "
+                    + "snapshot's image; leave them out");
+        }
+        int n = request.n() == null ? 1 : request.n();
+        if (n < 1 || n > SnapshotService.MAX_FORK) {
+            throw ApiException.badRequest("n must be 1 to " + SnapshotService.MAX_FORK + ", got " + n);
+        }
+        String tag = SnapshotTags.check("snapshot_tag", request.snapshotTag());
+        SnapshotRecord snapshot = snapshots.find(caller, tag);
+        String warning = snapshots.warning(snapshot);
+        if (warning != null) {
+            throw ApiException.conflict("snapshot " + tag + " is not restorable: " + warning);
+        }
+        BackendRegistry.Entry e = lifecycle.chooseBackend(snapshot.backend());
+        SandboxLifecycle.checkAvailable(e);
+        Images images = Captures.imagesOf(e);
+        int running = sandboxes.size();
+        int max = maxSandboxes.getAsInt();
+        if (running + n > max) {
+            sandboxes.observer().sandboxCreated(CreateOutcome.REFUSED);
+            throw ApiException.noCapacity("this host holds at most " + max + " sandboxes (max_sandboxes) and has "
+                    + running + "; " + n + " more do not fit: delete some or fork fewer", RETRY_AFTER_SECS);
+        }
+        Path image = snapshots.store().imageOf(snapshot);
+        CreateSandboxRequest child = new CreateSandboxRequest(e.name(), request.memoryLimitMib());
+        SandboxInfo[] made = new SandboxInfo[n];
+        AtomicInteger next = new AtomicInteger(1);
+        AtomicReference<Failure> failed = new AtomicReference<>();
+        Runnable worker = () -> {
+            for (int k = next.getAndIncrement(); k <= n && failed.get() == null; k = next.getAndIncrement()) {
+                try {
+                    made[k - 1] = lifecycle.createOn(caller, e, child, tag,
+                            (spec, context) -> images.fork(spec, image, storage, context));
+                    sandboxes.observer().sandboxCreated(CreateOutcome.OK);
+                } catch (RuntimeException ex) {
+                    sandboxes.observer().sandboxCreated(SandboxLifecycle.outcomeOf(ex));
+                    failed.compareAndSet(null, new Failure(k, ex));
+                }
+            }
+        };
+        runInParallel(worker, Math.min(n, PARALLEL_CHILDREN));
+        Failure failure = failed.get();
+        if (failure == null) {
+            return List.of(made);
+        }
+        List<SandboxInfo> toRemove = Arrays.stream(made).filter(Objects::nonNull).toList();
+        RuntimeException ex = failure.cause();
+        removeAll(caller, toRemove, ex);
+        int status = ex instanceof ApiException a ? a.status() : 500;
+        throw new ApiException(status, "child " + failure.child() + " of " + n + " from snapshot " + tag
+                + " failed, so the " + toRemove.size() + " made were removed: "
+                + Optional.ofNullable(ex.getMessage()).orElse(ex.getClass().getSimpleName()),
+                ex instanceof ApiException a ? a.retryAfterSeconds() : null, ex);
+    }
+
+    private record Failure(int child, RuntimeException cause) {
+    }
+
+    /** Runs {@code worker} on {@code threads} threads (this one among them) and waits for all. */
+    private static void runInParallel(Runnable worker, int threads) {
+        List<Thread> helpers = new ArrayList<>();
+        for (int i = 1; i < threads; i++) {
+            Thread t = Thread.ofPlatform().name("vivarium-fork-" + i).daemon().start(worker);
+            helpers.add(t);
+        }
+        worker.run();
+        boolean interrupted = false;
+        for (Thread t : helpers) {
+            while (true) {
+                try {
+                    t.join();
+                    break;
+                } catch (InterruptedException ie) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void removeAll(Caller caller, List<SandboxInfo> made, RuntimeException cause) {
+        for (SandboxInfo info : made) {
+            try {
+                lifecycle.delete(caller, info.id());
+            } catch (RuntimeException e) {
+                cause.addSuppressed(e);
+                LOG.log(Level.WARNING, "cannot remove child " + info.id() + " of a failed fork: " + e.getMessage());
+            }
+        }
+    }
+}

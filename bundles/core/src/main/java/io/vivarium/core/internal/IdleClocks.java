@@ -1,0 +1,23 @@
+package io.vivarium.core.internal;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * When each sandbox was last touched ({@code POST /v1/sandboxes/{id}/touch}). Every running
+ * sandbox is hot until idle demotion exists; the clock is what that demotion will read. Kept in
+ * memory: a restart starts every clock again, which is the safe side for demotion.
+ */
+final class IdleClocks {
+    private final Map<String, Instant> touched = new ConcurrentHashMap<>();
+
+    void touch(String sandboxId) {
+        touched.put(sandboxId, Instant.now());
+    }
+
+    Optional<Instant> lastTouched(String sandboxId) {
+        return Optional.ofNullable(touched.get(sandboxId));
+    }
+}

@@ -1,0 +1,53 @@
+package io.vivarium.core.internal;
+
+import java.util.List;
+
+import io.vivarium.api.SnapshotInfo;
+
+/**
+ * What core persists about a snapshot ({@code snapshots/<tenant>/<tag>/snapshot.json}); no host
+ * path: the image lives beside the record.
+ *
+ * @param schema {@value #SCHEMA}
+ * @param status {@link SnapshotInfo#WRITING}, {@link SnapshotInfo#READY} or {@link SnapshotInfo#FAILED}
+ * @param warning why it failed, or null
+ * @param parentTag the snapshot it was compacted from, or whose child it was branched from; null for a base
+ * @param builder the id of the sandbox a build booted to capture, while it is written; null otherwise
+ * @param artifacts what the image holds, as its storage strategy wrote it
+ */
+record SnapshotRecord(int schema, String tenant, String tag, String backend, long createdAtUnix, String branchedFrom,
+        Long pauseMs, String status, String warning, String captures, String parentTag, String builder,
+        List<Artifact> artifacts) {
+
+    static final int SCHEMA = 1;
+
+    /**
+     * @param kind the artifact kind
+     * @param file its name in the image directory
+     * @param mode how it was written ({@code reflink}, {@code copy}, ...)
+     * @param bytesWritten what the host really wrote for it
+     */
+    record Artifact(String kind, String file, String mode, long bytesWritten) {
+    }
+
+    static SnapshotRecord writing(String tenant, String tag, String backend, long now, String branchedFrom,
+            String parentTag) {
+        return new SnapshotRecord(SCHEMA, tenant, tag, backend, now, branchedFrom, null, SnapshotInfo.WRITING, null, null,
+                parentTag, null, List.of());
+    }
+
+    SnapshotRecord withBuilder(String sandboxId) {
+        return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, status, warning,
+                captures, parentTag, sandboxId, artifacts);
+    }
+
+    SnapshotRecord ready(String what, Long pause, List<Artifact> made) {
+        return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pause, SnapshotInfo.READY,
+                null, what, parentTag, null, List.copyOf(made));
+    }
+
+    SnapshotRecord failed(String why) {
+        return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, SnapshotInfo.FAILED,
+                why, captures, parentTag, builder, artifacts);
+    }
+}

@@ -1,0 +1,277 @@
+package io.vivarium.core.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.BranchRequest;
+import io.vivarium.api.Caller;
+import io.vivarium.api.CompactRequest;
+import io.vivarium.api.ForkRequest;
+import io.vivarium.api.Role;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SnapshotInfo;
+import io.vivarium.api.SnapshotInfoDetail;
+import io.vivarium.api.SnapshotRequest;
+import io.vivarium.testkit.FakeBackend;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The snapshot registry, forks and branches over a fake backend with images and a plain-copy strategy. */
+class SnapshotRegistryTest {
+    static final Caller ALICE = new Caller("alice", Role.ADMIN);
+    static final Caller BOB = new Caller("bob", Role.ADMIN);
+
+    @TempDir
+    Path state;
+
+    private final FakeBackend fake = new FakeBackend();
+    private final ImagingBackend backend = new ImagingBackend(fake);
+    private SandboxManager m;
+
+    @BeforeEach
+    void start() throws Exception {
+        m = started();
+    }
+
+    private SandboxManager started() throws Exception {
+        SandboxManager manager = new SandboxManager();
+        manager.backendArrived(new BackendRegistry.Entry("fake", backend, "test.bundle", "1.0.0", 1));
+        manager.storageArrived(5, new ImagingBackend.CopyStrategy());
+        manager.start(state, "", Duration.ZERO);
+        return manager;
+    }
+
+    private SnapshotInfo build(String tag) {
+        return m.build(ALICE, new SnapshotRequest(tag, null, 0, null, null, null));
+    }
+
+    private static ForkRequest fork(String tag, int n) {
+        return new ForkRequest(tag, n, null, null, null, null);
+    }
+
+    private static int status(Runnable call) {
+        return assertThrows(ApiException.class, call::run).status();
+    }
+
+    @Test
+    void aBuildCapturesAFreshSandboxAndRemovesIt() {
+        SnapshotInfo info = build("base");
+        assertEquals(SnapshotInfo.READY, info.status());
+        assertTrue(info.bootable());
+        assertEquals("files", info.captures());
+        assertNull(info.branchedFrom());
+        assertNull(info.pauseMs());
+        assertEquals(List.of(), m.list(ALICE), "the builder sandbox is removed");
+        assertEquals(1, fake.creates.size());
+        assertEquals(List.of("base"), m.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList());
+        assertEquals(400, status(() -> build("base")), "the seed answers 400 for a tag that exists");
+    }
+
+    @Test
+    void tagsArePlainNamesSoNoTraversalReachesTheFilesystem() throws Exception {
+        for (String bad : List.of("..", ".", "a/b", "/etc", ".hidden", "%2e%2e", "a\\b", "x".repeat(65), "")) {
+            assertEquals(400, status(() -> build(bad)), bad);
+            assertEquals(400, status(() -> m.info(ALICE, bad)), bad);
+            assertEquals(400, status(() -> m.deleteSnapshot(ALICE, bad, false, false)), bad);
+            assertEquals(400, status(() -> m.fork(ALICE, fork(bad, 1))), bad);
+        }
+        try (Stream<Path> all = Files.walk(state.resolve("snapshots"))) {
+            assertEquals(List.of(state.resolve("snapshots")), all.toList(), "nothing was written");
+        }
+    }
+
+    @Test
+    void tagsBelongToATenant() {
+        build("base");
+        assertEquals(404, status(() -> m.info(BOB, "base")));
+        assertEquals(404, status(() -> m.fork(BOB, fork("base", 1))));
+        assertEquals(404, status(() -> m.deleteSnapshot(BOB, "base", false, false)));
+        assertEquals(List.of(), m.snapshots(BOB));
+        m.build(BOB, new SnapshotRequest("base", null, 0, null, null, null));
+        assertEquals(1, m.snapshots(BOB).size(), "another tenant may use the same tag");
+    }
+
+    @Test
+    void aTenantThatIsNotAPlainNameGetsAnEncodedDirectory() {
+        Caller odd = new Caller("../evil", Role.ADMIN);
+        SnapshotInfo info = m.build(odd, new SnapshotRequest("base", null, 0, null, null, null));
+        assertEquals(state.resolve("snapshots/%2e2e2f6576696c/base").toAbsolutePath().toString(), info.dir());
+    }
+
+    @Test
+    void aForkMakesNChildrenEachWithItsOwnCopy() throws Exception {
+        build("base");
+        List<SandboxInfo> children = m.fork(ALICE, fork("base", 3));
+        assertEquals(3, children.size());
+        for (SandboxInfo c : children) {
+            assertEquals("base", c.image());
+            assertTrue(Files.isRegularFile(state.resolve("sandboxes").resolve(c.id()).resolve(ImagingBackend.FILE)));
+        }
+        assertEquals(3, m.list(ALICE).size());
+    }
+
+    @Test
+    void aForkIsRefusedBeforeAnythingStarts() {
+        build("base");
+        assertEquals(400, status(() -> m.fork(ALICE, fork("base", 0))));
+        assertEquals(400, status(() -> m.fork(ALICE, fork("base", 1001))));
+        assertEquals(404, status(() -> m.fork(ALICE, fork("nope", 1))));
+        assertEquals(410, status(() -> m.fork(ALICE, new ForkRequest("base", 1, null, null, true, null))));
+        assertEquals(410, status(() -> m.fork(ALICE, new ForkRequest("base", 1, null, null, null, true))));
+        m.maxSandboxes(2);
+        ApiException full = assertThrows(ApiException.class, () -> m.fork(ALICE, fork("base", 3)));
+        assertEquals(503, full.status());
+        assertTrue(full.retryAfterSeconds() != null && full.retryAfterSeconds() > 0);
+        assertTrue(full.getMessage().contains("at most 2"), full.getMessage());
+        assertEquals(0, backend.forks.get(), "nothing was started");
+        assertEquals(2, m.fork(ALICE, new ForkRequest("base", 2, true, null, null, null)).size(),
+                "per_child_netns is accepted and ignored");
+    }
+
+    @Test
+    void aForkIsAllOrNothing() {
+        build("base");
+        backend.failFork = 3;
+        ApiException e = assertThrows(ApiException.class, () -> m.fork(ALICE, fork("base", 4)));
+        assertEquals(500, e.status());
+        assertTrue(e.getMessage().matches("child \\d of 4 .*") && e.getMessage().contains("no room for fork 3")
+                && e.getMessage().contains("made were removed"), e.getMessage());
+        assertEquals(List.of(), m.list(ALICE));
+        assertTrue(fake.running.isEmpty(), "every child's processes are gone");
+    }
+
+    @Test
+    void aSnapshotWithoutItsArtifactIsNotRestorable() throws Exception {
+        SnapshotInfo info = build("base");
+        Files.delete(Path.of(info.dir()).resolve("image").resolve(ImagingBackend.FILE));
+        SnapshotInfo now = m.snapshots(ALICE).get(0);
+        assertFalse(now.bootable());
+        assertTrue(now.warning().contains("ws is missing"), now.warning());
+        ApiException e = assertThrows(ApiException.class, () -> m.fork(ALICE, fork("base", 1)));
+        assertEquals(409, e.status());
+        assertTrue(e.getMessage().contains("ws is missing"), e.getMessage());
+    }
+
+    @Test
+    void aBranchCapturesARunningSandboxUnderANewTag() {
+        build("base");
+        SandboxInfo child = m.fork(ALICE, fork("base", 1)).get(0);
+        SnapshotInfo branch = m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null));
+        assertEquals(child.id(), branch.branchedFrom());
+        assertEquals(7L, branch.pauseMs());
+        assertEquals("base", branch.parentTag(), "lineage: the tag the sandbox was forked from");
+        assertEquals("running", m.get(ALICE, child.id()).status(), "the parent keeps running");
+        assertEquals(1, m.fork(ALICE, fork("br", 1)).size());
+        assertEquals(409, status(() -> m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null))));
+        assertEquals(410, status(() -> m.branch(ALICE, child.id(), new BranchRequest("x", "live", null, null, null))));
+        assertEquals(410, status(() -> m.branch(ALICE, child.id(), new BranchRequest("x", null, null, true, null))));
+        assertEquals(400, status(() -> m.branch(ALICE, child.id(), new BranchRequest("../x", null, null, null, null))));
+        assertEquals(404, status(() -> m.branch(ALICE, "sb-nope", new BranchRequest("x", null, null, null, null))));
+        assertEquals(404, status(() -> m.branch(BOB, child.id(), new BranchRequest("x", null, null, null, null))));
+    }
+
+    @Test
+    void aBranchThatTimesOutOrFailsLeavesNoTagAndNoFiles() throws Exception {
+        build("base");
+        SandboxInfo child = m.fork(ALICE, fork("base", 1)).get(0);
+        backend.failCapture = new ApiException(504, "timed out while storing the workspace");
+        assertEquals(504, status(() -> m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null))));
+        backend.failCapture = new IllegalStateException("disk gone");
+        assertThrows(IllegalStateException.class,
+                () -> m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null)));
+        assertEquals(List.of("base"), m.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList());
+        assertFalse(Files.exists(state.resolve("snapshots/alice/br")), "no record, no staging");
+        backend.failCapture = null;
+        assertEquals(SnapshotInfo.READY, m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null))
+                .status(), "the tag is free again");
+        assertEquals("running", m.get(ALICE, child.id()).status());
+    }
+
+    @Test
+    void aDeleteFollowsTheChainRules() {
+        build("base");
+        SandboxInfo child = m.fork(ALICE, fork("base", 1)).get(0);
+        m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null));
+        SandboxInfo grandChild = m.fork(ALICE, fork("br", 1)).get(0);
+        m.branch(ALICE, grandChild.id(), new BranchRequest("br2", null, null, null, null));
+        SnapshotInfoDetail detail = m.info(ALICE, "br2");
+        assertEquals(List.of("base", "br"), detail.ancestors());
+        assertEquals(List.of("br"), m.info(ALICE, "base").dependents());
+
+        ApiException blocked = assertThrows(ApiException.class, () -> m.deleteSnapshot(ALICE, "base", false, false));
+        assertEquals(409, blocked.status());
+        assertTrue(blocked.getMessage().contains("[br]") && blocked.getMessage().contains("?cascade=true"),
+                blocked.getMessage());
+        assertEquals(400, status(() -> m.deleteSnapshot(ALICE, "base", true, true)));
+        m.deleteSnapshot(ALICE, "br", true, false);
+        assertEquals(List.of("base"), m.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList(), "br and br2 went");
+        assertEquals(2, m.list(ALICE).size(), "forked sandboxes keep running");
+        m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null));
+        m.deleteSnapshot(ALICE, "base", false, true);
+        assertEquals(List.of("br"), m.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList());
+        assertTrue(m.snapshots(ALICE).get(0).bootable(), "an orphan keeps its own files");
+        assertEquals(404, status(() -> m.deleteSnapshot(ALICE, "base", false, false)));
+        assertFalse(Files.exists(state.resolve("snapshots/alice/base")));
+    }
+
+    @Test
+    void aCompactionWritesAFlatCopyUnderANewTag() {
+        build("base");
+        assertEquals(400, status(() -> m.compact(ALICE, "base", new CompactRequest("base"))));
+        assertEquals(400, status(() -> m.compact(ALICE, "base", new CompactRequest("../flat"))));
+        assertEquals(404, status(() -> m.compact(ALICE, "nope", new CompactRequest("flat"))));
+        SnapshotInfo flat = m.compact(ALICE, "base", new CompactRequest("flat"));
+        assertEquals(SnapshotInfo.READY, flat.status());
+        assertNull(flat.parentTag(), "a compacted snapshot stands alone");
+        assertEquals(409, status(() -> m.compact(ALICE, "base", new CompactRequest("flat"))));
+        assertEquals(1, m.fork(ALICE, fork("flat", 1)).size());
+    }
+
+    @Test
+    void aSnapshotLeftWritingByACrashIsFailedAtStartUpAndItsBuilderRemoved() throws Exception {
+        build("base");
+        SandboxInfo builder = m.fork(ALICE, fork("base", 1)).get(0);
+        SnapshotStore store = new SnapshotStore(state);
+        SnapshotRecord interrupted = SnapshotRecord.writing("alice", "half", "fake", 1, null, null)
+                .withBuilder(builder.id());
+        assertTrue(store.create(interrupted));
+        Path staging = store.staging(interrupted);
+        Files.writeString(staging.resolve("partial"), "x");
+
+        SandboxManager restarted = started();
+        SnapshotInfo half = restarted.snapshots(ALICE).stream().filter(s -> s.tag().equals("half")).findFirst()
+                .orElseThrow();
+        assertEquals(SnapshotInfo.FAILED, half.status());
+        assertFalse(half.bootable());
+        assertEquals(Snapshots.INTERRUPTED, half.warning());
+        assertFalse(Files.exists(staging));
+        assertEquals(409, status(() -> restarted.fork(ALICE, fork("half", 1))));
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!restarted.list(ALICE).isEmpty() && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(List.of(), restarted.list(ALICE), "the builder of the interrupted build is removed");
+        restarted.deleteSnapshot(ALICE, "half", false, false);
+        assertEquals(List.of("base"), restarted.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList());
+    }
+
+    @Test
+    void touchResetsTheIdleClockOfASandboxOfTheCaller() {
+        SandboxInfo sb = m.create(ALICE, null);
+        m.touch(ALICE, sb.id());
+        assertEquals(404, status(() -> m.touch(BOB, sb.id())));
+        assertEquals(404, status(() -> m.touch(ALICE, "sb-nope")));
+    }
+}
