@@ -314,6 +314,8 @@ public abstract class StorageStrategySuite {
     }
 
     private static long sizeOf(Path path, Set<Long> sizes) throws IOException {
+        // existence first: a target that appears between the walk and the check would read as 0 bytes
+        boolean existed = Files.exists(path);
         try (Stream<Path> files = Files.isDirectory(path) ? Files.walk(path) : Stream.of(path)) {
             long total = files.filter(Files::isRegularFile).mapToLong(p -> {
                 try {
@@ -322,7 +324,7 @@ public abstract class StorageStrategySuite {
                     return 0;
                 }
             }).sum();
-            if (Files.exists(path)) {
+            if (existed) {
                 sizes.add(total);
             }
             return total;
