@@ -12,23 +12,14 @@ import java.util.stream.Stream;
 
 import io.vivarium.common.files.AtomicFiles;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-
 /**
- * Sandbox records on disk: one directory per sandbox under {@code <state>/sandboxes}, holding
- * core's record ({@value #RECORD}) and whatever the backend keeps there (workspace, logs).
+ * The sandboxes' directories on this node, {@code <state>/sandboxes/<id>/}: core's record
+ * ({@link StateCollections#SANDBOXES}) and whatever the backend keeps there (workspace, logs).
  */
-final class SandboxStore {
-    static final String RECORD = "sandbox.json";
-
+final class SandboxDirs {
     private final Path root;
-    private final ObjectMapper json = new ObjectMapper()
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .enable(SerializationFeature.INDENT_OUTPUT);
 
-    SandboxStore(Path stateDir) {
+    SandboxDirs(Path stateDir) {
         this.root = stateDir.resolve("sandboxes");
         try {
             Files.createDirectories(root);
@@ -48,38 +39,22 @@ final class SandboxStore {
         return dir;
     }
 
-    void save(SandboxRecord record) throws IOException {
-        AtomicFiles.write(dirOf(record.id()).resolve(RECORD), json.writeValueAsBytes(record));
-    }
-
-    /** Every readable record; directories without one (a create cut short before it) are removed. */
-    List<SandboxRecord> loadAll(java.util.function.BiConsumer<Path, Exception> onUnreadable) throws IOException {
-        List<SandboxRecord> records = new ArrayList<>();
+    /** The names of the directories that hold no file {@code name}. */
+    List<String> without(String name) throws IOException {
+        List<String> ids = new ArrayList<>();
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(root, Files::isDirectory)) {
             for (Path dir : dirs) {
-                Path file = dir.resolve(RECORD);
-                if (!Files.exists(file)) {
-                    removeDir(dir);
-                    continue;
-                }
-                try {
-                    records.add(json.readValue(file.toFile(), SandboxRecord.class));
-                } catch (IOException e) {
-                    onUnreadable.accept(file, e);
+                if (!Files.exists(dir.resolve(name))) {
+                    ids.add(dir.getFileName().toString());
                 }
             }
         }
-        return records;
+        return ids;
     }
 
-    /** Removes the sandbox's directory: the record first, so a crash midway leaves no half record. */
+    /** Removes the sandbox's directory and everything in it. */
     void remove(String id) throws IOException {
         Path dir = dirOf(id);
-        Files.deleteIfExists(dir.resolve(RECORD));
-        removeDir(dir);
-    }
-
-    private static void removeDir(Path dir) throws IOException {
         if (!Files.exists(dir)) {
             return;
         }
