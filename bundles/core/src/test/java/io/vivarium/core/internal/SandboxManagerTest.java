@@ -171,6 +171,20 @@ class SandboxManagerTest {
     }
 
     @Test
+    void aRecordWrittenBeforeTheStoreHadEnvelopesIsReadoptedAndDeleted() throws Exception {
+        String live = started(backend, 1, Duration.ZERO).create(ALICE, null).id();
+        Path record = state.resolve("sandboxes").resolve(live).resolve(StateCollections.RECORD);
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        Files.write(record, json.writeValueAsBytes(json.readTree(record.toFile()).get("body")));
+
+        SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
+
+        assertEquals("running", second.get(ALICE, live).status());
+        second.delete(ALICE, live);
+        assertFalse(Files.exists(record.getParent()));
+    }
+
+    @Test
     void aFailedCreateLeavesNothingBehind() throws Exception {
         SandboxManager m = started(backend, 1, Duration.ZERO);
         backend.failCreate = ApiException.badRequest("no");
