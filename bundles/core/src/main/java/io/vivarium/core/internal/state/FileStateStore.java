@@ -12,13 +12,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 import io.vivarium.common.files.AtomicFiles;
 
 /**
  * The store as files: one JSON envelope per record where its collection's layout puts it, written
  * atomically, and an {@link IntentJournal} in {@code <state>/store/} for transactions of several
- * writes. Commits are serialized; reads come from the cache loaded at {@link #open}.
+ * writes. A commit of one write holds the store shared and its key's lock, so writes of different
+ * records overlap (their fsyncs are batched by the file system); a transaction of several holds
+ * the store exclusively. Reads come from the cache loaded at {@link #open}.
  */
 public final class FileStateStore implements StateStore {
     static final String DIR = "store";
@@ -30,13 +35,18 @@ public final class FileStateStore implements StateStore {
     private final Map<String, Map<String, Stored<?>>> cache = new ConcurrentHashMap<>();
     private final RecordCodec codec = new RecordCodec();
     private final IntentJournal journal;
-    /** A committed intent not yet applied (an I/O error midway); applied before the next commit. */
-    private List<IntentJournal.Entry> pending;
+    private final ReentrantReadWriteLock writers = new ReentrantReadWriteLock();
+    private final Lock[] keyLocks = new Lock[64];
+    /** A committed intent not yet applied (an I/O error midway); applied before the next commit. Guarded by the write lock. */
+    private volatile List<IntentJournal.Entry> pending;
 
     private FileStateStore(Path stateDir, String node, List<RecordCollection<?>> collections) {
         this.stateDir = stateDir;
         this.node = node;
         this.journal = new IntentJournal(stateDir.resolve(DIR), codec);
+        for (int i = 0; i < keyLocks.length; i++) {
+            keyLocks[i] = new ReentrantLock();
+        }
         for (RecordCollection<?> c : collections) {
             this.collections.put(c.name(), c);
             cache.put(c.name(), new ConcurrentHashMap<>());
@@ -72,9 +82,39 @@ public final class FileStateStore implements StateStore {
     }
 
     @Override
-    public synchronized void commit(Transaction tx) throws IOException {
-        applyPending();
+    public void commit(Transaction tx) throws IOException {
         List<Transaction.Op> ops = tx.ops();
+        Lock store = ops.size() > 1 || pending != null ? writers.writeLock() : writers.readLock();
+        store.lock();
+        try {
+            if (pending != null && store != writers.writeLock()) {
+                store.unlock(); // an intent failed to apply meanwhile: this commit applies it first
+                store = writers.writeLock();
+                store.lock();
+            }
+            applyPending();
+            Lock key = ops.size() == 1 ? keyLocks[Math.floorMod(name(ops.get(0)).hashCode(), keyLocks.length)] : null;
+            if (key != null) {
+                key.lock();
+            }
+            try {
+                commit(ops);
+            } finally {
+                if (key != null) {
+                    key.unlock();
+                }
+            }
+        } finally {
+            store.unlock();
+        }
+    }
+
+    private static String name(Transaction.Op op) {
+        return op.collection().name() + "/" + op.key();
+    }
+
+    /** Checks every expected revision, makes the writes durable, then updates the cache. */
+    private void commit(List<Transaction.Op> ops) throws IOException {
         List<IntentJournal.Entry> entries = new ArrayList<>();
         for (Transaction.Op op : ops) {
             Stored<?> now = cacheOf(op.collection()).get(op.key());

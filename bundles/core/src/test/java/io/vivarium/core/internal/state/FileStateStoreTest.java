@@ -73,6 +73,42 @@ class FileStateStoreTest {
     }
 
     @Test
+    void concurrentWritersOfOneRecordEachWinOnceForEveryRevision() throws Exception {
+        FileStateStore store = open();
+        store.put(THINGS, "counter", new Thing("counter", 0), Stored.ABSENT);
+        int threads = 6;
+        int increments = 25;
+        List<Thread> writers = new java.util.ArrayList<>();
+        java.util.concurrent.ConcurrentLinkedQueue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        for (int t = 0; t < threads; t++) {
+            writers.add(Thread.ofPlatform().start(() -> {
+                try {
+                    for (int done = 0; done < increments;) {
+                        Stored<Thing> now = store.get(THINGS, "counter").orElseThrow();
+                        try {
+                            store.put(THINGS, "counter", new Thing("counter", now.body().size() + 1), now.revision());
+                            done++;
+                        } catch (StaleRevisionException lost) {
+                            // another writer took this revision: read again
+                        }
+                        store.put(THINGS, "own-" + Thread.currentThread().threadId() + "-" + done + "-" + now.revision(),
+                                new Thing("other", 1), Stored.ABSENT);
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        for (Thread w : writers) {
+            w.join();
+        }
+        assertEquals(List.of(), List.copyOf(failures));
+        Stored<Thing> counter = open().get(THINGS, "counter").orElseThrow();
+        assertEquals(threads * increments, counter.body().size(), "no increment lost");
+        assertEquals(threads * increments + 1, counter.revision());
+    }
+
+    @Test
     void aTransactionWithOneStaleWriteAppliesNoneOfItsWrites() throws Exception {
         FileStateStore store = open();
         store.put(THINGS, "a", new Thing("a", 1), Stored.ABSENT);
