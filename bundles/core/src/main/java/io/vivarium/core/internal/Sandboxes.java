@@ -54,8 +54,10 @@ final class Sandboxes {
             }
         }
         for (String id : dirs.without(StateCollections.RECORD)) {
-            opened.deleteIfPresent(StateCollections.DRY_RUNS, id);
-            dirs.remove(id);
+            if (opened.get(StateCollections.SANDBOXES, id).isEmpty()) {
+                opened.deleteIfPresent(StateCollections.DRY_RUNS, id);
+                dirs.remove(id);
+            }
         }
         state = opened;
     }

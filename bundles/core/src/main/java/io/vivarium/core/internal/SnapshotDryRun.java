@@ -146,7 +146,7 @@ final class SnapshotDryRun {
         try {
             intents.clear(id);
         } catch (IOException e) {
-            LOG.log(Level.ERROR, "cannot remove the dry-run intent in " + id, e);
+            LOG.log(Level.ERROR, "cannot remove the dry-run intent of sandbox " + id, e);
         }
     }
 }
