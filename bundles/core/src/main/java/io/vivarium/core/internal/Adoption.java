@@ -132,7 +132,7 @@ final class Adoption {
 
     private void adopt(Sandbox sb, BackendRegistry.Entry e) {
         SandboxRecord r = sb.record();
-        InstanceSpec spec = sb.spec(sandboxes.store());
+        InstanceSpec spec = sb.spec(sandboxes.dirs());
         if (SandboxRecord.CREATING.equals(r.phase())) {
             LOG.log(Level.WARNING, "sandbox " + r.id() + " was being created when the daemon stopped; removing it");
             e.backend().destroy(spec, emptyState());

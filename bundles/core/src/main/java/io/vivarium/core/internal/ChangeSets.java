@@ -41,12 +41,12 @@ final class ChangeSets {
     BaselineResult baseline(Caller caller, String id, BaselineRequest request) {
         Sandbox sb = sandboxes.find(caller, id);
         return sb.gate.shared(live.patience(),
-                () -> tracker.baseline(sandboxes.store().dirOf(id), live.of(sb), request.paths()));
+                () -> tracker.baseline(sandboxes.dirs().dirOf(id), live.of(sb), request.paths()));
     }
 
     ChangeSet changes(Caller caller, String id, ChangesRequest request) {
         Sandbox sb = sandboxes.find(caller, id);
-        return sb.gate.shared(live.patience(), () -> tracker.changes(sandboxes.store().dirOf(id), live.of(sb),
+        return sb.gate.shared(live.patience(), () -> tracker.changes(sandboxes.dirs().dirOf(id), live.of(sb),
                 request == null ? null : request.paths()));
     }
 

@@ -1,19 +1,14 @@
 package io.vivarium.core.internal;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.util.Optional;
 
 import io.vivarium.api.ApiException;
-import io.vivarium.common.files.AtomicFiles;
-
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.vivarium.core.internal.state.StateStore;
+import io.vivarium.core.internal.state.Stored;
 
 /**
- * The checkpoint a VM dry-run is using, written atomically beside the sandbox's record before the
+ * The checkpoint a VM dry-run is using, stored ({@link StateCollections#DRY_RUNS}) before the
  * checkpoint is taken and removed once it is deleted, so that a dry-run cut short by a
  * {@code kill -9} is finished at start-up (restored and deleted) instead of left behind.
  */
@@ -31,26 +26,28 @@ final class DryRunIntents {
         }
     }
 
-    private final ObjectMapper json = new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    private final Sandboxes sandboxes;
 
-    void write(Path sandboxDir, Intent intent) {
+    DryRunIntents(Sandboxes sandboxes) {
+        this.sandboxes = sandboxes;
+    }
+
+    void write(String id, Intent intent) {
+        StateStore state = sandboxes.state();
         try {
-            AtomicFiles.write(sandboxDir.resolve(FILE), json.writeValueAsBytes(intent));
+            state.put(StateCollections.DRY_RUNS, id, intent,
+                    state.get(StateCollections.DRY_RUNS, id).map(Stored::revision).orElse(Stored.ABSENT));
         } catch (IOException e) {
-            throw ApiException.internal("cannot record the dry-run's checkpoint in " + sandboxDir
+            throw ApiException.internal("cannot record the dry-run's checkpoint of sandbox " + id
                     + ", so the dry-run did not start", e);
         }
     }
 
-    Optional<Intent> read(Path sandboxDir) throws IOException {
-        try {
-            return Optional.of(json.readValue(Files.readAllBytes(sandboxDir.resolve(FILE)), Intent.class));
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        }
+    Optional<Intent> read(String id) {
+        return sandboxes.state().get(StateCollections.DRY_RUNS, id).map(Stored::body);
     }
 
-    void clear(Path sandboxDir) throws IOException {
-        AtomicFiles.delete(sandboxDir.resolve(FILE));
+    void clear(String id) throws IOException {
+        sandboxes.state().deleteIfPresent(StateCollections.DRY_RUNS, id);
     }
 }

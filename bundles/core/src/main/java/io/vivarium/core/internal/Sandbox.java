@@ -15,12 +15,15 @@ final class Sandbox {
     final LifecycleLock lifecycle = new LifecycleLock();
     final OperationGate gate;
     private volatile SandboxRecord record;
+    /** The store's revision of {@link #record}, 0 until it is stored. */
+    private volatile long revision;
     private volatile SandboxInstance instance;
     private volatile long backendServiceId = -1;
     private volatile boolean deleted;
 
-    Sandbox(SandboxRecord record) {
+    Sandbox(SandboxRecord record, long revision) {
         this.record = record;
+        this.revision = revision;
         this.gate = new OperationGate(record.id());
     }
 
@@ -28,8 +31,14 @@ final class Sandbox {
         return record;
     }
 
-    void record(SandboxRecord r) {
+    long revision() {
+        return revision;
+    }
+
+    /** Holds {@code r}, stored as {@code storedRevision}; callers hold the lifecycle lock. */
+    void record(SandboxRecord r, long storedRevision) {
         record = r;
+        revision = storedRevision;
     }
 
     SandboxInstance instance() {
@@ -73,8 +82,8 @@ final class Sandbox {
         instance = null;
     }
 
-    InstanceSpec spec(SandboxStore store) {
-        return new InstanceSpec(record.id(), store.dirOf(record.id()), record.memoryLimitMib(), record.vcpus(),
+    InstanceSpec spec(SandboxDirs dirs) {
+        return new InstanceSpec(record.id(), dirs.dirOf(record.id()), record.memoryLimitMib(), record.vcpus(),
                 record.image(), record.pidsLimit(), record.diskLimitMib());
     }
 

@@ -18,6 +18,7 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.core.internal.state.Stored;
 
 /**
  * Creating and deleting sandboxes: choosing the backend, recording a create before the backend
@@ -98,22 +99,22 @@ final class SandboxLifecycle {
     SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String image,
             InstanceMaker maker) {
         String id = SandboxIds.next();
-        SandboxStore store = sandboxes.store();
+        SandboxDirs dirs = sandboxes.dirs();
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
                 req.memoryLimitMib(), req.vcpus(), image, req.pidsLimit(), req.diskLimitMib(),
                 SandboxRecord.CREATING, Adoption.emptyState(),
                 SandboxStatus.RUNNING, null, e.backend().capabilities().vcpus());
-        Sandbox sb = new Sandbox(record);
+        Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {
             try {
-                store.createDir(id);
-                sandboxes.persist(record);
+                dirs.createDir(id);
+                sandboxes.persist(sb, record);
             } catch (IOException io) {
-                throw ApiException.internal("cannot write sandbox record under " + store.dirOf(id), io);
+                throw ApiException.internal("cannot write sandbox record under " + dirs.dirOf(id), io);
             }
             sandboxes.add(sb);
-            InstanceSpec spec = sb.spec(store);
+            InstanceSpec spec = sb.spec(dirs);
             SandboxInstance instance;
             try {
                 instance = maker.make(spec, new CoreOperation("creating sandbox " + id,
@@ -121,13 +122,11 @@ final class SandboxLifecycle {
             } catch (RuntimeException ex) {
                 throw undoCreate(sb, e, Adoption.emptyState(), ex);
             }
-            SandboxRecord created = record.created(instance.state());
             try {
-                sandboxes.persist(created);
+                sandboxes.persist(sb, record.created(instance.state()));
             } catch (IOException io) {
                 throw undoCreate(sb, e, instance.state(), ApiException.internal("cannot persist sandbox record " + id, io));
             }
-            sb.record(created);
             adoption.attachIfCurrent(sb, instance, e);
             return sb.info();
         } finally {
@@ -138,7 +137,7 @@ final class SandboxLifecycle {
     /** Removes what a failed create left; the original failure is what the caller sees. */
     private RuntimeException undoCreate(Sandbox sb, BackendRegistry.Entry e, InstanceState state, RuntimeException cause) {
         try {
-            e.backend().destroy(sb.spec(sandboxes.store()), state);
+            e.backend().destroy(sb.spec(sandboxes.dirs()), state);
         } catch (RuntimeException destroyFailure) {
             cause.addSuppressed(destroyFailure);
         } finally {
@@ -199,7 +198,7 @@ final class SandboxLifecycle {
                 throw ApiException.unavailable("backend " + r.backend() + " of sandbox " + id
                         + " is not registered; retry when it is back (GET /v1/backends)", 2);
             }
-            e.get().backend().destroy(sb.spec(sandboxes.store()), r.state());
+            e.get().backend().destroy(sb.spec(sandboxes.dirs()), r.state());
             sandboxes.forget(sb);
             sandboxes.observer().sandboxDeleted();
         } finally {

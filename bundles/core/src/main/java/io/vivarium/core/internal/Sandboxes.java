@@ -16,42 +16,71 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.core.internal.state.FileStateStore;
+import io.vivarium.core.internal.state.StaleRevisionException;
+import io.vivarium.core.internal.state.StateStore;
+import io.vivarium.core.internal.state.Stored;
+import io.vivarium.core.internal.state.Transaction;
 
 /**
- * The sandboxes core knows of, in memory and as records on disk: finding one for a caller (another
- * tenant's is not found), and writing, failing and forgetting their records.
+ * The sandboxes core knows of, in memory and as records in the {@link StateStore}: finding one for a
+ * caller (another tenant's is not found), and writing, failing and forgetting their records.
  */
 final class Sandboxes {
     private static final System.Logger LOG = System.getLogger(Sandboxes.class.getName());
 
     private final Map<String, Sandbox> byId = new ConcurrentHashMap<>();
     private final Supplier<RuntimeObserver> observer;
-    private volatile SandboxStore store;
+    private volatile StateStore state;
+    private volatile SandboxDirs dirs;
 
     Sandboxes(Supplier<RuntimeObserver> observer) {
         this.observer = observer;
     }
 
-    /** Loads every readable record under {@code stateDir}; callers hold the adoption lock. */
+    /**
+     * Opens the store under {@code stateDir} (where its implementation is chosen) and takes this
+     * node's sandboxes from it; directories without a record (a create cut short before it) are
+     * removed. Callers hold the adoption lock.
+     */
     void open(Path stateDir) throws IOException {
-        store = new SandboxStore(stateDir);
-        for (SandboxRecord r : store.loadAll((file, e) -> LOG.log(Level.ERROR,
-                "cannot read sandbox record " + file + "; leaving it alone: " + e))) {
-            byId.put(r.id(), new Sandbox(r));
+        dirs = new SandboxDirs(stateDir);
+        StateStore opened = FileStateStore.open(stateDir, StateCollections.ALL);
+        for (Stored<SandboxRecord> s : opened.all(StateCollections.SANDBOXES)) {
+            if (s.node().equals(opened.node())) {
+                byId.put(s.key(), new Sandbox(s.body(), s.revision()));
+            } else {
+                LOG.log(Level.INFO, "sandbox " + s.key() + " lives on node " + s.node() + ", not on this one; leaving it alone");
+            }
         }
+        for (String id : dirs.without(StateCollections.RECORD)) {
+            if (opened.get(StateCollections.SANDBOXES, id).isEmpty()) {
+                opened.deleteIfPresent(StateCollections.DRY_RUNS, id);
+                dirs.remove(id);
+            }
+        }
+        state = opened;
     }
 
     void close() {
         byId.clear();
-        store = null;
+        StateStore s = state;
+        state = null;
+        if (s != null) {
+            s.close();
+        }
     }
 
     boolean open() {
-        return store != null;
+        return state != null;
     }
 
-    SandboxStore store() {
-        return store;
+    StateStore state() {
+        return state;
+    }
+
+    SandboxDirs dirs() {
+        return dirs;
     }
 
     RuntimeObserver observer() {
@@ -94,21 +123,23 @@ final class Sandboxes {
     static final Comparator<SandboxInfo> ORDER = Comparator.comparingLong(SandboxInfo::createdAtUnix)
             .thenComparing(SandboxInfo::id);
 
-    void persist(SandboxRecord r) throws IOException {
+    /** Stores {@code r} over the revision {@code sb} holds, then holds it; callers hold its lifecycle lock. */
+    void persist(Sandbox sb, SandboxRecord r) throws IOException {
         long start = System.nanoTime();
-        store.save(r);
+        Stored<SandboxRecord> stored = state.put(StateCollections.SANDBOXES, r.id(), r, sb.revision());
+        sb.record(stored.body(), stored.revision());
         observer().stateWritten(System.nanoTime() - start);
     }
 
     /** Marks the sandbox failed, in memory and on disk; callers hold its lifecycle lock. */
     void fail(Sandbox sb, String why) {
         SandboxRecord failed = sb.record().failed(why);
-        sb.record(failed);
+        sb.record(failed, sb.revision());
         sb.attach(null, -1);
         try {
-            persist(failed);
-        } catch (IOException io) {
-            LOG.log(Level.ERROR, "cannot persist failure of sandbox " + failed.id(), io);
+            persist(sb, failed);
+        } catch (IOException | StaleRevisionException e) {
+            LOG.log(Level.ERROR, "cannot persist failure of sandbox " + failed.id(), e);
         }
         LOG.log(Level.WARNING, "sandbox " + failed.id() + " " + why);
     }
@@ -125,25 +156,29 @@ final class Sandboxes {
             }
             SandboxRecord r = sb.record().with(after.state(), status);
             try {
-                persist(r);
+                persist(sb, r);
             } catch (IOException io) {
                 throw ApiException.internal("cannot persist the new state of sandbox " + r.id()
                         + "; a daemon restart may not find it again", io);
             }
-            sb.record(r);
             sb.replace(before, after);
         } finally {
             sb.lifecycle.unlock(observer());
         }
     }
 
+    /** Removes its records (with a dry-run's in progress, in one transaction), then its directory. */
     void forget(Sandbox sb) {
         sb.markDeleted();
-        byId.remove(sb.record().id());
+        String id = sb.record().id();
+        byId.remove(id);
         try {
-            store.remove(sb.record().id());
-        } catch (IOException io) {
-            LOG.log(Level.ERROR, "cannot remove files of sandbox " + sb.record().id(), io);
+            Transaction tx = new Transaction().delete(StateCollections.SANDBOXES, id, sb.revision());
+            state.get(StateCollections.DRY_RUNS, id).ifPresent(d -> tx.delete(StateCollections.DRY_RUNS, id, d.revision()));
+            state.commit(tx);
+            dirs.remove(id);
+        } catch (IOException | StaleRevisionException e) {
+            LOG.log(Level.ERROR, "cannot remove the records and files of sandbox " + id, e);
         }
     }
 }

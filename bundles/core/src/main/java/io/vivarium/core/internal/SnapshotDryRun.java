@@ -2,7 +2,6 @@ package io.vivarium.core.internal;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -30,25 +29,26 @@ final class SnapshotDryRun {
 
     private final Sandboxes sandboxes;
     private final Checkpointing checkpointing;
-    private final DryRunIntents intents = new DryRunIntents();
+    private final DryRunIntents intents;
 
     SnapshotDryRun(Sandboxes sandboxes, Checkpointing checkpointing) {
         this.sandboxes = sandboxes;
         this.checkpointing = checkpointing;
+        this.intents = new DryRunIntents(sandboxes);
     }
 
     /** Runs {@code exec} and reverts the VM; the caller holds the sandbox's gate exclusively. */
     DryRunResult run(Sandbox sb, SandboxInstance instance, Checkpoints c, ExecRequest exec, List<String> paths,
             FingerprintMode mode) {
-        Path dir = sandboxes.store().dirOf(sb.record().id());
+        String id = sb.record().id();
         String tag = Checkpointing.DRY_RUN_PREFIX + UUID.randomUUID();
         long startedAt = Instant.now().getEpochSecond();
         DryRunIntents.Intent intent = new DryRunIntents.Intent(tag, DryRunIntents.CHECKPOINTING, startedAt);
-        intents.write(dir, intent);
+        intents.write(id, intent);
         try {
             c.create(tag, checkpointing.context("checkpointing sandbox " + sb.record().id() + " for a dry-run"));
         } catch (RuntimeException e) {
-            clearQuietly(dir);
+            clearQuietly(id);
             throw e;
         }
         ExecResult result;
@@ -59,10 +59,10 @@ final class SnapshotDryRun {
             FileListing after = GuestLister.list(instance.channel(), paths, mode, ListingLimits.standard());
             changes = ChangeTracker.compare(before.files(), after.files(), mode.name(), paths, startedAt);
         } catch (RuntimeException e) {
-            revert(sb, instance, c, dir, intent, e);
+            revert(sb, instance, c, id, intent, e);
             throw e;
         }
-        revert(sb, instance, c, dir, intent, null);
+        revert(sb, instance, c, id, intent, null);
         return new DryRunResult(result.stdout(), result.stderr(), result.exitCode(), result.timedOut(),
                 result.truncated(), result.durationMs(), changes, true, MECHANISM);
     }
@@ -72,13 +72,13 @@ final class SnapshotDryRun {
      * checkpoint is kept and named, so they can restore it themselves); {@code cause}, the
      * failure that made the dry-run stop early, is kept with it.
      */
-    private void revert(Sandbox sb, SandboxInstance instance, Checkpoints c, Path dir, DryRunIntents.Intent intent,
+    private void revert(Sandbox sb, SandboxInstance instance, Checkpoints c, String id, DryRunIntents.Intent intent,
             RuntimeException cause) {
         SandboxInstance restored;
         try {
             restored = checkpointing.restore(sb, instance, c, intent.tag());
         } catch (RuntimeException e) {
-            clearQuietly(dir);
+            clearQuietly(id);
             ApiException failed = ApiException.internal("the dry-run's command ran but restoring the VM failed, so its "
                     + "changes may still be in the VM: " + e.getMessage() + "; checkpoint " + intent.tag()
                     + " is kept: restore it with POST /v1/vms/" + sb.record().id() + "/restore", e);
@@ -87,14 +87,14 @@ final class SnapshotDryRun {
             }
             throw failed;
         }
-        intents.write(dir, intent.restored());
-        deleteCheckpoint(sb, restored instanceof Checkpoints after ? after : c, dir, intent.tag());
+        intents.write(id, intent.restored());
+        deleteCheckpoint(sb, restored instanceof Checkpoints after ? after : c, id, intent.tag());
     }
 
-    private void deleteCheckpoint(Sandbox sb, Checkpoints c, Path dir, String tag) {
+    private void deleteCheckpoint(Sandbox sb, Checkpoints c, String id, String tag) {
         try {
             c.delete(tag);
-            intents.clear(dir);
+            intents.clear(id);
         } catch (RuntimeException | IOException e) {
             // the VM was reverted; the intent stays so that the next start-up deletes the checkpoint
             LOG.log(Level.ERROR, "dry-run checkpoint " + tag + " of sandbox " + sb.record().id()
@@ -108,14 +108,8 @@ final class SnapshotDryRun {
      * sandbox is marked failed with a reason naming the checkpoint: never kept silently.
      */
     void replay(Sandbox sb, Duration patience) {
-        Path dir = sandboxes.store().dirOf(sb.record().id());
-        Optional<DryRunIntents.Intent> found;
-        try {
-            found = intents.read(dir);
-        } catch (IOException e) {
-            LOG.log(Level.ERROR, "cannot read the dry-run intent of sandbox " + sb.record().id(), e);
-            return;
-        }
+        String id = sb.record().id();
+        Optional<DryRunIntents.Intent> found = intents.read(id);
         SandboxInstance instance = sb.instance();
         if (found.isEmpty() || instance == null) {
             return;
@@ -131,7 +125,7 @@ final class SnapshotDryRun {
                     }
                     (now instanceof Checkpoints after ? after : c).delete(intent.tag());
                 }
-                intents.clear(dir);
+                intents.clear(id);
                 LOG.log(Level.WARNING, "sandbox " + sb.record().id() + ": finished a dry-run the daemon stopped in the "
                         + "middle of (" + intent.phase() + "); checkpoint " + intent.tag() + " restored and deleted");
             } catch (RuntimeException | IOException e) {
@@ -148,11 +142,11 @@ final class SnapshotDryRun {
         });
     }
 
-    private void clearQuietly(Path dir) {
+    private void clearQuietly(String id) {
         try {
-            intents.clear(dir);
+            intents.clear(id);
         } catch (IOException e) {
-            LOG.log(Level.ERROR, "cannot remove the dry-run intent in " + dir, e);
+            LOG.log(Level.ERROR, "cannot remove the dry-run intent of sandbox " + id, e);
         }
     }
 }

@@ -27,6 +27,7 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
@@ -35,6 +36,7 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.core.internal.state.FileStateStore;
 import io.vivarium.testkit.FakeBackend;
 
 import org.junit.jupiter.api.Test;
@@ -69,7 +71,7 @@ class SandboxManagerTest {
         SandboxManager m = started(backend, 1, Duration.ZERO);
         SandboxInfo info = m.create(ALICE, null);
         assertEquals("running", info.status());
-        assertTrue(Files.exists(state.resolve("sandboxes").resolve(info.id()).resolve(SandboxStore.RECORD)));
+        assertTrue(Files.exists(state.resolve("sandboxes").resolve(info.id()).resolve(StateCollections.RECORD)));
         m.exec(ALICE, info.id(), exec("echo", "hi"));
         ExecRequest seen = backend.execs.get(0);
         assertEquals(30, seen.timeoutSecs());
@@ -158,13 +160,28 @@ class SandboxManagerTest {
     void aCreateCutShortByACrashIsCleanedUpOnStart() throws Exception {
         SandboxManager first = started(backend, 1, Duration.ZERO);
         String id = first.create(ALICE, null).id();
-        var store = new SandboxStore(state);
+        var store = FileStateStore.open(state, StateCollections.ALL);
         var r = first.get(ALICE, id);
-        store.save(new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null, null, null, SandboxRecord.CREATING,
-                new io.vivarium.api.spi.InstanceState(0, Map.of()), io.vivarium.api.SandboxStatus.RUNNING, null, null));
+        long revision = store.get(StateCollections.SANDBOXES, id).orElseThrow().revision();
+        store.put(StateCollections.SANDBOXES, id, new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null,
+                null, null, SandboxRecord.CREATING, new InstanceState(0, Map.of()), SandboxStatus.RUNNING, null, null), revision);
         SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
         assertTrue(second.list(ALICE).isEmpty());
         assertFalse(Files.exists(state.resolve("sandboxes").resolve(id)));
+    }
+
+    @Test
+    void aRecordWrittenBeforeTheStoreHadEnvelopesIsReadoptedAndDeleted() throws Exception {
+        String live = started(backend, 1, Duration.ZERO).create(ALICE, null).id();
+        Path record = state.resolve("sandboxes").resolve(live).resolve(StateCollections.RECORD);
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        Files.write(record, json.writeValueAsBytes(json.readTree(record.toFile()).get("body")));
+
+        SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
+
+        assertEquals("running", second.get(ALICE, live).status());
+        second.delete(ALICE, live);
+        assertFalse(Files.exists(record.getParent()));
     }
 
     @Test

@@ -321,6 +321,23 @@ class VmCheckpointsTest {
     }
 
     @Test
+    void deletingAVmWithAnUnfinishedDryRunLeavesNoRecordNorDirectory() throws Exception {
+        SandboxManager m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        vm.commands = c -> {
+            throw new Killed();
+        };
+        assertThrows(Killed.class, () -> m.dryRun(ALICE, id, dryRun("make")));
+        assertTrue(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
+
+        m.delete(ALICE, id);
+
+        assertFalse(Files.exists(dirOf(id)));
+        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+        assertTrue(restarted.listVms(ALICE).isEmpty());
+    }
+
+    @Test
     void aDryRunKilledWhileItsCheckpointWasTakenLeavesNothingAfterTheStart() throws Exception {
         SandboxManager m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);

@@ -1,0 +1,21 @@
+package io.vivarium.core.internal;
+
+import java.util.List;
+
+import io.vivarium.core.internal.state.RecordCollection;
+
+/** The collections of core's {@link io.vivarium.core.internal.state.StateStore}; a new one is a constant here. */
+final class StateCollections {
+    static final String RECORD = "sandbox.json";
+
+    static final RecordCollection<SandboxRecord> SANDBOXES = RecordCollection.of("sandboxes", SandboxRecord.class,
+            "sandboxes/{key}/" + RECORD);
+    /** VM dry-runs in progress, by sandbox id. */
+    static final RecordCollection<DryRunIntents.Intent> DRY_RUNS = RecordCollection.of("dry-runs",
+            DryRunIntents.Intent.class, "sandboxes/{key}/" + DryRunIntents.FILE);
+
+    static final List<RecordCollection<?>> ALL = List.of(SANDBOXES, DRY_RUNS);
+
+    private StateCollections() {
+    }
+}

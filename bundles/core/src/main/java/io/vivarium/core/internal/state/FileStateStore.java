@@ -1,0 +1,250 @@
+package io.vivarium.core.internal.state;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+import io.vivarium.common.files.AtomicFiles;
+
+/**
+ * The store as files: one JSON envelope per record where its collection's layout puts it, written
+ * atomically, and an {@link IntentJournal} in {@code <state>/store/} for transactions of several
+ * writes. A commit of one write holds the store shared and its key's lock, so writes of different
+ * records overlap (their fsyncs are batched by the file system); a transaction of several holds
+ * the store exclusively. Reads come from the cache loaded at {@link #open}.
+ */
+public final class FileStateStore implements StateStore {
+    static final String DIR = "store";
+    private static final System.Logger LOG = System.getLogger(FileStateStore.class.getName());
+
+    private final Path stateDir;
+    private final String node;
+    private final Map<String, RecordCollection<?>> collections = new LinkedHashMap<>();
+    private final Map<String, Map<String, Stored<?>>> cache = new ConcurrentHashMap<>();
+    private final RecordCodec codec = new RecordCodec();
+    private final IntentJournal journal;
+    private final ReentrantReadWriteLock writers = new ReentrantReadWriteLock();
+    private final Lock[] keyLocks = new Lock[64];
+    /** A committed intent not yet applied (an I/O error midway); applied before the next commit. Guarded by the write lock. */
+    private volatile List<IntentJournal.Entry> pending;
+
+    private FileStateStore(Path stateDir, String node, List<RecordCollection<?>> collections) {
+        this.stateDir = stateDir;
+        this.node = node;
+        this.journal = new IntentJournal(stateDir.resolve(DIR), codec);
+        for (int i = 0; i < keyLocks.length; i++) {
+            keyLocks[i] = new ReentrantLock();
+        }
+        for (RecordCollection<?> c : collections) {
+            this.collections.put(c.name(), c);
+            cache.put(c.name(), new ConcurrentHashMap<>());
+        }
+    }
+
+    /** Replays or discards what a crash left in the journal, then loads every record of {@code collections}. */
+    public static FileStateStore open(Path stateDir, List<RecordCollection<?>> collections) throws IOException {
+        Path dir = Files.createDirectories(stateDir.resolve(DIR));
+        FileStateStore store = new FileStateStore(stateDir, NodeId.readOrCreate(dir.resolve("node")), collections);
+        store.recover();
+        for (RecordCollection<?> c : collections) {
+            store.load(c);
+        }
+        return store;
+    }
+
+    @Override
+    public String node() {
+        return node;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> Optional<Stored<T>> get(RecordCollection<T> c, String key) {
+        return Optional.ofNullable((Stored<T>) cacheOf(c).get(key));
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> List<Stored<T>> all(RecordCollection<T> c) {
+        return cacheOf(c).values().stream().map(s -> (Stored<T>) s).sorted(Comparator.comparing(Stored::key)).toList();
+    }
+
+    @Override
+    public void commit(Transaction tx) throws IOException {
+        List<Transaction.Op> ops = tx.ops();
+        Lock store = ops.size() > 1 || pending != null ? writers.writeLock() : writers.readLock();
+        store.lock();
+        try {
+            if (pending != null && store != writers.writeLock()) {
+                store.unlock(); // an intent failed to apply meanwhile: this commit applies it first
+                store = writers.writeLock();
+                store.lock();
+            }
+            applyPending();
+            Lock key = ops.size() == 1 ? keyLocks[Math.floorMod(name(ops.get(0)).hashCode(), keyLocks.length)] : null;
+            if (key != null) {
+                key.lock();
+            }
+            try {
+                commit(ops);
+            } finally {
+                if (key != null) {
+                    key.unlock();
+                }
+            }
+        } finally {
+            store.unlock();
+        }
+    }
+
+    private static String name(Transaction.Op op) {
+        return op.collection().name() + "/" + op.key();
+    }
+
+    /** Checks every expected revision, makes the writes durable, then updates the cache. */
+    private void commit(List<Transaction.Op> ops) throws IOException {
+        List<IntentJournal.Entry> entries = new ArrayList<>();
+        for (Transaction.Op op : ops) {
+            Stored<?> now = cacheOf(op.collection()).get(op.key());
+            long stored = now == null ? Stored.ABSENT : now.revision();
+            if (stored != op.expected()) {
+                throw new StaleRevisionException(op.collection().name(), op.key(), op.expected(), stored);
+            }
+            entries.add(new IntentJournal.Entry(op.collection().name(), op.key(),
+                    op.delete() ? null : codec.envelope(op.collection(), op.body(), op.expected() + 1, node)));
+        }
+        if (entries.size() == 1) {
+            apply(entries);
+        } else if (entries.size() > 1) {
+            journal.write(entries);
+            pending = entries;
+            try {
+                applyPending();
+            } catch (IOException e) {
+                LOG.log(Level.ERROR, "a committed transaction is not applied yet; the next commit or start applies it", e);
+            }
+        }
+        for (Transaction.Op op : ops) {
+            if (op.delete()) {
+                cacheOf(op.collection()).remove(op.key());
+            } else {
+                cacheOf(op.collection()).put(op.key(), new Stored<>(op.key(), op.body(), op.expected() + 1, node));
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        cache.values().forEach(Map::clear);
+    }
+
+    private void recover() throws IOException {
+        journal.discardUnfinished();
+        Optional<List<IntentJournal.Entry>> intent;
+        try {
+            intent = journal.read();
+        } catch (IOException torn) {
+            LOG.log(Level.WARNING, "discarding a transaction that did not commit before the daemon stopped (" + torn.getMessage()
+                    + "); none of its writes was applied");
+            journal.clear();
+            return;
+        }
+        if (intent.isPresent()) {
+            apply(intent.get());
+            journal.clear();
+            LOG.log(Level.WARNING, "replayed a transaction of " + intent.get().size() + " writes the daemon committed "
+                    + "but had not finished applying when it stopped");
+        }
+    }
+
+    private void applyPending() throws IOException {
+        if (pending != null) {
+            apply(pending);
+            journal.clear();
+            pending = null;
+        }
+    }
+
+    /** Writes each entry; each write is atomic and the same intent may be applied again. */
+    private void apply(List<IntentJournal.Entry> entries) throws IOException {
+        for (IntentJournal.Entry e : entries) {
+            RecordCollection<?> c = collections.get(e.collection());
+            if (c == null) {
+                LOG.log(Level.ERROR, "the journal names collection " + e.collection() + ", which this version does not know; "
+                        + "skipping its write of " + e.key());
+                continue;
+            }
+            Path file = fileOf(c, e.key());
+            if (e.delete()) {
+                AtomicFiles.delete(file);
+            } else {
+                ensureDirectory(file.getParent());
+                AtomicFiles.write(file, codec.bytes(e.record()));
+            }
+        }
+    }
+
+    private void load(RecordCollection<?> c) throws IOException {
+        for (Map.Entry<String, Path> f : files(c).entrySet()) {
+            try {
+                cacheOf(c).put(f.getKey(), codec.decode(c, f.getKey(), Files.readAllBytes(f.getValue()), node));
+            } catch (IOException | RuntimeException e) {
+                LOG.log(Level.ERROR, "cannot read record " + f.getValue() + "; leaving it alone: " + e);
+            }
+        }
+    }
+
+    /** The files of a collection by key, found by its layout. */
+    private Map<String, Path> files(RecordCollection<?> c) throws IOException {
+        int at = c.layout().indexOf(RecordCollection.KEY);
+        Path base = stateDir.resolve(c.layout().substring(0, at));
+        String after = c.layout().substring(at + RecordCollection.KEY.length());
+        Map<String, Path> files = new LinkedHashMap<>();
+        if (!Files.isDirectory(base)) {
+            return files;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(base)) {
+            for (Path p : entries) {
+                String name = p.getFileName().toString();
+                String key = after.startsWith("/") ? name
+                        : name.endsWith(after) ? name.substring(0, name.length() - after.length()) : null;
+                Path file = after.startsWith("/") ? p.resolve(after.substring(1)) : p;
+                if (key != null && RecordCollection.isKey(key) && Files.isRegularFile(file)) {
+                    files.put(key, file);
+                }
+            }
+        }
+        return files;
+    }
+
+    private Path fileOf(RecordCollection<?> c, String key) {
+        return stateDir.resolve(c.layout().replace(RecordCollection.KEY, key));
+    }
+
+    private static void ensureDirectory(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            Files.createDirectories(dir);
+            AtomicFiles.fsyncDirectory(dir.getParent());
+        }
+    }
+
+    private Map<String, Stored<?>> cacheOf(RecordCollection<?> c) {
+        Map<String, Stored<?>> records = cache.get(c.name());
+        if (records == null || !c.equals(collections.get(c.name()))) {
+            throw new IllegalArgumentException("collection " + c.name() + " is not one this store was opened with");
+        }
+        return records;
+    }
+}
