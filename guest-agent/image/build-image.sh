@@ -56,8 +56,8 @@ case "$variant" in
   *) die "unknown variant '$variant' (default, qemu-ga, python, bare)" ;;
 esac
 
-for tool in apt-cache apt-get dpkg-deb readelf gzip qemu-img sha256sum flock; do
-  command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (qemu-img: apt-get install qemu-utils; readelf: binutils)"
+for tool in apt-cache apt-get dpkg-deb readelf gzip lz4 od qemu-img sha256sum flock; do
+  command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (qemu-img: apt-get install qemu-utils; readelf: binutils; lz4: lz4)"
 done
 mkfs_ext4="$(PATH="$PATH:/sbin:/usr/sbin" command -v mkfs.ext4)" || die "mkfs.ext4 is missing: apt-get install e2fsprogs"
 
@@ -97,11 +97,13 @@ for p in "${packages[@]}"; do
   [[ -n ${version[$p]:-} ]] || die "no candidate version for $p"
 done
 
-# Our agent, rebuilt by make if its sources changed (a no-op otherwise).
+# Our agent and vivarium-boot (the set-up /init runs before the agent), rebuilt by make if their
+# sources changed (a no-op otherwise).
 agent_bin="$agent_dir/build/vivarium-agent"
-if [[ $agent == vivarium ]]; then
-  make -s -C "$agent_dir" --no-print-directory >&2 || die "make -C $agent_dir failed (the agent is needed)"
-  [[ -x $agent_bin ]] || die "make did not produce $agent_bin"
+boot_bin="$agent_dir/build/vivarium-boot"
+if [[ $init_file == init ]]; then
+  make -s -C "$agent_dir" --no-print-directory >&2 || die "make -C $agent_dir failed (the agent and vivarium-boot are needed)"
+  [[ -x $agent_bin && -x $boot_bin ]] || die "make did not produce $agent_bin and $boot_bin"
 fi
 
 # Everything the image is made of; its hash names the image.
@@ -115,6 +117,7 @@ inputs="$(
   echo "file build-image.sh $(sha "$here/build-image.sh")"
   echo "file $init_file $(sha "$here/$init_file")"
   [[ $agent != vivarium ]] || echo "file vivarium-agent $(sha "$agent_bin")"
+  [[ $init_file != init ]] || echo "file vivarium-boot $(sha "$boot_bin")"
 )"
 inputs_sha="$(printf '%s\n' "$inputs" | sha256sum | cut -d' ' -f1)"
 name="$variant-${inputs_sha:0:16}"
@@ -181,11 +184,29 @@ done < <("$busybox" --list-full)
 kmod_root=("$work/x/$kernel_pkg"/lib/modules/*)
 [[ -d ${kmod_root[0]} ]] || die "$kernel_pkg has no lib/modules/"
 kconfig=("$work/x/$kernel_pkg"/boot/config-*)
-for opt in CONFIG_EXT4_FS CONFIG_JBD2 CONFIG_FS_MBCACHE CONFIG_CRYPTO_CRC32C CONFIG_DEVTMPFS CONFIG_SERIAL_8250 CONFIG_RD_GZIP; do
+for opt in CONFIG_EXT4_FS CONFIG_JBD2 CONFIG_FS_MBCACHE CONFIG_CRYPTO_CRC32C CONFIG_DEVTMPFS CONFIG_SERIAL_8250 CONFIG_RD_GZIP \
+           CONFIG_PVH CONFIG_KERNEL_LZ4; do
   grep -qx "$opt=y" "${kconfig[0]}" ||
     die "$kernel_pkg: $opt is not built in; add its module to the list in build-image.sh"
 done
-# copy_modules LIST_FILE MODULE...: the modules into /lib/modules and their names, in order, into the list
+! grep -qx CONFIG_MODULE_SIG_FORCE=y "${kconfig[0]}" ||
+  die "$kernel_pkg enforces module signatures (CONFIG_MODULE_SIG_FORCE=y): keep them (strip_signature)"
+# Debian signs its modules (a signature appended to the .ko: the signature, a 12-byte
+# struct module_signature whose last 4 bytes are the signature's length, big-endian, and the
+# 28-byte magic). The guest kernel does not enforce signatures (no module.sig_enforce, no
+# lockdown), and verifying one (SHA-512 and RSA) costs it about 4-5 ms per module under TCG, on
+# the boot's critical path; the packages were verified by apt on the host. So the copies are
+# unsigned (the kernel loads them and marks itself tainted 'E', quietly).
+strip_signature() {
+  local ko="$1" size siglen
+  [[ "$(tail -c 28 "$ko")" == "~Module signature appended~" ]] || return 0  # $() drops the magic's newline
+  size=$(stat -c %s "$ko")
+  siglen=$(tail -c 32 "$ko" | head -c 4 | od -An -tu4 --endian=big | tr -d ' ')
+  (( siglen > 0 && siglen + 40 < size )) || die "$ko: a module signature of $siglen bytes in $size"
+  truncate -s $((size - 40 - siglen)) "$ko"
+}
+# copy_modules LIST_FILE MODULE...: the modules, unsigned, into /lib/modules and their names, in
+# order, into the list
 copy_modules() {
   local list="$root/etc/vivarium/$1" m ko
   shift
@@ -194,6 +215,7 @@ copy_modules() {
     ko="$(find "${kmod_root[0]}/kernel" -name "$m.ko" -print -quit)"
     [[ -n $ko ]] || die "$kernel_pkg has no module $m.ko"
     cp "$ko" "$root/lib/modules/$m.ko"
+    strip_signature "$root/lib/modules/$m.ko"
     echo "$m" >>"$list"
   done
 }
@@ -205,6 +227,7 @@ printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\ntty:x:5:\n' >"$root/etc/group"
 echo vivarium >"$root/etc/hostname"
 install -m 755 "$here/$init_file" "$root/init"
+[[ $init_file != init ]] || install -m 755 "$boot_bin" "$root/sbin/vivarium-boot"
 
 # Shared libraries from the downloaded packages (never the host's): the loader, and for an ELF
 # file every DT_NEEDED library, transitively, into /lib/x86_64-linux-gnu.
@@ -288,8 +311,28 @@ log "initramfs.cpio.gz"
   "$busybox" cpio -o -H newc -R 0:0 --renumber-inodes --ignore-devno 2>/dev/null) |
   gzip -n -9 >"$work/image/initramfs.cpio.gz"
 
+# The kernel is the ELF vmlinux inside the package's vmlinuz (bzImage), which QEMU boots through
+# its PVH entry (CONFIG_PVH, checked above): no SeaBIOS option ROM copying a compressed kernel into
+# the guest and no decompression at every boot. The bzImage's copy and its decompressor's work
+# stayed in the guest's free RAM as about 28 MiB of non-zero pages, which every checkpoint
+# (savevm) wrote and every restore read back; and the boot is shorter (docs/benchmarks.md).
+# Without the decompressor there is no KASLR in the guest: its root runs every command anyway.
+u32() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' '; }  # FILE OFFSET: a little-endian u32
+extract_vmlinux() {
+  local bz="$1" out="$2" setup start len size
+  [[ "$(od -An -c -j $((0x202)) -N4 "$bz" | tr -d ' ')" == HdrS ]] || die "$bz is not a bzImage"
+  setup=$(od -An -tu1 -j $((0x1f1)) -N1 "$bz" | tr -d ' ')  # setup_sects (0 means 4)
+  (( setup > 0 )) || setup=4
+  start=$(( (setup + 1) * 512 + $(u32 "$bz" $((0x248))) ))  # payload_offset
+  len=$(u32 "$bz" $((0x24c)))  # payload_length: the lz4 stream, then the vmlinux's size (u32)
+  size=$(u32 "$bz" $((start + len - 4)))
+  head -c $((start + len - 4)) "$bz" | tail -c $((len - 4)) | lz4 -dcq >"$out" || die "lz4 could not unpack the kernel in $bz"
+  [[ $(stat -c %s "$out") == "$size" ]] || die "the vmlinux unpacked from $bz is not the $size bytes its header says"
+  # the PVH entry point is an ELF note of type XEN_ELFNOTE_PHYS32_ENTRY (18)
+  readelf -n "$out" | grep -q '(0x00000012)' || die "the vmlinux in $bz has no PVH entry note"
+}
 kernel=("$work/x/$kernel_pkg"/boot/vmlinuz-*)
-cp "${kernel[0]}" "$work/image/kernel"
+extract_vmlinux "${kernel[0]}" "$work/image/kernel"
 
 log "workspace.qcow2 (ext4, 1 GiB, label work)"
 truncate -s 1G "$work/workspace.raw"
