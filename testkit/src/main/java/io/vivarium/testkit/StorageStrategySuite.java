@@ -18,6 +18,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -45,9 +46,11 @@ import org.junit.jupiter.api.io.TempDir;
  * mode; a call that throws leaves nothing behind; an artifact appears at its target whole or not at
  * all. A strategy's test extends this class once per kind it handles (e.g. as {@code @Nested}
  * classes), supplying the strategy, the kind and an {@link ArtifactContent} that writes, changes
- * and reads an artifact of that kind ({@link ArtifactContent#FILE} for plain files). A strategy
- * that does not {@linkplain StorageStrategy#supports support} the kind in the test's directory
- * skips every check with that reason.
+ * and reads an artifact of that kind ({@link ArtifactContent#FILE} for plain files,
+ * {@link ArtifactContent#TREE} for directory trees). A strategy that does not
+ * {@linkplain StorageStrategy#supports support} the kind in the test's directory skips every check
+ * with that reason, unless the test {@linkplain #checksFallback() checks its fallback}; a test may
+ * put that directory on a particular filesystem ({@link #workDir}).
  */
 public abstract class StorageStrategySuite {
 
@@ -96,6 +99,9 @@ public abstract class StorageStrategySuite {
                 return Files.readAllBytes(path);
             }
         };
+
+        /** A directory tree: the content in files over nested folders (a workspace). */
+        ArtifactContent TREE = new TreeContent();
     }
 
     /** 16 MiB: large enough that a tool writing a target in place is seen doing it. */
@@ -104,6 +110,9 @@ public abstract class StorageStrategySuite {
     private static final Duration PATIENCE = Duration.ofMinutes(2);
 
     @TempDir
+    private Path temp;
+
+    /** The directory the current check works in: what {@link #workDir} made of a fresh temporary one. */
     protected Path dir;
 
     private byte[] content;
@@ -118,10 +127,28 @@ public abstract class StorageStrategySuite {
     /** The modes this strategy may report for {@link #kind()} here, e.g. {@code reflink} and {@code copy}. */
     protected abstract Set<String> modes();
 
+    /**
+     * The empty directory a check works in, given a fresh temporary one: by default that one; a test
+     * may return one on a particular filesystem (an {@link XfsLoopMount}), or skip with the reason.
+     */
+    protected Path workDir(Path temp) throws IOException {
+        return temp;
+    }
+
+    /**
+     * Whether the checks also run where the strategy does not {@linkplain StorageStrategy#supports
+     * support} the kind and falls back (a reflink strategy's full copy on ext4); by default they are
+     * skipped there.
+     */
+    protected boolean checksFallback() {
+        return false;
+    }
+
     @BeforeEach
-    void needsSupport() {
+    void needsSupport() throws IOException {
         Assumptions.assumeTrue(strategy().kinds().contains(kind()), () -> strategy().name() + " does not handle " + kind());
-        Assumptions.assumeTrue(strategy().supports(kind(), dir),
+        dir = workDir(temp);
+        Assumptions.assumeTrue(checksFallback() || strategy().supports(kind(), dir),
                 () -> strategy().name() + " does not support " + kind() + " in " + dir + " on this host");
         content = new byte[SIZE];
         new Random(42).nextBytes(content);
@@ -220,7 +247,7 @@ public abstract class StorageStrategySuite {
 
         strategy().delete(second);
         strategy().delete(first);
-        Files.delete(source);
+        deleteAll(source);
         assertArrayEquals(changed((byte) 4), content().read(target), "it needs nothing of the chain");
         strategy().verify(compact);
     }
@@ -256,7 +283,10 @@ public abstract class StorageStrategySuite {
         assertNotNull(e.getMessage());
     }
 
-    /** A store from a missing source, or a call cancelled after each of its steps, leaves no file. */
+    /**
+     * A store from a missing source, or a call cancelled after each of its steps, leaves no file; a
+     * call cancelled before its first step does not run.
+     */
     @Test
     void aCallThatThrowsLeavesNothingBehind() throws IOException {
         Path missing = dir.resolve("missing");
@@ -270,20 +300,19 @@ public abstract class StorageStrategySuite {
         for (int steps = 0; steps < 8; steps++) {
             CancelAfter context = new CancelAfter(steps);
             Path target = dir.resolve("cut" + steps);
-            boolean threw = false;
+            StoredArtifact made = null;
             try {
-                switch (steps % 3) {
+                made = switch (steps % 3) {
                     case 0 -> strategy().store(kind(), source, null, target, context);
                     case 1 -> strategy().materialise(stored, target, context);
                     default -> strategy().compact(stored, target, context);
-                }
+                };
             } catch (ApiException | IOException e) {
-                threw = true;
-            }
-            if (threw) {
                 assertEquals(baseline, names(Set.of()), "a call cancelled after " + steps + " steps left files behind");
-            } else {
-                Files.delete(target); // it finished before the cancellation could land
+            }
+            if (made != null) {
+                assertTrue(steps > 0, "a call cancelled before it started ran anyway");
+                strategy().delete(made); // it finished before the cancellation could land
             }
         }
     }
@@ -330,6 +359,15 @@ public abstract class StorageStrategySuite {
             return total;
         } catch (UncheckedIOException | NoSuchFileException e) {
             return 0;
+        }
+    }
+
+    /** Deletes a file, or a folder and all below it. */
+    private static void deleteAll(Path path) throws IOException {
+        try (Stream<Path> all = Files.walk(path)) {
+            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
         }
     }
 

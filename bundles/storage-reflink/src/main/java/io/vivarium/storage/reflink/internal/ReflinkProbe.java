@@ -44,7 +44,7 @@ final class ReflinkProbe {
         Path clone = dir.resolve(name + ".clone");
         try {
             Files.write(probe, new byte[4096]);
-            CopyCommand.copy(probe, clone, true, PROBE_TIMEOUT);
+            ReflinkStrategy.cp(probe, clone, true, PROBE_TIMEOUT);
             LOG.log(Level.INFO, "the filesystem of " + dir + " clones files (reflink)");
             return true;
         } catch (IOException e) {

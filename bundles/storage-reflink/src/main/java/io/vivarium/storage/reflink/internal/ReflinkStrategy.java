@@ -3,29 +3,37 @@ package io.vivarium.storage.reflink.internal;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import java.util.stream.Stream;
 
 import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.api.spi.StoredArtifact;
+import io.vivarium.common.exec.HostCommand;
+import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.files.StagedFile;
 
 /**
  * Copy-on-write clones of files and directory trees where the target's filesystem has them (XFS
  * with reflink, btrfs), an honest full copy elsewhere: every result says {@code reflink} or
- * {@code copy}. A copy is staged beside its target ({@code .<name>.staging-<uuid>}) and renamed
- * into place last, so a {@code kill -9} leaves the whole artifact or a staging entry beside
- * it, which goes with the directory its owner deletes. Artifacts stand alone: no parents, no chains.
+ * {@code copy}. A file is written to a {@link StagedFile} and linked into place (never replacing
+ * one); a tree is written under the same hidden staging name and renamed into place. So a
+ * {@code kill -9} leaves the whole artifact or a staging entry beside it, which the next attempt
+ * for that target, a {@link #delete} of it, or the deletion of its folder removes. Artifacts stand
+ * alone: no parents, no chains.
  */
 final class ReflinkStrategy implements StorageStrategy {
 
@@ -34,8 +42,7 @@ final class ReflinkStrategy implements StorageStrategy {
     static final String MODE_COPY = "copy";
 
     private static final System.Logger LOG = System.getLogger(ReflinkStrategy.class.getName());
-    private static final String STAGING = ".staging-";
-    private static final Duration NO_DEADLINE_TIMEOUT = Duration.ofMinutes(30);
+    private static final Duration AT_LEAST = Duration.ofSeconds(1);
 
     private final ReflinkProbe probe = new ReflinkProbe();
 
@@ -79,50 +86,85 @@ final class ReflinkStrategy implements StorageStrategy {
         }
     }
 
+    /** Removes the artifact and a staging entry left beside it. */
     @Override
     public void delete(StoredArtifact stored) throws IOException {
-        deleteTree(stored.path());
+        Path path = stored.path().toAbsolutePath();
+        deleteTree(StagedFile.stagingPath(path));
+        deleteTree(path);
+        if (Files.isDirectory(path.getParent())) {
+            AtomicFiles.fsyncDirectory(path.getParent());
+        }
     }
 
-    /** Clones where the target's filesystem can, else (or when the clone fails, e.g. across filesystems) copies. */
-    private StoredArtifact copy(ArtifactKind kind, Path source, Path target, OperationContext context) throws IOException {
-        if (Files.exists(target)) {
-            throw new IOException(target + " exists already");
+    private StoredArtifact copy(ArtifactKind kind, Path source, Path target, OperationContext context)
+            throws IOException {
+        if (!Files.exists(source)) {
+            throw new NoSuchFileException(source.toString(), null, "nothing to copy");
         }
-        Path dir = target.toAbsolutePath().getParent();
-        Files.createDirectories(dir);
-        Path staging = dir.resolve("." + target.getFileName() + STAGING + UUID.randomUUID());
+        Path absolute = target.toAbsolutePath();
+        Files.createDirectories(absolute.getParent());
+        context.checkpoint("copying " + source);
+        String mode = Files.isDirectory(source) ? copyTree(source, absolute, context) : copyFile(source, absolute, context);
+        return new StoredArtifact(kind, absolute, mode, mode.equals(MODE_REFLINK) ? 0 : logicalBytes(absolute), null,
+                null, 0);
+    }
+
+    private String copyFile(Path source, Path target, OperationContext context) throws IOException {
+        try (StagedFile staged = StagedFile.beside(target)) {
+            String mode = cloneOrCopy(source, staged.path(), context);
+            context.checkpoint("putting " + target + " in place");
+            staged.publish();
+            return mode;
+        }
+    }
+
+    /**
+     * Stages the tree and renames it into place. rename(2) would replace an empty folder at the
+     * target, so an existing target is refused first.
+     */
+    private String copyTree(Path source, Path target, OperationContext context) throws IOException {
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+            throw new FileAlreadyExistsException(target.toString(), null, "refusing to replace it");
+        }
+        Path staging = StagedFile.stagingPath(target);
+        deleteTree(staging);
         try {
-            String mode = MODE_COPY;
-            if (probe.clones(dir)) {
-                try {
-                    CopyCommand.copy(source, staging, true, timeout(context));
-                    mode = MODE_REFLINK;
-                } catch (IOException e) {
-                    LOG.log(Level.INFO, "no clone of " + source + " (" + e.getMessage() + "); copying it");
-                    deleteTree(staging);
-                }
-            }
-            if (mode.equals(MODE_COPY)) {
-                CopyCommand.copy(source, staging, false, timeout(context));
-            }
+            String mode = cloneOrCopy(source, staging, context);
+            context.checkpoint("putting " + target + " in place");
             Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
-            return new StoredArtifact(kind, target, mode, mode.equals(MODE_REFLINK) ? 0 : logicalBytes(target), null,
-                    null, 0);
+            AtomicFiles.fsyncDirectory(target.getParent());
+            return mode;
         } finally {
             deleteTree(staging);
         }
     }
 
-    private static Duration timeout(OperationContext context) {
-        if (context == null) {
-            return NO_DEADLINE_TIMEOUT;
+    /** Clones where the filesystem can, else (or when the clone fails, e.g. across filesystems) copies; says which. */
+    private String cloneOrCopy(Path source, Path staged, OperationContext context) throws IOException {
+        if (probe.clones(staged.getParent())) {
+            try {
+                cp(source, staged, true, toolTime(context));
+                return MODE_REFLINK;
+            } catch (IOException e) {
+                LOG.log(Level.INFO, "no clone of " + source + " (" + e.getMessage() + "); copying it");
+                deleteTree(staged);
+            }
         }
+        cp(source, staged, false, toolTime(context));
+        return MODE_COPY;
+    }
+
+    /** {@code cp -a} of a file or tree: {@code --reflink=always} (fails where it cannot clone) or a sparse copy. */
+    static void cp(Path source, Path target, boolean reflink, Duration timeout) throws IOException {
+        HostCommand.run(List.of("cp", "-a", reflink ? "--reflink=always" : "--sparse=always", "--", source.toString(),
+                target.toString()), timeout);
+    }
+
+    /** What is left of the caller's time, at least a second to fail cleanly. */
+    private static Duration toolTime(OperationContext context) {
         Duration left = context.remaining();
-        if (left.isZero()) {
-            context.checkpoint("copying");
-        }
-        return left.isZero() ? Duration.ofSeconds(1) : left;
+        return left.compareTo(AT_LEAST) < 0 ? AT_LEAST : left;
     }
 
     static long logicalBytes(Path path) throws IOException {
@@ -143,7 +185,7 @@ final class ReflinkStrategy implements StorageStrategy {
     }
 
     static void deleteTree(Path path) throws IOException {
-        if (!Files.exists(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         Files.walkFileTree(path, new SimpleFileVisitor<>() {
