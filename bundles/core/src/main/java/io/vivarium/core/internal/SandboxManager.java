@@ -70,22 +70,27 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 @Designate(ocd = SandboxManager.Config.class)
 public class SandboxManager implements SandboxService, VmService, SnapshotService {
 
+    /**
+     * PID {@code io.vivarium.core.internal.SandboxManager}. Each {@code __} is Declarative Services' escape for
+     * one {@code _}: {@code default__backend()} reads the key {@code default_backend} that operators write (a
+     * single {@code _} would read {@code default.backend}); see docs/architecture.md, "Configuration keys".
+     */
     @ObjectClassDefinition(name = "Vivarium core", description = "Sandbox orchestration")
     public @interface Config {
         @AttributeDefinition(description = "State directory; empty means the framework property vivarium.state.dir")
-        String state_dir() default "";
+        String state__dir() default "";
 
         @AttributeDefinition(description = "Backend used when a create request names none; empty means the framework "
                 + "property vivarium.default.backend, or the only registered backend")
-        String default_backend() default "";
+        String default__backend() default "";
 
         @AttributeDefinition(description = "How long a request for a sandbox whose backend is away (being upgraded) "
                 + "waits for it before answering 503")
-        int backend_wait_millis() default 5000;
+        int backend__wait__millis() default 5000;
 
         @AttributeDefinition(description = "Most sandboxes this host holds; a fork of more answers 503 with Retry-After "
                 + "before any child starts")
-        int max_sandboxes() default 1000;
+        int max__sandboxes() default 1000;
     }
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
@@ -111,10 +116,10 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
 
     @Activate
     void activate(BundleContext context, Config config) throws IOException {
-        maxSandboxes = Math.max(1, config.max_sandboxes());
-        start(Path.of(firstNonEmpty(config.state_dir(), context.getProperty("vivarium.state.dir"), "var")),
-                firstNonEmpty(config.default_backend(), context.getProperty("vivarium.default.backend"), ""),
-                Duration.ofMillis(Math.max(0, config.backend_wait_millis())));
+        maxSandboxes = Math.max(1, config.max__sandboxes());
+        start(Path.of(firstNonEmpty(config.state__dir(), context.getProperty("vivarium.state.dir"), "var")),
+                firstNonEmpty(config.default__backend(), context.getProperty("vivarium.default.backend"), ""),
+                Duration.ofMillis(Math.max(0, config.backend__wait__millis())));
     }
 
     void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {

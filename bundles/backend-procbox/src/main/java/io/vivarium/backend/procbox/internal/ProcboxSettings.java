@@ -49,11 +49,12 @@ record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean us
 
     /** @param agentDir the bundle's own data area, see {@link AgentBinary} */
     static ProcboxSettings from(ProcboxConfig config, Path agentDir) {
-        String cgroupRoot = config.cgroup_root().isBlank() ? DEFAULT_CGROUP_ROOT.toString() : config.cgroup_root();
-        return new ProcboxSettings(Path.of(config.bwrap_path()), config.sandbox_uid(), config.sandbox_gid(),
-                Path.of(cgroupRoot), ProcFs.effectiveUid() != 0, config.default_pids_limit(),
-                config.default_disk_limit_mib(),
-                config.workspace_template_dir().isBlank() ? defaultTemplateDir() : Path.of(config.workspace_template_dir()),
-                agentDir, config.workspace_pool_size());
+        String cgroupRoot = config.cgroup__root().isBlank() ? DEFAULT_CGROUP_ROOT.toString() : config.cgroup__root();
+        return new ProcboxSettings(Path.of(config.bwrap__path()), config.sandbox__uid(), config.sandbox__gid(),
+                Path.of(cgroupRoot), ProcFs.effectiveUid() != 0, config.default__pids__limit(),
+                config.default__disk__limit__mib(),
+                config.workspace__template__dir().isBlank() ? defaultTemplateDir()
+                        : Path.of(config.workspace__template__dir()),
+                agentDir, config.workspace__pool__size());
     }
 }

@@ -16,9 +16,9 @@ public final class BareSandbox {
 
     /** {@code bwrap <a sandbox's options> command} with {@code workDir} at /work, as a root daemon with default settings runs it. */
     public static List<String> argv(Path workDir, String sandboxId, List<String> command) throws ReflectiveOperationException {
-        Path bwrap = Path.of((String) ProcboxConfig.class.getMethod("bwrap_path").getDefaultValue());
-        int uid = (Integer) ProcboxConfig.class.getMethod("sandbox_uid").getDefaultValue();
-        int gid = (Integer) ProcboxConfig.class.getMethod("sandbox_gid").getDefaultValue();
+        Path bwrap = Path.of((String) ProcboxConfig.class.getMethod("bwrap__path").getDefaultValue());
+        int uid = (Integer) ProcboxConfig.class.getMethod("sandbox__uid").getDefaultValue();
+        int gid = (Integer) ProcboxConfig.class.getMethod("sandbox__gid").getDefaultValue();
         SandboxCommands commands = new SandboxCommands(bwrap, HostRootLayout.bwrapArgs(Path.of("/")), true);
         List<String> argv = new ArrayList<>(List.of(bwrap.toString()));
         argv.addAll(commands.sandbox(workDir, sandboxId, uid, gid, false, command));

@@ -22,10 +22,10 @@ record QemuSettings(Path qemu, Path imageDir, String defaultImage, int defaultMe
     static final int DEFAULT_BOOT_TIMEOUT_SECS = 60;
 
     static QemuSettings from(QemuConfig config) {
-        return new QemuSettings(Path.of(config.qemu_path()),
-                config.image_dir().isBlank() ? defaultImageDir(System.getenv()) : Path.of(config.image_dir()),
-                config.default_image(), config.default_memory_mib(), config.default_vcpus(),
-                Duration.ofSeconds(config.boot_timeout_secs()), defaultLinkDir());
+        return new QemuSettings(Path.of(config.qemu__path()),
+                config.image__dir().isBlank() ? defaultImageDir(System.getenv()) : Path.of(config.image__dir()),
+                config.default__image(), config.default__memory__mib(), config.default__vcpus(),
+                Duration.ofSeconds(config.boot__timeout__secs()), defaultLinkDir());
     }
 
     /** {@code $VIVARIUM_IMAGES}, else {@code ~/.cache/vivarium/images}: where {@code build-image.sh} and CI put them. */

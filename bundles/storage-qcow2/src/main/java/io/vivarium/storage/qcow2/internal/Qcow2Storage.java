@@ -56,7 +56,7 @@ public final class Qcow2Storage implements StorageStrategy {
 
     @Activate
     public Qcow2Storage(Qcow2Config config) {
-        this(Path.of(config.qemu_img_path()));
+        this(Path.of(config.qemu__img__path()));
     }
 
     public Qcow2Storage(Path qemuImg) {
