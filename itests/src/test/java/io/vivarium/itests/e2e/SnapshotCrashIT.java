@@ -88,7 +88,7 @@ class SnapshotCrashIT {
                 return null;
             }
         });
-        Path record = state.resolve("snapshots/default/slow/snapshot.json");
+        Path record = state.resolve("snapshot-records/7-default.slow.json");
         waitFor(Duration.ofSeconds(60), () -> {
             try {
                 return Files.exists(record) && Files.readString(record).contains("\"builder\" : \"sb-");
