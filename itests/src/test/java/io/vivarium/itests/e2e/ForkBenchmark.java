@@ -88,7 +88,7 @@ class ForkBenchmark {
             assertEquals(201, forked.status(), String.valueOf(forked.body()));
             JsonNode first = forked.body().get(0);
             assertEquals("1073741824\n", Api.sh(api, first.get("id").asText(), "stat -c %s /work/data"));
-            String record = Files.readString(state.resolve("snapshots/default/big/snapshot.json"));
+            String record = Files.readString(state.resolve("snapshot-records/7-default.big.json"));
             String mode = record.contains("\"mode\" : \"reflink\"") ? "reflink" : "copy";
             long physical = api.get("/v1/snapshots/big/info").body().get("physical_bytes").asLong();
             api.deleteAllSandboxes();

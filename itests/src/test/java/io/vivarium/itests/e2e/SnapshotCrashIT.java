@@ -88,14 +88,15 @@ class SnapshotCrashIT {
                 return null;
             }
         });
-        Path record = state.resolve("snapshots/default/slow/snapshot.json");
+        Path record = state.resolve("snapshot-records/7-default.slow.json");
         waitFor(Duration.ofSeconds(60), () -> {
             try {
-                return Files.exists(record) && Files.readString(record).contains("\"builder\" : \"sb-");
+                return build.isDone() || Files.exists(record) && Files.readString(record).contains("\"builder\" : \"sb-");
             } catch (java.io.IOException e) {
                 return false;
             }
         });
+        assertFalse(build.isDone(), () -> "the build answered before its builder was recorded: " + build.join());
         assertEquals(1, count(api), "the builder runs");
         first.kill9();
         assertTrue(build.join() == null, "the build never answered");

@@ -89,8 +89,9 @@ final class Captures {
             SandboxInfo made = lifecycle.createOn(caller, e, create, null,
                     (spec, context) -> e.backend().create(spec, context));
             builder = made.id();
-            reserved = reserved.withBuilder(builder);
-            snapshots.save(reserved);
+            SnapshotRecord withBuilder = reserved.withBuilder(builder);
+            snapshots.update(reserved, withBuilder);
+            reserved = withBuilder;
             if (request.setup() != null) {
                 ExecResult setup = guest.exec(caller, builder, new ExecRequest(request.setup(), null, null, null,
                         null, null));
@@ -163,8 +164,8 @@ final class Captures {
         try {
             OperationContext context = new CoreOperation("compacting snapshot " + tag + " to " + to,
                     Instant.now().plus(BUILD_DEADLINE), stopping);
-            Path staging = snapshots.store().staging(reserved);
-            Path from = snapshots.store().imageOf(source);
+            Path staging = snapshots.images().staging(reserved);
+            Path from = snapshots.images().imageOf(source);
             List<SnapshotRecord.Artifact> made = new ArrayList<>();
             for (SnapshotRecord.Artifact a : source.artifacts()) {
                 ArtifactKind kind = ArtifactKind.valueOf(a.kind());
@@ -173,9 +174,9 @@ final class Captures {
                         0), staging.resolve(a.file()), context);
                 made.add(new SnapshotRecord.Artifact(a.kind(), a.file(), flat.mode(), flat.bytesWritten()));
             }
-            snapshots.store().publish(reserved);
+            snapshots.images().publish(reserved);
             SnapshotRecord ready = reserved.ready(source.captures(), null, made);
-            snapshots.save(ready);
+            snapshots.update(reserved, ready);
             return snapshots.info(ready);
         } catch (IOException ex) {
             ApiException failure = ApiException.internal("cannot compact snapshot " + tag + ": " + ex.getMessage(), ex);
@@ -192,32 +193,32 @@ final class Captures {
         CapturedImage captured = sb.gate.exclusive("branch", live.patience(), () -> {
             SandboxInstance instance = live.of(sb);
             try {
-                return images.capture(instance, snapshots.store().staging(reserved), storage, context);
+                return images.capture(instance, snapshots.images().staging(reserved), storage, context);
             } catch (IOException e) {
                 throw ApiException.internal("cannot stage snapshot " + reserved.tag() + ": " + e.getMessage(), e);
             }
         });
         context.checkpoint("registering snapshot " + reserved.tag());
         try {
-            snapshots.store().publish(reserved);
+            snapshots.images().publish(reserved);
         } catch (IOException e) {
             throw ApiException.internal("cannot move snapshot " + reserved.tag() + " into place: " + e.getMessage(), e);
         }
-        Path image = snapshots.store().imageOf(reserved);
-        Path staged = image.resolveSibling(SnapshotStore.STAGING);
+        Path image = snapshots.images().imageOf(reserved);
+        Path staged = image.resolveSibling(SnapshotImages.STAGING);
         List<SnapshotRecord.Artifact> artifacts = captured.artifacts().stream()
                 .map(a -> new SnapshotRecord.Artifact(a.kind().name(), staged.relativize(a.path()).toString(), a.mode(),
                         a.bytesWritten()))
                 .toList();
         SnapshotRecord ready = reserved.ready(captured.captures(), reserved.branchedFrom() == null ? null
                 : captured.pauseMillis(), artifacts);
-        snapshots.save(ready);
+        snapshots.update(reserved, ready);
         return snapshots.info(ready);
     }
 
     private void discard(SnapshotRecord reserved, RuntimeException cause) {
         LOG.log(Level.INFO, "snapshot " + reserved.tag() + " not taken: " + cause.getMessage());
-        snapshots.remove(reserved);
+        snapshots.discard(reserved);
     }
 
     private void removeBuilder(Caller caller, String id) {

@@ -74,7 +74,7 @@ final class Forks {
             throw ApiException.noCapacity("this host holds at most " + max + " sandboxes (max_sandboxes) and has "
                     + running + "; " + n + " more do not fit: delete some or fork fewer", RETRY_AFTER_SECS);
         }
-        Path image = snapshots.store().imageOf(snapshot);
+        Path image = snapshots.images().imageOf(snapshot);
         CreateSandboxRequest child = new CreateSandboxRequest(e.name(), request.memoryLimitMib());
         SandboxInfo[] made = new SandboxInfo[n];
         AtomicInteger next = new AtomicInteger(1);

@@ -143,8 +143,8 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
         });
         captures = new Captures(snapshots, sandboxes, lifecycle, live, guest, storage, () -> stopping);
         forks = new Forks(snapshots, sandboxes, lifecycle, storage, () -> maxSandboxes);
-        List<SnapshotRecord> interrupted = snapshots.open(stateDir.toAbsolutePath());
         adoption.start(stateDir.toAbsolutePath());
+        List<SnapshotRecord> interrupted = snapshots.open(sandboxes.state(), stateDir.toAbsolutePath());
         SnapshotBuilders.removeLeftOvers(interrupted, lifecycle);
         LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in " + stateDir);
     }

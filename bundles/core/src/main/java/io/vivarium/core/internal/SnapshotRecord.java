@@ -5,8 +5,8 @@ import java.util.List;
 import io.vivarium.api.SnapshotInfo;
 
 /**
- * What core persists about a snapshot ({@code snapshots/<tenant>/<tag>/snapshot.json}); no host
- * path: the image lives beside the record.
+ * What core persists about a snapshot (the state store's {@code snapshots} collection); no host
+ * path: the image is in {@code snapshots/<tenant>/<tag>/image/} under the state directory.
  *
  * @param schema {@value #SCHEMA}
  * @param status {@link SnapshotInfo#WRITING}, {@link SnapshotInfo#READY} or {@link SnapshotInfo#FAILED}
@@ -44,6 +44,12 @@ record SnapshotRecord(int schema, String tenant, String tag, String backend, lon
     SnapshotRecord ready(String what, Long pause, List<Artifact> made) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pause, SnapshotInfo.READY,
                 null, what, parentTag, null, List.copyOf(made));
+    }
+
+    /** The record of a dependent whose parent is deleted with {@code ?force=true}. */
+    SnapshotRecord orphaned() {
+        return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, status, warning,
+                captures, null, builder, artifacts);
     }
 
     SnapshotRecord failed(String why) {

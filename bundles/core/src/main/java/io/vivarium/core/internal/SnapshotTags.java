@@ -41,6 +41,23 @@ final class SnapshotTags {
         return b.toString();
     }
 
+    /**
+     * The key of the snapshot {@code tag} of {@code tenant} in the state store's {@code snapshots}
+     * collection, made of the snapshot's directory names: {@code <n>-<t>.<tag>}, where {@code t} is
+     * the tenant's directory ({@link #tenantDir}) with a leading {@code %} written {@code _} (no plain
+     * name starts with one) and {@code n} its length. Reversible: read the digits before the first
+     * {@code -}, take that many characters as the tenant's directory, skip the {@code .}, the rest is
+     * the tag; so two snapshots never share a key whatever dots their names hold.
+     */
+    static String key(String tenant, String tag) {
+        return keyOfDirs(tenantDir(tenant), tag);
+    }
+
+    static String keyOfDirs(String tenantDir, String tag) {
+        String t = tenantDir.startsWith("%") ? "_" + tenantDir.substring(1) : tenantDir;
+        return t.length() + "-" + t + "." + tag;
+    }
+
     private static String printable(String s) {
         StringBuilder b = new StringBuilder();
         s.codePoints().limit(80).forEach(c -> b.append(c < 0x20 || c == 0x7f ? String.format("\\u%04x", c) : Character.toString(c)));

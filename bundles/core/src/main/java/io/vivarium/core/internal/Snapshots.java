@@ -9,105 +9,196 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.spi.Images;
+import io.vivarium.core.internal.state.RecordCollection;
+import io.vivarium.core.internal.state.StaleRevisionException;
+import io.vivarium.core.internal.state.StateStore;
+import io.vivarium.core.internal.state.Stored;
+import io.vivarium.core.internal.state.Transaction;
 
 /**
- * The snapshot registry: records by tenant and tag (a cache of {@link SnapshotStore}), the chain
- * rules of a delete, and what {@code bootable} and {@code warning} say. A tag is reserved by a
- * record {@code writing} before anything is captured; at start-up a record still {@code writing}
- * belongs to a capture the daemon did not finish: its staging is removed and it is marked
- * {@code failed}, so nothing half-written is ever forked.
+ * The snapshot registry: records by tenant and tag in the state store's {@code snapshots}
+ * collection (its cache serves the reads), images in {@link SnapshotImages}, the chain rules of a
+ * delete, and what {@code bootable} and {@code warning} say. A tag is reserved by a record
+ * {@code writing} before anything is captured; at start-up a record still {@code writing} belongs to
+ * a capture the daemon did not finish: its staging is removed and it is marked {@code failed}, so
+ * nothing half-written is ever forked. Dependents are not stored: they are the records whose
+ * {@code parentTag} names a snapshot. Every write is compare-and-set on the revisions read, and a
+ * write that spans records (a branch and its parent, a delete and the subtree or orphans) is one
+ * transaction, so no record ever names a parent that is gone. Writes that create or remove a
+ * snapshot's directory hold this object's lock, so a reserve never meets the files of a delete of
+ * the same tag still being removed.
  */
 final class Snapshots {
     private static final System.Logger LOG = System.getLogger(Snapshots.class.getName());
     static final String INTERRUPTED = "the daemon stopped while this snapshot was written; delete it and take it again";
 
     private final BackendRegistry backends;
-    private final Map<String, SnapshotRecord> byKey = new ConcurrentHashMap<>();
-    private SnapshotStore store;
+    private volatile StateStore state;
+    private volatile SnapshotImages images;
 
     Snapshots(BackendRegistry backends) {
         this.backends = backends;
     }
 
     /**
-     * Loads the records and fails those a crash interrupted; returns them, so that the caller
-     * removes the builder sandboxes they name.
+     * Migrates the records an older daemon wrote beside the images into {@code state}, removes
+     * snapshot directories without a record (a create or delete cut short), and fails the records
+     * a crash interrupted; returns those, so that the caller removes the builder sandboxes they name.
      */
-    List<SnapshotRecord> open(Path stateDir) throws IOException {
-        store = new SnapshotStore(stateDir);
+    List<SnapshotRecord> open(StateStore state, Path stateDir) throws IOException {
+        this.state = state;
+        images = new SnapshotImages(stateDir);
+        for (Map.Entry<String, Path> dir : images.dirsByKey().entrySet()) {
+            Optional<SnapshotRecord> legacy;
+            try {
+                legacy = images.legacyRecord(dir.getValue());
+            } catch (IOException e) {
+                LOG.log(Level.ERROR, "unreadable snapshot record in " + dir.getValue() + " left alone: " + e.getMessage());
+                continue;
+            }
+            if (legacy.isPresent()) {
+                migrate(dir.getKey(), dir.getValue(), legacy.get());
+            } else if (state.get(StateCollections.SNAPSHOTS, dir.getKey()).isEmpty()) {
+                images.remove(dir.getValue());
+            }
+        }
         List<SnapshotRecord> interrupted = new ArrayList<>();
-        for (SnapshotRecord r : store.loadAll((file, e) -> LOG.log(Level.ERROR, "unreadable snapshot record " + file
-                + " left alone: " + e.getMessage()))) {
-            SnapshotRecord loaded = r;
+        for (Stored<SnapshotRecord> s : state.all(StateCollections.SNAPSHOTS)) {
+            SnapshotRecord r = s.body();
             if (SnapshotInfo.WRITING.equals(r.status())) {
-                store.discardStaging(r);
-                loaded = r.failed(INTERRUPTED);
-                store.save(loaded);
+                images.discardStaging(r);
+                state.put(StateCollections.SNAPSHOTS, s.key(), r.failed(INTERRUPTED), s.revision());
                 interrupted.add(r);
                 LOG.log(Level.WARNING, "snapshot " + r.tag() + " of tenant " + r.tenant() + " was being written when the "
                         + "daemon stopped: marked failed");
             }
-            byKey.put(key(r.tenant(), r.tag()), loaded);
         }
         return interrupted;
     }
 
-    SnapshotStore store() {
-        return store;
+    /** Puts a record written before the state store into it (unless a migration cut short already did), then drops the old file. */
+    private void migrate(String key, Path dir, SnapshotRecord r) throws IOException {
+        if (!SnapshotTags.key(r.tenant(), r.tag()).equals(key)) {
+            LOG.log(Level.ERROR, "snapshot record in " + dir + " names tenant " + r.tenant() + " and tag " + r.tag()
+                    + ", not its directory; left alone");
+            return;
+        }
+        if (state.get(StateCollections.SNAPSHOTS, key).isEmpty()) {
+            state.put(StateCollections.SNAPSHOTS, key, r, Stored.ABSENT);
+        }
+        images.removeLegacyRecord(dir);
+        LOG.log(Level.INFO, "moved the record of snapshot " + r.tag() + " of tenant " + r.tenant() + " into the state store");
     }
 
-    private static String key(String tenant, String tag) {
-        return tenant + "\u0000" + tag;
+    SnapshotImages images() {
+        return images;
     }
 
-    /** Records {@code r} ({@code writing}); {@code taken} is the error when the tag exists. */
+    private static String key(SnapshotRecord r) {
+        String key = SnapshotTags.key(r.tenant(), r.tag());
+        if (!RecordCollection.isKey(key)) {
+            throw ApiException.badRequest("tenant " + r.tenant() + " has a name too long to hold snapshots (at most 64 "
+                    + "bytes of UTF-8); give it a shorter name in the token file");
+        }
+        return key;
+    }
+
+    private Optional<Stored<SnapshotRecord>> stored(String tenant, String tag) {
+        String key = SnapshotTags.key(tenant, tag);
+        return RecordCollection.isKey(key) ? state.get(StateCollections.SNAPSHOTS, key) : Optional.empty();
+    }
+
+    /**
+     * Records {@code r} ({@code writing}) and creates its directory; {@code taken} is the error when
+     * the tag exists. A record with a parent rewrites the parent unchanged in the same transaction,
+     * so a delete of the parent that read it before fails instead of leaving this one dangling.
+     */
     synchronized void reserve(SnapshotRecord r, ApiException taken) {
-        if (byKey.containsKey(key(r.tenant(), r.tag()))) {
+        String key = key(r);
+        if (state.get(StateCollections.SNAPSHOTS, key).isPresent()) {
             throw taken;
         }
-        try {
-            if (!store.create(r)) {
-                throw taken;
-            }
-        } catch (IOException e) {
-            throw ApiException.internal("cannot write the record of snapshot " + r.tag(), e);
+        Transaction tx = new Transaction().put(StateCollections.SNAPSHOTS, key, r, Stored.ABSENT);
+        if (r.parentTag() != null) {
+            Stored<SnapshotRecord> parent = stored(r.tenant(), r.parentTag()).orElseThrow(() -> parentGone(r));
+            tx.put(StateCollections.SNAPSHOTS, parent.key(), parent.body(), parent.revision());
         }
-        byKey.put(key(r.tenant(), r.tag()), r);
+        commit(tx, r.tag(), () -> state.get(StateCollections.SNAPSHOTS, key).isPresent() ? taken : parentGone(r));
+        try {
+            images.create(r);
+        } catch (IOException e) {
+            discard(r);
+            throw ApiException.internal("cannot create the directory of snapshot " + r.tag() + ": " + e.getMessage(), e);
+        }
     }
 
-    void save(SnapshotRecord r) {
-        try {
-            store.save(r);
-        } catch (IOException e) {
-            throw ApiException.internal("cannot write the record of snapshot " + r.tag(), e);
-        }
-        byKey.put(key(r.tenant(), r.tag()), r);
+    private static ApiException parentGone(SnapshotRecord r) {
+        return ApiException.conflict("snapshot " + r.parentTag() + ", the parent of " + r.tag() + ", was deleted or "
+                + "changed meanwhile; nothing was written: branch again");
     }
 
-    /** Removes the snapshot's record and files; what cannot be removed is logged, the tag is free again. */
-    synchronized void remove(SnapshotRecord r) {
+    /** Rewrites {@code from} as {@code to}, only if the store still holds {@code from}: 409 if another request changed or deleted it. */
+    void update(SnapshotRecord from, SnapshotRecord to) {
+        Stored<SnapshotRecord> now = stored(from.tenant(), from.tag()).filter(s -> s.body().equals(from))
+                .orElseThrow(() -> changed(from.tag()));
+        commit(new Transaction().put(StateCollections.SNAPSHOTS, now.key(), to, now.revision()), from.tag(),
+                () -> changed(from.tag()));
+    }
+
+    private static ApiException changed(String tag) {
+        return ApiException.conflict("snapshot " + tag + " was changed or deleted by another request meanwhile; nothing "
+                + "was written: GET /v1/snapshots/" + tag + "/info and retry");
+    }
+
+    private void commit(Transaction tx, String tag, Supplier<ApiException> onStale) {
         try {
-            store.remove(r);
+            state.commit(tx);
+        } catch (StaleRevisionException e) {
+            ApiException conflict = onStale.get();
+            conflict.addSuppressed(e);
+            throw conflict;
         } catch (IOException e) {
-            LOG.log(Level.WARNING, "cannot remove the files of snapshot " + r.tag() + ": " + e.getMessage());
+            throw ApiException.internal("cannot write the record of snapshot " + tag, e);
         }
-        byKey.remove(key(r.tenant(), r.tag()));
+    }
+
+    /** Removes a snapshot a capture did not finish, its record and files; what cannot be removed is logged. */
+    synchronized void discard(SnapshotRecord r) {
+        try {
+            state.deleteIfPresent(StateCollections.SNAPSHOTS, key(r));
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot remove the record of snapshot " + r.tag() + ": " + e.getMessage());
+        }
+        removeFiles(r);
+    }
+
+    private void removeFiles(SnapshotRecord r) {
+        try {
+            images.remove(r);
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot remove the files of snapshot " + r.tag() + " (the next start does): "
+                    + e.getMessage());
+        }
     }
 
     SnapshotRecord find(Caller caller, String tag) {
+        return findStored(caller, tag).body();
+    }
+
+    private Stored<SnapshotRecord> findStored(Caller caller, String tag) {
         SnapshotTags.check("tag", tag);
-        return lookup(caller.tenant(), tag).orElseThrow(() -> notFound(tag));
+        return stored(caller.tenant(), tag).orElseThrow(() -> notFound(tag));
     }
 
     Optional<SnapshotRecord> lookup(String tenant, String tag) {
-        return Optional.ofNullable(byKey.get(key(tenant, tag)));
+        return stored(tenant, tag).map(Stored::body);
     }
 
     static ApiException notFound(String tag) {
@@ -115,49 +206,76 @@ final class Snapshots {
     }
 
     List<SnapshotInfo> list(Caller caller) {
-        return byKey.values().stream().filter(r -> r.tenant().equals(caller.tenant()))
+        return state.all(StateCollections.SNAPSHOTS).stream().map(Stored::body)
+                .filter(r -> r.tenant().equals(caller.tenant()))
                 .sorted(Comparator.comparingLong(SnapshotRecord::createdAtUnix).thenComparing(SnapshotRecord::tag))
                 .map(this::info).toList();
     }
 
     /** Tags whose parent is {@code r}, sorted. */
     List<String> dependents(SnapshotRecord r) {
-        return byKey.values().stream().filter(d -> d.tenant().equals(r.tenant()) && r.tag().equals(d.parentTag()))
-                .map(SnapshotRecord::tag).sorted().toList();
+        return children(r).stream().map(s -> s.body().tag()).toList();
+    }
+
+    private List<Stored<SnapshotRecord>> children(SnapshotRecord r) {
+        return state.all(StateCollections.SNAPSHOTS).stream()
+                .filter(d -> d.body().tenant().equals(r.tenant()) && r.tag().equals(d.body().parentTag()))
+                .sorted(Comparator.comparing(d -> d.body().tag())).toList();
     }
 
     /**
      * Deletes {@code tag} by the chain rules: 409 naming every dependent unless {@code cascade}
-     * (the whole subtree, leaves first) or {@code force} (dependents orphaned); both is a 400.
-     * Sandboxes forked from it keep running: each has its own copy.
+     * (the whole subtree) or {@code force} (dependents orphaned: their {@code parent_tag} cleared);
+     * both is a 400. One transaction on the revisions read, so a concurrent delete, branch or
+     * rewrite of any record involved makes this one a 409 that wrote nothing. Sandboxes forked from
+     * it keep running: each has its own copy.
      */
-    synchronized void delete(Caller caller, String tag, boolean cascade, boolean force) {
+    void delete(Caller caller, String tag, boolean cascade, boolean force) {
+        deletion(caller, tag, cascade, force).run();
+    }
+
+    /** What {@link #delete} decides from the records as read now, to be committed by running it. */
+    Runnable deletion(Caller caller, String tag, boolean cascade, boolean force) {
         if (cascade && force) {
             throw ApiException.badRequest("cascade and force exclude each other: ?cascade=true deletes the subtree, "
                     + "?force=true orphans the dependents; choose one");
         }
-        SnapshotRecord r = find(caller, tag);
-        List<String> dependents = dependents(r);
-        if (!dependents.isEmpty() && !cascade && !force) {
-            throw ApiException.conflict("snapshot `" + tag + "` is the parent of " + dependents.size()
-                    + " chained snapshot(s): " + dependents + "; rerun with `?cascade=true` to delete the whole subtree, "
-                    + "or `?force=true` to orphan the children (they keep their own files but lose their parent)");
+        Stored<SnapshotRecord> target = findStored(caller, tag);
+        List<Stored<SnapshotRecord>> children = children(target.body());
+        if (!children.isEmpty() && !cascade && !force) {
+            throw ApiException.conflict("snapshot `" + tag + "` is the parent of " + children.size()
+                    + " chained snapshot(s): " + dependents(target.body()) + "; rerun with `?cascade=true` to delete the "
+                    + "whole subtree, or `?force=true` to orphan the children (they keep their own files but lose their "
+                    + "parent)");
         }
-        if (SnapshotInfo.WRITING.equals(r.status())) {
-            throw ApiException.conflict("snapshot " + tag + " is being written; delete it when GET /v1/snapshots "
-                    + "shows it ready or failed");
+        List<Stored<SnapshotRecord>> doomed = new ArrayList<>(List.of(target));
+        for (int i = 0; cascade && i < doomed.size(); i++) {
+            children(doomed.get(i).body()).stream().filter(c -> !doomed.contains(c)).forEach(doomed::add);
         }
-        if (cascade) {
-            for (String d : dependents) {
-                delete(caller, d, true, false);
+        Transaction tx = new Transaction();
+        for (Stored<SnapshotRecord> d : doomed) {
+            if (SnapshotInfo.WRITING.equals(d.body().status())) {
+                throw ApiException.conflict("snapshot " + d.body().tag() + " is being written; delete " + tag
+                        + " when GET /v1/snapshots shows it ready or failed");
             }
+            tx.delete(StateCollections.SNAPSHOTS, d.key(), d.revision());
         }
-        remove(r);
+        if (force) {
+            children.forEach(c -> tx.put(StateCollections.SNAPSHOTS, c.key(), c.body().orphaned(), c.revision()));
+        }
+        return () -> {
+            synchronized (this) {
+                commit(tx, tag, () -> ApiException.conflict("snapshot " + tag + " or a snapshot chained to it was "
+                        + "deleted, branched or rewritten by another request meanwhile; nothing was deleted: GET /v1/snapshots/"
+                        + tag + "/info and retry"));
+                doomed.forEach(d -> removeFiles(d.body()));
+            }
+        };
     }
 
     SnapshotInfo info(SnapshotRecord r) {
         String warning = warning(r);
-        return new SnapshotInfo(r.tag(), store.dirOf(r.tenant(), r.tag()).toString(), r.createdAtUnix(), r.backend(),
+        return new SnapshotInfo(r.tag(), images.dirOf(r.tenant(), r.tag()).toString(), r.createdAtUnix(), r.backend(),
                 r.branchedFrom(), r.pauseMs(), r.status(), warning == null, warning, r.captures(), r.parentTag());
     }
 
@@ -165,7 +283,7 @@ final class Snapshots {
         SnapshotInfo i = info(r);
         long[] sizes;
         try {
-            sizes = store.sizes(r);
+            sizes = images.sizes(r);
         } catch (IOException e) {
             throw ApiException.internal("cannot measure snapshot " + r.tag() + ": " + e.getMessage(), e);
         }
@@ -196,7 +314,7 @@ final class Snapshots {
         if (!(e.get().backend() instanceof Images images)) {
             return "backend " + r.backend() + " cannot fork snapshots";
         }
-        return images.missingArtifact(store.imageOf(r));
+        return images.missingArtifact(this.images.imageOf(r));
     }
 
     static long now() {

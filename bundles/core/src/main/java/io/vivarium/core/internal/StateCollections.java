@@ -14,7 +14,11 @@ final class StateCollections {
     static final RecordCollection<DryRunIntents.Intent> DRY_RUNS = RecordCollection.of("dry-runs",
             DryRunIntents.Intent.class, "sandboxes/{key}/" + DryRunIntents.FILE);
 
-    static final List<RecordCollection<?>> ALL = List.of(SANDBOXES, DRY_RUNS);
+    /** Snapshot records by {@link SnapshotTags#key}; their images stay in {@code snapshots/<tenant>/<tag>/} (SnapshotImages). */
+    static final RecordCollection<SnapshotRecord> SNAPSHOTS = RecordCollection.of("snapshots", SnapshotRecord.class,
+            "snapshot-records/{key}.json");
+
+    static final List<RecordCollection<?>> ALL = List.of(SANDBOXES, DRY_RUNS, SNAPSHOTS);
 
     private StateCollections() {
     }

@@ -22,7 +22,11 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
+import io.vivarium.core.internal.state.FileStateStore;
+import io.vivarium.core.internal.state.Stored;
 import io.vivarium.testkit.FakeBackend;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -243,11 +247,14 @@ class SnapshotRegistryTest {
     void aSnapshotLeftWritingByACrashIsFailedAtStartUpAndItsBuilderRemoved() throws Exception {
         build("base");
         SandboxInfo builder = m.fork(ALICE, fork("base", 1)).get(0);
-        SnapshotStore store = new SnapshotStore(state);
         SnapshotRecord interrupted = SnapshotRecord.writing("alice", "half", "fake", 1, null, null)
                 .withBuilder(builder.id());
-        assertTrue(store.create(interrupted));
-        Path staging = store.staging(interrupted);
+        try (FileStateStore store = FileStateStore.open(state, StateCollections.ALL)) {
+            store.put(StateCollections.SNAPSHOTS, SnapshotTags.key("alice", "half"), interrupted, Stored.ABSENT);
+        }
+        SnapshotImages images = new SnapshotImages(state);
+        images.create(interrupted);
+        Path staging = images.staging(interrupted);
         Files.writeString(staging.resolve("partial"), "x");
 
         SandboxManager restarted = started();
@@ -265,6 +272,37 @@ class SnapshotRegistryTest {
         assertEquals(List.of(), restarted.list(ALICE), "the builder of the interrupted build is removed");
         restarted.deleteSnapshot(ALICE, "half", false, false);
         assertEquals(List.of("base"), restarted.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList());
+    }
+
+    @Test
+    void recordsAnOlderDaemonWroteBesideTheImagesMoveIntoTheStateStore() throws Exception {
+        build("base");
+        SandboxInfo child = m.fork(ALICE, fork("base", 1)).get(0);
+        m.branch(ALICE, child.id(), new BranchRequest("br", null, null, null, null));
+        ObjectMapper json = new ObjectMapper();
+        Path records = state.resolve("snapshot-records");
+        for (String tag : List.of("base", "br")) {
+            Path record = records.resolve(SnapshotTags.key("alice", tag) + ".json");
+            // the body is what SnapshotStore wrote as snapshot.json before the state store held it
+            Files.write(state.resolve("snapshots/alice/" + tag + "/snapshot.json"),
+                    json.writeValueAsBytes(json.readTree(record.toFile()).get("body")));
+            if (tag.equals("base")) {
+                Files.delete(record);
+            } // br: a migration cut short after its put; the record in the store wins
+        }
+        Files.createDirectories(state.resolve("snapshots/alice/gone/image"));
+
+        for (int start = 0; start < 2; start++) {
+            SandboxManager restarted = started();
+            assertEquals(List.of("base", "br"), restarted.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList());
+            assertTrue(restarted.snapshots(ALICE).stream().allMatch(SnapshotInfo::bootable));
+            assertEquals(List.of("br"), restarted.info(ALICE, "base").dependents());
+            assertEquals(1, restarted.fork(ALICE, fork("base", 1)).size());
+        }
+        assertFalse(Files.exists(state.resolve("snapshots/alice/base/snapshot.json")));
+        assertFalse(Files.exists(state.resolve("snapshots/alice/br/snapshot.json")));
+        assertTrue(Files.exists(records.resolve("5-alice.base.json")));
+        assertFalse(Files.exists(state.resolve("snapshots/alice/gone")), "a directory without a record is removed");
     }
 
     @Test

@@ -3,41 +3,39 @@ package io.vivarium.core.internal;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.List;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 
 import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.core.internal.state.RecordCollection;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 
 /**
- * Snapshot records and images on disk: {@code <state>/snapshots/<tenant>/<tag>/} holds the record
- * ({@value #RECORD}, written atomically), the image ({@value #IMAGE}/) once complete, and while it
- * is written its staging directory ({@value #STAGING}/), renamed to {@value #IMAGE} last. The only
- * class that touches these files, so that the state store can take them over.
+ * Snapshot images on disk: {@code <state>/snapshots/<tenant>/<tag>/} holds the image
+ * ({@value #IMAGE}/) once complete and, while it is written, its staging directory
+ * ({@value #STAGING}/), renamed to {@value #IMAGE} last. The records are in the state store's
+ * {@code snapshots} collection; a {@value #LEGACY_RECORD} found here was written before they moved
+ * there and is migrated at start ({@link Snapshots#open}). The only class that touches these files.
  */
-final class SnapshotStore {
-    static final String RECORD = "snapshot.json";
+final class SnapshotImages {
+    static final String LEGACY_RECORD = "snapshot.json";
     static final String IMAGE = "image";
     static final String STAGING = "image.staging";
 
     private final Path root;
-    private final ObjectMapper json = new ObjectMapper()
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .enable(SerializationFeature.INDENT_OUTPUT);
+    private final ObjectMapper json = new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
-    SnapshotStore(Path stateDir) {
+    SnapshotImages(Path stateDir) {
         this.root = stateDir.resolve("snapshots");
         try {
             Files.createDirectories(root);
@@ -54,21 +52,13 @@ final class SnapshotStore {
         return dirOf(r.tenant(), r.tag()).resolve(IMAGE);
     }
 
-    /** Creates the snapshot's directory and writes its first record; false if the tag is taken. */
-    boolean create(SnapshotRecord r) throws IOException {
+    /** Creates the snapshot's empty directory once its record holds the tag; removes what a failed delete left there. */
+    void create(SnapshotRecord r) throws IOException {
         Path tenantDir = Files.createDirectories(root.resolve(SnapshotTags.tenantDir(r.tenant())));
-        try {
-            Files.createDirectory(tenantDir.resolve(r.tag()));
-        } catch (FileAlreadyExistsException e) {
-            return false;
-        }
+        Path dir = tenantDir.resolve(r.tag());
+        removeTree(dir);
+        Files.createDirectory(dir);
         AtomicFiles.fsyncDirectory(tenantDir);
-        save(r);
-        return true;
-    }
-
-    void save(SnapshotRecord r) throws IOException {
-        AtomicFiles.write(dirOf(r.tenant(), r.tag()).resolve(RECORD), json.writeValueAsBytes(r));
     }
 
     /** An empty staging directory for the image, replacing whatever an earlier attempt left. */
@@ -89,34 +79,40 @@ final class SnapshotStore {
         removeTree(dirOf(r.tenant(), r.tag()).resolve(STAGING));
     }
 
-    /** Every readable record; a directory without one (a create cut short before it) is removed. */
-    List<SnapshotRecord> loadAll(BiConsumer<Path, Exception> onUnreadable) throws IOException {
-        List<SnapshotRecord> records = new ArrayList<>();
+    /** Every snapshot directory, by the state store key of its tenant and tag. */
+    Map<String, Path> dirsByKey() throws IOException {
+        Map<String, Path> dirs = new LinkedHashMap<>();
         try (DirectoryStream<Path> tenants = Files.newDirectoryStream(root, Files::isDirectory)) {
             for (Path tenant : tenants) {
                 try (DirectoryStream<Path> tags = Files.newDirectoryStream(tenant, Files::isDirectory)) {
                     for (Path dir : tags) {
-                        Path file = dir.resolve(RECORD);
-                        if (!Files.exists(file)) {
-                            removeTree(dir);
-                            continue;
-                        }
-                        try {
-                            records.add(json.readValue(file.toFile(), SnapshotRecord.class));
-                        } catch (IOException e) {
-                            onUnreadable.accept(file, e);
+                        String key = SnapshotTags.keyOfDirs(tenant.getFileName().toString(), dir.getFileName().toString());
+                        if (RecordCollection.isKey(key)) {
+                            dirs.put(key, dir);
                         }
                     }
                 }
             }
         }
-        return records;
+        return dirs;
     }
 
-    /** Removes the snapshot: the record first, so a crash midway leaves no record of a half-deleted image. */
+    /** The record a daemon before the state store wrote in {@code dir}, if there is one. */
+    Optional<SnapshotRecord> legacyRecord(Path dir) throws IOException {
+        Path file = dir.resolve(LEGACY_RECORD);
+        return Files.exists(file) ? Optional.of(json.readValue(file.toFile(), SnapshotRecord.class)) : Optional.empty();
+    }
+
+    void removeLegacyRecord(Path dir) throws IOException {
+        AtomicFiles.delete(dir.resolve(LEGACY_RECORD));
+    }
+
+    /** Removes the snapshot's directory; its record is already gone from the store. */
     void remove(SnapshotRecord r) throws IOException {
-        Path dir = dirOf(r.tenant(), r.tag());
-        Files.deleteIfExists(dir.resolve(RECORD));
+        removeTree(dirOf(r.tenant(), r.tag()));
+    }
+
+    void remove(Path dir) throws IOException {
         removeTree(dir);
     }
 
