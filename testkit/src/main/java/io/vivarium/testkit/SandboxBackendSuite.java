@@ -84,6 +84,7 @@ public abstract class SandboxBackendSuite {
      * shell builtins only: a restored guest hands out its pids again, and a forked helper of this
      * very check could otherwise be the pid asked about.
      */
+    private static final Duration BACKGROUND_START = Duration.ofSeconds(10);
     private static final String RUNNING_SCRIPT =
             "read -r _ c s _ 2>/dev/null </proc/$1/stat && [ \"$c\" = '(sleep)' ] && [ \"$s\" != Z ]";
 
@@ -473,6 +474,12 @@ public abstract class SandboxBackendSuite {
         String pid = r.stdout().strip();
         assertTrue(pid.matches("\\d+"), "started a background process: " + r);
         backgrounds.computeIfAbsent(instance.id(), k -> new ArrayList<>()).add(pid);
+        // $! is printed as soon as the shell forks; under load the child may still be the forked shell, not yet sleep
+        long deadline = System.nanoTime() + BACKGROUND_START.toNanos();
+        while (!processRuns(instance, pid)) {
+            assertTrue(System.nanoTime() < deadline, "the background process " + pid + " did not become sleep within "
+                    + BACKGROUND_START.toSeconds() + " s after the exec that started it ended");
+        }
         return pid;
     }
 
