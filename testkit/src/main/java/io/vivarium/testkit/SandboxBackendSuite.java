@@ -33,6 +33,7 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -51,6 +52,10 @@ import org.junit.jupiter.api.io.TempDir;
  * directory, fills every field of an {@link ExecRequest} as core does, destroys what it created
  * and then deletes the directory, even when a check fails. Commands are POSIX {@code sh} with
  * coreutils, which every sandbox and guest image carries.
+ *
+ * <p>Checks that only exec into an instance and leave it as they found it share one per test
+ * class ({@link #shared()}), so that a backend whose instances are VMs boots once for them, not
+ * once per check; checks about an instance's lifecycle or its create arguments make their own.
  */
 public abstract class SandboxBackendSuite {
 
@@ -91,6 +96,14 @@ public abstract class SandboxBackendSuite {
     /** Core's state directory stand-in: each instance gets a private directory below it. */
     @TempDir
     protected Path stateDir;
+
+    /** The state directory of the shared instance, which outlives each check's {@link #stateDir}. */
+    @TempDir
+    static Path sharedStateDir;
+    /** The instance the sharing checks of the running test class use, made by the first of them; null until then. */
+    private static Created shared;
+    /** The backend object that created {@link #shared}. */
+    private static SandboxBackend sharedBy;
 
     private SandboxBackend backend;
     private final List<Created> created = new ArrayList<>();
@@ -148,13 +161,16 @@ public abstract class SandboxBackendSuite {
     @AfterEach
     final void destroyEverything() throws IOException {
         List<Throwable> failures = new ArrayList<>();
+        if (shared != null) {
+            try {
+                killBackgrounds(shared.instance());
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
         for (Created c : created) {
             try {
-                for (String pid : backgrounds.getOrDefault(c.spec().id(), List.of())) {
-                    if (c.instance().alive()) {
-                        exec(c.instance(), "/bin/kill", "-KILL", pid);
-                    }
-                }
+                killBackgrounds(c.instance());
                 backend.destroy(c.spec(), c.instance().state());
             } catch (RuntimeException e) {
                 failures.add(e);
@@ -167,6 +183,22 @@ public abstract class SandboxBackendSuite {
             AssertionError error = new AssertionError("destroy failed in cleanup", failures.get(0));
             failures.stream().skip(1).forEach(error::addSuppressed);
             throw error;
+        }
+    }
+
+    /** Destroys the shared instance after the last check of the class, with the backend object that made it. */
+    @AfterAll
+    static void destroyShared() throws IOException {
+        if (shared == null) {
+            return;
+        }
+        Created c = shared;
+        shared = null;
+        try {
+            sharedBy.destroy(c.spec(), c.instance().state());
+        } finally {
+            sharedBy = null;
+            deleteTree(c.spec().dir());
         }
     }
 
@@ -186,7 +218,7 @@ public abstract class SandboxBackendSuite {
     @Test
     void execPassesArgvUntouched() throws IOException {
         need(Feature.PROCESSES);
-        SandboxInstance i = create().instance();
+        SandboxInstance i = shared();
         ExecResult r = exec(i, "/bin/sh", "-c", "printf '[%s]' \"$@\"", "sh", "a b", "", "$HOME", "*", "'\"");
         assertEquals("[a b][][$HOME][*]['\"]", r.stdout(), "each argument arrives as one argv element, never through a shell");
         assertEquals(0, r.exitCode());
@@ -195,7 +227,7 @@ public abstract class SandboxBackendSuite {
     @Test
     void execSetsTheRequestedEnvironmentAndNoOther() throws IOException {
         need(Feature.PROCESSES);
-        SandboxInstance i = create().instance();
+        SandboxInstance i = shared();
         Map<String, String> env = new HashMap<>(defaultEnv(i));
         env.put("VIVARIUM_KIT", "x y=z");
         ExecResult r = i.channel().exec(new ExecRequest(List.of("/usr/bin/env"), 30, env, i.workspace(), null, 1 << 20));
@@ -213,19 +245,20 @@ public abstract class SandboxBackendSuite {
     @Test
     void execRunsInTheRequestedDirectory() throws IOException {
         need(Feature.PROCESSES);
-        SandboxInstance i = create().instance();
+        SandboxInstance i = shared();
         assertEquals(0, exec(i, "/bin/sh", "-c", "mkdir sub && echo here > sub/marker").exitCode());
         ExecResult r = i.channel().exec(new ExecRequest(List.of("/bin/cat", "marker"), 30, defaultEnv(i),
                 i.workspace() + "/sub", null, 1 << 20));
         assertEquals("here\n", r.stdout(), r.stderr());
         ExecResult home = exec(i, "/bin/sh", "-c", "cat sub/marker");
         assertEquals("here\n", home.stdout(), "the default cwd is the workspace: " + home.stderr());
+        assertEquals(0, exec(i, "/bin/rm", "-r", "sub").exitCode());
     }
 
     @Test
     void execFeedsStdinAndAnEmptyOneWhenThereIsNone() throws IOException {
         need(Feature.PROCESSES);
-        SandboxInstance i = create().instance();
+        SandboxInstance i = shared();
         String input = "line one\nünïcode\n".repeat(1000);
         ExecResult r = i.channel().exec(new ExecRequest(List.of("/bin/cat"), 30, defaultEnv(i), i.workspace(), input,
                 1 << 20));
@@ -239,7 +272,7 @@ public abstract class SandboxBackendSuite {
     @Test
     void execReportsExitStatusAndSignals() throws IOException {
         need(Feature.PROCESSES);
-        SandboxInstance i = create().instance();
+        SandboxInstance i = shared();
         ExecResult seven = exec(i, "/bin/sh", "-c", "echo out; echo err >&2; exit 7");
         assertEquals(7, seven.exitCode());
         assertEquals("out\n", seven.stdout());
@@ -252,7 +285,7 @@ public abstract class SandboxBackendSuite {
     @Test
     void timeoutKillsTheWholeProcessGroup() throws IOException {
         need(Feature.PROCESSES);
-        SandboxInstance i = create().instance();
+        SandboxInstance i = shared();
         ExecResult r = i.channel().exec(new ExecRequest(
                 List.of("/bin/sh", "-c", "sleep 300 & echo $! > bg.pid; sleep 300"), 2, defaultEnv(i), i.workspace(),
                 null, 1 << 20));
@@ -261,12 +294,13 @@ public abstract class SandboxBackendSuite {
         assertTrue(pid.matches("\\d+"), "the command recorded its background child: " + pid);
         awaitTrue("the background grandchild " + pid + " is killed with its group",
                 () -> !processRuns(i, pid));
+        assertEquals(0, exec(i, "/bin/rm", "bg.pid").exitCode());
     }
 
     @Test
     void outputPastTheCapIsCutAndReported() throws IOException {
         need(Feature.PROCESSES);
-        SandboxInstance i = create().instance();
+        SandboxInstance i = shared();
         ExecResult r = i.channel().exec(new ExecRequest(List.of("/bin/sh", "-c",
                 "head -c 10000000 /dev/zero | tr '\\0' a; head -c 3000 /dev/zero | tr '\\0' b >&2"), 60, defaultEnv(i),
                 i.workspace(), null, 1000));
@@ -284,7 +318,7 @@ public abstract class SandboxBackendSuite {
     @Test
     void backgroundProcessSurvivesBetweenExecs() throws IOException {
         need(Feature.PROCESSES);
-        SandboxInstance i = create().instance();
+        SandboxInstance i = shared();
         String pid = startBackground(i);
         assertTrue(processRuns(i, pid), "the background process " + pid + " outlives the exec that started it");
         assertTrue(processRuns(i, pid), "and the exec after that");
@@ -293,7 +327,7 @@ public abstract class SandboxBackendSuite {
     @Test
     void execsRunConcurrently() throws Exception {
         need(Feature.PROCESSES);
-        SandboxInstance i = create().instance();
+        SandboxInstance i = shared();
         int n = 4;
         // each waits inside the instance until all have started: a backend that ran execs one at
         // a time would let the first time out
@@ -314,6 +348,7 @@ public abstract class SandboxBackendSuite {
         } finally {
             pool.shutdownNow();
         }
+        assertEquals(0, exec(i, "/bin/sh", "-c", "rm started.*").exitCode());
     }
 
     @Test
@@ -431,6 +466,35 @@ public abstract class SandboxBackendSuite {
         return c;
     }
 
+    /**
+     * The instance this test class's sharing checks use, with the backend's default limits: made
+     * on first use, made afresh if an earlier check left it dead or unusable (that check has failed
+     * already), destroyed after the class. It stays with the backend object that made it, which
+     * the kit does not close (a subclass closes a backend object only within a check, before the
+     * next one adopts), rather than being adopted by each check's: a backend may serve only one
+     * client per instance. A check that uses it leaves it as it found it: no files or processes of
+     * its own stay behind (those started with {@link #startBackground} are killed after the check).
+     */
+    protected final SandboxInstance shared() throws IOException {
+        if (shared != null && !(shared.instance().alive() && usable(shared.instance()))) {
+            Created broken = shared;
+            shared = null;
+            try {
+                sharedBy.destroy(broken.spec(), broken.instance().state());
+            } finally {
+                deleteTree(broken.spec().dir());
+            }
+        }
+        if (shared == null) {
+            String id = newId();
+            InstanceSpec spec = spec(id, Files.createDirectories(sharedStateDir.resolve("sandboxes").resolve(id)), null,
+                    null);
+            shared = new Created(spec, backend.create(spec));
+            sharedBy = backend;
+        }
+        return shared.instance();
+    }
+
     /** The backend the kit currently holds: the latest that adopted. */
     protected final SandboxBackend backend() {
         return backend;
@@ -486,6 +550,14 @@ public abstract class SandboxBackendSuite {
     /** True if the process {@code pid} (as the instance sees it) runs in the instance. */
     protected static boolean processRuns(SandboxInstance instance, String pid) {
         return exec(instance, "/bin/sh", "-c", RUNNING_SCRIPT, "sh", pid).exitCode() == 0;
+    }
+
+    private void killBackgrounds(SandboxInstance instance) {
+        for (String pid : backgrounds.getOrDefault(instance.id(), List.of())) {
+            if (instance.alive()) {
+                exec(instance, "/bin/kill", "-KILL", pid);
+            }
+        }
     }
 
     private static boolean usable(SandboxInstance instance) {

@@ -11,8 +11,8 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * The kit's contract, checkpoints included, on real VMs of the default image. The kit creates an instance per check, so
- * each check boots a VM of its own (about 3 to 6 s under TCG on 2 cores).
+ * The kit's contract, checkpoints included, on real VMs of the default image. The checks that only exec share one VM;
+ * every other check boots a VM of its own (about 3 to 6 s under TCG on 2 cores).
  */
 class QemuBackendConformanceTest extends CheckpointsSuite {
 
