@@ -26,7 +26,19 @@ public final class HostCommand {
     /** What a tool may print before it counts as a failure: a JSON description of a long backing chain fits. */
     private static final int MAX_OUTPUT_BYTES = 4 << 20;
 
+    private static final Duration LEAST_TOOL_TIME = Duration.ofSeconds(1);
+    private static final Duration MOST_TOOL_TIME = Duration.ofMinutes(30);
+
     private HostCommand() {
+    }
+
+    /**
+     * A tool's watchdog time from what is left of its caller's: at least a second, so that a tool
+     * started at the deadline still fails cleanly, and at most half an hour.
+     */
+    public static Duration timeFor(Duration left) {
+        return left.compareTo(LEAST_TOOL_TIME) < 0 ? LEAST_TOOL_TIME
+                : left.compareTo(MOST_TOOL_TIME) > 0 ? MOST_TOOL_TIME : left;
     }
 
     /**

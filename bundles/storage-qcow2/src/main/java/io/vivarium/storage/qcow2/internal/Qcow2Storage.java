@@ -17,6 +17,7 @@ import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.api.spi.StoredArtifact;
+import io.vivarium.common.exec.HostCommand;
 import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.common.files.StagedFile;
 
@@ -44,7 +45,6 @@ public final class Qcow2Storage implements StorageStrategy {
     static final String MODE_FLAT = "flat";
 
     /** The longest a single qemu-img call may take when the caller's context allows more. */
-    private static final Duration MAX_TOOL_TIME = Duration.ofMinutes(30);
     private static final Duration CHECK_TIME = Duration.ofMinutes(2);
 
     private final QemuImg qemuImg;
@@ -90,14 +90,14 @@ public final class Qcow2Storage implements StorageStrategy {
             OperationContext context) throws IOException {
         requireDisk(kind);
         context.checkpoint("reading " + source);
-        QemuImg.Info info = qemuImg.info(source, true, toolTime(context));
+        QemuImg.Info info = qemuImg.info(source, true, HostCommand.timeFor(context.remaining()));
         StoredArtifact base = parent != null ? parent
                 : info.backing() == null ? null
                 : new StoredArtifact(ArtifactKind.DISK, info.backing(), MODE_FLAT, 0, null, null, 0);
-        QemuImg.Info backing = base == null ? null : qemuImg.info(base.path(), true, toolTime(context));
+        QemuImg.Info backing = base == null ? null : qemuImg.info(base.path(), true, HostCommand.timeFor(context.remaining()));
         try (StagedFile staged = StagedFile.beside(target)) {
             context.checkpoint("storing " + source);
-            qemuImg.convert(source, true, backing, staged.path(), toolTime(context));
+            qemuImg.convert(source, true, backing, staged.path(), HostCommand.timeFor(context.remaining()));
             staged.publish();
         }
         return new StoredArtifact(ArtifactKind.DISK, target.toAbsolutePath(), base == null ? MODE_FLAT : MODE_OVERLAY,
@@ -112,7 +112,7 @@ public final class Qcow2Storage implements StorageStrategy {
         QemuImg.Info info = checkedOnce(stored);
         try (StagedFile staged = StagedFile.beside(target)) {
             context.checkpoint("making an overlay on " + stored.path());
-            qemuImg.createOverlay(info, staged.path(), toolTime(context));
+            qemuImg.createOverlay(info, staged.path(), HostCommand.timeFor(context.remaining()));
             staged.publish();
         }
         return new StoredArtifact(ArtifactKind.DISK, target.toAbsolutePath(), MODE_OVERLAY, Files.size(target), null,
@@ -124,7 +124,7 @@ public final class Qcow2Storage implements StorageStrategy {
         requireDisk(stored.kind());
         try (StagedFile staged = StagedFile.beside(target)) {
             context.checkpoint("compacting " + stored.path());
-            qemuImg.convert(stored.path(), false, null, staged.path(), toolTime(context));
+            qemuImg.convert(stored.path(), false, null, staged.path(), HostCommand.timeFor(context.remaining()));
             staged.publish();
         }
         return new StoredArtifact(ArtifactKind.DISK, target.toAbsolutePath(), MODE_FLAT, Files.size(target), null,
@@ -197,15 +197,6 @@ public final class Qcow2Storage implements StorageStrategy {
 
     private static boolean sameFile(Path a, Path b) throws IOException {
         return Files.exists(a) && Files.exists(b) && Files.isSameFile(a, b);
-    }
-
-    /** What is left of the caller's time, at most {@link #MAX_TOOL_TIME}; at least a second to fail cleanly. */
-    private static Duration toolTime(OperationContext context) {
-        Duration left = context.remaining();
-        if (left.compareTo(Duration.ofSeconds(1)) < 0) {
-            return Duration.ofSeconds(1);
-        }
-        return left.compareTo(MAX_TOOL_TIME) > 0 ? MAX_TOOL_TIME : left;
     }
 
     private static void requireDisk(ArtifactKind kind) {

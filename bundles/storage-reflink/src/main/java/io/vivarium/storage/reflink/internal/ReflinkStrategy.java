@@ -42,7 +42,6 @@ final class ReflinkStrategy implements StorageStrategy {
     static final String MODE_COPY = "copy";
 
     private static final System.Logger LOG = System.getLogger(ReflinkStrategy.class.getName());
-    private static final Duration AT_LEAST = Duration.ofSeconds(1);
 
     private final ReflinkProbe probe = new ReflinkProbe();
 
@@ -144,14 +143,14 @@ final class ReflinkStrategy implements StorageStrategy {
     private String cloneOrCopy(Path source, Path staged, OperationContext context) throws IOException {
         if (probe.clones(staged.getParent())) {
             try {
-                cp(source, staged, true, toolTime(context));
+                cp(source, staged, true, HostCommand.timeFor(context.remaining()));
                 return MODE_REFLINK;
             } catch (IOException e) {
                 LOG.log(Level.INFO, "no clone of " + source + " (" + e.getMessage() + "); copying it");
                 deleteTree(staged);
             }
         }
-        cp(source, staged, false, toolTime(context));
+        cp(source, staged, false, HostCommand.timeFor(context.remaining()));
         return MODE_COPY;
     }
 
@@ -159,12 +158,6 @@ final class ReflinkStrategy implements StorageStrategy {
     static void cp(Path source, Path target, boolean reflink, Duration timeout) throws IOException {
         HostCommand.run(List.of("cp", "-a", reflink ? "--reflink=always" : "--sparse=always", "--", source.toString(),
                 target.toString()), timeout);
-    }
-
-    /** What is left of the caller's time, at least a second to fail cleanly. */
-    private static Duration toolTime(OperationContext context) {
-        Duration left = context.remaining();
-        return left.compareTo(AT_LEAST) < 0 ? AT_LEAST : left;
     }
 
     static long logicalBytes(Path path) throws IOException {
