@@ -61,6 +61,16 @@ public final class StagedFile implements AutoCloseable {
         AtomicFiles.fsyncDirectory(target.getParent());
     }
 
+    /**
+     * Puts the staged file at {@code target} without forcing it to disk: whole after a {@code kill -9}
+     * (the page cache outlives the process), not necessarily after a power loss. For files that are
+     * made again after a crash anyway, such as an instance's writable copy of an image.
+     */
+    public void publishUnsynced() throws IOException {
+        Files.createLink(target, staged);
+        Files.delete(staged);
+    }
+
     /** Removes the staged file if it was not published. */
     @Override
     public void close() throws IOException {

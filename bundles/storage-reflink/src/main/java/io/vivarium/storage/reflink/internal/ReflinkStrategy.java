@@ -2,19 +2,13 @@ package io.vivarium.storage.reflink.internal;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.System.Logger.Level;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.time.Duration;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
 
@@ -24,6 +18,7 @@ import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.api.spi.StoredArtifact;
 import io.vivarium.common.exec.HostCommand;
 import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.files.FileClones;
 import io.vivarium.common.files.StagedFile;
 
 /**
@@ -33,17 +28,15 @@ import io.vivarium.common.files.StagedFile;
  * one); a tree is written under the same hidden staging name and renamed into place. So a
  * {@code kill -9} leaves the whole artifact or a staging entry beside it, which the next attempt
  * for that target, a {@link #delete} of it, or the deletion of its folder removes. Artifacts stand
- * alone: no parents, no chains.
+ * alone: no parents, no chains. The clone-or-copy itself is common's {@link FileClones}.
  */
 final class ReflinkStrategy implements StorageStrategy {
 
     static final String NAME = "reflink";
-    static final String MODE_REFLINK = "reflink";
-    static final String MODE_COPY = "copy";
+    static final String MODE_REFLINK = FileClones.REFLINK;
+    static final String MODE_COPY = FileClones.COPY;
 
-    private static final System.Logger LOG = System.getLogger(ReflinkStrategy.class.getName());
-
-    private final ReflinkProbe probe = new ReflinkProbe();
+    private final FileClones clones = new FileClones();
 
     @Override
     public String name() {
@@ -57,7 +50,7 @@ final class ReflinkStrategy implements StorageStrategy {
 
     @Override
     public boolean supports(ArtifactKind kind, Path dir) {
-        return probe.clones(dir);
+        return clones.clones(dir);
     }
 
     @Override
@@ -89,8 +82,8 @@ final class ReflinkStrategy implements StorageStrategy {
     @Override
     public void delete(StoredArtifact stored) throws IOException {
         Path path = stored.path().toAbsolutePath();
-        deleteTree(StagedFile.stagingPath(path));
-        deleteTree(path);
+        FileClones.deleteTree(StagedFile.stagingPath(path));
+        FileClones.deleteTree(path);
         if (Files.isDirectory(path.getParent())) {
             AtomicFiles.fsyncDirectory(path.getParent());
         }
@@ -127,7 +120,7 @@ final class ReflinkStrategy implements StorageStrategy {
             throw new FileAlreadyExistsException(target.toString(), null, "refusing to replace it");
         }
         Path staging = StagedFile.stagingPath(target);
-        deleteTree(staging);
+        FileClones.deleteTree(staging);
         try {
             String mode = cloneOrCopy(source, staging, context);
             context.checkpoint("putting " + target + " in place");
@@ -135,29 +128,12 @@ final class ReflinkStrategy implements StorageStrategy {
             AtomicFiles.fsyncDirectory(target.getParent());
             return mode;
         } finally {
-            deleteTree(staging);
+            FileClones.deleteTree(staging);
         }
     }
 
-    /** Clones where the filesystem can, else (or when the clone fails, e.g. across filesystems) copies; says which. */
     private String cloneOrCopy(Path source, Path staged, OperationContext context) throws IOException {
-        if (probe.clones(staged.getParent())) {
-            try {
-                cp(source, staged, true, HostCommand.timeFor(context.remaining()));
-                return MODE_REFLINK;
-            } catch (IOException e) {
-                LOG.log(Level.INFO, "no clone of " + source + " (" + e.getMessage() + "); copying it");
-                deleteTree(staged);
-            }
-        }
-        cp(source, staged, false, HostCommand.timeFor(context.remaining()));
-        return MODE_COPY;
-    }
-
-    /** {@code cp -a} of a file or tree: {@code --reflink=always} (fails where it cannot clone) or a sparse copy. */
-    static void cp(Path source, Path target, boolean reflink, Duration timeout) throws IOException {
-        HostCommand.run(List.of("cp", "-a", reflink ? "--reflink=always" : "--sparse=always", "--", source.toString(),
-                target.toString()), timeout);
+        return clones.cloneOrCopy(source, staged, () -> HostCommand.timeFor(context.remaining()));
     }
 
     static long logicalBytes(Path path) throws IOException {
@@ -175,27 +151,5 @@ final class ReflinkStrategy implements StorageStrategy {
         } catch (UncheckedIOException e) {
             throw e.getCause();
         }
-    }
-
-    static void deleteTree(Path path) throws IOException {
-        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        Files.walkFileTree(path, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                if (e != null) {
-                    throw e;
-                }
-                Files.delete(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 }
