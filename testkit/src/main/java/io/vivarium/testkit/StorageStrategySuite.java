@@ -44,7 +44,9 @@ import org.junit.jupiter.api.io.TempDir;
  * through store, materialise and compact keep the content; a store leaves its source unchanged and
  * usable; delete removes the artifact's own files and never its parent's; every result says its
  * mode; a call that throws leaves nothing behind; an artifact appears at its target whole or not at
- * all. A strategy's test extends this class once per kind it handles (e.g. as {@code @Nested}
+ * all; a chain of links holds each link's content, also when materialised from several threads at
+ * once; where content hashes are kept, a parent changed in place is refused. A strategy's test
+ * extends this class once per kind it handles (e.g. as {@code @Nested}
  * classes), supplying the strategy, the kind and an {@link ArtifactContent} that writes, changes
  * and reads an artifact of that kind ({@link ArtifactContent#FILE} for plain files,
  * {@link ArtifactContent#TREE} for directory trees). A strategy that does not
@@ -281,6 +283,89 @@ public abstract class StorageStrategySuite {
         strategy().delete(first);
         IOException e = assertThrows(IOException.class, () -> strategy().verify(second));
         assertNotNull(e.getMessage());
+    }
+
+    /**
+     * Three stores, each on the one before with a change of its own: every link holds its own
+     * content, a materialise and a compaction of the top hold the top's, and where the strategy
+     * keeps content hashes they name that content wherever it is.
+     */
+    @Test
+    void aChainOfThreeHoldsEachLinksContent() throws IOException {
+        Path source = source();
+        StoredArtifact link = strategy().store(kind(), source, null, dir.resolve("link0"), operation());
+        List<StoredArtifact> links = new java.util.ArrayList<>(List.of(link));
+        List<byte[]> contents = new java.util.ArrayList<>(List.of(content.clone()));
+        byte[] expected = content.clone();
+        for (int d = 1; d <= 3; d++) {
+            content().fill(source, (2L * d - 1) * CHANGE, CHANGE, (byte) (10 + d));
+            Arrays.fill(expected, (2 * d - 1) * CHANGE, 2 * d * CHANGE, (byte) (10 + d));
+            Path target = dir.resolve("link" + d);
+            link = strategy().store(kind(), source, link, target, operation());
+            assertResult(link, target);
+            links.add(link);
+            contents.add(expected.clone());
+        }
+        for (int d = 0; d <= 3; d++) {
+            assertArrayEquals(contents.get(d), content().read(links.get(d).path()), "link " + d + " holds its own content");
+        }
+        StoredArtifact top = links.getLast();
+        StoredArtifact live = strategy().materialise(top, dir.resolve("instance"), operation());
+        assertArrayEquals(expected, content().read(live.path()));
+        StoredArtifact compact = strategy().compact(top, dir.resolve("compact"), operation());
+        assertArrayEquals(expected, content().read(compact.path()));
+        if (top.contentHash() != null) {
+            assertEquals(top.contentHash(), live.contentHash(), "a materialised copy stands for the same content");
+            assertEquals(top.contentHash(), compact.contentHash(), "and so does a compaction");
+            assertFalse(top.contentHash().equals(links.getFirst().contentHash()), "a changed content has another hash");
+        }
+    }
+
+    /** Forks of N: materialises of one chain from several threads at once each get the whole content. */
+    @Test
+    void materialisesOfOneChainAtOnceEachGetItsContent() throws Exception {
+        Path source = source();
+        StoredArtifact first = strategy().store(kind(), source, null, dir.resolve("first"), operation());
+        content().fill(source, CHANGE, CHANGE, (byte) 6);
+        StoredArtifact second = strategy().store(kind(), source, first, dir.resolve("second"), operation());
+        int n = 4;
+        List<CompletableFuture<StoredArtifact>> forks = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Path target = dir.resolve("fork" + i);
+            forks.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    return strategy().materialise(second, target, operation());
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }));
+        }
+        for (CompletableFuture<StoredArtifact> f : forks) {
+            assertArrayEquals(changed((byte) 6), content().read(f.get().path()));
+        }
+    }
+
+    /**
+     * Where a strategy keeps content hashes, a parent changed in place after a chain on it was
+     * used (and, by a strategy that remembers what it verified, remembered) is refused at the next
+     * materialise; a strategy without hashes skips this.
+     */
+    @Test
+    void aParentChangedInPlaceIsRefusedWhereContentIsHashed() throws IOException {
+        Path source = source();
+        StoredArtifact first = strategy().store(kind(), source, null, dir.resolve("first"), operation());
+        Assumptions.assumeTrue(first.contentHash() != null, () -> strategy().name() + " keeps no content hashes");
+        content().fill(source, CHANGE, CHANGE, (byte) 7);
+        StoredArtifact second = strategy().store(kind(), source, first, dir.resolve("second"), operation());
+        Assumptions.assumeTrue(second.parent() != null, "this strategy stores standalone artifacts");
+        strategy().materialise(second, dir.resolve("before"), operation());
+
+        content().fill(first.path(), 0, CHANGE, (byte) 8);
+        Set<String> before = names(Set.of());
+        IOException e = assertThrows(IOException.class,
+                () -> strategy().materialise(second, dir.resolve("after"), operation()));
+        assertNotNull(e.getMessage());
+        assertEquals(before, names(Set.of()), "a refused materialise leaves nothing");
     }
 
     /**
