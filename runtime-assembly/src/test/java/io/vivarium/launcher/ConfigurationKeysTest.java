@@ -65,8 +65,9 @@ class ConfigurationKeysTest {
             }
         }
         assertTrue(byPid.keySet().containsAll(List.of("io.vivarium.core.internal.SandboxManager",
-                "io.vivarium.backend.procbox", "io.vivarium.backend.qemu", "io.vivarium.storage.qcow2")),
-                "the metatypes of core, procbox, qemu and storage-qcow2 were read: " + byPid.keySet());
+                "io.vivarium.backend.procbox", "io.vivarium.backend.qemu", "io.vivarium.storage.qcow2",
+                "io.vivarium.storage.diffchain")),
+                "the metatypes of core, procbox, qemu, storage-qcow2 and storage-diffchain were read: " + byPid.keySet());
     }
 
     private static void readMetatype(Path jar) throws Exception {
