@@ -98,7 +98,7 @@ public class ProcboxBackendComponent implements SandboxBackend, Images {
 
     @Override
     public String captures() {
-        return Images.FILES;
+        return images.captures();
     }
 
     @Override

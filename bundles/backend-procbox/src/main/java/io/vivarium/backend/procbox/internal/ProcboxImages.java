@@ -25,7 +25,7 @@ import io.vivarium.api.spi.StoredArtifact;
  * copy of the file (a reflink where the state directory's filesystem clones). Where they are
  * plain directories (a daemon that is not root), the tree is copied while the sandbox runs.
  */
-final class ProcboxImages {
+final class ProcboxImages implements Images {
 
     static final String DESCRIPTION = "files only: a snapshot, branch or fork captures the workspace (/work), "
             + "not the memory or processes of the sandbox";
@@ -43,7 +43,14 @@ final class ProcboxImages {
         this.imageFiles = imageFiles;
     }
 
-    CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage, OperationContext context) {
+    @Override
+    public String captures() {
+        return Images.FILES;
+    }
+
+    @Override
+    public CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage,
+            OperationContext context) {
         if (!(instance instanceof ProcboxInstance procbox)) {
             throw new IllegalArgumentException("not a procbox instance: " + instance.getClass().getName());
         }
@@ -83,7 +90,8 @@ final class ProcboxImages {
         }
     }
 
-    SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
+    @Override
+    public SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
         String missing = missingArtifact(imageDir);
         if (missing != null) {
             throw ApiException.conflict(missing);
@@ -112,7 +120,8 @@ final class ProcboxImages {
     }
 
     /** The workspace this host's sandboxes need: an image file where workspaces are loop-mounted, else a tree. */
-    String missingArtifact(Path imageDir) {
+    @Override
+    public String missingArtifact(Path imageDir) {
         Path needed = imageDir.resolve(imageFiles ? WorkspaceImages.IMAGE : TREE);
         if (imageFiles ? Files.isRegularFile(needed) : Files.isDirectory(needed)) {
             return null;

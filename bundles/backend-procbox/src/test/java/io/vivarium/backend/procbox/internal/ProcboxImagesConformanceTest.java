@@ -1,0 +1,54 @@
+package io.vivarium.backend.procbox.internal;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.vivarium.api.spi.Images;
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.StorageStrategies;
+import io.vivarium.api.spi.StorageStrategy;
+import io.vivarium.storage.reflink.internal.ReflinkStrategyComponent;
+import io.vivarium.testkit.ImagesSuite;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * procbox's images (its workspace, files only) pass the images kit, stored by the reflink strategy
+ * as core would choose it (copies on this host's ext4).
+ */
+class ProcboxImagesConformanceTest extends ImagesSuite {
+
+    private static final StorageStrategy REFLINK = new ReflinkStrategyComponent();
+    private static final List<ProcboxBackend> BACKENDS = new CopyOnWriteArrayList<>();
+
+    @BeforeEach
+    void requireBubblewrapAndRoot() {
+        Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
+    }
+
+    @AfterAll
+    static void closeBackends() {
+        BACKENDS.forEach(ProcboxBackend::close);
+        BACKENDS.clear();
+    }
+
+    @Override
+    protected SandboxBackend newBackend(Path stateDir) {
+        ProcboxBackend backend = ProcboxSandboxTest.rootBackend();
+        BACKENDS.add(backend);
+        return backend;
+    }
+
+    @Override
+    protected Images images(SandboxBackend backend) {
+        return ((ProcboxBackend) backend).images();
+    }
+
+    @Override
+    protected StorageStrategies storage() {
+        return (kind, dir) -> REFLINK;
+    }
+}
