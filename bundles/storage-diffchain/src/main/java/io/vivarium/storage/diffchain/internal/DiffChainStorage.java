@@ -116,6 +116,7 @@ public final class DiffChainStorage implements StorageStrategy {
             return storePlain(source, target, context);
         }
         Path absolute = target.toAbsolutePath().normalize();
+        Files.createDirectories(absolute.getParent());
         String reference = absolute.getParent().relativize(chain.top()).toString();
         DiffFile.Header header;
         try (StagedFile staged = StagedFile.beside(absolute)) {

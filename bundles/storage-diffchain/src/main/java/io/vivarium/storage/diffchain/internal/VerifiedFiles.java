@@ -39,10 +39,18 @@ final class VerifiedFiles {
         T read(Path path) throws IOException;
     }
 
-    private record Entry(Version version, CompletableFuture<Object> result) {
+    private record Entry(Path path, Version version, CompletableFuture<Object> result) {
     }
 
+    /**
+     * Past this many remembered files, those deleted or changed since are dropped: core deletes a
+     * snapshot's folder whole, not through the strategy. The next sweep waits until there are twice
+     * as many as the last one left.
+     */
+    static final int SWEEP_ABOVE = 1024;
+
     private final Map<Object, Entry> byFile = new ConcurrentHashMap<>();
+    private volatile int sweepAt = SWEEP_ABOVE;
     private final Duration racyWindow;
 
     VerifiedFiles(Duration racyWindow) {
@@ -67,7 +75,7 @@ final class VerifiedFiles {
             if (known != null && known.version().equals(version)) {
                 return new Verified<>((T) await(known.result(), path), version);
             }
-            Entry mine = new Entry(version, new CompletableFuture<>());
+            Entry mine = new Entry(path, version, new CompletableFuture<>());
             boolean installed = known == null ? byFile.putIfAbsent(version.fileKey(), mine) == null
                     : byFile.replace(version.fileKey(), known, mine);
             if (installed) {
@@ -86,6 +94,8 @@ final class VerifiedFiles {
             mine.result().complete(result);
             if (racy(version, start)) {
                 byFile.remove(version.fileKey(), mine);
+            } else if (byFile.size() > sweepAt) {
+                sweep();
             }
             return result;
         } catch (IOException | RuntimeException | Error e) {
@@ -98,6 +108,24 @@ final class VerifiedFiles {
     private boolean racy(Version v, Instant start) {
         Instant trusted = start.minus(racyWindow);
         return !v.changed().toInstant().isBefore(trusted) || !v.modified().toInstant().isBefore(trusted);
+    }
+
+    /** Drops what was remembered of files that are gone or changed since. */
+    private void sweep() {
+        byFile.values().removeIf(e -> e.result().isDone() && !current(e));
+        sweepAt = Math.max(SWEEP_ABOVE, 2 * byFile.size());
+    }
+
+    private static boolean current(Entry e) {
+        try {
+            return versionOf(e.path()).equals(e.version());
+        } catch (IOException gone) {
+            return false;
+        }
+    }
+
+    int remembered() {
+        return byFile.size();
     }
 
     /** Forgets what was learnt from {@code path}, e.g. before it is checked again on purpose or deleted. */
