@@ -242,13 +242,12 @@ public abstract class ImagesSuite {
     @Test
     void aCancelledCaptureOrForkLeavesNothingBehind() throws IOException {
         Images images = images(backend);
-        Path images0 = sharedDir.resolve("images");
-        Files.createDirectories(images0);
-        Path staging = Files.createDirectories(images0.resolve("cancelled").resolve("image.staging"));
-        Map<String, String> around = treeState(images0.resolve("cancelled").getParent(), staging);
         SandboxInstance from = source().instance();
+        Path all = sharedDir.resolve("images");
+        Path staging = Files.createDirectories(all.resolve("cancelled").resolve("image.staging"));
+        Map<String, String> around = treeState(all, staging);
         assertThrows(RuntimeException.class, () -> images.capture(from, staging, storage(), cancelled()));
-        assertEquals(around, treeState(images0, staging), "a cancelled capture writes nothing outside its directory");
+        assertEquals(around, treeState(all, staging), "a cancelled capture writes nothing outside its directory");
         assertEquals(MARKED + "\n", sh(from, "cat " + MARKER).stdout(), "and its instance keeps running");
 
         Image image = sharedImage();
