@@ -177,6 +177,8 @@ public abstract class StorageStrategySuite {
         assertEquals(target.toAbsolutePath(), result.path().toAbsolutePath(), "the artifact is where it was asked to be");
         assertNotNull(result.mode(), "every result says its mode");
         assertTrue(modes().contains(result.mode()), () -> "mode " + result.mode() + " is not one of " + modes());
+        assertTrue(strategy().modes().contains(result.mode()),
+                () -> "mode " + result.mode() + " is not declared in modes() " + strategy().modes() + ", so it could not be read back");
         assertTrue(result.bytesWritten() >= 0);
         if (result.parent() == null) {
             assertEquals(0, result.depth(), "an artifact without a parent stands alone");

@@ -31,6 +31,21 @@ public interface StorageStrategy {
     Set<ArtifactKind> kinds();
 
     /**
+     * Every {@link StoredArtifact#mode()} this strategy writes, so that an artifact is read back
+     * ({@link #materialise}, {@link #compact}, {@link #verify}, {@link #delete}) by a strategy that
+     * understands it ({@link StorageStrategies#reader}), whichever strategy would be chosen today.
+     */
+    Set<String> modes();
+
+    /**
+     * Whether {@link #store} given a parent of {@code kind} keeps only what differs from it (a
+     * qcow2 overlay, a page diff), so that core prefers this strategy when several work.
+     */
+    default boolean chains(ArtifactKind kind) {
+        return false;
+    }
+
+    /**
      * Whether this strategy works for {@code kind} in directory {@code dir} without falling back
      * (reflink is a property of the filesystem, probed per directory). Cheap after the first call
      * for a filesystem.

@@ -26,7 +26,6 @@ import io.vivarium.api.spi.CapturedImage;
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.api.spi.StoredArtifact;
 
 /**
@@ -169,9 +168,8 @@ final class Captures {
             List<SnapshotRecord.Artifact> made = new ArrayList<>();
             for (SnapshotRecord.Artifact a : source.artifacts()) {
                 ArtifactKind kind = ArtifactKind.valueOf(a.kind());
-                StorageStrategy s = storage.choose(kind, staging);
-                StoredArtifact flat = s.compact(new StoredArtifact(kind, from.resolve(a.file()), a.mode(), 0, null, null,
-                        0), staging.resolve(a.file()), context);
+                StoredArtifact stored = new StoredArtifact(kind, from.resolve(a.file()), a.mode(), 0, null, null, 0);
+                StoredArtifact flat = storage.reader(stored).compact(stored, staging.resolve(a.file()), context);
                 made.add(new SnapshotRecord.Artifact(a.kind(), a.file(), flat.mode(), flat.bytesWritten()));
             }
             snapshots.images().publish(reserved);

@@ -128,6 +128,11 @@ final class ImagingBackend implements SandboxBackend, Images {
         }
 
         @Override
+        public Set<String> modes() {
+            return Set.of("copy");
+        }
+
+        @Override
         public boolean supports(ArtifactKind kind, Path dir) {
             return false;
         }

@@ -10,6 +10,7 @@ import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.storage.reflink.internal.ReflinkStrategyComponent;
 import io.vivarium.testkit.ImagesSuite;
+import io.vivarium.testkit.FixedStorage;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -49,6 +50,6 @@ class ProcboxImagesConformanceTest extends ImagesSuite {
 
     @Override
     protected StorageStrategies storage() {
-        return (kind, dir) -> REFLINK;
+        return FixedStorage.of(REFLINK);
     }
 }

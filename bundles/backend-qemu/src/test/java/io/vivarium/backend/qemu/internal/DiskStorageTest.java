@@ -30,6 +30,11 @@ class DiskStorageTest {
         }
 
         @Override
+        public Set<String> modes() {
+            return Set.of();
+        }
+
+        @Override
         public StoredArtifact store(ArtifactKind kind, Path source, StoredArtifact parent, Path target,
                 OperationContext context) {
             throw new UnsupportedOperationException();

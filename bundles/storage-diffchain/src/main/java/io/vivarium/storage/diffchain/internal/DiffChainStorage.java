@@ -83,6 +83,16 @@ public final class DiffChainStorage implements StorageStrategy {
         return EnumSet.of(ArtifactKind.MEMORY);
     }
 
+    @Override
+    public Set<String> modes() {
+        return Set.of(MODE_DIFF, FileClones.REFLINK, FileClones.COPY);
+    }
+
+    @Override
+    public boolean chains(ArtifactKind kind) {
+        return kind == ArtifactKind.MEMORY;
+    }
+
     /** Works on any filesystem (the root of a chain is cloned where it can be, copied elsewhere). */
     @Override
     public boolean supports(ArtifactKind kind, Path dir) {

@@ -73,6 +73,16 @@ public final class Qcow2Storage implements StorageStrategy {
         return EnumSet.of(ArtifactKind.DISK);
     }
 
+    @Override
+    public Set<String> modes() {
+        return Set.of(MODE_OVERLAY, MODE_FLAT);
+    }
+
+    @Override
+    public boolean chains(ArtifactKind kind) {
+        return kind == ArtifactKind.DISK;
+    }
+
     /** qcow2 overlays work on any filesystem; what they need is qemu-img. */
     @Override
     public boolean supports(ArtifactKind kind, Path dir) {

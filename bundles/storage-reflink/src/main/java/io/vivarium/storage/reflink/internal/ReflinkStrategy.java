@@ -49,6 +49,11 @@ final class ReflinkStrategy implements StorageStrategy {
     }
 
     @Override
+    public Set<String> modes() {
+        return Set.of(MODE_REFLINK, MODE_COPY);
+    }
+
+    @Override
     public boolean supports(ArtifactKind kind, Path dir) {
         return clones.clones(dir);
     }

@@ -28,6 +28,11 @@ public class ReflinkStrategyComponent implements StorageStrategy {
     }
 
     @Override
+    public Set<String> modes() {
+        return strategy.modes();
+    }
+
+    @Override
     public boolean supports(ArtifactKind kind, Path dir) {
         return strategy.supports(kind, dir);
     }
