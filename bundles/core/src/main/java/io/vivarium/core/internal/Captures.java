@@ -77,6 +77,13 @@ final class Captures {
         BackendRegistry.Entry e = lifecycle.chooseBackend(request.backend());
         SandboxLifecycle.checkAvailable(e);
         Images images = imagesOf(e);
+        try (Capacity.Reservation place = lifecycle.reserve(1)) {
+            return build(caller, request, tag, bootWait, e, images, place);
+        }
+    }
+
+    private SnapshotInfo build(Caller caller, SnapshotRequest request, String tag, int bootWait, BackendRegistry.Entry e,
+            Images images, Capacity.Reservation place) {
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), null, null);
         snapshots.reserve(reserved, ApiException.badRequest("snapshot " + tag + " already exists; delete it "
                 + "(DELETE /v1/snapshots/" + tag + ") or choose another tag"));
@@ -86,7 +93,7 @@ final class Captures {
             CreateSandboxRequest create = new CreateSandboxRequest(e.name(), request.memoryLimitMib(), null, null, null,
                     request.diskLimitMib());
             CreateRequests.check(create, e.name(), e.backend().capabilities());
-            SandboxInfo made = lifecycle.createOn(caller, e, create, null,
+            SandboxInfo made = lifecycle.createOn(caller, e, create, null, place,
                     (spec, context) -> e.backend().create(spec, context));
             builder = made.id();
             SnapshotRecord withBuilder = reserved.withBuilder(builder);

@@ -9,7 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import io.vivarium.api.ApiException;
@@ -42,15 +47,15 @@ class SnapshotRegistryTest {
 
     private final FakeBackend fake = new FakeBackend();
     private final ImagingBackend backend = new ImagingBackend(fake);
-    private SandboxManager m;
+    private WholeCore m;
 
     @BeforeEach
     void start() throws Exception {
         m = started();
     }
 
-    private SandboxManager started() throws Exception {
-        SandboxManager manager = new SandboxManager();
+    private WholeCore started() throws Exception {
+        WholeCore manager = new WholeCore();
         manager.backendArrived(new BackendRegistry.Entry("fake", backend, "test.bundle", "1.0.0", 1));
         manager.storageArrived(5, new ImagingBackend.CopyStrategy());
         manager.start(state, "", Duration.ZERO);
@@ -142,6 +147,51 @@ class SnapshotRegistryTest {
         assertEquals(0, backend.forks.get(), "nothing was started");
         assertEquals(2, m.fork(ALICE, new ForkRequest("base", 2, true, null, null, null)).size(),
                 "per_child_netns is accepted and ignored");
+    }
+
+    @Test
+    void everyCreateCountsAgainstMaxSandboxesBeforeAnythingStarts() {
+        build("base");
+        m.maxSandboxes(2);
+        m.fork(ALICE, fork("base", 1));
+        m.create(ALICE, null);
+        int entered = backend.creating.get();
+        for (Runnable create : List.<Runnable>of(() -> m.create(ALICE, null), () -> m.fork(ALICE, fork("base", 1)),
+                () -> m.build(ALICE, new SnapshotRequest("more", null, 0, null, null, null)))) {
+            ApiException full = assertThrows(ApiException.class, create::run);
+            assertEquals(503, full.status(), full.getMessage());
+            assertTrue(full.retryAfterSeconds() != null && full.retryAfterSeconds() > 0);
+        }
+        assertEquals(entered, backend.creating.get(), "no create reached the backend");
+        assertEquals(1, backend.forks.get(), "no fork reached the backend");
+        assertEquals(List.of("base"), m.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList(), "no tag was reserved");
+    }
+
+    @Test
+    void concurrentCreatesNeverPassMaxSandboxes() throws Exception {
+        m.maxSandboxes(3);
+        CountDownLatch hold = new CountDownLatch(1);
+        backend.holdCreates = hold;
+        List<CompletableFuture<Integer>> creates = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            creates.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    m.create(ALICE, null);
+                    return 201;
+                } catch (ApiException e) {
+                    return e.status();
+                }
+            }, Executors.newVirtualThreadPerTaskExecutor()));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (creates.stream().filter(CompletableFuture::isDone).count() < 3 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        hold.countDown();
+        List<Integer> statuses = creates.stream().map(CompletableFuture::join).sorted().toList();
+        assertEquals(List.of(201, 201, 201, 503, 503, 503), statuses);
+        assertEquals(3, backend.creating.get(), "the refused ones never reached the backend");
+        assertEquals(3, m.list(ALICE).size());
     }
 
     @Test
@@ -257,7 +307,7 @@ class SnapshotRegistryTest {
         Path staging = images.staging(interrupted);
         Files.writeString(staging.resolve("partial"), "x");
 
-        SandboxManager restarted = started();
+        WholeCore restarted = started();
         SnapshotInfo half = restarted.snapshots(ALICE).stream().filter(s -> s.tag().equals("half")).findFirst()
                 .orElseThrow();
         assertEquals(SnapshotInfo.FAILED, half.status());
@@ -293,7 +343,7 @@ class SnapshotRegistryTest {
         Files.createDirectories(state.resolve("snapshots/alice/gone/image"));
 
         for (int start = 0; start < 2; start++) {
-            SandboxManager restarted = started();
+            WholeCore restarted = started();
             assertEquals(List.of("base", "br"), restarted.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList());
             assertTrue(restarted.snapshots(ALICE).stream().allMatch(SnapshotInfo::bootable));
             assertEquals(List.of("br"), restarted.info(ALICE, "base").dependents());
