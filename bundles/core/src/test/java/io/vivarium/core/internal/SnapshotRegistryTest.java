@@ -32,6 +32,7 @@ import io.vivarium.core.internal.state.Stored;
 import io.vivarium.testkit.FakeBackend;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -278,6 +279,39 @@ class SnapshotRegistryTest {
         assertTrue(m.snapshots(ALICE).get(0).bootable(), "an orphan keeps its own files");
         assertEquals(404, status(() -> m.deleteSnapshot(ALICE, "base", false, false)));
         assertFalse(Files.exists(state.resolve("snapshots/alice/base")));
+    }
+
+    @Test
+    void aRecordOfAnotherNodeIsNeverUsedHere() throws Exception {
+        build("base");
+        build("half");
+        for (String tag : List.of("base", "half")) {
+            Path record = state.resolve("snapshot-records").resolve(SnapshotTags.key("alice", tag) + ".json");
+            ObjectNode envelope = (ObjectNode) new ObjectMapper().readTree(record.toFile());
+            envelope.put("node", "node-elsewhere");
+            if (tag.equals("half")) {
+                ((ObjectNode) envelope.get("body")).put("status", SnapshotInfo.WRITING);
+            }
+            Files.write(record, new ObjectMapper().writeValueAsBytes(envelope));
+        }
+        WholeCore restarted = started();
+        assertEquals(List.of(), restarted.snapshots(ALICE), "another node's snapshots are not listed");
+        assertEquals(404, status(() -> restarted.fork(ALICE, fork("base", 1))));
+        assertEquals(404, status(() -> restarted.info(ALICE, "base")));
+        assertEquals(404, status(() -> restarted.deleteSnapshot(ALICE, "base", false, false)));
+        assertEquals(404, status(() -> restarted.compact(ALICE, "base", new CompactRequest("flat"))));
+        ApiException taken = assertThrows(ApiException.class,
+                () -> restarted.build(ALICE, new SnapshotRequest("base", null, 0, null, null, null)));
+        assertEquals(409, taken.status());
+        assertTrue(taken.getMessage().contains("node-elsewhere"), taken.getMessage());
+        assertEquals(0, backend.forks.get(), "nothing was forked from another node's image");
+        try (FileStateStore store = FileStateStore.open(state, StateCollections.ALL)) {
+            Stored<SnapshotRecord> half = store.get(StateCollections.SNAPSHOTS, SnapshotTags.key("alice", "half"))
+                    .orElseThrow();
+            assertEquals(SnapshotInfo.WRITING, half.body().status(), "another node's capture is not failed here");
+            assertEquals("node-elsewhere", half.node());
+        }
+        assertFalse(Files.exists(state.resolve("snapshots/alice/base")), "no local directory is kept for it");
     }
 
     @Test
