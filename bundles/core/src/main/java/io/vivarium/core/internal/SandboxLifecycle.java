@@ -124,6 +124,7 @@ final class SandboxLifecycle {
                 throw ApiException.internal("cannot write sandbox record under " + dirs.dirOf(id), io);
             }
             place.admit(() -> sandboxes.add(sb));
+            TestPoints.reach("create.recorded");
             InstanceSpec spec = sb.spec(dirs);
             SandboxInstance instance;
             try {
@@ -132,6 +133,7 @@ final class SandboxLifecycle {
             } catch (RuntimeException ex) {
                 throw undoCreate(sb, e, Adoption.emptyState(), ex);
             }
+            TestPoints.reach("create.made");
             try {
                 sandboxes.persist(sb, record.created(instance.state()));
             } catch (IOException io) {

@@ -24,6 +24,7 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
+import io.vivarium.api.SnapshotService;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.FingerprintMode;
@@ -54,9 +55,11 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * are components of their own that reference this one, internally, for its {@link Core}. Never names
  * a backend or a storage strategy.
  */
-@Component(service = { SandboxService.class, SandboxManager.class })
+@Component(service = { SandboxService.class, SandboxManager.class }, configurationPid = SandboxManager.PID)
 @Designate(ocd = SandboxManager.Config.class)
 public class SandboxManager implements SandboxService {
+    /** Core's one configuration, read by this component and {@link SnapshotManager}. */
+    static final String PID = "io.vivarium.core.internal.SandboxManager";
 
     /**
      * PID {@code io.vivarium.core.internal.SandboxManager}. Each {@code __} is Declarative Services' escape for
@@ -79,6 +82,10 @@ public class SandboxManager implements SandboxService {
         @AttributeDefinition(description = "Most sandboxes this host holds (all tenants); a create or fork that would "
                 + "pass it answers 503 with Retry-After before anything starts")
         int max__sandboxes() default 1000;
+
+        @AttributeDefinition(description = "Seconds a branch may take before it answers 504 and leaves no tag (the "
+                + "reference API's 180)")
+        int branch__timeout__secs() default SnapshotService.BRANCH_TIMEOUT_SECS;
     }
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());

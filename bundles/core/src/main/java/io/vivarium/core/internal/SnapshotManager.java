@@ -1,6 +1,7 @@
 package io.vivarium.core.internal;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 
 import io.vivarium.api.BranchRequest;
@@ -31,7 +32,7 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
  * It activates after the sandbox manager has loaded and started adopting its sandboxes, as it did
  * when both were one component; immediate, so that it recovers interrupted snapshots at start-up.
  */
-@Component(service = SnapshotService.class, immediate = true)
+@Component(service = SnapshotService.class, immediate = true, configurationPid = SandboxManager.PID)
 public class SnapshotManager implements SnapshotService {
     @Reference
     private SandboxManager manager;
@@ -43,16 +44,17 @@ public class SnapshotManager implements SnapshotService {
     private Forks forks;
     private volatile boolean stopping;
 
+    /** Reads {@code branch_timeout_secs} of core's one configuration ({@link SandboxManager.Config}). */
     @Activate
-    void activate() throws IOException {
-        start(manager.core());
+    void activate(SandboxManager.Config config) throws IOException {
+        start(manager.core(), Duration.ofSeconds(Math.max(1, config.branch__timeout__secs())));
     }
 
-    void start(Core core) throws IOException {
+    void start(Core core, Duration branchTimeout) throws IOException {
         this.core = core;
         snapshots = new Snapshots(core.registry());
         captures = new Captures(snapshots, core.sandboxes(), core.lifecycle(), core.live(), core.guest(), storage,
-                () -> stopping || core.stopping().getAsBoolean());
+                () -> stopping || core.stopping().getAsBoolean(), branchTimeout);
         forks = new Forks(snapshots, core.sandboxes(), core.lifecycle(), storage);
         List<SnapshotRecord> interrupted = snapshots.open(core.sandboxes().state(), core.stateDir());
         SnapshotBuilders.removeLeftOvers(interrupted, core.lifecycle());

@@ -33,7 +33,7 @@ class WholeCore extends SandboxManager implements VmService, SnapshotService {
     void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {
         super.start(stateDir, defaultBackendName, patience);
         vms.start(core());
-        snaps.start(core());
+        snaps.start(core(), Duration.ofSeconds(SnapshotService.BRANCH_TIMEOUT_SECS));
     }
 
     void storageArrived(long serviceId, StorageStrategy strategy) {
