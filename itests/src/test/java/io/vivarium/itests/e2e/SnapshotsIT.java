@@ -80,6 +80,7 @@ class SnapshotsIT {
         List<String> ids = new ArrayList<>();
         r.body().forEach(sb -> {
             assertEquals(tag, sb.get("image").asText());
+            assertEquals(tag, sb.get("snapshot_tag").asText(), "the seed's field");
             assertEquals("running", sb.get("status").asText());
             ids.add(sb.get("id").asText());
         });

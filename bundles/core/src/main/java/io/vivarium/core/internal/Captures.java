@@ -132,7 +132,7 @@ final class Captures {
         Sandbox sb = sandboxes.find(caller, id);
         BackendRegistry.Entry e = lifecycle.chooseBackend(sb.record().backend());
         Images images = imagesOf(e);
-        String parent = Optional.ofNullable(sb.record().image())
+        String parent = Optional.ofNullable(sb.record().snapshotTag())
                 .filter(t -> snapshots.lookup(caller.tenant(), t).isPresent()).orElse(null);
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), id, parent);
         snapshots.reserve(reserved, ApiException.conflict("snapshot " + tag + " already exists; choose another tag"));

@@ -77,7 +77,7 @@ final class SandboxLifecycle {
         checkAvailable(e);
         CreateRequests.check(req, e.name(), e.backend().capabilities());
         try (Capacity.Reservation place = capacity.reserve(1)) {
-            return createOn(caller, e, req, req.image(), place, (spec, context) -> e.backend().create(spec, context));
+            return createOn(caller, e, req, null, place, (spec, context) -> e.backend().create(spec, context));
         }
     }
 
@@ -104,16 +104,16 @@ final class SandboxLifecycle {
      * before it is made so that a crash midway is cleaned up at start-up, in one of the places
      * {@code place} reserved.
      *
-     * @param image what the record shows as the sandbox's image (a fork's snapshot tag)
+     * @param snapshotTag the tag a forked child is made from (its image), or null for a create of {@code req.image()}
      */
-    SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String image,
+    SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String snapshotTag,
             Capacity.Reservation place, InstanceMaker maker) {
         String id = SandboxIds.next();
         SandboxDirs dirs = sandboxes.dirs();
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
-                req.memoryLimitMib(), req.vcpus(), image, req.pidsLimit(), req.diskLimitMib(),
-                SandboxRecord.CREATING, Adoption.emptyState(),
-                SandboxStatus.RUNNING, null, e.backend().capabilities().vcpus());
+                req.memoryLimitMib(), req.vcpus(), snapshotTag != null ? snapshotTag : req.image(), req.pidsLimit(),
+                req.diskLimitMib(), SandboxRecord.CREATING, Adoption.emptyState(),
+                SandboxStatus.RUNNING, null, e.backend().capabilities().vcpus(), snapshotTag);
         Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {

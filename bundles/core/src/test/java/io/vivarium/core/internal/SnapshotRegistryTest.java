@@ -127,6 +127,7 @@ class SnapshotRegistryTest {
         assertEquals(3, children.size());
         for (SandboxInfo c : children) {
             assertEquals("base", c.image());
+            assertEquals("base", c.snapshotTag(), "the seed's snapshot_tag");
             assertTrue(Files.isRegularFile(state.resolve("sandboxes").resolve(c.id()).resolve(ImagingBackend.FILE)));
         }
         assertEquals(3, m.list(ALICE).size());
