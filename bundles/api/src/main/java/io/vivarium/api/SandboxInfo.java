@@ -16,20 +16,30 @@ package io.vivarium.api;
  * @param image the image or template asked for at create, or null for the backend's default; since 1.3
  * @param usage what the sandbox uses right now; only in the answer for one sandbox, and only when
  *        its backend measures it (null otherwise); since 1.3
+ * @param snapshotTag the snapshot tag a forked child was made from (the reference API's
+ *        {@code snapshot_tag}; its {@code image} is that tag too), or null for a sandbox that was
+ *        created; since 1.3
  */
 public record SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix,
         long pid, Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image,
-        ResourceUsage usage) {
+        ResourceUsage usage, String snapshotTag) {
+
+    /** The record before {@code snapshotTag}. */
+    public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
+            Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage) {
+        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
+                null);
+    }
 
     /** The record of API 1.2. */
     public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
             Integer memoryLimitMib, String workspace, String reason) {
-        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, null, null, null);
+        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, null, null, null, null);
     }
 
     /** This record with {@code usage} set. */
     public SandboxInfo withUsage(ResourceUsage usage) {
         return new SandboxInfo(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason,
-                vcpus, image, usage);
+                vcpus, image, usage, snapshotTag);
     }
 }

@@ -23,13 +23,15 @@ final class Daemon {
     private final Path stateDir;
     private final int port;
     private final List<String> extraArgs;
+    private final List<String> jvmOptions;
     private final List<String> output = new CopyOnWriteArrayList<>();
     private Process process;
 
-    Daemon(Path stateDir, List<String> extraArgs) throws IOException {
+    Daemon(Path stateDir, List<String> extraArgs, List<String> jvmOptions) throws IOException {
         this.stateDir = stateDir;
         this.port = freePort();
         this.extraArgs = extraArgs;
+        this.jvmOptions = jvmOptions;
     }
 
     static Path distribution() {
@@ -48,8 +50,9 @@ final class Daemon {
             cmd.addAll(List.of("/usr/bin/setpriv", "--no-new-privs", "--"));
         }
         cmd.addAll(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", dist.resolve("lib") + "/*", "io.vivarium.launcher.Main", "serve",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-cp", dist.resolve("lib") + "/*", "io.vivarium.launcher.Main", "serve",
                 "--state", stateDir.toString(), "--port", String.valueOf(port)));
         cmd.addAll(extraArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(dist.toFile()).redirectErrorStream(true);
@@ -102,6 +105,11 @@ final class Daemon {
             process.destroyForcibly().waitFor();
         }
         return process.exitValue();
+    }
+
+    /** Waits for the daemon to end by itself (a test point halted it); false if it still runs after {@code patience}. */
+    boolean awaitExit(Duration patience) throws InterruptedException {
+        return process.waitFor(patience.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** SIGKILL: the daemon gets no chance to clean up. */

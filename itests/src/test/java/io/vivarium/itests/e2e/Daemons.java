@@ -36,8 +36,13 @@ final class Daemons implements BeforeEachCallback, AfterEachCallback, AfterAllCa
     private boolean inTest;
 
     /** Starts a daemon on {@code stateDir} with extra launcher arguments. */
-    synchronized Daemon start(Path stateDir, List<String> args) throws Exception {
-        Daemon daemon = new Daemon(stateDir, args);
+    Daemon start(Path stateDir, List<String> args) throws Exception {
+        return start(stateDir, args, List.of());
+    }
+
+    /** Starts a daemon on {@code stateDir} with extra launcher arguments and JVM options (e.g. {@code -Dkey=value}). */
+    synchronized Daemon start(Path stateDir, List<String> args, List<String> jvmOptions) throws Exception {
+        Daemon daemon = new Daemon(stateDir, args, jvmOptions);
         (inTest ? testDaemons : classDaemons).add(daemon);
         return daemon.start();
     }

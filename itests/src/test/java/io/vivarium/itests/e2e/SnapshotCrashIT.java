@@ -19,12 +19,17 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A {@code kill -9} of the daemon in the middle of a fork of many children, of a snapshot build
- * and of a compaction, then a restart: every finished child is re-adopted and the one being made is gone, the
- * interrupted snapshot is {@code failed} (never forked) and its builder sandbox removed, and once
- * everything is deleted no process, mount or directory of a sandbox is left.
+ * A {@code kill -9} of the daemon in the middle of a fork of many children, of a snapshot build,
+ * of a branch and of a compaction, then a restart: every finished child is re-adopted and the one
+ * being made is gone, the interrupted snapshot is {@code failed} (never forked) and its builder
+ * sandbox removed, and once everything is deleted no process, mount or directory of a sandbox or a
+ * snapshot is left. Besides kills at moments seen from outside, the daemon is halted at named
+ * points between the steps of a branch, a compaction and one child's create ({@code TestPoints} in
+ * core: {@code -Dvivarium.test.halt.at=POINT[#N]}, as abrupt as {@code kill -9}).
  */
 class SnapshotCrashIT {
     @RegisterExtension
@@ -147,6 +152,127 @@ class SnapshotCrashIT {
         assertEquals("1073741824\n", Api.sh(after, child.body().get(0).get("id").asText(), "stat -c %s /work/data"));
         assertEquals(204, after.delete("/v1/snapshots/flat").status());
         assertEquals(201, after.post("/v1/snapshots/src/compact", Map.of("to", "flat")).status(), "the tag is free again");
+    }
+
+    /** Starts a daemon on {@code state} that halts when it reaches {@code point} ({@code POINT#N}: the N-th time). */
+    private Daemon haltingAt(String point) throws Exception {
+        return daemons.start(state, List.of(), List.of("-Dvivarium.test.halt.at=" + point));
+    }
+
+    private static CompletableFuture<Api.Response> async(Api api, String path, Object body) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return api.post(path, body);
+            } catch (Exception e) {
+                return null;
+            }
+        });
+    }
+
+    private static void haltedThere(Daemon daemon, String point, CompletableFuture<Api.Response> request)
+            throws InterruptedException {
+        assertTrue(daemon.awaitExit(Duration.ofSeconds(120)), "the daemon did not reach " + point);
+        assertTrue(request.join() == null, "the request never answered: " + request.join());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "branch.reserved", "branch.staged", "branch.published" })
+    void aBranchCutShortAtAnyStepLeavesAFailedTagAndItsParentRunning(String point) throws Exception {
+        Daemon first = haltingAt(point);
+        Api api = new Api(first.baseUrl(), first.adminToken());
+        assertEquals(201, api.post("/v1/snapshots", Map.of("tag", "base", "setup",
+                List.of("sh", "-c", "echo template > /work/t.txt"))).status());
+        String parent = api.post("/v1/sandboxes", Map.of("snapshot_tag", "base")).body().get(0).get("id").asText();
+        Api.sh(api, parent, "echo mine > /work/mine.txt");
+        haltedThere(first, point, async(api, "/v1/sandboxes/" + parent + "/branch", Map.of("tag", "br")));
+
+        Daemon second = daemons.start(state);
+        Api after = new Api(second.baseUrl(), second.adminToken());
+        JsonNode br = SnapshotsIT.find(after.get("/v1/snapshots").body(), "br");
+        assertEquals("failed", br.get("status").asText(), br.toString());
+        assertEquals(409, after.post("/v1/sandboxes", Map.of("snapshot_tag", "br")).status(), "never forked");
+        assertNoStaging();
+        assertEquals("mine\n", Api.sh(after, parent, "cat /work/mine.txt"), "the parent is re-adopted and runs");
+        assertEquals(204, after.delete("/v1/snapshots/br").status());
+        assertFalse(Files.exists(state.resolve("snapshots/default/br")), "its files go with it");
+        assertEquals(201, after.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "br")).status(),
+                "the tag can be taken again");
+        String child = after.post("/v1/sandboxes", Map.of("snapshot_tag", "br")).body().get(0).get("id").asText();
+        assertEquals("mine\ntemplate\n", Api.sh(after, child, "cat /work/mine.txt /work/t.txt"));
+        assertNothingLeftOnceDeleted(after, "br", "base");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "compact.reserved", "compact.staged", "compact.published" })
+    void aCompactionCutShortAtAnyStepLeavesAFailedCopyAndTheSourceIntact(String point) throws Exception {
+        Daemon first = haltingAt(point);
+        Api api = new Api(first.baseUrl(), first.adminToken());
+        assertEquals(201, api.post("/v1/snapshots", Map.of("tag", "src", "setup",
+                List.of("sh", "-c", "echo template > /work/t.txt"))).status());
+        haltedThere(first, point, async(api, "/v1/snapshots/src/compact", Map.of("to", "flat")));
+
+        Daemon second = daemons.start(state);
+        Api after = new Api(second.baseUrl(), second.adminToken());
+        JsonNode flat = SnapshotsIT.find(after.get("/v1/snapshots").body(), "flat");
+        assertEquals("failed", flat.get("status").asText(), flat.toString());
+        assertEquals(409, after.post("/v1/sandboxes", Map.of("snapshot_tag", "flat")).status());
+        assertNoStaging();
+        String child = after.post("/v1/sandboxes", Map.of("snapshot_tag", "src")).body().get(0).get("id").asText();
+        assertEquals("template\n", Api.sh(after, child, "cat /work/t.txt"), "the source still forks");
+        assertEquals(204, after.delete("/v1/snapshots/flat").status());
+        assertEquals(201, after.post("/v1/snapshots/src/compact", Map.of("to", "flat")).status(), "the tag is free again");
+        assertNothingLeftOnceDeleted(after, "flat", "src");
+    }
+
+    /**
+     * The builder is the first create, so {@code #8} is the 7th child of the fork: up to 4 are made at
+     * once, so a few are finished, a few recorded and being made, when the daemon stops.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = { "create.recorded#8", "create.made#8" })
+    void aForkOfManyCutShortInAChildsCreateKeepsOnlyFinishedChildren(String point) throws Exception {
+        Daemon first = haltingAt(point);
+        Api api = new Api(first.baseUrl(), first.adminToken());
+        assertEquals(201, api.post("/v1/snapshots", Map.of("tag", "base", "setup",
+                List.of("sh", "-c", "echo template > /work/t.txt"))).status());
+        haltedThere(first, point, async(api, "/v1/sandboxes", Map.of("snapshot_tag", "base", "n", 20)));
+
+        Daemon second = daemons.start(state);
+        Api after = new Api(second.baseUrl(), second.adminToken());
+        JsonNode children = after.get("/v1/sandboxes").body();
+        assertTrue(children.size() >= 3 && children.size() < 20, "children: " + children);
+        for (JsonNode child : children) {
+            assertEquals("running", child.get("status").asText(), child.toString());
+            assertEquals("template\n", Api.sh(after, child.get("id").asText(), "cat /work/t.txt"));
+        }
+        try (var dirs = Files.list(state.resolve("sandboxes"))) {
+            assertEquals(children.size(), dirs.count(), "the child being made left no directory");
+        }
+        assertNothingLeftOnceDeleted(after, "base");
+    }
+
+    private void assertNoStaging() throws Exception {
+        try (var files = Files.walk(state.resolve("snapshots"))) {
+            assertEquals(List.of(), files.filter(f -> f.getFileName().toString().endsWith(".staging")).toList(),
+                    "no half-written image is left");
+        }
+    }
+
+    /** Deletes every sandbox and the snapshots (leaves first): no process, sandbox or snapshot directory is left. */
+    private void assertNothingLeftOnceDeleted(Api api, String... tags) throws Exception {
+        api.deleteAllSandboxes();
+        for (String tag : tags) {
+            assertEquals(204, api.delete("/v1/snapshots/" + tag).status(), tag);
+        }
+        assertEquals(List.of(), StateDirLeftovers.processes(state), "no sandbox process is left");
+        for (String dir : List.of("sandboxes", "snapshots/default")) {
+            if (!Files.exists(state.resolve(dir))) {
+                continue;
+            }
+            try (var left = Files.list(state.resolve(dir))) {
+                assertEquals(List.of(), left.toList(), "nothing is left in " + dir);
+            }
+        }
     }
 
     private static int count(Api api) {

@@ -80,6 +80,7 @@ class SnapshotsIT {
         List<String> ids = new ArrayList<>();
         r.body().forEach(sb -> {
             assertEquals(tag, sb.get("image").asText());
+            assertEquals(tag, sb.get("snapshot_tag").asText(), "the seed's field");
             assertEquals("running", sb.get("status").asText());
             ids.add(sb.get("id").asText());
         });
@@ -202,6 +203,9 @@ class SnapshotsIT {
         expect(404, globex.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "x")));
         expect(410, acme.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "x", "mode", "live")));
         expect(410, acme.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "x", "diff", true)));
+        expect(410, acme.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "x", "wait", false)));
+        expect(410, acme.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "x", "wait", true)));
+        expect(400, acme.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "x", "wait_for_copy", true)));
         expect(403, acmeUser.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "x")));
 
         expect(204, acmeUser.post("/v1/sandboxes/" + parent + "/touch", ""));

@@ -36,11 +36,15 @@ final class SnapshotRoutes {
                 new Route("POST", "/snapshots/{tag}/compact", Role.USER, 201,
                         r -> snapshots.compact(r.caller(), r.pathParam("tag"), r.body(CompactRequest.class))),
                 new Route("POST", "/sandboxes/{id}/branch", Role.ADMIN, 201,
-                        r -> snapshots.branch(r.caller(), r.pathParam("id"), r.body(BranchRequest.class))),
+                        r -> snapshots.branch(r.caller(), r.pathParam("id"), branchRequest(r))),
                 new Route("POST", "/sandboxes/{id}/touch", Role.USER, 204, r -> {
                     snapshots.touch(r.caller(), r.pathParam("id"));
                     return null;
                 }));
+    }
+
+    private static BranchRequest branchRequest(RouteRequest r) {
+        return r.body(BranchBody.class).branchRequest();
     }
 
     private static boolean flag(RouteRequest r, String name) {

@@ -39,7 +39,6 @@ final class Captures {
     private static final System.Logger LOG = System.getLogger(Captures.class.getName());
     private static final int MAX_BOOT_WAIT_SECS = 600;
     private static final Duration BUILD_DEADLINE = Duration.ofMinutes(15);
-    private static final Duration BRANCH_DEADLINE = Duration.ofSeconds(SnapshotService.BRANCH_TIMEOUT_SECS);
 
     private final Snapshots snapshots;
     private final Sandboxes sandboxes;
@@ -48,9 +47,12 @@ final class Captures {
     private final GuestAccess guest;
     private final StorageRegistry storage;
     private final BooleanSupplier stopping;
+    private final Duration branchTimeout;
 
+    /** @param branchTimeout how long a branch may take before it is a 504 (the seed's 180 s unless configured) */
     Captures(Snapshots snapshots, Sandboxes sandboxes, SandboxLifecycle lifecycle, LiveInstances live, GuestAccess guest,
-            StorageRegistry storage, BooleanSupplier stopping) {
+            StorageRegistry storage, BooleanSupplier stopping, Duration branchTimeout) {
+        this.branchTimeout = branchTimeout;
         this.snapshots = snapshots;
         this.sandboxes = sandboxes;
         this.lifecycle = lifecycle;
@@ -76,6 +78,13 @@ final class Captures {
         BackendRegistry.Entry e = lifecycle.chooseBackend(request.backend());
         SandboxLifecycle.checkAvailable(e);
         Images images = imagesOf(e);
+        try (Capacity.Reservation place = lifecycle.reserve(1)) {
+            return build(caller, request, tag, bootWait, e, images, place);
+        }
+    }
+
+    private SnapshotInfo build(Caller caller, SnapshotRequest request, String tag, int bootWait, BackendRegistry.Entry e,
+            Images images, Capacity.Reservation place) {
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), null, null);
         snapshots.reserve(reserved, ApiException.badRequest("snapshot " + tag + " already exists; delete it "
                 + "(DELETE /v1/snapshots/" + tag + ") or choose another tag"));
@@ -85,7 +94,7 @@ final class Captures {
             CreateSandboxRequest create = new CreateSandboxRequest(e.name(), request.memoryLimitMib(), null, null, null,
                     request.diskLimitMib());
             CreateRequests.check(create, e.name(), e.backend().capabilities());
-            SandboxInfo made = lifecycle.createOn(caller, e, create, null,
+            SandboxInfo made = lifecycle.createOn(caller, e, create, null, place,
                     (spec, context) -> e.backend().create(spec, context));
             builder = made.id();
             SnapshotRecord withBuilder = reserved.withBuilder(builder);
@@ -101,7 +110,8 @@ final class Captures {
             }
             waitFor(bootWait);
             Sandbox sb = sandboxes.find(caller, builder);
-            return capture(sb, images, reserved, new CoreOperation("building snapshot " + tag, deadline, stopping));
+            return capture("build", sb, images, reserved, new CoreOperation("building snapshot " + tag, deadline,
+                    stopping));
         } catch (RuntimeException ex) {
             discard(reserved, ex);
             throw ex;
@@ -121,13 +131,14 @@ final class Captures {
         Sandbox sb = sandboxes.find(caller, id);
         BackendRegistry.Entry e = lifecycle.chooseBackend(sb.record().backend());
         Images images = imagesOf(e);
-        String parent = Optional.ofNullable(sb.record().image())
+        String parent = Optional.ofNullable(sb.record().snapshotTag())
                 .filter(t -> snapshots.lookup(caller.tenant(), t).isPresent()).orElse(null);
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), id, parent);
         snapshots.reserve(reserved, ApiException.conflict("snapshot " + tag + " already exists; choose another tag"));
         try {
-            return capture(sb, images, reserved, new CoreOperation("branching sandbox " + id + " as " + tag,
-                    Instant.now().plus(BRANCH_DEADLINE), stopping));
+            TestPoints.reach("branch.reserved");
+            return capture("branch", sb, images, reserved, new CoreOperation("branching sandbox " + id + " as " + tag,
+                    Instant.now().plus(branchTimeout), stopping));
         } catch (RuntimeException ex) {
             discard(reserved, ex);
             throw ex;
@@ -161,6 +172,7 @@ final class Captures {
                 null);
         snapshots.reserve(reserved, ApiException.conflict("snapshot " + to + " already exists; choose another `to`"));
         try {
+            TestPoints.reach("compact.reserved");
             OperationContext context = new CoreOperation("compacting snapshot " + tag + " to " + to,
                     Instant.now().plus(BUILD_DEADLINE), stopping);
             Path staging = snapshots.images().staging(reserved);
@@ -172,7 +184,9 @@ final class Captures {
                 StoredArtifact flat = storage.reader(stored).compact(stored, staging.resolve(a.file()), context);
                 made.add(new SnapshotRecord.Artifact(a.kind(), a.file(), flat.mode(), flat.bytesWritten()));
             }
+            TestPoints.reach("compact.staged");
             snapshots.images().publish(reserved);
+            TestPoints.reach("compact.published");
             SnapshotRecord ready = reserved.ready(source.captures(), null, made);
             snapshots.update(reserved, ready);
             return snapshots.info(ready);
@@ -186,8 +200,11 @@ final class Captures {
         }
     }
 
-    /** Captures {@code sb} into the reserved record's staging directory, renames it into place, marks it ready. */
-    private SnapshotInfo capture(Sandbox sb, Images images, SnapshotRecord reserved, OperationContext context) {
+    /**
+     * Captures {@code sb} into the reserved record's staging directory, renames it into place, marks it
+     * ready; {@code op} names the {@link TestPoints} on the way.
+     */
+    private SnapshotInfo capture(String op, Sandbox sb, Images images, SnapshotRecord reserved, OperationContext context) {
         CapturedImage captured = sb.gate.exclusive("branch", live.patience(), () -> {
             SandboxInstance instance = live.of(sb);
             try {
@@ -196,12 +213,14 @@ final class Captures {
                 throw ApiException.internal("cannot stage snapshot " + reserved.tag() + ": " + e.getMessage(), e);
             }
         });
+        TestPoints.reach(op + ".staged");
         context.checkpoint("registering snapshot " + reserved.tag());
         try {
             snapshots.images().publish(reserved);
         } catch (IOException e) {
             throw ApiException.internal("cannot move snapshot " + reserved.tag() + " into place: " + e.getMessage(), e);
         }
+        TestPoints.reach(op + ".published");
         Path image = snapshots.images().imageOf(reserved);
         Path staged = image.resolveSibling(SnapshotImages.STAGING);
         List<SnapshotRecord.Artifact> artifacts = captured.artifacts().stream()

@@ -9,7 +9,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.IntSupplier;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
@@ -30,7 +29,6 @@ import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
  */
 final class Forks {
     private static final System.Logger LOG = System.getLogger(Forks.class.getName());
-    private static final int RETRY_AFTER_SECS = 10;
     /** Children made at once: their launches overlap on waits (fsync, the agent's start). */
     static final int PARALLEL_CHILDREN = 4;
 
@@ -38,15 +36,12 @@ final class Forks {
     private final Sandboxes sandboxes;
     private final SandboxLifecycle lifecycle;
     private final StorageRegistry storage;
-    private final IntSupplier maxSandboxes;
 
-    Forks(Snapshots snapshots, Sandboxes sandboxes, SandboxLifecycle lifecycle, StorageRegistry storage,
-            IntSupplier maxSandboxes) {
+    Forks(Snapshots snapshots, Sandboxes sandboxes, SandboxLifecycle lifecycle, StorageRegistry storage) {
         this.snapshots = snapshots;
         this.sandboxes = sandboxes;
         this.lifecycle = lifecycle;
         this.storage = storage;
-        this.maxSandboxes = maxSandboxes;
     }
 
     List<SandboxInfo> fork(Caller caller, ForkRequest request) {
@@ -67,22 +62,30 @@ final class Forks {
         BackendRegistry.Entry e = lifecycle.chooseBackend(snapshot.backend());
         SandboxLifecycle.checkAvailable(e);
         Images images = Captures.imagesOf(e);
-        int running = sandboxes.size();
-        int max = maxSandboxes.getAsInt();
-        if (running + n > max) {
+        Capacity.Reservation places;
+        try {
+            places = lifecycle.reserve(n);
+        } catch (ApiException full) {
             sandboxes.observer().sandboxCreated(CreateOutcome.REFUSED);
-            throw ApiException.noCapacity("this host holds at most " + max + " sandboxes (max_sandboxes) and has "
-                    + running + "; " + n + " more do not fit: delete some or fork fewer", RETRY_AFTER_SECS);
+            throw full;
         }
+        try (places) {
+            return forkAll(caller, e, images, snapshot, n, places, request.memoryLimitMib());
+        }
+    }
+
+    private List<SandboxInfo> forkAll(Caller caller, BackendRegistry.Entry e, Images images, SnapshotRecord snapshot,
+            int n, Capacity.Reservation places, Integer memoryLimitMib) {
+        String tag = snapshot.tag();
         Path image = snapshots.images().imageOf(snapshot);
-        CreateSandboxRequest child = new CreateSandboxRequest(e.name(), request.memoryLimitMib());
+        CreateSandboxRequest child = new CreateSandboxRequest(e.name(), memoryLimitMib);
         SandboxInfo[] made = new SandboxInfo[n];
         AtomicInteger next = new AtomicInteger(1);
         AtomicReference<Failure> failed = new AtomicReference<>();
         Runnable worker = () -> {
             for (int k = next.getAndIncrement(); k <= n && failed.get() == null; k = next.getAndIncrement()) {
                 try {
-                    made[k - 1] = lifecycle.createOn(caller, e, child, tag,
+                    made[k - 1] = lifecycle.createOn(caller, e, child, tag, places,
                             (spec, context) -> images.fork(spec, image, storage, context));
                     sandboxes.observer().sandboxCreated(CreateOutcome.OK);
                 } catch (RuntimeException ex) {

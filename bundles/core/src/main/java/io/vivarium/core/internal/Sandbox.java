@@ -113,6 +113,6 @@ final class Sandbox {
         };
         return new SandboxInfo(r.id(), r.backend(), r.tenant(), status.wire(), r.createdAtUnix(),
                 r.state() == null ? 0 : r.state().pid(), r.memoryLimitMib(), i == null ? null : i.workspace(), reason,
-                r.vcpus(), r.image(), null);
+                r.vcpus(), r.image(), null, r.snapshotTag());
     }
 }

@@ -34,9 +34,11 @@ final class SandboxLifecycle {
     private final String defaultBackend;
     private final Duration backendWait;
     private final BooleanSupplier stopping;
+    private final Capacity capacity;
 
     SandboxLifecycle(BackendRegistry registry, Sandboxes sandboxes, Adoption adoption, String defaultBackend,
-            Duration backendWait, BooleanSupplier stopping) {
+            Duration backendWait, BooleanSupplier stopping, Capacity capacity) {
+        this.capacity = capacity;
         this.registry = registry;
         this.sandboxes = sandboxes;
         this.adoption = adoption;
@@ -74,7 +76,14 @@ final class SandboxLifecycle {
         BackendRegistry.Entry e = chooseBackend(req.backend());
         checkAvailable(e);
         CreateRequests.check(req, e.name(), e.backend().capabilities());
-        return createOn(caller, e, req, req.image(), (spec, context) -> e.backend().create(spec, context));
+        try (Capacity.Reservation place = capacity.reserve(1)) {
+            return createOn(caller, e, req, null, place, (spec, context) -> e.backend().create(spec, context));
+        }
+    }
+
+    /** Room for {@code n} sandboxes about to be created, before anything starts; a 503 with Retry-After if the host is full. */
+    Capacity.Reservation reserve(int n) {
+        return capacity.reserve(n);
     }
 
     static void checkAvailable(BackendRegistry.Entry e) {
@@ -92,18 +101,19 @@ final class SandboxLifecycle {
 
     /**
      * Creates a sandbox on {@code e} (already checked) whose instance {@code maker} makes, recorded
-     * before it is made so that a crash midway is cleaned up at start-up; counted like every create.
+     * before it is made so that a crash midway is cleaned up at start-up, in one of the places
+     * {@code place} reserved.
      *
-     * @param image what the record shows as the sandbox's image (a fork's snapshot tag)
+     * @param snapshotTag the tag a forked child is made from (its image), or null for a create of {@code req.image()}
      */
-    SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String image,
-            InstanceMaker maker) {
+    SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String snapshotTag,
+            Capacity.Reservation place, InstanceMaker maker) {
         String id = SandboxIds.next();
         SandboxDirs dirs = sandboxes.dirs();
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
-                req.memoryLimitMib(), req.vcpus(), image, req.pidsLimit(), req.diskLimitMib(),
-                SandboxRecord.CREATING, Adoption.emptyState(),
-                SandboxStatus.RUNNING, null, e.backend().capabilities().vcpus());
+                req.memoryLimitMib(), req.vcpus(), snapshotTag != null ? snapshotTag : req.image(), req.pidsLimit(),
+                req.diskLimitMib(), SandboxRecord.CREATING, Adoption.emptyState(),
+                SandboxStatus.RUNNING, null, e.backend().capabilities().vcpus(), snapshotTag);
         Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {
@@ -113,7 +123,8 @@ final class SandboxLifecycle {
             } catch (IOException io) {
                 throw ApiException.internal("cannot write sandbox record under " + dirs.dirOf(id), io);
             }
-            sandboxes.add(sb);
+            place.admit(() -> sandboxes.add(sb));
+            TestPoints.reach("create.recorded");
             InstanceSpec spec = sb.spec(dirs);
             SandboxInstance instance;
             try {
@@ -122,6 +133,7 @@ final class SandboxLifecycle {
             } catch (RuntimeException ex) {
                 throw undoCreate(sb, e, Adoption.emptyState(), ex);
             }
+            TestPoints.reach("create.made");
             try {
                 sandboxes.persist(sb, record.created(instance.state()));
             } catch (IOException io) {

@@ -8,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.ForkJoinPool;
 
 import io.vivarium.api.BackendInfo;
@@ -23,26 +22,14 @@ import io.vivarium.api.DryRunResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
-import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
-import io.vivarium.api.VmService;
-import io.vivarium.api.CheckpointInfo;
-import io.vivarium.api.CheckpointRequest;
-import io.vivarium.api.ApiException;
-import io.vivarium.api.BranchRequest;
-import io.vivarium.api.CompactRequest;
-import io.vivarium.api.ForkRequest;
-import io.vivarium.api.SnapshotInfo;
-import io.vivarium.api.SnapshotInfoDetail;
-import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.SnapshotService;
-import io.vivarium.api.spi.StorageStrategy;
+import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.FingerprintMode;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SandboxBackend;
-import io.vivarium.api.spi.SandboxInstance;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
@@ -60,15 +47,19 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
  * Sandbox orchestration as a component: the wiring (configuration, backends, fingerprint modes,
- * the observer) and the {@link SandboxService} it offers, each concern delegated to its own class:
- * {@link Adoption} binds sandboxes to backends, {@link SandboxLifecycle} creates and deletes them,
- * {@link GuestAccess} reaches into them, {@link ChangeSets} tracks their files (dry-runs included,
- * {@link SnapshotDryRun} for VMs), {@link Vms} is the machine view, {@link Snapshots},
- * {@link Captures} and {@link Forks} the snapshot registry. Never names a backend or a storage strategy.
+ * the observer), the {@link Core} it owns and shares, and the {@link SandboxService} it offers, each
+ * concern delegated to its own class: {@link Adoption} binds sandboxes to backends,
+ * {@link SandboxLifecycle} creates and deletes them within {@link Capacity}, {@link GuestAccess}
+ * reaches into them, {@link ChangeSets} tracks their files (dry-runs included, {@link SnapshotDryRun}
+ * for VMs). The machine view ({@link VmManager}) and the snapshot registry ({@link SnapshotManager})
+ * are components of their own that reference this one, internally, for its {@link Core}. Never names
+ * a backend or a storage strategy.
  */
-@Component(service = { SandboxService.class, VmService.class, SnapshotService.class })
+@Component(service = { SandboxService.class, SandboxManager.class }, configurationPid = SandboxManager.PID)
 @Designate(ocd = SandboxManager.Config.class)
-public class SandboxManager implements SandboxService, VmService, SnapshotService {
+public class SandboxManager implements SandboxService {
+    /** Core's one configuration, read by this component and {@link SnapshotManager}. */
+    static final String PID = "io.vivarium.core.internal.SandboxManager";
 
     /**
      * PID {@code io.vivarium.core.internal.SandboxManager}. Each {@code __} is Declarative Services' escape for
@@ -88,9 +79,13 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
                 + "waits for it before answering 503")
         int backend__wait__millis() default 5000;
 
-        @AttributeDefinition(description = "Most sandboxes this host holds; a fork of more answers 503 with Retry-After "
-                + "before any child starts")
+        @AttributeDefinition(description = "Most sandboxes this host holds (all tenants); a create or fork that would "
+                + "pass it answers 503 with Retry-After before anything starts")
         int max__sandboxes() default 1000;
+
+        @AttributeDefinition(description = "Seconds a branch may take before it answers 504 and leaves no tag (the "
+                + "reference API's 180)")
+        int branch__timeout__secs() default SnapshotService.BRANCH_TIMEOUT_SECS;
     }
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
@@ -100,16 +95,12 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
     private final Sandboxes sandboxes = new Sandboxes(() -> this.observer);
     private final Adoption adoption = new Adoption(registry, sandboxes);
     private ForkJoinPool hashPool;
+    private final Capacity capacity = new Capacity(sandboxes, () -> this.maxSandboxes);
     private SandboxLifecycle lifecycle;
     private GuestAccess guest;
     private ChangeSets changeSets;
-    private Vms vms;
     private Pausing pausing;
-    private final StorageRegistry storage = new StorageRegistry();
-    private final Snapshots snapshots = new Snapshots(registry);
-    private final IdleClocks idleClocks = new IdleClocks();
-    private Captures captures;
-    private Forks forks;
+    private Core core;
     private volatile int maxSandboxes = 1000;
     private volatile boolean stopping;
     private volatile RuntimeObserver observer = RuntimeObserver.NONE;
@@ -125,13 +116,13 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
     void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {
         hashPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors());
         LiveInstances live = new LiveInstances(registry, sandboxes, adoption, patience);
-        lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, defaultBackendName, patience, () -> stopping);
+        lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, defaultBackendName, patience, () -> stopping,
+                capacity);
         guest = new GuestAccess(sandboxes, live);
         Checkpointing checkpointing = new Checkpointing(sandboxes, () -> stopping);
         SnapshotDryRun snapshotDryRun = new SnapshotDryRun(sandboxes, checkpointing);
         changeSets = new ChangeSets(registry, sandboxes, live, fingerprints,
                 new ChangeTracker(fingerprints, new HostLister(hashPool)), snapshotDryRun);
-        vms = new Vms(registry, sandboxes, lifecycle, live, checkpointing);
         pausing = new Pausing(registry, sandboxes, live);
         adoption.afterAdoption(sb -> {
             try {
@@ -141,12 +132,15 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
                 LOG.log(Level.DEBUG, "not replaying the dry-run intent of " + sb.record().id() + ": " + busy.getMessage());
             }
         });
-        captures = new Captures(snapshots, sandboxes, lifecycle, live, guest, storage, () -> stopping);
-        forks = new Forks(snapshots, sandboxes, lifecycle, storage, () -> maxSandboxes);
         adoption.start(stateDir.toAbsolutePath());
-        List<SnapshotRecord> interrupted = snapshots.open(sandboxes.state(), stateDir.toAbsolutePath());
-        SnapshotBuilders.removeLeftOvers(interrupted, lifecycle);
+        core = new Core(registry, sandboxes, lifecycle, live, guest, checkpointing, stateDir.toAbsolutePath(),
+                () -> stopping);
         LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in " + stateDir);
+    }
+
+    /** What the VM and snapshot components share with this one; set once activated. */
+    Core core() {
+        return core;
     }
 
     @Deactivate
@@ -180,20 +174,6 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
 
     void fingerprintArrived(long serviceId, FingerprintMode mode) {
         fingerprints.add(serviceId, mode);
-    }
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
-        storage.add((Long) ref.getProperty(Constants.SERVICE_ID), strategy);
-    }
-
-    void unbindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
-        storage.remove((Long) ref.getProperty(Constants.SERVICE_ID));
-    }
-
-    void storageArrived(long serviceId, StorageStrategy strategy) {
-        storage.add(serviceId, strategy);
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
@@ -235,30 +215,14 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
     public List<SandboxInfo> census() {
         return sandboxes.all().stream()
                 .filter(sb -> !sb.deleted())
-                .map(SandboxManager::withUsage)
+                .map(Usage::infoOf)
                 .sorted(Sandboxes.ORDER)
                 .toList();
     }
 
     @Override
     public SandboxInfo get(Caller caller, String id) {
-        return withUsage(sandboxes.find(caller, id));
-    }
-
-    private static SandboxInfo withUsage(Sandbox sb) {
-        SandboxInfo info = sb.info();
-        SandboxInstance instance = sb.instance();
-        return instance == null ? info : usage(sb, instance).map(info::withUsage).orElse(info);
-    }
-
-    /** The instance's usage; a backend failing to measure it never fails the request that shows it. */
-    private static Optional<ResourceUsage> usage(Sandbox sb, SandboxInstance instance) {
-        try {
-            return instance.usage();
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "measuring the usage of sandbox " + sb.record().id() + " failed", e);
-            return Optional.empty();
-        }
+        return Usage.infoOf(sandboxes.find(caller, id));
     }
 
     @Override
@@ -333,86 +297,6 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
     @Override
     public DryRunResult dryRun(Caller caller, String id, DryRunRequest request) {
         return changeSets.dryRun(caller, id, request);
-    }
-
-    @Override
-    public SandboxInfo createVm(Caller caller, CreateSandboxRequest request) {
-        return vms.create(caller, request);
-    }
-
-    @Override
-    public List<SandboxInfo> listVms(Caller caller) {
-        return vms.list(caller);
-    }
-
-    @Override
-    public SandboxInfo getVm(Caller caller, String id) {
-        return withUsage(vms.find(caller, id));
-    }
-
-    @Override
-    public void deleteVm(Caller caller, String id) {
-        vms.delete(caller, id);
-    }
-
-    @Override
-    public SandboxInfo stopVm(Caller caller, String id) {
-        return vms.stop(caller, id);
-    }
-
-    @Override
-    public SandboxInfo startVm(Caller caller, String id) {
-        return vms.start(caller, id);
-    }
-
-    @Override
-    public CheckpointInfo snapshotVm(Caller caller, String id, CheckpointRequest request) {
-        return vms.snapshot(caller, id, request);
-    }
-
-    @Override
-    public SandboxInfo restoreVm(Caller caller, String id, CheckpointRequest request) {
-        return vms.restore(caller, id, request);
-    }
-
-    @Override
-    public SnapshotInfo build(Caller caller, SnapshotRequest request) {
-        return captures.build(caller, request);
-    }
-
-    @Override
-    public List<SnapshotInfo> snapshots(Caller caller) {
-        return snapshots.list(caller);
-    }
-
-    @Override
-    public SnapshotInfoDetail info(Caller caller, String tag) {
-        return snapshots.detail(snapshots.find(caller, tag));
-    }
-
-    @Override
-    public void deleteSnapshot(Caller caller, String tag, boolean cascade, boolean force) {
-        snapshots.delete(caller, tag, cascade, force);
-    }
-
-    @Override
-    public SnapshotInfo compact(Caller caller, String tag, CompactRequest request) {
-        return captures.compact(caller, tag, request);
-    }
-
-    @Override
-    public List<SandboxInfo> fork(Caller caller, ForkRequest request) {
-        return forks.fork(caller, request);
-    }
-
-    @Override
-    public SnapshotInfo branch(Caller caller, String id, BranchRequest request) {
-        return captures.branch(caller, id, request);
-    }
-
-    @Override
-    public void touch(Caller caller, String id) {
-        idleClocks.touch(sandboxes.find(caller, id).record().id());
     }
 
     void maxSandboxes(int max) {

@@ -12,27 +12,29 @@ import io.vivarium.api.spi.InstanceState;
  *        still {@code creating} at start-up belongs to a create the daemon did not finish
  * @param machine whether its backend runs machines ({@code Capabilities.vcpus}), so that it is a VM
  *        under {@code /v1/vms}; null in records written before it was recorded
+ * @param snapshotTag the tag a forked child was made from ({@code image} holds it too), else null;
+ *        null in children recorded before 2026-12-01 (a branch of one then has no {@code parent_tag})
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
         Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason,
-        Boolean machine) {
+        Boolean machine, String snapshotTag) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, CREATED, newState,
-                SandboxStatus.RUNNING, null, machine);
+                SandboxStatus.RUNNING, null, machine, snapshotTag);
     }
 
     /** This record with the state and status after a restore, stop or start. */
     SandboxRecord with(InstanceState newState, SandboxStatus newStatus) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, newState,
-                newStatus, null, machine);
+                newStatus, null, machine, snapshotTag);
     }
 
     SandboxRecord failed(String why) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                SandboxStatus.FAILED, why, machine);
+                SandboxStatus.FAILED, why, machine, snapshotTag);
     }
 }

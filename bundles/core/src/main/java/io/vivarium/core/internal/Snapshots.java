@@ -33,7 +33,9 @@ import io.vivarium.core.internal.state.Transaction;
  * write that spans records (a branch and its parent, a delete and the subtree or orphans) is one
  * transaction, so no record ever names a parent that is gone. Writes that create or remove a
  * snapshot's directory hold this object's lock, so a reserve never meets the files of a delete of
- * the same tag still being removed.
+ * the same tag still being removed. A node sees only the records it wrote ({@link Stored#node()}):
+ * another node's image is on that node's host, so its record is never listed, forked, deleted or
+ * recovered here, though its tag stays taken (a key names one record whatever its node).
  */
 final class Snapshots {
     private static final System.Logger LOG = System.getLogger(Snapshots.class.getName());
@@ -65,12 +67,12 @@ final class Snapshots {
             }
             if (legacy.isPresent()) {
                 migrate(dir.getKey(), dir.getValue(), legacy.get());
-            } else if (state.get(StateCollections.SNAPSHOTS, dir.getKey()).isEmpty()) {
+            } else if (state.get(StateCollections.SNAPSHOTS, dir.getKey()).filter(this::local).isEmpty()) {
                 images.remove(dir.getValue());
             }
         }
         List<SnapshotRecord> interrupted = new ArrayList<>();
-        for (Stored<SnapshotRecord> s : state.all(StateCollections.SNAPSHOTS)) {
+        for (Stored<SnapshotRecord> s : localRecords()) {
             SnapshotRecord r = s.body();
             if (SnapshotInfo.WRITING.equals(r.status())) {
                 images.discardStaging(r);
@@ -112,7 +114,16 @@ final class Snapshots {
 
     private Optional<Stored<SnapshotRecord>> stored(String tenant, String tag) {
         String key = SnapshotTags.key(tenant, tag);
-        return RecordCollection.isKey(key) ? state.get(StateCollections.SNAPSHOTS, key) : Optional.empty();
+        return RecordCollection.isKey(key) ? state.get(StateCollections.SNAPSHOTS, key).filter(this::local)
+                : Optional.empty();
+    }
+
+    private boolean local(Stored<?> s) {
+        return s.node().equals(state.node());
+    }
+
+    private List<Stored<SnapshotRecord>> localRecords() {
+        return state.all(StateCollections.SNAPSHOTS).stream().filter(this::local).toList();
     }
 
     /**
@@ -122,7 +133,12 @@ final class Snapshots {
      */
     synchronized void reserve(SnapshotRecord r, ApiException taken) {
         String key = key(r);
-        if (state.get(StateCollections.SNAPSHOTS, key).isPresent()) {
+        Optional<Stored<SnapshotRecord>> held = state.get(StateCollections.SNAPSHOTS, key);
+        if (held.isPresent() && !local(held.get())) {
+            throw ApiException.conflict("snapshot " + r.tag() + " exists on node " + held.get().node() + ", not on this "
+                    + "one (" + state.node() + "); choose another tag");
+        }
+        if (held.isPresent()) {
             throw taken;
         }
         Transaction tx = new Transaction().put(StateCollections.SNAPSHOTS, key, r, Stored.ABSENT);
@@ -206,7 +222,7 @@ final class Snapshots {
     }
 
     List<SnapshotInfo> list(Caller caller) {
-        return state.all(StateCollections.SNAPSHOTS).stream().map(Stored::body)
+        return localRecords().stream().map(Stored::body)
                 .filter(r -> r.tenant().equals(caller.tenant()))
                 .sorted(Comparator.comparingLong(SnapshotRecord::createdAtUnix).thenComparing(SnapshotRecord::tag))
                 .map(this::info).toList();
@@ -218,7 +234,7 @@ final class Snapshots {
     }
 
     private List<Stored<SnapshotRecord>> children(SnapshotRecord r) {
-        return state.all(StateCollections.SNAPSHOTS).stream()
+        return localRecords().stream()
                 .filter(d -> d.body().tenant().equals(r.tenant()) && r.tag().equals(d.body().parentTag()))
                 .sorted(Comparator.comparing(d -> d.body().tag())).toList();
     }

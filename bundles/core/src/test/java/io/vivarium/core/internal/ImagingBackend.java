@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.vivarium.api.spi.ArtifactKind;
@@ -37,6 +38,9 @@ final class ImagingBackend implements SandboxBackend, Images {
     final AtomicInteger forks = new AtomicInteger();
     /** When set, capture throws it (after writing part of the image). */
     volatile RuntimeException failCapture;
+    /** When set, each create waits for it to open; {@link #creating} counts the creates that entered. */
+    volatile CountDownLatch holdCreates;
+    final AtomicInteger creating = new AtomicInteger();
 
     ImagingBackend(FakeBackend fake) {
         this.fake = fake;
@@ -59,6 +63,16 @@ final class ImagingBackend implements SandboxBackend, Images {
 
     @Override
     public SandboxInstance create(InstanceSpec spec) {
+        creating.incrementAndGet();
+        CountDownLatch hold = holdCreates;
+        if (hold != null) {
+            try {
+                hold.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while held", e);
+            }
+        }
         return fake.create(spec);
     }
 

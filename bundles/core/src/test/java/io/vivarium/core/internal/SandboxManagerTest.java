@@ -51,8 +51,8 @@ class SandboxManagerTest {
 
     private final FakeBackend backend = new FakeBackend();
 
-    private SandboxManager started(FakeBackend b, long serviceId, Duration patience) throws Exception {
-        SandboxManager m = new SandboxManager();
+    private WholeCore started(FakeBackend b, long serviceId, Duration patience) throws Exception {
+        WholeCore m = new WholeCore();
         m.backendArrived(entry(b, serviceId));
         m.start(state, "", patience);
         return m;
@@ -68,7 +68,7 @@ class SandboxManagerTest {
 
     @Test
     void createPersistsARecordAndExecGetsDefaults() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         SandboxInfo info = m.create(ALICE, null);
         assertEquals("running", info.status());
         assertTrue(Files.exists(state.resolve("sandboxes").resolve(info.id()).resolve(StateCollections.RECORD)));
@@ -82,7 +82,7 @@ class SandboxManagerTest {
 
     @Test
     void anotherTenantsSandboxIsNotFound() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = m.create(ALICE, null).id();
         assertEquals(404, assertThrows(ApiException.class, () -> m.get(BOB, id)).status());
         assertEquals(404, assertThrows(ApiException.class, () -> m.exec(BOB, id, exec("true"))).status());
@@ -93,7 +93,7 @@ class SandboxManagerTest {
 
     @Test
     void badIdsAreRejectedBeforeAnyLookup() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         for (String bad : List.of("../etc", "SB-1", "a b", "x".repeat(65), "")) {
             assertEquals(400, assertThrows(ApiException.class, () -> m.get(ALICE, bad)).status(), bad);
         }
@@ -101,7 +101,7 @@ class SandboxManagerTest {
 
     @Test
     void deleteRemovesInstanceAndFiles() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = m.create(ALICE, null).id();
         m.delete(ALICE, id);
         assertTrue(backend.running.isEmpty());
@@ -111,13 +111,13 @@ class SandboxManagerTest {
 
     @Test
     void restartReadoptsLiveSandboxesAndReportsDeadOnesAsFailed() throws Exception {
-        SandboxManager first = started(backend, 1, Duration.ZERO);
+        WholeCore first = started(backend, 1, Duration.ZERO);
         String live = first.create(ALICE, null).id();
         String dead = first.create(ALICE, null).id();
         long deadPid = first.get(ALICE, dead).pid();
         backend.running.remove(deadPid);
 
-        SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
+        WholeCore second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
         assertEquals("running", second.get(ALICE, live).status());
         SandboxInfo failed = second.get(ALICE, dead);
         assertEquals("failed", failed.status());
@@ -129,7 +129,7 @@ class SandboxManagerTest {
 
     @Test
     void anInstanceThatSaysItStoppedIsStoppedWithItsReasonAndRefusesExecs() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = m.create(ALICE, null).id();
         backend.stopped.put(id, "the guest powered off");
 
@@ -144,7 +144,7 @@ class SandboxManagerTest {
 
     @Test
     void aSandboxThatDiesWhileAttachedFailsWithTheReasonItsInstanceGives() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = m.create(ALICE, null).id();
         long pid = m.get(ALICE, id).pid();
         backend.running.remove(pid);
@@ -158,14 +158,14 @@ class SandboxManagerTest {
 
     @Test
     void aCreateCutShortByACrashIsCleanedUpOnStart() throws Exception {
-        SandboxManager first = started(backend, 1, Duration.ZERO);
+        WholeCore first = started(backend, 1, Duration.ZERO);
         String id = first.create(ALICE, null).id();
         var store = FileStateStore.open(state, StateCollections.ALL);
         var r = first.get(ALICE, id);
         long revision = store.get(StateCollections.SANDBOXES, id).orElseThrow().revision();
         store.put(StateCollections.SANDBOXES, id, new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null,
-                null, null, SandboxRecord.CREATING, new InstanceState(0, Map.of()), SandboxStatus.RUNNING, null, null), revision);
-        SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
+                null, null, SandboxRecord.CREATING, new InstanceState(0, Map.of()), SandboxStatus.RUNNING, null, null, null), revision);
+        WholeCore second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
         assertTrue(second.list(ALICE).isEmpty());
         assertFalse(Files.exists(state.resolve("sandboxes").resolve(id)));
     }
@@ -177,7 +177,7 @@ class SandboxManagerTest {
         var json = new com.fasterxml.jackson.databind.ObjectMapper();
         Files.write(record, json.writeValueAsBytes(json.readTree(record.toFile()).get("body")));
 
-        SandboxManager second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
+        WholeCore second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
 
         assertEquals("running", second.get(ALICE, live).status());
         second.delete(ALICE, live);
@@ -186,7 +186,7 @@ class SandboxManagerTest {
 
     @Test
     void aFailedCreateLeavesNothingBehind() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         backend.failCreate = ApiException.badRequest("no");
         assertThrows(ApiException.class, () -> m.create(ALICE, null));
         assertTrue(m.list(ALICE).isEmpty());
@@ -197,7 +197,7 @@ class SandboxManagerTest {
 
     @Test
     void aRequestWaitsForItsBackendAndSucceedsWhenItComesBack() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ofMinutes(1));
+        WholeCore m = started(backend, 1, Duration.ofMinutes(1));
         String id = m.create(ALICE, null).id();
         m.backendLeft(1);
         assertEquals("backend_unavailable", m.get(ALICE, id).status());
@@ -212,7 +212,7 @@ class SandboxManagerTest {
 
     @Test
     void aRequestAdoptsItsOwnSandboxWhileTheSweepIsStillAtAnother() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ofMinutes(1));
+        WholeCore m = started(backend, 1, Duration.ofMinutes(1));
         String a = m.create(ALICE, null).id();
         String b = m.create(ALICE, null).id();
         m.backendLeft(1);
@@ -261,7 +261,7 @@ class SandboxManagerTest {
 
     @Test
     void aRequestWhoseBackendDoesNotComeBackGets503WithRetryAfterOnceItsPatienceIsOver() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ofSeconds(3));
+        WholeCore m = started(backend, 1, Duration.ofSeconds(3));
         String id = m.create(ALICE, null).id();
         m.backendLeft(1);
 
@@ -277,7 +277,7 @@ class SandboxManagerTest {
 
     @Test
     void aDeleteDuringAnUpgradeWaitsForTheNewBackendInsteadOfBlockingIt() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ofMinutes(1));
+        WholeCore m = started(backend, 1, Duration.ofMinutes(1));
         String id = m.create(ALICE, null).id();
         m.backendLeft(1);
         FutureTask<Void> deleting = new FutureTask<>(() -> m.delete(ALICE, id), null);
@@ -312,7 +312,7 @@ class SandboxManagerTest {
 
     @Test
     void unknownBackendAndUnsupportedLimitsAreClearErrors() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         ApiException unknown = assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest("qemu", null)));
         assertEquals(400, unknown.status());
         assertTrue(unknown.getMessage().contains("installed: fake"), unknown.getMessage());
@@ -322,7 +322,7 @@ class SandboxManagerTest {
 
     @Test
     void pidsAndDiskLimitsAreCheckedAndReachTheBackend() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         ApiException pids = assertThrows(ApiException.class, () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, null, 2, null)));
         assertEquals(400, pids.status());
         assertTrue(pids.getMessage().startsWith("pids_limit must be between 16 and "), pids.getMessage());
@@ -348,7 +348,7 @@ class SandboxManagerTest {
 
     @Test
     void execValidation() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = m.create(ALICE, null).id();
         List<ExecRequest> bad = List.of(
                 new ExecRequest(List.of(), null, null, null, null, null),
@@ -367,7 +367,7 @@ class SandboxManagerTest {
 
     @Test
     void withOneBackendACreateThatNamesNoneUsesIt() throws Exception {
-        SandboxManager m = new SandboxManager();
+        WholeCore m = new WholeCore();
         m.start(state, "", Duration.ofSeconds(5));
         FakeBackend only = new FakeBackend("only", java.util.concurrent.ConcurrentHashMap.newKeySet());
         // registers while the create waits for a first backend: no 5 s wait for a backend it never names
@@ -380,14 +380,14 @@ class SandboxManagerTest {
     @Test
     void withSeveralBackendsTheConfiguredDefaultIsUsedElseTheCallerMustChoose() throws Exception {
         FakeBackend other = new FakeBackend("other", backend.running);
-        SandboxManager undecided = started(backend, 1, Duration.ZERO);
+        WholeCore undecided = started(backend, 1, Duration.ZERO);
         undecided.backendArrived(new BackendRegistry.Entry("other", other, "b", "1", 2));
         ApiException choose = assertThrows(ApiException.class, () -> undecided.create(ALICE, null));
         assertEquals(400, choose.status());
         assertTrue(choose.getMessage().contains("choose one of: fake, other"), choose.getMessage());
         assertEquals("other", undecided.create(ALICE, new CreateSandboxRequest("other", null)).backend());
 
-        SandboxManager configured = new SandboxManager();
+        WholeCore configured = new WholeCore();
         configured.backendArrived(entry(backend, 1));
         configured.backendArrived(new BackendRegistry.Entry("other", other, "b", "1", 2));
         configured.start(state.resolve("configured"), "other", Duration.ZERO);
@@ -397,7 +397,7 @@ class SandboxManagerTest {
 
     @Test
     void vcpusAndImageReachOnlyABackendThatHonoursThem() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         ApiException vcpus = assertThrows(ApiException.class,
                 () -> m.create(ALICE, new CreateSandboxRequest(null, null, 2, null, null, null)));
         assertEquals(400, vcpus.status());
@@ -424,7 +424,7 @@ class SandboxManagerTest {
 
     @Test
     void aRefusalForLackOfCapacityIsA503WithRetryAfter() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         backend.failCreate = ApiException.noCapacity("all 4 vCPUs are taken; retry when a VM ends", 10);
         ApiException e = assertThrows(ApiException.class, () -> m.create(ALICE, null));
         assertEquals(503, e.status());
@@ -434,7 +434,7 @@ class SandboxManagerTest {
 
     @Test
     void oneSandboxShowsItsUsageAndBackendsTheirDetails() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = m.create(ALICE, null).id();
         assertEquals(4096L, m.get(ALICE, id).usage().residentMemoryBytes());
         assertEquals(null, m.list(ALICE).get(0).usage(), "a listing does not measure every sandbox");
@@ -445,7 +445,7 @@ class SandboxManagerTest {
 
     @Test
     void filesGoThroughTheChannelWithCheckedPaths() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = m.create(ALICE, null).id();
         m.writeFile(ALICE, id, "/work//notes.txt", new byte[] { 0, 1, 2 });
         assertTrue(backend.files.containsKey("/work/notes.txt"), backend.files.keySet().toString());
@@ -466,7 +466,7 @@ class SandboxManagerTest {
     @Test
     void theObserverIsToldOfCreatesByOutcomeDeletesLocksAndStateWrites() throws Exception {
         List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         m.bindObserver(new RuntimeObserver() {
             @Override
             public void sandboxCreated(CreateOutcome outcome) {
@@ -508,7 +508,7 @@ class SandboxManagerTest {
 
     @Test
     void theCensusHasEveryTenantsSandboxesWithTheirUsage() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String a = m.create(ALICE, null).id();
         String b = m.create(BOB, null).id();
         List<SandboxInfo> all = m.census();

@@ -9,7 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import io.vivarium.api.ApiException;
@@ -27,6 +32,7 @@ import io.vivarium.core.internal.state.Stored;
 import io.vivarium.testkit.FakeBackend;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,15 +48,15 @@ class SnapshotRegistryTest {
 
     private final FakeBackend fake = new FakeBackend();
     private final ImagingBackend backend = new ImagingBackend(fake);
-    private SandboxManager m;
+    private WholeCore m;
 
     @BeforeEach
     void start() throws Exception {
         m = started();
     }
 
-    private SandboxManager started() throws Exception {
-        SandboxManager manager = new SandboxManager();
+    private WholeCore started() throws Exception {
+        WholeCore manager = new WholeCore();
         manager.backendArrived(new BackendRegistry.Entry("fake", backend, "test.bundle", "1.0.0", 1));
         manager.storageArrived(5, new ImagingBackend.CopyStrategy());
         manager.start(state, "", Duration.ZERO);
@@ -121,6 +127,7 @@ class SnapshotRegistryTest {
         assertEquals(3, children.size());
         for (SandboxInfo c : children) {
             assertEquals("base", c.image());
+            assertEquals("base", c.snapshotTag(), "the seed's snapshot_tag");
             assertTrue(Files.isRegularFile(state.resolve("sandboxes").resolve(c.id()).resolve(ImagingBackend.FILE)));
         }
         assertEquals(3, m.list(ALICE).size());
@@ -142,6 +149,51 @@ class SnapshotRegistryTest {
         assertEquals(0, backend.forks.get(), "nothing was started");
         assertEquals(2, m.fork(ALICE, new ForkRequest("base", 2, true, null, null, null)).size(),
                 "per_child_netns is accepted and ignored");
+    }
+
+    @Test
+    void everyCreateCountsAgainstMaxSandboxesBeforeAnythingStarts() {
+        build("base");
+        m.maxSandboxes(2);
+        m.fork(ALICE, fork("base", 1));
+        m.create(ALICE, null);
+        int entered = backend.creating.get();
+        for (Runnable create : List.<Runnable>of(() -> m.create(ALICE, null), () -> m.fork(ALICE, fork("base", 1)),
+                () -> m.build(ALICE, new SnapshotRequest("more", null, 0, null, null, null)))) {
+            ApiException full = assertThrows(ApiException.class, create::run);
+            assertEquals(503, full.status(), full.getMessage());
+            assertTrue(full.retryAfterSeconds() != null && full.retryAfterSeconds() > 0);
+        }
+        assertEquals(entered, backend.creating.get(), "no create reached the backend");
+        assertEquals(1, backend.forks.get(), "no fork reached the backend");
+        assertEquals(List.of("base"), m.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList(), "no tag was reserved");
+    }
+
+    @Test
+    void concurrentCreatesNeverPassMaxSandboxes() throws Exception {
+        m.maxSandboxes(3);
+        CountDownLatch hold = new CountDownLatch(1);
+        backend.holdCreates = hold;
+        List<CompletableFuture<Integer>> creates = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            creates.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    m.create(ALICE, null);
+                    return 201;
+                } catch (ApiException e) {
+                    return e.status();
+                }
+            }, Executors.newVirtualThreadPerTaskExecutor()));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (creates.stream().filter(CompletableFuture::isDone).count() < 3 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        hold.countDown();
+        List<Integer> statuses = creates.stream().map(CompletableFuture::join).sorted().toList();
+        assertEquals(List.of(201, 201, 201, 503, 503, 503), statuses);
+        assertEquals(3, backend.creating.get(), "the refused ones never reached the backend");
+        assertEquals(3, m.list(ALICE).size());
     }
 
     @Test
@@ -231,6 +283,39 @@ class SnapshotRegistryTest {
     }
 
     @Test
+    void aRecordOfAnotherNodeIsNeverUsedHere() throws Exception {
+        build("base");
+        build("half");
+        for (String tag : List.of("base", "half")) {
+            Path record = state.resolve("snapshot-records").resolve(SnapshotTags.key("alice", tag) + ".json");
+            ObjectNode envelope = (ObjectNode) new ObjectMapper().readTree(record.toFile());
+            envelope.put("node", "node-elsewhere");
+            if (tag.equals("half")) {
+                ((ObjectNode) envelope.get("body")).put("status", SnapshotInfo.WRITING);
+            }
+            Files.write(record, new ObjectMapper().writeValueAsBytes(envelope));
+        }
+        WholeCore restarted = started();
+        assertEquals(List.of(), restarted.snapshots(ALICE), "another node's snapshots are not listed");
+        assertEquals(404, status(() -> restarted.fork(ALICE, fork("base", 1))));
+        assertEquals(404, status(() -> restarted.info(ALICE, "base")));
+        assertEquals(404, status(() -> restarted.deleteSnapshot(ALICE, "base", false, false)));
+        assertEquals(404, status(() -> restarted.compact(ALICE, "base", new CompactRequest("flat"))));
+        ApiException taken = assertThrows(ApiException.class,
+                () -> restarted.build(ALICE, new SnapshotRequest("base", null, 0, null, null, null)));
+        assertEquals(409, taken.status());
+        assertTrue(taken.getMessage().contains("node-elsewhere"), taken.getMessage());
+        assertEquals(0, backend.forks.get(), "nothing was forked from another node's image");
+        try (FileStateStore store = FileStateStore.open(state, StateCollections.ALL)) {
+            Stored<SnapshotRecord> half = store.get(StateCollections.SNAPSHOTS, SnapshotTags.key("alice", "half"))
+                    .orElseThrow();
+            assertEquals(SnapshotInfo.WRITING, half.body().status(), "another node's capture is not failed here");
+            assertEquals("node-elsewhere", half.node());
+        }
+        assertFalse(Files.exists(state.resolve("snapshots/alice/base")), "no local directory is kept for it");
+    }
+
+    @Test
     void aCompactionWritesAFlatCopyUnderANewTag() {
         build("base");
         assertEquals(400, status(() -> m.compact(ALICE, "base", new CompactRequest("base"))));
@@ -257,7 +342,7 @@ class SnapshotRegistryTest {
         Path staging = images.staging(interrupted);
         Files.writeString(staging.resolve("partial"), "x");
 
-        SandboxManager restarted = started();
+        WholeCore restarted = started();
         SnapshotInfo half = restarted.snapshots(ALICE).stream().filter(s -> s.tag().equals("half")).findFirst()
                 .orElseThrow();
         assertEquals(SnapshotInfo.FAILED, half.status());
@@ -293,7 +378,7 @@ class SnapshotRegistryTest {
         Files.createDirectories(state.resolve("snapshots/alice/gone/image"));
 
         for (int start = 0; start < 2; start++) {
-            SandboxManager restarted = started();
+            WholeCore restarted = started();
             assertEquals(List.of("base", "br"), restarted.snapshots(ALICE).stream().map(SnapshotInfo::tag).toList());
             assertTrue(restarted.snapshots(ALICE).stream().allMatch(SnapshotInfo::bootable));
             assertEquals(List.of("br"), restarted.info(ALICE, "base").dependents());

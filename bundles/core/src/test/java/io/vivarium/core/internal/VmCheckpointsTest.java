@@ -57,15 +57,15 @@ class VmCheckpointsTest {
         return b;
     }
 
-    private SandboxManager started(FakeBackend b, long serviceId, Duration patience) throws Exception {
-        SandboxManager m = new SandboxManager();
+    private WholeCore started(FakeBackend b, long serviceId, Duration patience) throws Exception {
+        WholeCore m = new WholeCore();
         m.fingerprintArrived(1, TestModes.fakeGuest());
         m.backendArrived(new BackendRegistry.Entry(b.name(), b, "test.vmm", "1.0.0", serviceId));
         m.start(state, "", patience);
         return m;
     }
 
-    private static String newVm(SandboxManager m) {
+    private static String newVm(WholeCore m) {
         return m.createVm(ALICE, new CreateSandboxRequest("vmm", null)).id();
     }
 
@@ -104,7 +104,7 @@ class VmCheckpointsTest {
 
     @Test
     void aDryRunReportsTheChangesAndRevertsTheVmThroughACheckpoint() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
         Map<String, String> before = Map.copyOf(vm.files);
@@ -127,7 +127,7 @@ class VmCheckpointsTest {
 
     @Test
     void aCommandThatFailsIsStillReverted() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
         Map<String, String> before = Map.copyOf(vm.files);
@@ -143,7 +143,7 @@ class VmCheckpointsTest {
 
     @Test
     void aFailedRestoreIsAnErrorThatSaysTheChangesMayRemainAndKeepsTheCheckpoint() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
         commandChangesEverything();
@@ -161,7 +161,7 @@ class VmCheckpointsTest {
     @Test
     void aProcessSandboxKeepsItsOwnDryRunAndAVmWithoutCheckpointsCannotDryRun() throws Exception {
         backend.checkpoints = null;
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         assertEquals(501, assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("make"))).status());
         assertEquals(501, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag("t"))).status());
@@ -170,7 +170,7 @@ class VmCheckpointsTest {
 
     @Test
     void aRestoreInPlaceBringsBackTheFilesAndProcessesAndSetsTheClock() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
         assertEquals("t1", m.snapshotVm(ALICE, id, tag("t1")).tag());
@@ -191,7 +191,7 @@ class VmCheckpointsTest {
 
     @Test
     void aRestoreThatRelaunchesRewritesTheRecordSoARestartAdoptsTheNewProcess() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         m.snapshotVm(ALICE, id, tag("t1"));
         long oldPid = m.getVm(ALICE, id).pid();
@@ -203,7 +203,7 @@ class VmCheckpointsTest {
         assertFalse(running.contains(oldPid));
         assertEquals("echo hi", m.exec(ALICE, id, new ExecRequest(List.of("echo", "hi"), null, null, null, null, null))
                 .stdout());
-        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+        WholeCore restarted = started(vmBackend(), 2, Duration.ZERO);
         SandboxInfo adopted = restarted.getVm(ALICE, id);
         assertEquals("running", adopted.status());
         assertEquals(newPid, adopted.pid());
@@ -211,7 +211,7 @@ class VmCheckpointsTest {
 
     @Test
     void tagsArePlainNamesAndUnknownVmsAndTagsAreNotFound() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         for (String bad : Arrays.asList(null, "", "../../etc/passwd", "a/b", "..", ".hidden", "-x", "a b", "a\nb",
                 "x".repeat(65), "dryrun-1234")) {
@@ -230,9 +230,20 @@ class VmCheckpointsTest {
     }
 
     @Test
+    void aVmCreateCountsAgainstMaxSandboxes() throws Exception {
+        WholeCore m = started(backend, 1, Duration.ZERO);
+        m.maxSandboxes(1);
+        newVm(m);
+        ApiException full = assertThrows(ApiException.class, () -> newVm(m));
+        assertEquals(503, full.status());
+        assertTrue(full.retryAfterSeconds() != null, full.getMessage());
+        assertEquals(1, running.size(), "the refused VM never started");
+    }
+
+    @Test
     void aVmIsASandboxOfAMachineBackendAndNothingElse() throws Exception {
         FakeBackend processes = new FakeBackend("procs", running);
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         m.backendArrived(new BackendRegistry.Entry("procs", processes, "test.procs", "1.0.0", 2));
         String vmId = newVm(m);
         String sandboxId = m.create(ALICE, new CreateSandboxRequest("procs", null)).id();
@@ -249,7 +260,7 @@ class VmCheckpointsTest {
 
     @Test
     void duringARestoreASecondRestoreOrDryRunIs409AnExecWaitsThen409AndReadoptionIsNotBlocked() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ofMillis(200));
+        WholeCore m = started(backend, 1, Duration.ofMillis(200));
         String id = newVm(m);
         m.snapshotVm(ALICE, id, tag("t"));
         vm.restoreEntered = new CountDownLatch(1);
@@ -280,7 +291,7 @@ class VmCheckpointsTest {
 
     @Test
     void anExecArrivingDuringARestoreRunsOnceItEnds() throws Exception {
-        SandboxManager m = started(backend, 1, LONG);
+        WholeCore m = started(backend, 1, LONG);
         String id = newVm(m);
         m.snapshotVm(ALICE, id, tag("t"));
         vm.restoreEntered = new CountDownLatch(1);
@@ -300,7 +311,7 @@ class VmCheckpointsTest {
 
     @Test
     void aDryRunKilledAfterItsCommandIsRestoredAndDeletedAtStart() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
         Map<String, String> before = Map.copyOf(vm.files);
@@ -312,7 +323,7 @@ class VmCheckpointsTest {
         assertTrue(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)), "the crash left the intent");
         assertEquals(1, vm.saved.size());
 
-        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+        WholeCore restarted = started(vmBackend(), 2, Duration.ZERO);
 
         assertEquals(before, vm.files, "restored at start-up");
         assertTrue(vm.saved.isEmpty(), "and its checkpoint deleted");
@@ -322,7 +333,7 @@ class VmCheckpointsTest {
 
     @Test
     void deletingAVmWithAnUnfinishedDryRunLeavesNoRecordNorDirectory() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         vm.commands = c -> {
             throw new Killed();
@@ -333,13 +344,13 @@ class VmCheckpointsTest {
         m.delete(ALICE, id);
 
         assertFalse(Files.exists(dirOf(id)));
-        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+        WholeCore restarted = started(vmBackend(), 2, Duration.ZERO);
         assertTrue(restarted.listVms(ALICE).isEmpty());
     }
 
     @Test
     void aDryRunKilledWhileItsCheckpointWasTakenLeavesNothingAfterTheStart() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
         Map<String, String> before = Map.copyOf(vm.files);
@@ -351,7 +362,7 @@ class VmCheckpointsTest {
         vm.beforeCreate = () -> {
         };
 
-        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+        WholeCore restarted = started(vmBackend(), 2, Duration.ZERO);
 
         assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
         assertEquals(before, vm.files);
@@ -361,7 +372,7 @@ class VmCheckpointsTest {
 
     @Test
     void aDryRunKilledAfterItsRestoreOnlyHasItsCheckpointDeletedAtStart() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
         vm.commands = c -> vm.files.put("/work/new", "n");
@@ -380,7 +391,7 @@ class VmCheckpointsTest {
 
     @Test
     void aDryRunThatCannotBeFinishedAtStartIsReportedNotKept() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         vm.commands = c -> {
             throw new Killed();
@@ -397,7 +408,7 @@ class VmCheckpointsTest {
 
     @Test
     void aStoppedVmStaysStoppedAcrossARestartAndStartsAgain() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         m.snapshotVm(ALICE, id, tag("t"));
         assertEquals("stopped", m.stopVm(ALICE, id).status());
@@ -405,7 +416,7 @@ class VmCheckpointsTest {
                 () -> m.exec(ALICE, id, new ExecRequest(List.of("true"), null, null, null, null, null))).status());
         assertEquals(409, assertThrows(ApiException.class, () -> m.stopVm(ALICE, id)).status());
 
-        SandboxManager restarted = started(vmBackend(), 2, Duration.ZERO);
+        WholeCore restarted = started(vmBackend(), 2, Duration.ZERO);
         assertEquals("stopped", restarted.getVm(ALICE, id).status());
         assertEquals("running", restarted.startVm(ALICE, id).status());
         assertEquals(409, assertThrows(ApiException.class, () -> restarted.startVm(ALICE, id)).status());
@@ -415,7 +426,7 @@ class VmCheckpointsTest {
 
     @Test
     void aDeleteDuringARestoreWaitsThen409AndSucceedsOnceItEnds() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ofMillis(200));
+        WholeCore m = started(backend, 1, Duration.ofMillis(200));
         String id = newVm(m);
         m.snapshotVm(ALICE, id, tag("t"));
         vm.restoreEntered = new CountDownLatch(1);
@@ -439,7 +450,7 @@ class VmCheckpointsTest {
 
     @Test
     void aDeleteArrivingDuringADryRunRunsOnceTheVmIsReverted() throws Exception {
-        SandboxManager m = started(backend, 1, LONG);
+        WholeCore m = started(backend, 1, LONG);
         String id = newVm(m);
         guestWithWork();
         commandChangesEverything();
@@ -465,7 +476,7 @@ class VmCheckpointsTest {
     @Test
     void aPausedVmRefusesExecAndOperationsUntilResumedAndStaysPausedAcrossARestart() throws Exception {
         backend.capabilities = PAUSABLE;
-        SandboxManager m = started(backend, 1, Duration.ZERO);
+        WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         m.snapshotVm(ALICE, id, tag("t"));
         assertEquals("paused", m.pause(ALICE, id).status());
@@ -483,7 +494,7 @@ class VmCheckpointsTest {
         FakeBackend again = vmBackend();
         again.capabilities = PAUSABLE;
         again.paused = backend.paused;
-        SandboxManager restarted = started(again, 2, Duration.ZERO);
+        WholeCore restarted = started(again, 2, Duration.ZERO);
         assertEquals("paused", restarted.get(ALICE, id).status(), "a restart finds it paused");
         assertEquals("running", restarted.resume(ALICE, id).status());
         assertEquals("running", restarted.resume(ALICE, id).status(), "resuming a running VM returns it as it is");
@@ -493,7 +504,7 @@ class VmCheckpointsTest {
 
     @Test
     void aBackendThatCannotPauseIs501AndAPauseDuringARestoreIs409() throws Exception {
-        SandboxManager m = started(backend, 1, Duration.ofMillis(200));
+        WholeCore m = started(backend, 1, Duration.ofMillis(200));
         String id = newVm(m);
         assertEquals(501, assertThrows(ApiException.class, () -> m.pause(ALICE, id)).status());
         assertEquals("running", m.get(ALICE, id).status());

@@ -1,0 +1,121 @@
+package io.vivarium.core.internal;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+
+import io.vivarium.api.BranchRequest;
+import io.vivarium.api.Caller;
+import io.vivarium.api.CompactRequest;
+import io.vivarium.api.ForkRequest;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SnapshotInfo;
+import io.vivarium.api.SnapshotInfoDetail;
+import io.vivarium.api.SnapshotRequest;
+import io.vivarium.api.SnapshotService;
+import io.vivarium.api.spi.StorageStrategy;
+
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceReference;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+
+/**
+ * The {@link SnapshotService} as a component: the snapshot registry ({@link Snapshots}), builds,
+ * branches and compactions ({@link Captures}) and forks ({@link Forks}) over the {@link Core} of the
+ * {@link SandboxManager}, with the storage strategies (dynamic: they come and go with their bundles).
+ * It activates after the sandbox manager has loaded and started adopting its sandboxes, as it did
+ * when both were one component; immediate, so that it recovers interrupted snapshots at start-up.
+ */
+@Component(service = SnapshotService.class, immediate = true, configurationPid = SandboxManager.PID)
+public class SnapshotManager implements SnapshotService {
+    @Reference
+    private SandboxManager manager;
+    private final StorageRegistry storage = new StorageRegistry();
+    private final IdleClocks idleClocks = new IdleClocks();
+    private Core core;
+    private Snapshots snapshots;
+    private Captures captures;
+    private Forks forks;
+    private volatile boolean stopping;
+
+    /** Reads {@code branch_timeout_secs} of core's one configuration ({@link SandboxManager.Config}). */
+    @Activate
+    void activate(SandboxManager.Config config) throws IOException {
+        start(manager.core(), Duration.ofSeconds(Math.max(1, config.branch__timeout__secs())));
+    }
+
+    void start(Core core, Duration branchTimeout) throws IOException {
+        this.core = core;
+        snapshots = new Snapshots(core.registry());
+        captures = new Captures(snapshots, core.sandboxes(), core.lifecycle(), core.live(), core.guest(), storage,
+                () -> stopping || core.stopping().getAsBoolean(), branchTimeout);
+        forks = new Forks(snapshots, core.sandboxes(), core.lifecycle(), storage);
+        List<SnapshotRecord> interrupted = snapshots.open(core.sandboxes().state(), core.stateDir());
+        SnapshotBuilders.removeLeftOvers(interrupted, core.lifecycle());
+    }
+
+    @Deactivate
+    void deactivate() {
+        stopping = true;
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
+        storageArrived((Long) ref.getProperty(Constants.SERVICE_ID), strategy);
+    }
+
+    void unbindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
+        storage.remove((Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    void storageArrived(long serviceId, StorageStrategy strategy) {
+        storage.add(serviceId, strategy);
+    }
+
+    @Override
+    public SnapshotInfo build(Caller caller, SnapshotRequest request) {
+        return captures.build(caller, request);
+    }
+
+    @Override
+    public List<SnapshotInfo> snapshots(Caller caller) {
+        return snapshots.list(caller);
+    }
+
+    @Override
+    public SnapshotInfoDetail info(Caller caller, String tag) {
+        return snapshots.detail(snapshots.find(caller, tag));
+    }
+
+    @Override
+    public void deleteSnapshot(Caller caller, String tag, boolean cascade, boolean force) {
+        snapshots.delete(caller, tag, cascade, force);
+    }
+
+    @Override
+    public SnapshotInfo compact(Caller caller, String tag, CompactRequest request) {
+        return captures.compact(caller, tag, request);
+    }
+
+    @Override
+    public List<SandboxInfo> fork(Caller caller, ForkRequest request) {
+        return forks.fork(caller, request);
+    }
+
+    @Override
+    public SnapshotInfo branch(Caller caller, String id, BranchRequest request) {
+        return captures.branch(caller, id, request);
+    }
+
+    @Override
+    public void touch(Caller caller, String id) {
+        idleClocks.touch(core.sandboxes().find(caller, id).record().id());
+    }
+}
