@@ -28,6 +28,21 @@ record VmFiles(Path dir, Path link) {
         return dir.resolve("disk.qcow2");
     }
 
+    /** The guest's RAM of a booted VM ({@code memory-backend-file}, {@code share=on}); a forked child maps its snapshot's. */
+    Path ram() {
+        return dir.resolve("memory.ram");
+    }
+
+    /** The device state a capture writes before it is stored. */
+    Path deviceState() {
+        return dir.resolve("devices.state");
+    }
+
+    /** A forked child's RAM as a flat file, while a branch of it is stored. */
+    Path branchRam() {
+        return dir.resolve("memory.branch");
+    }
+
     Path console() {
         return dir.resolve("console.log");
     }
@@ -79,7 +94,8 @@ record VmFiles(Path dir, Path link) {
 
     /** Removes every file of the VM and the link; the directory itself is core's. */
     void remove() throws IOException {
-        for (Path file : List.of(qmpSocket(), agentSocket(), disk(), console(), qemuLog(), pidFile(), failure())) {
+        for (Path file : List.of(qmpSocket(), agentSocket(), disk(), ram(), deviceState(), branchRam(),
+                console(), qemuLog(), pidFile(), failure())) {
             Files.deleteIfExists(dir.resolve(file.getFileName()));
         }
         Files.deleteIfExists(link);
