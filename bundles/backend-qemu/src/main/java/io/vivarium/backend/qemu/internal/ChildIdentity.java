@@ -15,17 +15,23 @@ import io.vivarium.api.ExecResult;
  * on from. The image's 6.1 cloud kernel has no vmgenid driver ({@code CONFIG_VIRT_DRIVERS} is not
  * set), so QEMU's {@code -device vmgenid} would not reach it: instead, right after the restore and
  * before anyone can exec, the host writes {@value #SEED_BYTES} bytes of its own randomness into
- * the guest's {@code /dev/urandom} (mixed into the input pool) and, where the image has the
- * {@code vivarium-reseed} helper, credits them and forces a reseed of the kernel's generator
- * ({@code RNDADDENTROPY}, {@code RNDRESEEDCRNG}); the hostname becomes the sandbox id and
- * {@code /etc/machine-id} a new random id.
+ * the guest's kernel: {@code vivarium-boot reseed} (guest-agent/boot) adds them to the input pool,
+ * credits them ({@code RNDADDENTROPY}) and reseeds the generator at once ({@code RNDRESEEDCRNG}),
+ * so that even a snapshot of a guest up for minutes, whose generator would otherwise reseed only
+ * every 60 s, gives each child its own random stream from its first read. An image without that
+ * helper (built before it, or a foreign one) gets the bytes written into {@code /dev/urandom}:
+ * mixed in, but used only at the kernel's next reseed. The hostname becomes the sandbox id and
+ * {@code /etc/machine-id} a new random id. Userspace generators seeded before the snapshot (a
+ * process's own PRNG) are the same in every child; only what reads the kernel after is fresh.
  */
 final class ChildIdentity {
 
     static final int SEED_BYTES = 64;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final String SCRIPT = "hostname \"$1\" && echo \"$1\" > /etc/hostname && echo \"$2\" > /etc/machine-id"
-            + " && if [ -x /sbin/vivarium-reseed ]; then /sbin/vivarium-reseed; else cat > /dev/urandom; fi";
+            + " && { if [ -x /sbin/vivarium-boot ]; then /sbin/vivarium-boot reseed; s=$?; else s=2; fi;"
+            // 2: no helper, or one from before it could reseed (its usage error)
+            + " if [ $s = 2 ]; then cat > /dev/urandom; else [ $s = 0 ]; fi; }";
 
     private ChildIdentity() {
     }
