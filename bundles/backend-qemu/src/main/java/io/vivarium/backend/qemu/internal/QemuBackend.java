@@ -151,6 +151,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             StorageStrategy storage = disks.forDir(spec.dir())
                     .orElseThrow(() -> new ApiException(503, disks.missing(spec.dir())));
             storage.materialise(image.storedWorkspace(), files.disk(), context);
+            reserveRam(files, memoryMib);
             context.checkpoint("starting QEMU");
             HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus),
                     TOOL_TIMEOUT);
@@ -169,6 +170,21 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             }
             throw ApiException.internal("sandbox " + spec.id() + " failed to start: " + e.getMessage()
                     + "; the console's last lines: " + VmFiles.tail(files.console(), CONSOLE_TAIL_BYTES), e);
+        }
+    }
+
+    /**
+     * Reserves the disk space of the guest's RAM file before QEMU maps it: a guest that writes a
+     * page of a {@code share=on} file on a full filesystem gets QEMU killed by SIGBUS, so a create
+     * without room fails here, saying so. The blocks are allocated, not written (a reflink of the file
+     * stays cheap; the file's page cache is only what the guest touches).
+     */
+    private static void reserveRam(VmFiles files, int memoryMib) throws IOException {
+        try {
+            HostCommand.run(List.of("fallocate", "-l", memoryMib + "MiB", files.ram().toString()), TOOL_TIMEOUT);
+        } catch (IOException e) {
+            throw new ApiException(503, "no room for the guest's " + memoryMib + " MiB RAM file in " + files.dir()
+                    + ": " + e.getMessage(), null, e);
         }
     }
 
