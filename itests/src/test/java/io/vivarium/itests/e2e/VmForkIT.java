@@ -53,6 +53,7 @@ class VmForkIT {
     static Path work;
     static Path state;
     static Api api;
+    static Daemon daemon;
     static Map<String, String> snapshotFiles;
     static List<String> children;
 
@@ -61,7 +62,7 @@ class VmForkIT {
         String missing = Host.qemuMissing("default");
         Assumptions.assumeTrue(missing == null, missing);
         state = daemons.xfsStateDir(work);
-        Daemon daemon = daemons.start(state, FEATURES);
+        daemon = daemons.start(state, FEATURES);
         api = new Api(daemon.baseUrl(), daemon.adminToken());
         Api.Response r = api.post("/v1/snapshots", Map.of("tag", "vm", "backend", "qemu", "memory_limit_mib", 256,
                 "setup", List.of("sh", "-c", SETUP)));
@@ -124,6 +125,24 @@ class VmForkIT {
         assertEquals("alive\n", Api.sh(api, grandchild, "set -- $(cat /work/bg.pid); " + ALIVE));
         assertEquals(grandchild + "\n", Api.sh(api, grandchild, "hostname"));
         assertEquals(snapshotFiles, hashes(imageDir("vm")));
+    }
+
+    @Test
+    @Order(4)
+    void aRestartedDaemonAdoptsTheChildrenAndCanBranchThemAgain() throws Exception {
+        String child = children.get(1);
+        long pid = api.get("/v1/sandboxes/" + child).body().get("pid").asLong();
+        assertEquals(0, daemon.stop(), "SIGTERM stops the daemon cleanly");
+        daemon = daemons.start(state, FEATURES);
+        api = new Api(daemon.baseUrl(), daemon.adminToken());
+        JsonNode sb = api.get("/v1/sandboxes/" + child).body();
+        assertEquals("running", sb.get("status").asText(), sb.toString());
+        assertEquals(pid, sb.get("pid").asLong(), "the same QEMU");
+        assertEquals(child + "\n", Api.sh(api, child, "cat /work/state.txt"));
+        Api.Response r = api.post("/v1/sandboxes/" + child + "/branch", Map.of("tag", "after-restart"));
+        assertEquals(201, r.status(), String.valueOf(r.body()));
+        String grandchild = fork("after-restart", 1).get(0);
+        assertEquals(child + "\n", Api.sh(api, grandchild, "cat /work/state.txt"));
     }
 
     private static List<String> fork(String tag, int n) throws Exception {

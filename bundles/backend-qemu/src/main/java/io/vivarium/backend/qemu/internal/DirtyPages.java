@@ -51,9 +51,13 @@ final class DirtyPages {
         }
         ByteBuffer content = ByteBuffer.allocate(Math.multiplyExact(offsets.size(), PAGE));
         try (FileChannel mem = FileChannel.open(Path.of("/proc", Long.toString(pid), "mem"))) {
-            for (long offset : offsets) {
-                content.limit(content.position() + PAGE);
-                readFully(mem, content, m.start() + offset - m.offset());
+            // one read per run of adjacent pages
+            for (int i = 0, j; i < offsets.size(); i = j) {
+                for (j = i + 1; j < offsets.size() && offsets.get(j) == offsets.get(j - 1) + PAGE; j++) {
+                    // extends the run
+                }
+                content.limit(content.position() + (j - i) * PAGE);
+                readFully(mem, content, m.start() + offsets.get(i) - m.offset());
             }
         }
         content.flip();

@@ -5,11 +5,14 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.ArtifactKind;
@@ -60,17 +63,29 @@ final class VmCapture {
             DirtyPages dirty = null;
             qmp.execute("stop", null, QMP);
             try {
+                // the disk was flushed by the stop; the migration's end would touch it again, so it goes first
                 if (memory.shared()) {
                     migrateDevicesTo(qmp, devices, context);
-                    ram = memoryStore.store(ArtifactKind.MEMORY, record.files().ram(), null, imageDir.resolve(VmImage.RAM),
-                            context);
                 } else {
                     qmp.execute("xen-save-devices-state", JsonNodeFactory.instance.objectNode()
                             .put("filename", devices.toString()).put("live", false), QMP);
+                }
+                // the RAM and the disk are stored side by side: the pause is the longer of the two
+                CompletableFuture<StoredArtifact> storedDisk = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return diskStore.store(ArtifactKind.DISK, record.files().disk(), null,
+                                imageDir.resolve(VmImage.DISK), context);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }, Thread::startVirtualThread);
+                if (memory.shared()) {
+                    ram = memoryStore.store(ArtifactKind.MEMORY, record.files().ram(), null, imageDir.resolve(VmImage.RAM),
+                            context);
+                } else {
                     dirty = DirtyPages.read(record.process().pid(), memory.base());
                 }
-                disk = diskStore.store(ArtifactKind.DISK, record.files().disk(), null, imageDir.resolve(VmImage.DISK),
-                        context);
+                disk = join(storedDisk);
             } finally {
                 if (running) {
                     qmp.execute("cont", null, QMP);
@@ -86,6 +101,24 @@ final class VmCapture {
             return new CapturedImage(List.of(ram, disk), pauseMillis, Images.FILES_AND_MEMORY);
         } catch (IOException e) {
             throw ApiException.internal("cannot capture sandbox " + vm.id() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static StoredArtifact join(CompletableFuture<StoredArtifact> stored) throws IOException {
+        try {
+            return stored.get();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() instanceof UncheckedIOException u ? u.getCause() : e.getCause();
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IOException(cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while storing the disk", e);
         }
     }
 

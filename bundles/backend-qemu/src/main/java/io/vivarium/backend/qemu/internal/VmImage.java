@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Locale;
 
 import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.StoredArtifact;
@@ -68,9 +69,12 @@ record VmImage(int memoryMib, int vcpus, Path guestImage, String agent, QemuComm
             if (!Files.isDirectory(image.guestImage())) {
                 return "the guest image " + image.guestImage() + " the snapshot was taken from is missing (pruned?)";
             }
-            for (StoredArtifact a = image.memory().parent(); a != null; a = a.parent()) {
-                if (!Files.exists(a.path())) {
-                    return "the parent memory image " + a.path() + " is missing";
+            for (StoredArtifact own : new StoredArtifact[] {image.memory(), image.disk()}) {
+                for (StoredArtifact a = own.parent(); a != null; a = a.parent()) {
+                    if (!Files.exists(a.path())) {
+                        return "the " + own.kind().name().toLowerCase(Locale.ROOT) + " image "
+                                + a.path() + " this snapshot is stored on is missing";
+                    }
                 }
             }
         } catch (IOException | RuntimeException e) {
