@@ -129,7 +129,7 @@ class VmForkIT {
 
     @Test
     @Order(4)
-    void aRestartedDaemonAdoptsTheChildrenAndCanBranchThemAgain() throws Exception {
+    void aRestartedDaemonAdoptsTheChildrenWhichOutliveTheirSnapshot() throws Exception {
         String child = children.get(1);
         long pid = api.get("/v1/sandboxes/" + child).body().get("pid").asLong();
         assertEquals(0, daemon.stop(), "SIGTERM stops the daemon cleanly");
@@ -143,6 +143,16 @@ class VmForkIT {
         assertEquals(201, r.status(), String.valueOf(r.body()));
         String grandchild = fork("after-restart", 1).get(0);
         assertEquals(child + "\n", Api.sh(api, grandchild, "cat /work/state.txt"));
+
+        // (here, because the daemon started in this test goes with it) children outlive their snapshot
+        assertEquals(204, api.delete("/v1/snapshots/vm?force=true").status());
+        assertEquals(child + "\n", Api.sh(api, child, "cat /work/state.txt"), "the child runs on");
+        Api.Response branch = api.post("/v1/sandboxes/" + child + "/branch", Map.of("tag", "orphan"));
+        assertEquals(409, branch.status(), String.valueOf(branch.body()));
+        assertTrue(branch.error().contains("forked from"), branch.error());
+        Api.Response fork = api.post("/v1/sandboxes", Map.of("snapshot_tag", "vm-branch", "n", 1));
+        assertEquals(409, fork.status(), String.valueOf(fork.body()));
+        assertTrue(fork.error().contains("/vm/image/"), "names the missing parent: " + fork.error());
     }
 
     private static List<String> fork(String tag, int n) throws Exception {

@@ -50,6 +50,14 @@ final class VmCapture {
             throw ApiException.conflict("sandbox " + vm.id() + " was started before guest RAM was kept in a file and "
                     + "cannot be captured; create it again");
         }
+        if (!memory.shared()) {
+            String gone = VmImage.missing(memory.snapshot());
+            if (gone != null) {
+                throw ApiException.conflict("sandbox " + vm.id() + " runs on, but a branch of it needs the snapshot it was "
+                        + "forked from, whose RAM and disk it is stored on, and " + gone
+                        + " (the snapshot was deleted with force?)");
+            }
+        }
         StorageStrategy memoryStore = storage.choose(ArtifactKind.MEMORY, imageDir);
         StorageStrategy diskStore = storage.choose(ArtifactKind.DISK, imageDir);
         QmpClient qmp = vm.qmp();
