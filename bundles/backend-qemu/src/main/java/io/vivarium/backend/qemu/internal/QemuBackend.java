@@ -1,5 +1,7 @@
 package io.vivarium.backend.qemu.internal;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+
 import io.vivarium.api.ApiException;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.Availability;
@@ -8,7 +10,6 @@ import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.CapturedImage;
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.StorageStrategies;
-import io.vivarium.api.spi.StoredArtifact;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
@@ -272,7 +273,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             VmCapture.ignoreShared(qmp, true);
         }
         context.checkpoint("loading the device state");
-        qmp.execute("migrate-incoming", com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode()
+        qmp.execute("migrate-incoming", JsonNodeFactory.instance.objectNode()
                 .put("uri", "exec:cat " + VmCapture.shellQuoted(devices)), QemuInstance.QMP_TIMEOUT);
         VmCapture.awaitMigration(qmp, "loading the device state", deadline, context);
         if (incoming == QemuCommand.Incoming.MIGRATION) {

@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.CapturedImage;
 import io.vivarium.api.spi.Images;
@@ -49,6 +50,10 @@ final class VmCapture {
         if (memory == null) {
             throw ApiException.conflict("sandbox " + vm.id() + " was started before guest RAM was kept in a file and "
                     + "cannot be captured; create it again");
+        }
+        if (vm.status() != SandboxStatus.RUNNING && vm.status() != SandboxStatus.PAUSED) {
+            throw ApiException.conflict("sandbox " + vm.id() + " is " + vm.status().wire() + ": only a running or paused "
+                    + "VM can be captured");
         }
         if (!memory.shared()) {
             String gone = VmImage.missing(memory.snapshot());
