@@ -8,6 +8,11 @@
  *                               /etc/vivarium/modules in order, /dev/vda (waited for up to 2 s)
  *                               at /work (ext4, noatime), hostname vivarium, lo up
  *   vivarium-boot modules FILE  only the modules of FILE (one name per line, /lib/modules/NAME.ko)
+ *   vivarium-boot reseed        the bytes on stdin (at most 512; the host's randomness, given to a
+ *                               VM restored from a snapshot) added to the kernel's input pool and
+ *                               credited at 4 bits a byte (RNDADDENTROPY: the host sends hex), then
+ *                               the kernel's generator reseeded from it at once (RNDRESEEDCRNG), so
+ *                               that children of one snapshot never go on from the same state
  *
  * Every problem is one line "vivarium: ..." on stderr (the console), never a stop: the caller is
  * PID 1's script, which starts the agent whatever happened. Exit status 0 when every step worked,
@@ -147,6 +152,49 @@ static void setup(void)
 	trace("hostname, lo", "");
 }
 
+/* From <linux/random.h>, which musl's headers lack. */
+#define RNDADDENTROPY _IOW('R', 0x03, int[2])
+#define RNDRESEEDCRNG _IO('R', 0x07)
+
+/* See the header: RNDADDENTROPY of stdin, then RNDRESEEDCRNG. */
+static void reseed(void)
+{
+	struct {
+		int entropy_count;
+		int buf_size;
+		unsigned char buf[512];
+	} pool;
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof(pool.buf) && (r = read(0, pool.buf + n, sizeof(pool.buf) - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			say("cannot read the seed: %s", strerror(errno));
+			return;
+		}
+		n += (size_t)r;
+	}
+	if (n < 32) {
+		say("a seed of %zu bytes is too short (32 at least)", n);
+		return;
+	}
+	pool.buf_size = (int)n;
+	pool.entropy_count = (int)n * 4;
+	int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		say("cannot open /dev/urandom: %s", strerror(errno));
+		return;
+	}
+	if (ioctl(fd, RNDADDENTROPY, &pool) < 0)
+		say("RNDADDENTROPY: %s", strerror(errno));
+	else if (ioctl(fd, RNDRESEEDCRNG) < 0)
+		say("RNDRESEEDCRNG: %s", strerror(errno));
+	else
+		puts("reseeded");
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	clock_gettime(CLOCK_MONOTONIC, &started);
@@ -156,8 +204,10 @@ int main(int argc, char **argv)
 		setup();
 	else if (argc == 3 && !strcmp(argv[1], "modules"))
 		load_modules(argv[2]);
+	else if (argc == 2 && !strcmp(argv[1], "reseed"))
+		reseed();
 	else {
-		fputs("usage: vivarium-boot setup | vivarium-boot modules FILE\n", stderr);
+		fputs("usage: vivarium-boot setup | vivarium-boot modules FILE | vivarium-boot reseed\n", stderr);
 		return 2;
 	}
 	return failed;

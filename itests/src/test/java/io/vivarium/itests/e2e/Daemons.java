@@ -57,7 +57,12 @@ final class Daemons implements BeforeEachCallback, AfterEachCallback, AfterAllCa
      * class) are cleaned up.
      */
     synchronized Path xfsStateDir(Path workDir) throws IOException {
-        XfsLoopMount mount = XfsLoopMount.create(workDir);
+        return xfsStateDir(workDir, XfsLoopMount.DEFAULT_BYTES);
+    }
+
+    /** As {@link #xfsStateDir(Path)}, on a filesystem of {@code bytes} (sparse: only what is written takes space). */
+    synchronized Path xfsStateDir(Path workDir, long bytes) throws IOException {
+        XfsLoopMount mount = XfsLoopMount.create(workDir, bytes);
         (inTest ? testMounts : classMounts).add(mount);
         return mount.dir().resolve("state");
     }

@@ -1,9 +1,15 @@
 package io.vivarium.backend.qemu.internal;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+
 import io.vivarium.api.ApiException;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.Availability;
+import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.CapturedImage;
+import io.vivarium.api.spi.Images;
+import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
@@ -36,7 +42,7 @@ import java.util.concurrent.TimeUnit;
  * Inside, the image's agent on a virtio-serial port is the way in ({@link VmChannel}); QMP tells
  * how the VM stands ({@link QemuInstance}).
  */
-final class QemuBackend implements SandboxBackend, AutoCloseable {
+final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
 
     static final String NAME = "qemu";
 
@@ -146,12 +152,14 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
             StorageStrategy storage = disks.forDir(spec.dir())
                     .orElseThrow(() -> new ApiException(503, disks.missing(spec.dir())));
             storage.materialise(image.storedWorkspace(), files.disk(), context);
+            reserveRam(files, memoryMib);
             context.checkpoint("starting QEMU");
             HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus),
                     TOOL_TIMEOUT);
             QemuProcess process = files.pid().flatMap(QemuProcess::find)
                     .orElseThrow(() -> new IOException("QEMU exited right after it started"));
-            vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent()));
+            vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent(),
+                    new VmRecord.Memory(memoryMib, vcpus, null, null)));
             vm.watch();
             vm.awaitAgent(bootDeadline, settings.bootTimeout(), context);
             register(vm);
@@ -166,9 +174,121 @@ final class QemuBackend implements SandboxBackend, AutoCloseable {
         }
     }
 
-    private GuestImage image(String name) {
+    /**
+     * Reserves the disk space of the guest's RAM file before QEMU maps it: a guest that writes a
+     * page of a {@code share=on} file on a full filesystem gets QEMU killed by SIGBUS, so a create
+     * without room fails here, saying so. The blocks are allocated, not written (a reflink of the file
+     * stays cheap; the file's page cache is only what the guest touches).
+     */
+    private static void reserveRam(VmFiles files, int memoryMib) throws IOException {
         try {
-            return GuestImage.load(settings.imageDir(), name);
+            HostCommand.run(List.of("fallocate", "-l", memoryMib + "MiB", files.ram().toString()), TOOL_TIMEOUT);
+        } catch (IOException e) {
+            throw new ApiException(503, "no room for the guest's " + memoryMib + " MiB RAM file in " + files.dir()
+                    + ": " + e.getMessage(), null, e);
+        }
+    }
+
+    @Override
+    public String captures() {
+        return FILES_AND_MEMORY;
+    }
+
+    @Override
+    public CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage,
+            OperationContext context) {
+        return VmCapture.capture(vm(instance), imageDir, storage, context);
+    }
+
+    @Override
+    public String missingArtifact(Path imageDir) {
+        return VmImage.missing(imageDir);
+    }
+
+    /**
+     * A child of the snapshot in {@code imageDir}: its disk an overlay on the snapshot's, its RAM the
+     * snapshot's RAM file mapped {@code share=off} (every child shares the file's pages until it
+     * writes one; a chained RAM image is first materialised as the child's own flat file), started
+     * with {@code -incoming} from the snapshot's device state, then given an identity and fresh
+     * entropy of its own ({@link ChildIdentity}).
+     */
+    @Override
+    public SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
+        String missing = missingArtifact(imageDir);
+        if (missing != null) {
+            throw ApiException.conflict(missing);
+        }
+        VmImage snapshot;
+        try {
+            snapshot = VmImage.read(imageDir);
+        } catch (IOException e) {
+            throw ApiException.conflict("the VM snapshot in " + imageDir + " cannot be read: " + e.getMessage());
+        }
+        if (spec.memoryLimitMib() != null && spec.memoryLimitMib() != snapshot.memoryMib()) {
+            throw ApiException.badRequest("a child of this snapshot has its " + snapshot.memoryMib() + " MiB of RAM; "
+                    + "omit memory_limit_mib");
+        }
+        GuestImage image = image(snapshot.guestImage().getParent(), snapshot.guestImage().getFileName().toString());
+        VmFiles files = VmFiles.of(spec.dir(), settings.linkDir(), spec.id());
+        Instant deadline = Instant.now().plus(settings.bootTimeout());
+        QemuInstance vm = null;
+        try {
+            files.prepare();
+            context.checkpoint("making the disk overlay");
+            storage.reader(snapshot.disk()).materialise(snapshot.disk(), files.disk(), context);
+            Path ram = snapshot.memory().path();
+            if (snapshot.memory().depth() > 0) {
+                context.checkpoint("assembling the snapshot's RAM");
+                storage.reader(snapshot.memory()).materialise(snapshot.memory(), files.ram(), context);
+                ram = files.ram();
+            }
+            context.checkpoint("starting QEMU");
+            HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, snapshot.memoryMib(),
+                    snapshot.vcpus(), new QemuCommand.Memory(ram, false), snapshot.incoming()), TOOL_TIMEOUT);
+            QemuProcess process = files.pid().flatMap(QemuProcess::find)
+                    .orElseThrow(() -> new IOException("QEMU exited right after it started"));
+            vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent(),
+                    new VmRecord.Memory(snapshot.memoryMib(), snapshot.vcpus(), ram, imageDir)));
+            vm.watch();
+            restoreDevices(vm, imageDir.resolve(VmImage.DEVICES), snapshot.incoming(), deadline, context);
+            vm.awaitAgent(deadline, settings.bootTimeout(), context);
+            ChildIdentity.give(vm, spec.id());
+            register(vm);
+            return vm;
+        } catch (IOException | RuntimeException e) {
+            abandon(vm, files, e);
+            if (e instanceof ApiException api) {
+                throw api;
+            }
+            throw ApiException.internal("sandbox " + spec.id() + " could not be forked from " + imageDir + ": "
+                    + e.getMessage() + "; QEMU's last words: " + VmFiles.tail(files.qemuLog(), CONSOLE_TAIL_BYTES), e);
+        }
+    }
+
+    /** Loads the device state into the QEMU waiting with {@code -incoming defer}, and runs the guest. */
+    private static void restoreDevices(QemuInstance vm, Path devices, QemuCommand.Incoming incoming, Instant deadline,
+            OperationContext context) throws IOException {
+        QmpClient qmp = vm.qmp();
+        if (incoming == QemuCommand.Incoming.MIGRATION) {
+            VmCapture.ignoreShared(qmp, true);
+        }
+        context.checkpoint("loading the device state");
+        qmp.execute("migrate-incoming", JsonNodeFactory.instance.objectNode()
+                .put("uri", "exec:cat " + VmCapture.shellQuoted(devices)), QemuInstance.QMP_TIMEOUT);
+        VmCapture.awaitMigration(qmp, "loading the device state", deadline, context);
+        if (incoming == QemuCommand.Incoming.MIGRATION) {
+            VmCapture.ignoreShared(qmp, false);
+        }
+        RunState.cont(qmp);
+    }
+
+    private GuestImage image(String name) {
+        return image(settings.imageDir(), name);
+    }
+
+    private static GuestImage image(Path dir, String name) {
+        try {
+            return GuestImage.load(dir, name);
         } catch (GuestImage.MissingImageException e) {
             throw ApiException.badRequest(e.getMessage());
         }

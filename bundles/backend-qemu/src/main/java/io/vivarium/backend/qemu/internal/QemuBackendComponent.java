@@ -5,6 +5,9 @@ import java.util.Map;
 
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Capabilities;
+import io.vivarium.api.spi.CapturedImage;
+import io.vivarium.api.spi.Images;
+import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
@@ -33,7 +36,7 @@ import org.osgi.service.metatype.annotations.Designate;
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + QemuBackend.NAME,
         configurationPid = QemuConfig.PID)
 @Designate(ocd = QemuConfig.class)
-public class QemuBackendComponent implements SandboxBackend {
+public class QemuBackendComponent implements SandboxBackend, Images {
 
     private final DiskStorage disks = new DiskStorage();
     private final QemuBackend backend;
@@ -108,5 +111,26 @@ public class QemuBackendComponent implements SandboxBackend {
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
         backend.destroy(spec, state);
+    }
+
+    @Override
+    public String captures() {
+        return backend.captures();
+    }
+
+    @Override
+    public CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage,
+            OperationContext context) {
+        return backend.capture(instance, imageDir, storage, context);
+    }
+
+    @Override
+    public SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
+        return backend.fork(spec, imageDir, storage, context);
+    }
+
+    @Override
+    public String missingArtifact(Path imageDir) {
+        return backend.missingArtifact(imageDir);
     }
 }

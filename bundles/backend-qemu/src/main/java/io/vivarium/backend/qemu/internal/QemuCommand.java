@@ -13,6 +13,13 @@ import java.util.List;
  * whether or not it was watching; a panic the guest reports through pvpanic pauses it. The
  * console is appended to ({@code append=on}) so that {@link BoundedLog} can cut it while QEMU
  * writes; {@code -D} keeps QEMU's stderr after {@code -daemonize} (else /dev/null) in a file.
+ *
+ * <p>Guest RAM is a file ({@code memory-backend-file}): a booted VM's own {@link VmFiles#ram()},
+ * mapped {@code share=on} so that a snapshot is a copy-on-write clone of the file; a child forked
+ * from a snapshot maps the snapshot's file {@code share=off} (its writes are private pages, the
+ * file and its page cache are shared by every child). A restored VM waits for its device state
+ * ({@code -incoming defer}); a stream that holds device state only ({@link Incoming#DEVICES})
+ * carries no configuration section, which the destination then must not expect.
  */
 final class QemuCommand {
 
@@ -21,10 +28,36 @@ final class QemuCommand {
     private QemuCommand() {
     }
 
+    static final String MEMORY_ID = "mem";
+
+    /** How a launched VM gets its state: booted, or restored from a stream of one of two kinds. */
+    enum Incoming {
+        /** Booted from the kernel. */
+        BOOT,
+        /** A migration stream (device state and the RAM blocks not in the memory file). */
+        MIGRATION,
+        /** Device state only ({@code xen-save-devices-state}): no RAM block, no configuration section. */
+        DEVICES
+    }
+
+    /**
+     * @param ram the guest's memory file
+     * @param shared whether the VM's writes go to the file ({@code share=on}) or to private pages
+     */
+    record Memory(Path ram, boolean shared) {
+    }
+
     static List<String> launch(Path qemu, Accelerator accelerator, GuestImage image, VmFiles files, int memoryMib,
             int vcpus) {
+        return launch(qemu, accelerator, image, files, memoryMib, vcpus, new Memory(files.ram(), true), Incoming.BOOT);
+    }
+
+    static List<String> launch(Path qemu, Accelerator accelerator, GuestImage image, VmFiles files, int memoryMib,
+            int vcpus, Memory memory, Incoming incoming) {
         List<String> argv = new ArrayList<>(List.of(qemu.toString(), "-nodefaults", "-no-user-config", "-nographic",
-                "-M", "q35"));
+                "-M", "q35,memory-backend=" + MEMORY_ID,
+                "-object", "memory-backend-file,id=" + MEMORY_ID + ",size=" + memoryMib + "M,mem-path="
+                        + option(memory.ram()) + ",share=" + (memory.shared() ? "on" : "off")));
         argv.addAll(accelerator.args());
         argv.addAll(List.of(
                 "-m", Integer.toString(memoryMib),
@@ -49,6 +82,12 @@ final class QemuCommand {
                 "-action", "panic=pause",
                 "-daemonize",
                 "-pidfile", files.pidFile().toString()));
+        if (incoming == Incoming.DEVICES) {
+            argv.addAll(List.of("-global", "migration.send-configuration=off"));
+        }
+        if (incoming != Incoming.BOOT) {
+            argv.addAll(List.of("-incoming", "defer"));
+        }
         return argv;
     }
 

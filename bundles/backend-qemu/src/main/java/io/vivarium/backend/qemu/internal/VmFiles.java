@@ -28,6 +28,26 @@ record VmFiles(Path dir, Path link) {
         return dir.resolve("disk.qcow2");
     }
 
+    /** The guest's RAM of a booted VM ({@code memory-backend-file}, {@code share=on}); a forked child maps its snapshot's. */
+    Path ram() {
+        return dir.resolve("memory.ram");
+    }
+
+    /** The device state a capture writes before it is stored. */
+    Path deviceState() {
+        return dir.resolve("devices.state");
+    }
+
+    /** A forked child's RAM as a flat file, or a booted VM's RAM as it was when stopped, while a capture stores it. */
+    Path branchRam() {
+        return dir.resolve("memory.branch");
+    }
+
+    /** The disk as it was when the VM stopped for a capture, while the capture stores it. */
+    Path frozenDisk() {
+        return dir.resolve("disk.frozen");
+    }
+
     Path console() {
         return dir.resolve("console.log");
     }
@@ -79,7 +99,8 @@ record VmFiles(Path dir, Path link) {
 
     /** Removes every file of the VM and the link; the directory itself is core's. */
     void remove() throws IOException {
-        for (Path file : List.of(qmpSocket(), agentSocket(), disk(), console(), qemuLog(), pidFile(), failure())) {
+        for (Path file : List.of(qmpSocket(), agentSocket(), disk(), ram(), deviceState(), branchRam(), frozenDisk(),
+                console(), qemuLog(), pidFile(), failure())) {
             Files.deleteIfExists(dir.resolve(file.getFileName()));
         }
         Files.deleteIfExists(link);

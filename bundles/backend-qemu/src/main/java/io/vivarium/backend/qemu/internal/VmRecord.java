@@ -1,6 +1,7 @@
 package io.vivarium.backend.qemu.internal;
 
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -13,11 +14,26 @@ import java.util.Map;
  * @param files the VM's directory and the link its sockets are reached through
  * @param image the image directory it booted (its disk's backing file is there)
  * @param agent the image's agent, {@code vivarium} or {@code qemu-ga}
+ * @param memory its RAM's size and file, or null for a VM started before guest RAM was a file
  */
-record VmRecord(QemuProcess process, VmFiles files, Path image, String agent) {
+record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory) {
+
+    /**
+     * @param mib guest RAM
+     * @param vcpus virtual CPUs
+     * @param base for a child forked from a snapshot: the file its RAM maps {@code share=off}; null
+     *        when the VM writes its own {@link VmFiles#ram()} ({@code share=on})
+     * @param snapshot for a child: the image directory it was forked from, else null
+     */
+    record Memory(int mib, int vcpus, Path base, Path snapshot) {
+
+        boolean shared() {
+            return base == null;
+        }
+    }
 
     Map<String, String> toData() {
-        return Map.of(
+        Map<String, String> data = new LinkedHashMap<>(Map.of(
                 "pid", Long.toString(process.pid()),
                 "starttime", process.startTime(),
                 "dir", files.dir().toString(),
@@ -27,15 +43,31 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent) {
                 "disk", files.disk().toString(),
                 "console", files.console().toString(),
                 "image", image.toString(),
-                "agent", agent);
+                "agent", agent));
+        if (memory != null) {
+            data.put("memory_mib", Integer.toString(memory.mib()));
+            data.put("vcpus", Integer.toString(memory.vcpus()));
+            data.put("ram", memory.shared() ? files.ram().toString() : memory.base().toString());
+            if (!memory.shared()) {
+                data.put("ram_base", memory.base().toString());
+                data.put("snapshot", memory.snapshot().toString());
+            }
+        }
+        return data;
     }
 
     /** Reads a record written by {@link #toData()}; throws IllegalArgumentException if it is not one. */
     static VmRecord fromData(Map<String, String> data) {
         try {
+            Memory memory = null;
+            if (data.containsKey("memory_mib")) {
+                String base = data.get("ram_base");
+                memory = new Memory(Integer.parseInt(required(data, "memory_mib")), Integer.parseInt(required(data, "vcpus")),
+                        base == null ? null : Path.of(base), base == null ? null : Path.of(required(data, "snapshot")));
+            }
             return new VmRecord(new QemuProcess(Long.parseLong(required(data, "pid")), required(data, "starttime")),
                     new VmFiles(Path.of(required(data, "dir")), Path.of(required(data, "link"))),
-                    Path.of(required(data, "image")), required(data, "agent"));
+                    Path.of(required(data, "image")), required(data, "agent"), memory);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a qemu instance state: " + data, e);
         }

@@ -30,7 +30,7 @@ class QemuCommandTest {
     void bootsTheImageWithTheContractsOptionsAndNoNetwork() {
         List<String> argv = argv();
         assertEquals("/usr/bin/qemu-system-x86_64", argv.get(0));
-        assertEquals("q35", after(argv, "-M"));
+        assertEquals("q35,memory-backend=mem", after(argv, "-M"));
         assertEquals("tcg", after(argv, "-accel"));
         assertEquals("max", after(argv, "-cpu"));
         assertEquals("256", after(argv, "-m"));
@@ -61,5 +61,27 @@ class QemuCommandTest {
         assertTrue(argv.contains("file,id=console,append=on,path=/state/sandboxes/a,,b/console.log"), argv.toString());
         assertEquals("chardev:console", after(argv, "-serial"));
         assertEquals("/state/sandboxes/a,b/qemu.log", after(argv, "-D"));
+    }
+
+    @Test
+    void guestRamIsAFileInTheVmsDirectoryWrittenByTheVm() {
+        List<String> argv = argv();
+        assertEquals("memory-backend-file,id=mem,size=256M,mem-path=/state/sandboxes/a,,b/memory.ram,share=on",
+                after(argv, "-object"));
+        assertTrue(!argv.contains("-incoming"), argv.toString());
+    }
+
+    @Test
+    void aChildMapsItsSnapshotsRamPrivatelyAndWaitsForItsDeviceState() {
+        List<String> migration = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
+                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION);
+        assertEquals("memory-backend-file,id=mem,size=256M,mem-path=/snap/memory.ram,share=off",
+                after(migration, "-object"));
+        assertEquals("defer", after(migration, "-incoming"));
+        assertTrue(!migration.contains("migration.send-configuration=off"), migration.toString());
+        List<String> devices = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
+                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.DEVICES);
+        assertEquals("migration.send-configuration=off", after(devices, "-global"));
+        assertEquals("defer", after(devices, "-incoming"));
     }
 }

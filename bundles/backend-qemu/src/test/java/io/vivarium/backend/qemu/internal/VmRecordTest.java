@@ -13,11 +13,27 @@ class VmRecordTest {
 
     private static final VmRecord RECORD = new VmRecord(new QemuProcess(4242, "987654"),
             new VmFiles(Path.of("/state/sandboxes/x"), Path.of("/tmp/vivarium-qemu/x")), Path.of("/img/default-01"),
-            "vivarium");
+            "vivarium", new VmRecord.Memory(256, 1, null, null));
+    private static final VmRecord CHILD = new VmRecord(new QemuProcess(4243, "987655"),
+            new VmFiles(Path.of("/state/sandboxes/y"), Path.of("/tmp/vivarium-qemu/y")), Path.of("/img/default-01"),
+            "vivarium", new VmRecord.Memory(256, 2, Path.of("/state/snapshots/t/s/image/memory.ram"),
+                    Path.of("/state/snapshots/t/s/image")));
+    private static final VmRecord BEFORE_RAM_FILES = new VmRecord(new QemuProcess(4244, "987656"),
+            new VmFiles(Path.of("/state/sandboxes/z"), Path.of("/tmp/vivarium-qemu/z")), Path.of("/img/default-01"),
+            "vivarium", null);
 
     @Test
     void roundTripsThroughTheInstanceState() {
         assertEquals(RECORD, VmRecord.fromData(RECORD.toData()));
+        assertEquals(CHILD, VmRecord.fromData(CHILD.toData()));
+        assertEquals(BEFORE_RAM_FILES, VmRecord.fromData(BEFORE_RAM_FILES.toData()));
+    }
+
+    @Test
+    void aBootedVmWritesItsOwnRamFileAndAChildMapsItsSnapshots() {
+        assertEquals("/state/sandboxes/x/memory.ram", RECORD.toData().get("ram"));
+        assertEquals("/state/snapshots/t/s/image/memory.ram", CHILD.toData().get("ram"));
+        assertEquals("/state/snapshots/t/s/image", CHILD.toData().get("snapshot"));
     }
 
     @Test
