@@ -20,6 +20,8 @@ import io.vivarium.api.ChangesRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.DryRunRequest;
 import io.vivarium.api.DryRunResult;
+import io.vivarium.api.EvalRequest;
+import io.vivarium.api.EvalResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
@@ -102,6 +104,7 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
     private ForkJoinPool hashPool;
     private SandboxLifecycle lifecycle;
     private GuestAccess guest;
+    private Evaluation evaluation;
     private ChangeSets changeSets;
     private Vms vms;
     private Pausing pausing;
@@ -127,6 +130,7 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
         LiveInstances live = new LiveInstances(registry, sandboxes, adoption, patience);
         lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, defaultBackendName, patience, () -> stopping);
         guest = new GuestAccess(sandboxes, live);
+        evaluation = new Evaluation(registry, sandboxes, live);
         Checkpointing checkpointing = new Checkpointing(sandboxes, () -> stopping);
         SnapshotDryRun snapshotDryRun = new SnapshotDryRun(sandboxes, checkpointing);
         changeSets = new ChangeSets(registry, sandboxes, live, fingerprints,
@@ -274,6 +278,11 @@ public class SandboxManager implements SandboxService, VmService, SnapshotServic
     @Override
     public ExecResult exec(Caller caller, String id, ExecRequest request) {
         return guest.exec(caller, id, request);
+    }
+
+    @Override
+    public EvalResult eval(Caller caller, String id, EvalRequest request) {
+        return evaluation.eval(caller, id, request);
     }
 
     @Override
