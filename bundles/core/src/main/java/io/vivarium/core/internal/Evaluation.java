@@ -15,7 +15,8 @@ import io.vivarium.api.spi.SandboxBackend;
  */
 final class Evaluation {
     static final int DEFAULT_TIMEOUT_SECS = 30;
-    static final int MAX_CODE_BYTES = 1 << 20;
+    /** Half the agent's limit: a request body is at most 1 MiB (413 past it), so a code too long for this is still a 400. */
+    static final int MAX_CODE_BYTES = 512 << 10;
 
     private final BackendRegistry registry;
     private final Sandboxes sandboxes;

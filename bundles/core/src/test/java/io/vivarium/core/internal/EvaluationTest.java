@@ -42,8 +42,8 @@ class EvaluationTest {
     void badRequestsAre400WhateverTheBackend() {
         assertEquals(400, status(null));
         assertEquals(400, status(new EvalRequest(null, 5)));
-        assertEquals(400, status(new EvalRequest("x".repeat((1 << 20) + 1), 5)));
-        assertEquals(400, status(new EvalRequest("é".repeat((1 << 19) + 1), 5)), "the limit is in UTF-8 bytes");
+        assertEquals(400, status(new EvalRequest("x".repeat(Evaluation.MAX_CODE_BYTES + 1), 5)));
+        assertEquals(400, status(new EvalRequest("é".repeat(Evaluation.MAX_CODE_BYTES / 2 + 1), 5)), "the limit is in UTF-8 bytes");
         assertEquals(400, status(new EvalRequest("1\0", 5)));
         assertEquals(400, status(new EvalRequest("1", 0)));
         assertEquals(400, status(new EvalRequest("1", 3601)));
