@@ -38,6 +38,7 @@ static struct {
 	struct buf out, in; /* request bytes not yet written; answer bytes not yet parsed */
 	size_t outpos;
 	int hello; /* the first frame (the version) was read */
+	int dying; /* its answer pipe closed: killed, its pipes closed, waiting to be reaped to say how it ended */
 	/* the eval being answered, if any */
 	int busy;
 	struct conn *c; /* NULL when its connection went away: the answer is dropped */
@@ -76,6 +77,7 @@ static void interp_stop(void)
 	buf_free(&ip.in);
 	ip.outpos = 0;
 	ip.hello = 0;
+	ip.dying = 0;
 }
 
 static void interp_watch(void)
@@ -212,13 +214,26 @@ static void interp_lost(const char *why, int exit_code)
 	answer_failure(msg, exit_code, 0);
 }
 
+/* A pipe to the interpreter closed: most likely it is exiting (its fds close before it can be
+ * reaped), so the answer waits for the reap, which says how it ended; the kill makes sure it comes. */
+static void interp_dying(void)
+{
+	kill(-ip.pid, SIGKILL);
+	end_close(&ip.req);
+	end_close(&ip.ans);
+	ip.dying = 1;
+}
+
 void eval_reaped(pid_t pid, int status)
 {
 	if (pid != ip.pid || pid <= 0)
 		return;
 	char why[128];
 	int code = 1;
-	if (WIFSIGNALED(status)) {
+	if (ip.dying && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+		code = 128 + SIGKILL;
+		snprintf(why, sizeof why, "the interpreter closed its pipes to the agent (and was killed)");
+	} else if (WIFSIGNALED(status)) {
 		code = 128 + WTERMSIG(status);
 		snprintf(why, sizeof why, "the interpreter was killed by signal %d", WTERMSIG(status));
 	} else {
@@ -291,12 +306,7 @@ static void on_answer_readable(void)
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n <= 0) {
-			int status;
-			if (waitpid(ip.pid, &status, WNOHANG) == ip.pid) { /* it exited: say how */
-				eval_reaped(ip.pid, status);
-				return;
-			}
-			interp_lost("the interpreter closed its answer pipe", 1);
+			interp_dying();
 			return;
 		}
 		ip.in.len += (size_t)n;
@@ -331,7 +341,7 @@ static void on_request_writable(void)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
-		interp_lost("the interpreter closed its request pipe", 1);
+		interp_dying();
 		return;
 	}
 	if (ip.outpos == ip.out.len) {
@@ -398,6 +408,8 @@ int cmd_vivarium_eval(struct call *k)
 		return fail(k, "InvalidParameter", "code is %zu bytes; at most %zu", len, MAX_CODE);
 	if (timeout <= 0 || timeout > MAX_TIMEOUT_MS)
 		return fail(k, "InvalidParameter", "timeout-ms must be between 1 and %d", MAX_TIMEOUT_MS);
+	if (ip.dying && !ip.busy)
+		interp_stop(); /* it died between evals: its reap is for nobody */
 	if (ip.busy)
 		return fail(k, "LimitExceeded", "an eval is already running in this interpreter: evals run one at a time, retry when it has answered");
 	if (!ip.pid) {

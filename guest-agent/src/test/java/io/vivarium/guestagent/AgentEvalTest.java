@@ -118,6 +118,9 @@ class AgentEvalTest {
         assertEquals(5, r.get("exit-code").asInt());
         assertTrue(r.get("error").asText().contains("exited with status 5"), r.toString());
         assertEquals("False", eval("'x' in globals()").get("result").asText());
+        JsonNode closed = eval("import os, time\nos.close(4)\ntime.sleep(30)");
+        assertEquals(137, closed.get("exit-code").asInt(), closed.toString());
+        assertTrue(closed.get("error").asText().contains("closed its pipes to the agent"), closed.toString());
         JsonNode forged = eval("import os\nos.write(4, b'\\0\\0\\0\\2{}')");
         assertTrue(forged.get("error").asText().contains("broke the eval protocol"), forged.toString());
         assertEquals("2", eval("1 + 1").get("result").asText());
