@@ -2,9 +2,7 @@ package io.vivarium.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -26,8 +24,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
-import io.vivarium.api.ApiException;
-import io.vivarium.api.EvalResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.spi.Availability;
@@ -450,23 +446,7 @@ public abstract class SandboxBackendSuite {
     @Test
     void evalKeepsStateAndReturnsExceptionsWhenTheBackendDeclaresIt() throws IOException {
         Assumptions.assumeTrue(backend.capabilities().eval(), () -> backend.name() + " declares no eval in its capabilities");
-        SandboxInstance i = shared();
-        EvalResult first;
-        try {
-            first = i.channel().evaluate("kit_x = 41", 30);
-        } catch (ApiException e) {
-            Assumptions.assumeFalse(e.status() == 422, () -> "the instance has no Python: " + e.getMessage());
-            throw e;
-        }
-        assertEquals(0, first.exitCode(), () -> "an assignment runs: " + first);
-        assertNull(first.result(), "an assignment has no value");
-        EvalResult next = i.channel().evaluate("print('kit')\nkit_x + 1", 30);
-        assertEquals("42", next.result(), () -> "the interpreter keeps its state between evals: " + next);
-        assertEquals("kit\n", next.stdout(), "what the code printed comes back");
-        EvalResult raised = i.channel().evaluate("raise ValueError('kit')", 30);
-        assertNotEquals(0, raised.exitCode(), "an exception is a non-zero exit code");
-        assertNull(raised.result());
-        assertTrue(raised.error() != null && raised.error().contains("ValueError: kit"), () -> "and an error: " + raised);
+        EvalCheck.run(shared());
     }
 
     // ---- helpers for the checks and for subclasses -------------------------------------------
