@@ -19,7 +19,7 @@
 #define MAX_READ ((int64_t)1 << 20)
 
 /* Every fd in the epoll set is described by a struct that starts with a watch. */
-enum wkind { W_LISTEN, W_CONN, W_SIGNAL, W_PIPE, W_STOP };
+enum wkind { W_LISTEN, W_CONN, W_SIGNAL, W_PIPE, W_STOP, W_EVAL };
 struct watch {
 	int kind;
 	int fd;
@@ -103,6 +103,18 @@ int cmd_guest_exec_status(struct call *k);
 int cmd_vivarium_exec(struct call *k);
 int cmd_vivarium_exec_poll(struct call *k);
 int cmd_vivarium_exec_kill(struct call *k);
+
+/* eval.c: the warm interpreter */
+int cmd_vivarium_eval(struct call *k);
+void eval_on_pipe(struct watch *w, uint32_t events);
+void eval_reaped(pid_t pid, int status);
+int64_t eval_next_deadline(void);
+void eval_on_time(int64_t now);
+void eval_conn_gone(struct conn *c);
+int eval_waiting_on(const struct conn *c);
+void eval_kill(void);
+/* The interpreter's version ("3.11.2") once one has started, else NULL. */
+const char *eval_version(void);
 
 /* files.c */
 int cmd_file_open(struct call *k);

@@ -361,6 +361,7 @@ void exec_on_signal(void)
 	int status;
 	pid_t pid;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		eval_reaped(pid, status);
 		for (struct exec *ex = execs; ex; ex = ex->next) {
 			if (ex->pid != pid || ex->reaped)
 				continue;

@@ -197,7 +197,7 @@ static void conn_flush(struct conn *c)
 			c->dead = 1;
 	}
 	buf_trim(&c->out, 65536);
-	if (c->closing && !c->out.len && !c->serial && !exec_waiting_on(c))
+	if (c->closing && !c->out.len && !c->serial && !exec_waiting_on(c) && !eval_waiting_on(c))
 		c->dead = 1;
 	conn_watch(c);
 }
@@ -282,6 +282,7 @@ static void conn_reap_dead(void)
 		}
 		*pp = c->next;
 		exec_conn_gone(c);
+		eval_conn_gone(c);
 		files_conn_gone(c);
 		watch_set(&c->w, 0, &c->events);
 		close(c->w.fd);
@@ -322,11 +323,6 @@ static int cmd_ping(struct call *k)
 
 static int cmd_info(struct call *k);
 
-static int cmd_eval(struct call *k)
-{
-	return fail(k, "CommandNotFound", "vivarium-eval is reserved and not implemented by this agent");
-}
-
 struct command {
 	const char *name;
 	int (*fn)(struct call *);
@@ -358,7 +354,7 @@ static const struct command commands[] = {
 	{"vivarium-exec-kill", cmd_vivarium_exec_kill, 0, 1, 1},
 	{"vivarium-file-write", cmd_vivarium_file_write, 0, 0, 1},
 	{"vivarium-file-read", cmd_vivarium_file_read, 0, 0, 1},
-	{"vivarium-eval", cmd_eval, 0, 1, 0},
+	{"vivarium-eval", cmd_vivarium_eval, 0, 0, 1},
 };
 
 static int cmd_info(struct call *k)
@@ -380,7 +376,12 @@ static int cmd_info(struct call *k)
 		jw_bool(k->out, !commands[i].no_success_response);
 		buf_putc(k->out, '}');
 	}
-	buf_puts(k->out, "]}");
+	buf_putc(k->out, ']');
+	if (eval_version()) {
+		buf_puts(k->out, ",\"python-version\":");
+		jw_str(k->out, eval_version(), strlen(eval_version()));
+	}
+	buf_putc(k->out, '}');
 	return R_OK;
 }
 
@@ -488,6 +489,7 @@ static void conn_hangup(struct conn *c)
 	c->in.len = 0;
 	c->out.len = 0;
 	exec_conn_gone(c);
+	eval_conn_gone(c);
 	files_conn_gone(c);
 	c->retry_at = now_ms() + SERIAL_RETRY_MS;
 	conn_watch(c);
@@ -651,6 +653,7 @@ static void shutdown_agent(void)
 		unlink(listeners[i]->path);
 	}
 	exec_kill_all();
+	eval_kill();
 	exit(0);
 }
 
@@ -795,7 +798,9 @@ int main(int argc, char **argv)
 
 	struct epoll_event evs[32];
 	for (;;) {
-		int64_t now = now_ms(), next = exec_next_deadline();
+		int64_t now = now_ms(), next = exec_next_deadline(), enext = eval_next_deadline();
+		if (enext >= 0 && (next < 0 || enext < next))
+			next = enext;
 		for (struct conn *c = conns; c; c = c->next)
 			if (c->retry_at && (next < 0 || c->retry_at < next))
 				next = c->retry_at;
@@ -825,6 +830,9 @@ int main(int argc, char **argv)
 			case W_PIPE:
 				exec_on_pipe(w, evs[i].events);
 				break;
+			case W_EVAL:
+				eval_on_pipe(w, evs[i].events);
+				break;
 			case W_STOP: /* the supervisor closed its end: stop as on SIGTERM */
 				terminating = 1;
 				break;
@@ -834,6 +842,7 @@ int main(int argc, char **argv)
 			shutdown_agent();
 		now = now_ms();
 		exec_on_time(now);
+		eval_on_time(now);
 		for (struct conn *c = conns; c; c = c->next)
 			if (c->retry_at && c->retry_at <= now) {
 				c->retry_at = 0;

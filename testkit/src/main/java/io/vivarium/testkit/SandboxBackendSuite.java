@@ -443,6 +443,12 @@ public abstract class SandboxBackendSuite {
         assertEquals(0, exec(i, "/bin/sh", "-c", "echo again > again").exitCode(), "and writing works again");
     }
 
+    @Test
+    void evalKeepsStateAndReturnsExceptionsWhenTheBackendDeclaresIt() throws IOException {
+        Assumptions.assumeTrue(backend.capabilities().eval(), () -> backend.name() + " declares no eval in its capabilities");
+        EvalCheck.run(shared());
+    }
+
     // ---- helpers for the checks and for subclasses -------------------------------------------
 
     /** Skips the running check, with the backend's reason, if it lacks {@code feature}. */

@@ -25,6 +25,18 @@ public interface SandboxService {
     ExecResult exec(Caller caller, String id, ExecRequest request);
 
     /**
+     * Evaluates Python in the sandbox's warm interpreter, which keeps its state between calls. An
+     * exception the code raises is a result with {@link EvalResult#error()}, not an
+     * {@link ApiException}; a timeout replaces the interpreter (its state is lost, the error says
+     * so). 400 for a missing or oversized code or a bad timeout, 409 while the sandbox is paused or
+     * stopped or another eval runs, 422 if the sandbox has no Python, 501 if its backend has no
+     * interpreter. Since 1.3.
+     */
+    default EvalResult eval(Caller caller, String id, EvalRequest request) {
+        throw ApiException.notImplemented("this service cannot evaluate code");
+    }
+
+    /**
      * Freezes every process of the sandbox (a VM's virtual CPUs), its memory kept, until
      * {@link #resume}; meanwhile exec, files, dry-run and the VM operations are 409. Pausing a
      * paused sandbox returns it as it is; 409 while another exclusive operation runs, 501 if its

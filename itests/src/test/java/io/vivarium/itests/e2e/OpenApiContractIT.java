@@ -83,6 +83,9 @@ class OpenApiContractIT {
         call("POST", "/v1/sandboxes/" + id + "/exec", "application/json",
                 "{\"args\": [\"sh\", \"-c\", \"echo hi; echo oops >&2; exit 3\"], \"timeout_secs\": 10, \"env\": {\"A\": \"b\"}, \"cwd\": \"/work\", \"stdin\": \"\", \"max_output_bytes\": 1024}");
         call("POST", "/v1/sandboxes/" + id + "/exec", "application/json", "{\"args\": [\"sleep\", \"30\"], \"timeout_secs\": 1}");
+        call("POST", "/v1/sandboxes/" + id + "/eval", "application/json", "{\"code\": \"x = 41\"}");
+        call("POST", "/v1/sandboxes/" + id + "/eval", "application/json", "{\"code\": \"print(x)\\nx + 1\"}");
+        call("POST", "/v1/sandboxes/" + id + "/eval", "application/json", "{\"code\": \"1 / 0\", \"timeout_secs\": 5}");
         call("PUT", "/v1/sandboxes/" + id + "/files?path=/work/f.txt", "application/octet-stream", "some bytes");
         call("GET", "/v1/sandboxes/" + id + "/files?path=/work/f.txt", null, null);
         call("GET", "/v1/sandboxes/" + id + "/files?path=/work/missing", null, null);
@@ -95,6 +98,7 @@ class OpenApiContractIT {
         // refusals answer the error body; requests the document forbids are refused too
         callOutsideTheContract("POST", "/v1/sandboxes/" + id + "/exec", "{\"args\": [\"true\"], \"nope\": 1}");
         callOutsideTheContract("POST", "/v1/sandboxes/" + id + "/exec", "{\"args\": \"true\"}");
+        callOutsideTheContract("POST", "/v1/sandboxes/" + id + "/eval", "{\"code\": \"1\", \"timeout_secs\": 0}");
         callOutsideTheContract("POST", "/v1/sandboxes/" + id + "/baseline", "{}");
         call("POST", "/v1/sandboxes", "application/json", "{\"backend\": \"no-such-backend\"}");
         call("GET", "/v1/sandboxes/sb-does-not-exist", null, null);

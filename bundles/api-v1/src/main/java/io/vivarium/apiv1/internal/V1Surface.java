@@ -12,6 +12,7 @@ import io.vivarium.api.ChangesRequest;
 import io.vivarium.api.CheckpointRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.DryRunRequest;
+import io.vivarium.api.EvalRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.PluginService;
 import io.vivarium.api.Role;
@@ -29,7 +30,7 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
- * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, files, baseline, changes, dry-run, a VM's snapshot
+ * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, eval, files, baseline, changes, dry-run, a VM's snapshot
  * and restore) are admin-only, as in the
  * reference API; lifecycle routes are open to every role, always scoped to the caller's tenant. The admin routes of
  * {@link AdminRoutes} answer 503 while no {@link PluginService} runs, so the sandbox routes never depend on it.
@@ -71,6 +72,8 @@ public class V1Surface implements ApiSurface {
                         r -> sandboxes.ping(r.caller(), r.pathParam("id"))),
                 new Route("POST", "/sandboxes/{id}/exec", Role.ADMIN, 200,
                         r -> sandboxes.exec(r.caller(), r.pathParam("id"), r.body(ExecRequest.class))),
+                new Route("POST", "/sandboxes/{id}/eval", Role.ADMIN, 200,
+                        r -> sandboxes.eval(r.caller(), r.pathParam("id"), r.body(EvalRequest.class))),
                 new Route("POST", "/sandboxes/{id}/pause", Role.USER, 200,
                         r -> sandboxes.pause(r.caller(), r.pathParam("id"))),
                 new Route("POST", "/sandboxes/{id}/resume", Role.USER, 200,

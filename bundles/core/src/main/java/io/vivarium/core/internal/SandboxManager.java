@@ -19,6 +19,8 @@ import io.vivarium.api.ChangesRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.DryRunRequest;
 import io.vivarium.api.DryRunResult;
+import io.vivarium.api.EvalRequest;
+import io.vivarium.api.EvalResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
@@ -98,6 +100,7 @@ public class SandboxManager implements SandboxService {
     private final Capacity capacity = new Capacity(sandboxes, () -> this.maxSandboxes);
     private SandboxLifecycle lifecycle;
     private GuestAccess guest;
+    private Evaluation evaluation;
     private ChangeSets changeSets;
     private Pausing pausing;
     private Core core;
@@ -119,6 +122,7 @@ public class SandboxManager implements SandboxService {
         lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, defaultBackendName, patience, () -> stopping,
                 capacity);
         guest = new GuestAccess(sandboxes, live);
+        evaluation = new Evaluation(registry, sandboxes, live);
         Checkpointing checkpointing = new Checkpointing(sandboxes, () -> stopping);
         SnapshotDryRun snapshotDryRun = new SnapshotDryRun(sandboxes, checkpointing);
         changeSets = new ChangeSets(registry, sandboxes, live, fingerprints,
@@ -238,6 +242,11 @@ public class SandboxManager implements SandboxService {
     @Override
     public ExecResult exec(Caller caller, String id, ExecRequest request) {
         return guest.exec(caller, id, request);
+    }
+
+    @Override
+    public EvalResult eval(Caller caller, String id, EvalRequest request) {
+        return evaluation.eval(caller, id, request);
     }
 
     @Override

@@ -4,13 +4,14 @@ import java.time.Duration;
 import java.util.function.BiFunction;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.EvalResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
 import io.vivarium.api.spi.GuestChannel;
 
 /**
- * A backend's {@link GuestChannel} over a guest agent: ping, exec and files as bounded client
+ * A backend's {@link GuestChannel} over a guest agent: ping, exec, eval and files as bounded client
  * calls. A subclass says whether its instance runs and how a call gets a client; a call to an
  * instance that is not running is a 503, an agent that refuses passes on its status, and a silent
  * or missing agent becomes a message about this sandbox ({@link GuestAgentException#forSandbox}).
@@ -50,6 +51,13 @@ public abstract class AgentGuestChannel implements GuestChannel {
                 return e.asStartFailure().orElseThrow(() -> e);
             }
         });
+    }
+
+    /** The agent bounds the eval itself; past {@code timeoutSecs} it has this grace to answer. */
+    @Override
+    public EvalResult evaluate(String code, int timeoutSecs) {
+        Duration timeout = Duration.ofSeconds(timeoutSecs);
+        return call(timeout.plus(execAnswerGrace), (client, deadline) -> client.eval(code, timeout, deadline));
     }
 
     @Override

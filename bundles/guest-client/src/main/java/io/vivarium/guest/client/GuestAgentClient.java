@@ -7,9 +7,12 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+
+import io.vivarium.api.EvalResult;
 
 /**
  * The host's one client of the guest agent protocol (guest-agent/PROTOCOL.md): talks to our
@@ -103,6 +106,25 @@ public final class GuestAgentClient implements AutoCloseable {
             case EMULATED -> emulatedFiles.write(transport, path, content, deadline);
             case MISSING -> throw missing("write files", capabilities);
         }
+    }
+
+    /**
+     * Evaluates Python code in the agent's warm interpreter ({@code vivarium-eval}), bounded by
+     * {@code timeout} (then the agent replaces the interpreter and the result says so). A peer
+     * without it (the stock qemu-ga) is a 501; a guest without python3 a 422; an eval while another
+     * runs a 409. An exception raised by the code is a result with an error, not a failure.
+     */
+    public EvalResult eval(String code, Duration timeout, Deadline deadline) {
+        if (code.length() > ExtensionEval.MAX_CODE_BYTES
+                || code.getBytes(StandardCharsets.UTF_8).length > ExtensionEval.MAX_CODE_BYTES) {
+            throw new IllegalArgumentException("code is larger than " + ExtensionEval.MAX_CODE_BYTES + " bytes");
+        }
+        AgentCapabilities capabilities = capabilities(deadline);
+        if (capabilities.support(AgentCapabilities.Feature.EVAL) == AgentCapabilities.Support.MISSING) {
+            throw GuestAgentException.unsupported("eval is not supported by the guest agent ("
+                    + capabilities.peer().version() + "): it has no vivarium-eval, Vivarium's own agent does");
+        }
+        return ExtensionEval.run(transport, code, timeout, deadline);
     }
 
     /** The guest's clock, in nanoseconds since the epoch. */

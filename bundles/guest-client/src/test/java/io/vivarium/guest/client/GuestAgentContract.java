@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.vivarium.api.EvalResult;
 
 import io.vivarium.guest.client.AgentCapabilities.Feature;
 import io.vivarium.guest.client.AgentCapabilities.Support;
@@ -39,6 +42,11 @@ abstract class GuestAgentContract {
 
     /** True when the peer is our agent (or behaves as it), false for the stock qemu-ga. */
     abstract boolean extended();
+
+    /** True when the peer hosts the warm interpreter (our real agent). */
+    boolean evaluates() {
+        return false;
+    }
 
     @BeforeEach
     void open() throws Exception {
@@ -76,7 +84,32 @@ abstract class GuestAgentContract {
         assertEquals(extended() ? Support.NATIVE : Support.EMULATED, capabilities.support(Feature.EXEC_CWD));
         assertEquals(extended() ? Support.NATIVE : Support.EMULATED, capabilities.support(Feature.FILE_WRITE_ATOMIC));
         assertEquals(extended() ? Support.NATIVE : Support.MISSING, capabilities.support(Feature.EXEC_USER));
-        assertEquals(Support.MISSING, capabilities.support(Feature.EVAL));
+        assertEquals(evaluates() ? Support.NATIVE : Support.MISSING, capabilities.support(Feature.EVAL));
+    }
+
+    @Test
+    void evalKeepsStateInOneInterpreterOrIsUnsupported() {
+        if (!evaluates()) {
+            GuestAgentException e = assertThrows(GuestAgentException.class,
+                    () -> client.eval("1 + 1", Duration.ofSeconds(5), seconds(5)));
+            assertEquals(501, e.status());
+            assertTrue(e.getMessage().startsWith("eval is not supported by the guest agent"), e.getMessage());
+            return;
+        }
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no /usr/bin/python3 on this host");
+        assertEquals(new EvalResult(null, null, 0, ""), client.eval("x = 41", Duration.ofSeconds(10), seconds(15)));
+        assertEquals(new EvalResult("42", null, 0, "hi\n"), client.eval("print('hi')\nx + 1", Duration.ofSeconds(10), seconds(15)));
+        EvalResult raised = client.eval("1 / 0", Duration.ofSeconds(10), seconds(15));
+        assertEquals(1, raised.exitCode());
+        assertTrue(raised.error().endsWith("ZeroDivisionError: division by zero\n"), raised.error());
+        EvalResult big = client.eval("print('a' * (2 << 20))", Duration.ofSeconds(10), seconds(15));
+        assertTrue(big.stdout().endsWith(ExtensionEval.TRUNCATED), "truncation is reported");
+        EvalResult runaway = client.eval("while True: pass", Duration.ofMillis(300), seconds(15));
+        assertEquals(124, runaway.exitCode());
+        assertTrue(runaway.error().contains("state (variables, imports) is gone"), runaway.error());
+        assertEquals("False", client.eval("'x' in globals()", Duration.ofSeconds(10), seconds(15)).result());
+        assertThrows(IllegalArgumentException.class,
+                () -> client.eval("#".repeat((1 << 20) + 1), Duration.ofSeconds(1), seconds(5)));
     }
 
     @Test

@@ -16,4 +16,9 @@ class VivariumAgentContractTest extends LocalPeerContract {
     boolean extended() {
         return true;
     }
+
+    @Override
+    boolean evaluates() {
+        return true;
+    }
 }

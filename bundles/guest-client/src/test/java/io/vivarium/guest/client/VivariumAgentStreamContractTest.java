@@ -16,4 +16,9 @@ class VivariumAgentStreamContractTest extends LocalPeerContract {
     boolean extended() {
         return true;
     }
+
+    @Override
+    boolean evaluates() {
+        return true;
+    }
 }

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.EvalResult;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.JacksonException;
@@ -30,6 +31,9 @@ final class JsonCodec {
     private final ObjectMapper mapper = JsonMapper.builder()
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .serializationInclusion(JsonInclude.Include.NON_NULL)
+            // an eval's answer names every field, null or not, as the reference API's does
+            .withConfigOverride(EvalResult.class,
+                    o -> o.setInclude(JsonInclude.Value.construct(JsonInclude.Include.ALWAYS, null)))
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)

@@ -95,7 +95,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
 
     @Override
     public Capabilities capabilities() {
-        return new Capabilities(true, false, false, false, true, true, false, false, cgroups.supported(), false, false,
+        return new Capabilities(true, false, false, false, true, true, false, true, cgroups.supported(), false, false,
                 pidsCgroups.supported(), workspaces.supported());
     }
 
