@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -42,6 +44,15 @@ class CoreLimitsIT {
         daemon = daemons.start(dir.resolve("state"), deploy.daemonArgs(),
                 List.of("-Dvivarium.test.stall.at=branch.staged:3000"));
         api = new Api(daemon.baseUrl(), daemon.adminToken());
+        // FileInstall applies the deploy folder's .cfg a moment after the daemon first answers: wait for its effect
+        DeployFolder.await("max_sandboxes=2 to be applied", Duration.ofSeconds(30), () -> {
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                statuses.add(api.post("/v1/sandboxes", Map.of()).status());
+            }
+            api.deleteAllSandboxes();
+            return statuses.equals(List.of(201, 201, 503)) ? true : null;
+        });
     }
 
     @AfterEach

@@ -47,7 +47,7 @@ final class Captures {
     private final GuestAccess guest;
     private final StorageRegistry storage;
     private final BooleanSupplier stopping;
-    private final Duration branchTimeout;
+    private volatile Duration branchTimeout;
 
     /** @param branchTimeout how long a branch may take before it is a 504 (the seed's 180 s unless configured) */
     Captures(Snapshots snapshots, Sandboxes sandboxes, SandboxLifecycle lifecycle, LiveInstances live, GuestAccess guest,
@@ -60,6 +60,11 @@ final class Captures {
         this.guest = guest;
         this.storage = storage;
         this.stopping = stopping;
+    }
+
+    /** How long a branch may take from now on (a configuration change). */
+    void branchTimeout(Duration timeout) {
+        branchTimeout = timeout;
     }
 
     SnapshotInfo build(Caller caller, SnapshotRequest request) {

@@ -31,7 +31,7 @@ final class SandboxLifecycle {
     private final BackendRegistry registry;
     private final Sandboxes sandboxes;
     private final Adoption adoption;
-    private final String defaultBackend;
+    private volatile String defaultBackend;
     private final Duration backendWait;
     private final BooleanSupplier stopping;
     private final Capacity capacity;
@@ -45,6 +45,11 @@ final class SandboxLifecycle {
         this.defaultBackend = defaultBackend;
         this.backendWait = backendWait;
         this.stopping = stopping;
+    }
+
+    /** The backend of a create that names none, from now on (a configuration change). */
+    void defaultBackend(String name) {
+        defaultBackend = name;
     }
 
     SandboxInfo create(Caller caller, CreateSandboxRequest request) {

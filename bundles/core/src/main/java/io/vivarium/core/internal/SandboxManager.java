@@ -39,6 +39,7 @@ import org.osgi.framework.ServiceReference;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -111,9 +112,32 @@ public class SandboxManager implements SandboxService {
     @Activate
     void activate(BundleContext context, Config config) throws IOException {
         maxSandboxes = Math.max(1, config.max__sandboxes());
-        start(Path.of(firstNonEmpty(config.state__dir(), context.getProperty("vivarium.state.dir"), "var")),
-                firstNonEmpty(config.default__backend(), context.getProperty("vivarium.default.backend"), ""),
+        start(stateDir(context, config), defaultBackend(context, config),
                 Duration.ofMillis(Math.max(0, config.backend__wait__millis())));
+    }
+
+    /**
+     * A configuration change (e.g. a {@code .cfg} that FileInstall applies a moment after the daemon
+     * answers) updates what can change in place, instead of restarting core, and with it the VM and
+     * snapshot components and the API surface, under requests in flight. The state directory and
+     * {@code backend_wait_millis} are read at activation only.
+     */
+    @Modified
+    void modified(BundleContext context, Config config) {
+        maxSandboxes = Math.max(1, config.max__sandboxes());
+        lifecycle.defaultBackend(defaultBackend(context, config));
+        if (!stateDir(context, config).toAbsolutePath().equals(core.stateDir())) {
+            LOG.log(Level.WARNING, "state_dir changed to " + stateDir(context, config) + ": it takes effect when the "
+                    + "daemon starts again; core keeps " + core.stateDir());
+        }
+    }
+
+    private static Path stateDir(BundleContext context, Config config) {
+        return Path.of(firstNonEmpty(config.state__dir(), context.getProperty("vivarium.state.dir"), "var"));
+    }
+
+    private static String defaultBackend(BundleContext context, Config config) {
+        return firstNonEmpty(config.default__backend(), context.getProperty("vivarium.default.backend"), "");
     }
 
     void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {

@@ -20,6 +20,7 @@ import org.osgi.framework.ServiceReference;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -48,6 +49,12 @@ public class SnapshotManager implements SnapshotService {
     @Activate
     void activate(SandboxManager.Config config) throws IOException {
         start(manager.core(), Duration.ofSeconds(Math.max(1, config.branch__timeout__secs())));
+    }
+
+    /** A configuration change updates the branch timeout in place (see {@link SandboxManager#modified}). */
+    @Modified
+    void modified(SandboxManager.Config config) {
+        captures.branchTimeout(Duration.ofSeconds(Math.max(1, config.branch__timeout__secs())));
     }
 
     void start(Core core, Duration branchTimeout) throws IOException {
