@@ -50,7 +50,9 @@ import org.junit.jupiter.api.io.TempDir;
  * running; a fork makes an instance that sees the captured files (and, for
  * {@link Images#FILES_AND_MEMORY}, the captured processes: checked where the image says so); children
  * never change the image and do not see each other's writes; {@link Images#missingArtifact} is null
- * for a good image and names the artifact once one is removed; a capture or fork that fails (a
+ * for a good image and names the artifact once one is removed; a {@link Images#compact compaction}
+ * of a child's image stands alone (depth 0, no parent) and forks like it once the images it was made
+ * from are gone; a capture or fork that fails (a
  * cancelled call, an image without its artifact) leaves nothing behind.
  *
  * <p>The kit plays core: it captures into an empty {@code image.staging} directory and renames it to
@@ -222,6 +224,49 @@ public abstract class ImagesSuite {
         assertEquals("a\n", sh(a, "cat kit-own").stdout(), "and the other's writes do not reach the first");
     }
 
+    /**
+     * A compaction of a child's image (a link on the shared image, where the backend chains) stands
+     * alone: every artifact at depth 0 without a parent, and once both images it was made from are
+     * deleted, a fork from it sees the child's files (and, for {@link Images#FILES_AND_MEMORY}, the
+     * processes it ran).
+     */
+    @Test
+    void aCompactedImageOfAChildStandsAloneAndForksLikeIt() throws IOException {
+        Images images = images(backend);
+        Image base = capture("compact-base");
+        SandboxInstance child = fork(base);
+        assertEquals(0, sh(child, "echo child > kit-child-own").exitCode());
+        Image link = capture(child, "compact-link");
+        Path tag = Files.createDirectories(sharedDir.resolve("images").resolve("compacted"));
+        Path staging = Files.createDirectory(tag.resolve("image.staging"));
+        List<StoredArtifact> recorded = link.captured().artifacts().stream()
+                .map(a -> new StoredArtifact(a.kind(), link.dir().resolve(link.staging().relativize(a.path().toAbsolutePath())),
+                        a.mode(), 0, null, null, 0))
+                .toList();
+        CapturedImage flat = images.compact(link.dir(), staging, recorded, storage(), operation());
+        assertEquals(images.captures(), flat.captures(), "a compaction says what the backend's images capture");
+        assertEquals(recorded.size(), flat.artifacts().size(), "one compacted artifact for each artifact recorded");
+        for (StoredArtifact a : flat.artifacts()) {
+            assertTrue(a.path().toAbsolutePath().startsWith(staging.toAbsolutePath()),
+                    () -> a.path() + " is outside the directory the compaction was given, " + staging);
+            assertEquals(0, a.depth(), () -> "a compacted artifact stands alone: " + a);
+            assertNull(a.parent(), () -> "a compacted artifact has no parent: " + a);
+        }
+        Image compacted = new Image(staging, Files.move(staging, tag.resolve("image"), StandardCopyOption.ATOMIC_MOVE),
+                flat);
+        deleteTree(link.dir());
+        deleteTree(base.dir());
+        assertNull(images.missingArtifact(compacted.dir()), "a compacted image needs nothing of the images it was made from");
+        SandboxInstance grandchild = fork(compacted);
+        assertEquals("child\n", sh(grandchild, "cat kit-child-own").stdout(), "a fork of it sees the child's files");
+        assertEquals(MARKED + "\n", sh(grandchild, "cat " + MARKER).stdout());
+        if (Images.FILES_AND_MEMORY.equals(flat.captures())) {
+            String pid = source().backgroundPid();
+            assertEquals(0, sh(grandchild, "read -r _ c s _ </proc/" + pid + "/stat && [ \"$c\" = '(sleep)' ]")
+                    .exitCode(), "a fork of it runs the processes the child ran, " + pid);
+        }
+    }
+
     @Test
     void missingArtifactNamesAnArtifactOnceItIsRemovedAndAForkFromItFailsCleanly() throws IOException {
         Image image = capture("damaged");
@@ -286,7 +331,11 @@ public abstract class ImagesSuite {
 
     /** Captures the source as core does: into an empty {@code image.staging}, renamed to {@code image}. */
     protected final Image capture(String name) throws IOException {
-        SandboxInstance from = source().instance();
+        return capture(source().instance(), name);
+    }
+
+    /** Captures {@code from} (the source or a child) as core does. */
+    protected final Image capture(SandboxInstance from, String name) throws IOException {
         Path tag = Files.createDirectories(sharedDir.resolve("images").resolve(name));
         Path staging = Files.createDirectory(tag.resolve("image.staging"));
         CapturedImage captured = images(backend).capture(from, staging, storage(), operation());

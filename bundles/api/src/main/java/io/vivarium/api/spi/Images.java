@@ -1,6 +1,9 @@
 package io.vivarium.api.spi;
 
+import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.vivarium.api.ApiException;
 
@@ -44,6 +47,28 @@ public interface Images {
      * {@link SandboxBackend#create(InstanceSpec, OperationContext)}: undo what was made on failure.
      */
     SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context);
+
+    /**
+     * Writes a standalone copy of the image in {@code from} into {@code to} (empty, staged by core
+     * like a capture): every artifact at depth 0, depending on no other image, so the copy outlives
+     * the chain it was made from. {@code artifacts} are those core recorded for {@code from}, by
+     * path and mode only (no parent, depth 0). The default compacts each of them through the
+     * strategy that reads it back ({@link StorageStrategies#reader}) to the same relative path,
+     * which is right for a backend whose image directory holds nothing else; a backend that keeps
+     * more beside them (a description naming the artifacts, device state) overrides it. Throws
+     * {@link IOException} naming what failed; core deletes {@code to} after a failure.
+     *
+     * @return the artifacts written in {@code to}, with a pause of 0 and {@link #captures()}
+     * @since 1.3
+     */
+    default CapturedImage compact(Path from, Path to, List<StoredArtifact> artifacts, StorageStrategies storage,
+            OperationContext context) throws IOException {
+        List<StoredArtifact> flat = new ArrayList<>();
+        for (StoredArtifact a : artifacts) {
+            flat.add(storage.reader(a).compact(a, to.resolve(from.relativize(a.path())), context));
+        }
+        return new CapturedImage(List.copyOf(flat), 0, captures());
+    }
 
     /**
      * The first artifact the image in {@code imageDir} needs that is missing or unreadable, named

@@ -173,6 +173,7 @@ final class Captures {
         if (warning != null) {
             throw ApiException.conflict("snapshot " + tag + " cannot be compacted: " + warning);
         }
+        Images images = imagesOf(lifecycle.chooseBackend(source.backend()));
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), to, source.backend(), Snapshots.now(), null,
                 null);
         snapshots.reserve(reserved, ApiException.conflict("snapshot " + to + " already exists; choose another `to`"));
@@ -182,13 +183,12 @@ final class Captures {
                     Instant.now().plus(BUILD_DEADLINE), stopping);
             Path staging = snapshots.images().staging(reserved);
             Path from = snapshots.images().imageOf(source);
-            List<SnapshotRecord.Artifact> made = new ArrayList<>();
-            for (SnapshotRecord.Artifact a : source.artifacts()) {
-                ArtifactKind kind = ArtifactKind.valueOf(a.kind());
-                StoredArtifact stored = new StoredArtifact(kind, from.resolve(a.file()), a.mode(), 0, null, null, 0);
-                StoredArtifact flat = storage.reader(stored).compact(stored, staging.resolve(a.file()), context);
-                made.add(new SnapshotRecord.Artifact(a.kind(), a.file(), flat.mode(), flat.bytesWritten()));
-            }
+            List<StoredArtifact> recorded = source.artifacts().stream()
+                    .map(a -> new StoredArtifact(ArtifactKind.valueOf(a.kind()), from.resolve(a.file()), a.mode(), 0, null,
+                            null, 0))
+                    .toList();
+            CapturedImage flat = images.compact(from, staging, recorded, storage, context);
+            List<SnapshotRecord.Artifact> made = recordedIn(staging, flat);
             TestPoints.reach("compact.staged");
             snapshots.images().publish(reserved);
             TestPoints.reach("compact.published");
@@ -228,14 +228,19 @@ final class Captures {
         TestPoints.reach(op + ".published");
         Path image = snapshots.images().imageOf(reserved);
         Path staged = image.resolveSibling(SnapshotImages.STAGING);
-        List<SnapshotRecord.Artifact> artifacts = captured.artifacts().stream()
-                .map(a -> new SnapshotRecord.Artifact(a.kind().name(), staged.relativize(a.path()).toString(), a.mode(),
-                        a.bytesWritten()))
-                .toList();
+        List<SnapshotRecord.Artifact> artifacts = recordedIn(staged, captured);
         SnapshotRecord ready = reserved.ready(captured.captures(), reserved.branchedFrom() == null ? null
                 : captured.pauseMillis(), artifacts);
         snapshots.update(reserved, ready);
         return snapshots.info(ready);
+    }
+
+    /** The image's artifacts as the record keeps them: relative to the (staging) directory they were written in. */
+    private static List<SnapshotRecord.Artifact> recordedIn(Path staged, CapturedImage image) {
+        return image.artifacts().stream()
+                .map(a -> new SnapshotRecord.Artifact(a.kind().name(), staged.relativize(a.path()).toString(), a.mode(),
+                        a.bytesWritten()))
+                .toList();
     }
 
     private void discard(SnapshotRecord reserved, RuntimeException cause) {

@@ -1,7 +1,9 @@
 package io.vivarium.backend.procbox.internal;
 
 import java.io.File;
+import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 import io.vivarium.api.ExecRequest;
@@ -16,6 +18,7 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.spi.StoredArtifact;
 import io.vivarium.common.bundles.BundleClasses;
 import io.vivarium.api.spi.ScratchRun;
 
@@ -110,6 +113,13 @@ public class ProcboxBackendComponent implements SandboxBackend, Images {
     @Override
     public SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
         return images.fork(spec, imageDir, storage, context);
+    }
+
+    /** Delegated like the rest, so that {@link ProcboxImages} decides (today: {@link Images}' default). */
+    @Override
+    public CapturedImage compact(Path from, Path to, List<StoredArtifact> artifacts, StorageStrategies storage,
+            OperationContext context) throws IOException {
+        return images.compact(from, to, artifacts, storage, context);
     }
 
     @Override

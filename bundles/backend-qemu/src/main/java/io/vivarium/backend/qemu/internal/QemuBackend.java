@@ -17,6 +17,7 @@ import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategy;
+import io.vivarium.api.spi.StoredArtifact;
 import io.vivarium.guest.client.Deadline;
 import io.vivarium.guest.client.GuestAgentException;
 import io.vivarium.common.exec.HostCommand;
@@ -198,6 +199,13 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
     public CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage,
             OperationContext context) {
         return VmCapture.capture(vm(instance), imageDir, storage, context);
+    }
+
+    /** Also the device state, and a new {@value VmImage#MANIFEST} naming the compacted RAM and disk ({@link VmCompaction}). */
+    @Override
+    public CapturedImage compact(Path from, Path to, List<StoredArtifact> artifacts, StorageStrategies storage,
+            OperationContext context) throws IOException {
+        return VmCompaction.compact(from, to, storage, context);
     }
 
     @Override

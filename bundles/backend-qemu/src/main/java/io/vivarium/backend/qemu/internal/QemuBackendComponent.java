@@ -1,6 +1,8 @@
 package io.vivarium.backend.qemu.internal;
 
+import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 import io.vivarium.api.spi.Availability;
@@ -15,6 +17,7 @@ import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategy;
+import io.vivarium.api.spi.StoredArtifact;
 import io.vivarium.common.bundles.BundleClasses;
 
 import org.osgi.framework.BundleContext;
@@ -127,6 +130,12 @@ public class QemuBackendComponent implements SandboxBackend, Images {
     @Override
     public SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
         return backend.fork(spec, imageDir, storage, context);
+    }
+
+    @Override
+    public CapturedImage compact(Path from, Path to, List<StoredArtifact> artifacts, StorageStrategies storage,
+            OperationContext context) throws IOException {
+        return backend.compact(from, to, artifacts, storage, context);
     }
 
     @Override
