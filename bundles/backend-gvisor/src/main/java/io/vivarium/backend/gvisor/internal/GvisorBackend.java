@@ -37,6 +37,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     static final String NAME = "gvisor";
     /** Where a create records its container id before runsc runs, for a destroy after a daemon died mid-create. */
     private static final String CONTAINER_ID_FILE = "container-id";
+    private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");
     private static final System.Logger LOG = System.getLogger(GvisorBackend.class.getName());
 
     private final GvisorSettings settings;
@@ -264,26 +265,32 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
 
     /**
      * {@code runsc kill} then {@code runsc delete --force}, the container running or not; a
-     * container runsc does not know (never started, or deleted already) is fine. What fails is
-     * added to {@code failures}.
+     * container runsc does not know (never started, or deleted already) is fine. Then its cgroups,
+     * which a start that failed half-way leaves behind. What fails is added to {@code failures}.
      */
     private void remove(ContainerFiles files, String containerId, Exception failures) {
+        boolean known = true;
         try {
-            if (runsc.state(files, containerId).isEmpty()) {
-                return;
-            }
+            known = runsc.state(files, containerId).isPresent();
         } catch (IOException e) {
             // a state root runsc cannot read: delete may still clean up
             LOG.log(System.Logger.Level.DEBUG, "runsc state " + containerId + ": " + e.getMessage());
         }
-        try {
-            runsc.kill(files, containerId);
-        } catch (IOException e) {
-            // a container that already stopped cannot be signalled: delete removes it all the same
-            LOG.log(System.Logger.Level.DEBUG, "runsc kill " + containerId + ": " + e.getMessage());
+        if (known) {
+            try {
+                runsc.kill(files, containerId);
+            } catch (IOException e) {
+                // a container that already stopped cannot be signalled: delete removes it all the same
+                LOG.log(System.Logger.Level.DEBUG, "runsc kill " + containerId + ": " + e.getMessage());
+            }
+            try {
+                runsc.delete(files, containerId);
+            } catch (IOException e) {
+                failures.addSuppressed(e);
+            }
         }
         try {
-            runsc.delete(files, containerId);
+            ContainerCgroups.remove(CGROUP_ROOT, containerId);
         } catch (IOException e) {
             failures.addSuppressed(e);
         }

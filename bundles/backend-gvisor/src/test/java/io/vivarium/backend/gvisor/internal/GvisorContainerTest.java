@@ -113,6 +113,21 @@ class GvisorContainerTest {
     }
 
     @Test
+    void aStartThatFailsLeavesNoCgroupAndNoFiles() {
+        // a 1 MiB limit: runsc makes the cgroup, then its gofer cannot start in it
+        ApiException e = assertThrows(ApiException.class, () -> backend.create(
+                new InstanceSpec("tiny", tmp.resolve("tiny"), 1, null, null, null, null)));
+        assertEquals(500, e.status(), e.getMessage());
+        try (var cgroups = Files.list(Path.of("/sys/fs/cgroup/memory"))) {
+            assertTrue(cgroups.noneMatch(c -> c.getFileName().toString().startsWith("vivarium-tiny-")),
+                    "no cgroup of the failed container is left");
+        } catch (IOException notV1) {
+            // cgroup v2: runsc's own cleanup is what there is to trust
+        }
+        assertFalse(Files.exists(tmp.resolve("tiny").resolve("runsc")), "its files are removed");
+    }
+
+    @Test
     void destroyRemovesTheContainerItsStateAndItsCgroupAlsoWhenItDied() throws Exception {
         GvisorInstance i = (GvisorInstance) create("gone", 128);
         ContainerRecord record = i.record();
