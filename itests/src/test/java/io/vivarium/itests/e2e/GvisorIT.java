@@ -23,11 +23,13 @@ import org.junit.jupiter.api.io.TempDir;
  * The gvisor feature end to end: enabled on a running daemon, a container created, exec'd into,
  * its files written and read, its workspace's changes listed; then a daemon restart that re-adopts
  * it with a background process still running, and reports a second one, killed meanwhile, as
- * failed; then delete, which leaves no runsc sandbox and no files.
+ * failed; a bundle update that re-adopts it again; then delete, which leaves no runsc sandbox and no files.
  */
 class GvisorIT {
     @RegisterExtension
     static final Daemons daemons = new Daemons();
+
+    private static final String GVISOR_BUNDLE = "io.vivarium.backend-gvisor";
 
     @TempDir
     Path state;
@@ -95,6 +97,14 @@ class GvisorIT {
         assertEquals("failed", failed.get("status").asText(), failed.toString());
         assertTrue(failed.get("reason").asText().contains("is gone"), failed.toString());
 
+        byte[] update = BundleJars.withVersion(BundleJars.shipped("backend-gvisor"), "0.1.0.update1");
+        Api.Response updated = api.sendBytes("PUT", "/v1/plugins/" + GVISOR_BUNDLE, update);
+        assertEquals(200, updated.status(), updated.raw().body());
+        awaitVersion(api, "0.1.0.update1");
+        assertEquals("alive\n", Api.sh(api, id, "kill -0 " + bg + " && echo alive"),
+                "the background process survives a bundle update");
+        assertEquals(sandboxPid, api.get("/v1/sandboxes/" + id).body().get("pid").asLong(), "the same sandbox");
+
         Path dir = second.stateDir().resolve("sandboxes").resolve(id);
         assertTrue(Files.exists(dir.resolve("bundle").resolve("config.json")), "the OCI bundle the backend wrote");
         assertEquals(204, api.delete("/v1/sandboxes/" + id).status());
@@ -126,6 +136,16 @@ class GvisorIT {
             }
         }
         return null;
+    }
+
+    private static void awaitVersion(Api api, String version) throws Exception {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        JsonNode b = backend(api);
+        while (b == null || !version.equals(b.get("version").asText())) {
+            assertTrue(System.nanoTime() < deadline, "gvisor " + version + " is not listed within 30 s: " + b);
+            Thread.sleep(50);
+            b = backend(api);
+        }
     }
 
     private static JsonNode awaitBackend(Api api) throws Exception {
