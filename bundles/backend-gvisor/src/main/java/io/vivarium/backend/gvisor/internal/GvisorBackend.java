@@ -173,6 +173,10 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             if (e instanceof ApiException api) {
                 throw api;
             }
+            if (e instanceof Runsc.StartFailure failure && failure.outOfMemory() && spec.memoryLimitMib() != null) {
+                throw ApiException.badRequest("memory_limit_mib " + spec.memoryLimitMib() + " is too small for a "
+                        + "gVisor sandbox (its sentry and gofer run in that cgroup too): " + e.getMessage());
+            }
             throw ApiException.internal("sandbox " + spec.id() + " failed to start: " + e.getMessage(), e);
         }
     }

@@ -27,6 +27,8 @@ final class Runsc {
             + "(nested), as on the CI machines; ptrace runs everywhere runsc does, as root";
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(30);
+    /** runsc run's exit status when the kernel killed it: it joins the container's cgroup, whose OOM killer then picks it. */
+    private static final int KILLED = 128 + 9;
 
     private final Path runsc;
 
@@ -70,7 +72,11 @@ final class Runsc {
             throw new IOException("interrupted while starting the container", e);
         }
         if (process.exitValue() != 0) {
-            throw new IOException("runsc run failed (exit status " + process.exitValue() + "): " + files.logTail());
+            String log = files.logTail();
+            boolean outOfMemory = process.exitValue() == KILLED || log.contains("cannot allocate memory");
+            throw new StartFailure("runsc run failed (exit status " + process.exitValue()
+                    + (process.exitValue() == KILLED ? ", killed: out of memory in the container's cgroup" : "")
+                    + "): " + log, outOfMemory);
         }
     }
 
@@ -107,6 +113,21 @@ final class Runsc {
 
     private List<String> global(ContainerFiles files) {
         return List.of(runsc.toString(), "--root=" + files.runscRoot());
+    }
+
+    /** A start runsc refused or could not complete; {@code outOfMemory} when the container's memory limit stopped it. */
+    static final class StartFailure extends IOException {
+
+        private final boolean outOfMemory;
+
+        StartFailure(String message, boolean outOfMemory) {
+            super(message);
+            this.outOfMemory = outOfMemory;
+        }
+
+        boolean outOfMemory() {
+            return outOfMemory;
+        }
     }
 
     /** A container's status as runsc states it ({@code running}, {@code stopped}, ...) and its sandbox's host pid (-1 once stopped). */

@@ -113,11 +113,12 @@ class GvisorContainerTest {
     }
 
     @Test
-    void aStartThatFailsLeavesNoCgroupAndNoFiles() {
+    void aMemoryLimitTooSmallToStartIsA400ThatLeavesNoCgroupAndNoFiles() {
         // a 1 MiB limit: runsc makes the cgroup, then its gofer cannot start in it
         ApiException e = assertThrows(ApiException.class, () -> backend.create(
                 new InstanceSpec("tiny", tmp.resolve("tiny"), 1, null, null, null, null)));
-        assertEquals(500, e.status(), e.getMessage());
+        assertEquals(400, e.status(), e.getMessage());
+        assertTrue(e.getMessage().startsWith("memory_limit_mib 1 is too small"), e.getMessage());
         try (var cgroups = Files.list(Path.of("/sys/fs/cgroup/memory"))) {
             assertTrue(cgroups.noneMatch(c -> c.getFileName().toString().startsWith("vivarium-tiny-")),
                     "no cgroup of the failed container is left");
