@@ -66,8 +66,9 @@ class ConfigurationKeysTest {
         }
         assertTrue(byPid.keySet().containsAll(List.of("io.vivarium.core.internal.SandboxManager",
                 "io.vivarium.backend.procbox", "io.vivarium.backend.qemu", "io.vivarium.storage.qcow2",
-                "io.vivarium.storage.diffchain")),
-                "the metatypes of core, procbox, qemu, storage-qcow2 and storage-diffchain were read: " + byPid.keySet());
+                "io.vivarium.storage.diffchain", "io.vivarium.backend.gvisor")),
+                "the metatypes of core, procbox, qemu, storage-qcow2, storage-diffchain and gvisor were read: "
+                        + byPid.keySet());
     }
 
     private static void readMetatype(Path jar) throws Exception {
@@ -141,7 +142,7 @@ class ConfigurationKeysTest {
             }
         }
         assertTrue(problems.isEmpty(), String.join("\n", problems));
-        assertTrue(keys >= 13, "the procbox and qemu features' keys were checked (" + keys + ")");
+        assertTrue(keys >= 18, "the procbox, qemu and gvisor features' keys were checked (" + keys + ")");
     }
 
     /** A value of the attribute's metatype type that no default of ours has. */

@@ -50,9 +50,10 @@ class FeaturesTest {
 
     @Test
     void theShippedFeaturesAreThere() {
-        assertEquals(new TreeSet<>(List.of("api-v1", "core", "fingerprint-sha256", "fingerprint-stat", "metrics", "procbox",
-                "qemu", "storage-reflink")), features.keySet(), "features/ in the distribution");
+        assertEquals(new TreeSet<>(List.of("api-v1", "core", "fingerprint-sha256", "fingerprint-stat", "gvisor", "metrics",
+                "procbox", "qemu", "storage-reflink")), features.keySet(), "features/ in the distribution");
         assertFalse(Options.DEFAULT_FEATURES.contains("qemu"), "the qemu backend is enabled only when asked for");
+        assertFalse(Options.DEFAULT_FEATURES.contains("gvisor"), "the gvisor backend is enabled only when asked for");
         for (String name : Options.DEFAULT_FEATURES) {
             assertTrue(features.containsKey(name), "default feature " + name + " exists");
         }

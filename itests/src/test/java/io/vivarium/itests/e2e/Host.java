@@ -53,6 +53,20 @@ final class Host {
         return null;
     }
 
+    /** Why a test of the gvisor backend cannot run here, or null if it can. */
+    static String gvisorMissing() {
+        if (!Files.isExecutable(Path.of("/usr/bin/runsc"))) {
+            return "needs runsc (apt-get install runsc)";
+        }
+        if (!isRoot()) {
+            return "runsc runs containers only for a root daemon";
+        }
+        if (!Files.isDirectory(guestImages().resolve("gvisor-rootfs").resolve("usr"))) {
+            return "no gvisor root filesystem in " + guestImages() + ": build it with bundles/backend-gvisor/build-rootfs.sh";
+        }
+        return null;
+    }
+
     static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
     }

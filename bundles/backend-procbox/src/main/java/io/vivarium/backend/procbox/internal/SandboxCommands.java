@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.common.agent.AgentBinary;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

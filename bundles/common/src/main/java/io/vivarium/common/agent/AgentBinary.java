@@ -1,4 +1,4 @@
-package io.vivarium.backend.procbox.internal;
+package io.vivarium.common.agent;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,17 +15,18 @@ import java.util.Arrays;
 import java.util.Set;
 
 /**
- * The guest agent binary this bundle carries (resource {@value #RESOURCE}), written once to a host
+ * The guest agent binary a bundle that embeds this class carries (procbox and gvisor include it with
+ * {@code -includeresource} from the guest-agent jar) (resource {@value #RESOURCE}), written once to a host
  * file that every sandbox then gets read-only. The file is replaced atomically (temp, fsync,
  * rename), never rewritten in place, and left alone when it holds this binary already: a running
  * sandbox holds the inode it was given through its bind mount, and its agent's supervisor restarts
  * a worker by forking, never by exec'ing the file again, so the file may be replaced or removed (a
  * bundle update, the daemon cleaning felix-cache at start) without touching running sandboxes.
  */
-final class AgentBinary {
+public final class AgentBinary {
 
-    static final String RESOURCE = "io/vivarium/guestagent/vivarium-agent";
-    static final String FILE_NAME = "vivarium-agent";
+    public static final String RESOURCE = "io/vivarium/guestagent/vivarium-agent";
+    public static final String FILE_NAME = "vivarium-agent";
 
     private static final Set<PosixFilePermission> MODE = PosixFilePermissions.fromString("rwxr-xr-x");
 
@@ -35,7 +36,7 @@ final class AgentBinary {
     private static byte[] embedded() throws IOException {
         try (InputStream in = AgentBinary.class.getClassLoader().getResourceAsStream(RESOURCE)) {
             if (in == null) {
-                throw new IOException("this build of procbox lacks " + RESOURCE + " (build the guest-agent module)");
+                throw new IOException("this bundle lacks " + RESOURCE + " (build the guest-agent module)");
             }
             return in.readAllBytes();
         }
@@ -57,7 +58,7 @@ final class AgentBinary {
      * file holds it already (a bundle update of the same agent: no write, no fsync while the
      * backend is away); returns its path.
      */
-    static Path install(Path dir) throws IOException {
+    public static Path install(Path dir) throws IOException {
         byte[] binary = embedded();
         Files.createDirectories(dir);
         Path target = dir.resolve(FILE_NAME);

@@ -1,0 +1,104 @@
+package io.vivarium.backend.gvisor.internal;
+
+import io.vivarium.common.files.FileClones;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+
+/**
+ * A container's files in its sandbox directory: the OCI bundle ({@code bundle/config.json} and,
+ * for the host layout, the skeleton root {@code bundle/rootfs}), the workspace, the directory the
+ * agent binds its socket in, runsc's state root and runsc's log. The agent's socket is reached
+ * through a link in a short directory ({@code link}), whatever the length of the sandbox
+ * directory's path (a socket path has at most 107 bytes).
+ *
+ * @param dir the sandbox's private directory
+ * @param link {@code LINKDIR/ID}, a symbolic link to {@link #agentDir()}
+ */
+record ContainerFiles(Path dir, Path link) {
+
+    static final String SOCKET_NAME = "agent.sock";
+    private static final int TAIL_BYTES = 1500;
+
+    static ContainerFiles of(Path dir, Path linkDir, String id) {
+        return new ContainerFiles(dir, linkDir.resolve(id));
+    }
+
+    Path bundle() {
+        return dir.resolve("bundle");
+    }
+
+    Path config() {
+        return bundle().resolve("config.json");
+    }
+
+    /** The skeleton root of the host layout: mount points and the host's /bin, /lib* links. */
+    Path skeleton() {
+        return bundle().resolve("rootfs");
+    }
+
+    Path workspace() {
+        return dir.resolve("work");
+    }
+
+    Path agentDir() {
+        return dir.resolve("agent");
+    }
+
+    /** runsc's {@code --root}: one per container, so nothing of it outlives the sandbox directory. */
+    Path runscRoot() {
+        return dir.resolve("runsc");
+    }
+
+    Path log() {
+        return dir.resolve("runsc.log");
+    }
+
+    /** The agent's socket as the daemon connects to it, through {@link #link}. */
+    Path agentSocket() {
+        return link.resolve(SOCKET_NAME);
+    }
+
+    /** Makes the directories (the workspace owned by the sandbox user) and the link. */
+    void prepare(int uid, int gid) throws IOException {
+        Files.createDirectories(bundle());
+        Files.createDirectories(agentDir());
+        Files.setPosixFilePermissions(agentDir(), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.createDirectories(runscRoot());
+        Files.createDirectories(workspace());
+        Files.setAttribute(workspace(), "unix:uid", uid);
+        Files.setAttribute(workspace(), "unix:gid", gid);
+        relink();
+    }
+
+    /** (Re)makes the link; the link directory is a temporary one, which a reboot may have emptied. */
+    void relink() throws IOException {
+        Files.createDirectories(link.getParent());
+        Files.deleteIfExists(link);
+        Files.createSymbolicLink(link, agentDir());
+    }
+
+    /** Removes the link and everything in the sandbox directory this backend made. */
+    void remove() throws IOException {
+        if (Files.isSymbolicLink(link) && Files.readSymbolicLink(link).equals(agentDir())) {
+            Files.delete(link);
+        }
+        for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log()}) {
+            FileClones.deleteTree(p);
+        }
+    }
+
+    /** The last lines runsc wrote, for an error. */
+    String logTail() {
+        try {
+            byte[] all = Files.readAllBytes(log());
+            int from = Math.max(0, all.length - TAIL_BYTES);
+            return new String(all, from, all.length - from, StandardCharsets.UTF_8).strip();
+        } catch (IOException e) {
+            return "(no runsc log: " + e.getMessage() + ")";
+        }
+    }
+}

@@ -1,0 +1,58 @@
+package io.vivarium.backend.gvisor.internal;
+
+import io.vivarium.common.process.ProcessStarts;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * What identifies a running container and how to reach it; persisted by core as
+ * {@code InstanceState.data} and read back when a daemon or a new bundle revision adopts it.
+ *
+ * @param containerId runsc's id of the container (the sandbox id and a nonce, so that a cgroup
+ *        named after it never meets another daemon's)
+ * @param sandboxPid the host pid of the container's sandbox (runsc's sentry)
+ * @param startTime that process's start time, so that a pid taken by another process is not it
+ * @param files the container's files and the link its agent is reached through
+ * @param uid uid of the sandboxed processes
+ * @param gid gid of the sandboxed processes
+ */
+record ContainerRecord(String containerId, long sandboxPid, String startTime, ContainerFiles files, int uid, int gid) {
+
+    /** Whether the container's sandbox process is still the one recorded. Cheap: no runsc call. */
+    boolean running() {
+        return ProcessStarts.liveStartTime(sandboxPid).map(startTime::equals).orElse(false);
+    }
+
+    Map<String, String> toData() {
+        return Map.of(
+                "container_id", containerId,
+                "pid", Long.toString(sandboxPid),
+                "starttime", startTime,
+                "dir", files.dir().toString(),
+                "link", files.link().toString(),
+                "agent_socket", files.agentSocket().toString(),
+                "uid", Integer.toString(uid),
+                "gid", Integer.toString(gid));
+    }
+
+    /** Reads a record written by {@link #toData()}; throws IllegalArgumentException if it is not one. */
+    static ContainerRecord fromData(Map<String, String> data) {
+        try {
+            return new ContainerRecord(required(data, "container_id"), Long.parseLong(required(data, "pid")),
+                    required(data, "starttime"),
+                    new ContainerFiles(Path.of(required(data, "dir")), Path.of(required(data, "link"))),
+                    Integer.parseInt(required(data, "uid")), Integer.parseInt(required(data, "gid")));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a gvisor instance state: " + data, e);
+        }
+    }
+
+    private static String required(Map<String, String> data, String key) {
+        String value = data.get(key);
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException("gvisor instance state lacks " + key + ": " + data);
+        }
+        return value;
+    }
+}

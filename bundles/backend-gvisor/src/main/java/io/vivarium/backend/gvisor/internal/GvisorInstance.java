@@ -1,0 +1,116 @@
+package io.vivarium.backend.gvisor.internal;
+
+import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.api.spi.HostFiles;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.guest.client.Deadline;
+import io.vivarium.guest.client.GuestAgentClient;
+import io.vivarium.guest.client.GuestAgentException;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * A running gVisor container, created or adopted. {@link #close()} lets go of it (a bundle
+ * update, a daemon stopping): its pooled agent connections close, the container keeps running.
+ */
+final class GvisorInstance implements SandboxInstance, AutoCloseable {
+
+    private static final Duration PING_WAIT = Duration.ofSeconds(1);
+    private static final long RETRY_MILLIS = 20;
+
+    private final String id;
+    private final ContainerRecord record;
+    private final GuestAgentClient agent;
+    private final GvisorChannel channel;
+
+    GvisorInstance(String id, ContainerRecord record) {
+        this.id = id;
+        this.record = record;
+        this.agent = GuestAgentClient.unixSocket(record.files().agentSocket(), () -> {
+            if (!record.running()) {
+                throw new IllegalStateException("the sandbox process " + record.sandboxPid() + " of container "
+                        + record.containerId() + " is gone");
+            }
+        });
+        this.channel = new GvisorChannel(id, agent, this::alive);
+    }
+
+    ContainerRecord record() {
+        return record;
+    }
+
+    /** Waits until the agent answers; fails with runsc's last words if the container goes or time runs out. */
+    void awaitAgent(Instant deadline, OperationContext context) throws IOException {
+        GuestAgentException last = null;
+        while (true) {
+            if (!alive()) {
+                throw new IOException("the container exited before its agent answered: " + record.files().logTail());
+            }
+            context.checkpoint("waiting for the guest agent");
+            Duration left = Duration.between(Instant.now(), deadline);
+            if (left.isNegative() || left.isZero()) {
+                throw new IOException("the agent did not answer in time" + (last == null ? "" : " (" + last.getMessage() + ")"));
+            }
+            try {
+                agent.ping(Deadline.after(left.compareTo(PING_WAIT) < 0 ? left : PING_WAIT));
+                return;
+            } catch (GuestAgentException e) {
+                last = e;
+            }
+            try {
+                // the socket appears once the agent has bound it, a few milliseconds after runsc returns
+                Thread.sleep(RETRY_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while waiting for the guest agent", e);
+            }
+        }
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public InstanceState state() {
+        return new InstanceState(record.sandboxPid(), record.toData());
+    }
+
+    @Override
+    public boolean alive() {
+        return record.running();
+    }
+
+    @Override
+    public String reason() {
+        return alive() ? null : "the gVisor sandbox (pid " + record.sandboxPid() + ") of container "
+                + record.containerId() + " exited; runsc's last words: " + record.files().logTail();
+    }
+
+    @Override
+    public GuestChannel channel() {
+        return channel;
+    }
+
+    @Override
+    public String workspace() {
+        return OciSpec.WORKSPACE;
+    }
+
+    /** The workspace on the host, owned by the sandbox user as the container's processes see it. */
+    @Override
+    public Optional<HostFiles> hostFiles() {
+        return Optional.of(new HostFiles(record.files().workspace(), OciSpec.WORKSPACE, record.uid(), record.gid()));
+    }
+
+    @Override
+    public void close() {
+        agent.close();
+    }
+}

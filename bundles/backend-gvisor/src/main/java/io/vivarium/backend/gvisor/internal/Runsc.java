@@ -1,0 +1,140 @@
+package io.vivarium.backend.gvisor.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.vivarium.common.exec.HostCommand;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The runsc commands of one container, each with the container's own state root. {@code run
+ * --detach} writes its output to the container's log file, never to a pipe: the sandbox it leaves
+ * behind inherits the pipe, which would then never close. The platform is ptrace: {@code kvm}
+ * hangs on hosts whose KVM is itself paravirtual (measured on this project's CI machines).
+ */
+final class Runsc {
+
+    static final String PLATFORM = "ptrace";
+    static final String PLATFORM_REASON = "ptrace: runsc's kvm platform hangs on hosts whose own KVM is paravirtual "
+            + "(nested), as on the CI machines; ptrace runs everywhere runsc does, as root";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(30);
+    /** runsc run's exit status when the kernel killed it: it joins the container's cgroup, whose OOM killer then picks it. */
+    private static final int KILLED = 128 + 9;
+
+    private final Path runsc;
+
+    Runsc(Path runsc) {
+        this.runsc = runsc;
+    }
+
+    Path path() {
+        return runsc;
+    }
+
+    /** {@code runsc --version}'s first line, e.g. {@code runsc version 0.0~20221219.0}. */
+    String version() throws IOException {
+        return HostCommand.run(List.of(runsc.toString(), "--version"), TOOL_TIMEOUT).lines().findFirst().orElse("").strip();
+    }
+
+    /**
+     * Starts the container of {@code files} detached: no network, sockets the sandbox binds in its
+     * host-backed mounts created on the host ({@code --host-uds=create}, which the agent's socket
+     * needs; the sandbox may not connect to host sockets), the ptrace platform.
+     */
+    void runDetached(ContainerFiles files, String containerId, Duration timeout) throws IOException {
+        List<String> argv = new ArrayList<>(global(files));
+        argv.addAll(List.of("--network=none", "--host-uds=create", "--platform=" + PLATFORM,
+                "run", "--detach", "--bundle", files.bundle().toString(), containerId));
+        ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(files.log().toFile()))
+                .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
+        builder.environment().clear();
+        builder.environment().putAll(Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL", "C"));
+        Process process = builder.start();
+        try {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly();
+                throw new IOException("runsc run did not return within " + timeout.toSeconds() + " s: "
+                        + files.logTail());
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while starting the container", e);
+        }
+        if (process.exitValue() != 0) {
+            String log = files.logTail();
+            boolean outOfMemory = process.exitValue() == KILLED || log.contains("cannot allocate memory");
+            throw new StartFailure("runsc run failed (exit status " + process.exitValue()
+                    + (process.exitValue() == KILLED ? ", killed: out of memory in the container's cgroup" : "")
+                    + "): " + log, outOfMemory);
+        }
+    }
+
+    /** What runsc knows of the container: its status and its sandbox's host pid; empty if it knows no such container. */
+    Optional<ContainerState> state(ContainerFiles files, String containerId) throws IOException {
+        List<String> argv = new ArrayList<>(global(files));
+        argv.addAll(List.of("state", containerId));
+        String out;
+        try {
+            out = HostCommand.run(argv, TOOL_TIMEOUT);
+        } catch (IOException e) {
+            if (e.getMessage() != null && e.getMessage().contains("does not exist")) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+        JsonNode state = JSON.readTree(out.substring(Math.max(0, out.indexOf('{'))));
+        return Optional.of(new ContainerState(state.path("status").asText(), state.path("pid").asLong(-1)));
+    }
+
+    /** {@code runsc kill ID KILL}: the container's init, and with it every process of the container. */
+    void kill(ContainerFiles files, String containerId) throws IOException {
+        List<String> argv = new ArrayList<>(global(files));
+        argv.addAll(List.of("kill", containerId, "KILL"));
+        HostCommand.run(argv, TOOL_TIMEOUT);
+    }
+
+    /** {@code runsc delete --force ID}: stops the sandbox if it runs and removes its state and cgroup. */
+    void delete(ContainerFiles files, String containerId) throws IOException {
+        List<String> argv = new ArrayList<>(global(files));
+        argv.addAll(List.of("delete", "--force", containerId));
+        HostCommand.run(argv, TOOL_TIMEOUT);
+    }
+
+    private List<String> global(ContainerFiles files) {
+        return List.of(runsc.toString(), "--root=" + files.runscRoot());
+    }
+
+    /** A start runsc refused or could not complete; {@code outOfMemory} when the container's memory limit stopped it. */
+    static final class StartFailure extends IOException {
+
+        private final boolean outOfMemory;
+
+        StartFailure(String message, boolean outOfMemory) {
+            super(message);
+            this.outOfMemory = outOfMemory;
+        }
+
+        boolean outOfMemory() {
+            return outOfMemory;
+        }
+    }
+
+    /** A container's status as runsc states it ({@code running}, {@code stopped}, ...) and its sandbox's host pid (-1 once stopped). */
+    record ContainerState(String status, long pid) {
+
+        boolean running() {
+            return status.equals("running");
+        }
+    }
+}

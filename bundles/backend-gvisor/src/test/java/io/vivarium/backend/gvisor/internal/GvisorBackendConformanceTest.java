@@ -1,0 +1,63 @@
+package io.vivarium.backend.gvisor.internal;
+
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.testkit.SandboxBackendSuite;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The kit's contract on real gVisor containers, with the host's /usr as their root filesystem. */
+class GvisorBackendConformanceTest extends SandboxBackendSuite {
+
+    @TempDir
+    static Path agentDir;
+
+    /** The revision before the current one, let go of when the next one comes, as OSGi deactivates it first. */
+    private static GvisorBackend current;
+
+    @BeforeEach
+    void needsRunsc() {
+        GvisorHost.assumeRunsc();
+    }
+
+    @Override
+    protected SandboxBackend newBackend(Path stateDir) {
+        if (current != null) {
+            current.close();
+        }
+        current = new GvisorBackend(GvisorHost.settings(agentDir));
+        return current;
+    }
+
+    @AfterAll
+    static void letGo() {
+        if (current != null) {
+            current.close();
+            current = null;
+        }
+    }
+
+    @Override
+    protected Map<Feature, String> lacks() {
+        return Map.of(Feature.LIMITS, "pids_limit and disk_limit_mib are refused (501): runsc 2022's pids cgroup "
+                + "bounds the sandbox's host threads, not the guest's processes, and the workspace is a host directory");
+    }
+
+    /** Kills the container's sandbox process from outside, as a crash would; its files stay. */
+    @Override
+    protected void killInstance(SandboxInstance instance) throws IOException {
+        ProcessHandle.of(((GvisorInstance) instance).record().sandboxPid()).ifPresent(ProcessHandle::destroyForcibly);
+    }
+
+    /** Kills the agent's worker from inside, as a sandbox process could; its root supervisor restarts it. */
+    @Override
+    protected void killAgent(SandboxInstance instance) {
+        exec(instance, "/bin/sh", "-c", "(sleep 0.3; kill -9 $(pidof vivarium-agent)) >/dev/null 2>&1 </dev/null &");
+    }
+}

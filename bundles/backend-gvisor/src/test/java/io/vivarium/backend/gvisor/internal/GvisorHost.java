@@ -1,0 +1,50 @@
+package io.vivarium.backend.gvisor.internal;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+
+import org.junit.jupiter.api.Assumptions;
+
+/** What the tests that run real containers need: runsc, root, and settings for this host. */
+final class GvisorHost {
+
+    static final Path RUNSC = Path.of("/usr/bin/runsc");
+
+    private GvisorHost() {
+    }
+
+    /** Skips the calling test, with the reason, where runsc cannot run containers. */
+    static void assumeRunsc() {
+        Assumptions.assumeTrue(Files.isExecutable(RUNSC), RUNSC + " is missing: apt-get install runsc");
+        Assumptions.assumeTrue(isRoot(), "runsc runs containers only as root here");
+    }
+
+    private static boolean isRoot() {
+        try {
+            return ((Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid")) == 0;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The built root filesystem (build-rootfs.sh), or skips the calling test with the reason. */
+    static Path assumeBuiltRootfs() {
+        Path rootfs = GvisorSettings.rootfs("", System.getenv()).orElseThrow();
+        Assumptions.assumeTrue(Files.isDirectory(rootfs.resolve("usr")),
+                "no built root filesystem at " + rootfs + ": run bundles/backend-gvisor/build-rootfs.sh");
+        return rootfs;
+    }
+
+    /** Settings with the host's /usr as the root filesystem, and the agent binary and links in {@code dir}. */
+    static GvisorSettings settings(Path dir) {
+        return settings(dir, Optional.empty());
+    }
+
+    static GvisorSettings settings(Path dir, Optional<Path> rootfs) {
+        return new GvisorSettings(RUNSC, rootfs, 65534, 65534, Duration.ofSeconds(30), dir.resolve("agent-bin"),
+                GvisorSettings.defaultLinkDir());
+    }
+}

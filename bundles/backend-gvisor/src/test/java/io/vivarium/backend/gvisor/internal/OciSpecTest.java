@@ -1,0 +1,75 @@
+package io.vivarium.backend.gvisor.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+class OciSpecTest {
+
+    private final ContainerFiles files = ContainerFiles.of(Path.of("/state/sandboxes/s1"), Path.of("/tmp/links"), "s1");
+
+    private static Map<String, JsonNode> mounts(ObjectNode spec) {
+        Map<String, JsonNode> byDestination = new HashMap<>();
+        spec.get("mounts").forEach(m -> byDestination.put(m.get("destination").asText(), m));
+        return byDestination;
+    }
+
+    @Test
+    void theAgentIsProcessOneOnItsSocketAsTheSandboxUserWithAReadOnlyRootAndNoNetwork() {
+        ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1234, 5678, null);
+
+        assertEquals("[\"/opt/vivarium/vivarium-agent\",\"--listen\",\"unix:/run/vivarium/agent.sock\",\"--user\",\"1234:5678\"]",
+                spec.at("/process/args").toString());
+        assertEquals("[\"CAP_SETUID\",\"CAP_SETGID\",\"CAP_SETPCAP\"]", spec.at("/process/capabilities/bounding").toString());
+        assertTrue(spec.at("/process/noNewPrivileges").asBoolean());
+        assertEquals("/images/rootfs", spec.at("/root/path").asText());
+        assertTrue(spec.at("/root/readonly").asBoolean());
+        assertTrue(spec.at("/linux/namespaces").toString().contains("\"network\""), "a network namespace of its own");
+        assertTrue(spec.at("/linux/resources").isMissingNode(), "no memory limit unless asked");
+
+        Map<String, JsonNode> mounts = mounts(spec);
+        assertEquals("/state/sandboxes/s1/work", mounts.get("/work").get("source").asText());
+        assertEquals("[\"rbind\",\"rw\"]", mounts.get("/work").get("options").toString());
+        assertEquals("/state/sandboxes/s1/agent", mounts.get("/run/vivarium").get("source").asText());
+        assertEquals("[\"rbind\",\"ro\"]", mounts.get("/opt/vivarium").get("options").toString());
+        assertFalse(mounts.containsKey("/usr"), "a built root brings its own /usr");
+    }
+
+    @Test
+    void theHostLayoutBindsUsrReadOnlyAndAMemoryLimitGoesToTheCgroup() {
+        ObjectNode spec = OciSpec.of("s1", files.skeleton(), true, Path.of("/data/agent"), files, 65534, 65534, 300);
+
+        assertEquals("[\"rbind\",\"ro\"]", mounts(spec).get("/usr").get("options").toString());
+        assertEquals(300L << 20, spec.at("/linux/resources/memory/limit").asLong());
+    }
+
+    @Test
+    void theRootfsSettingNamesADirectoryTheBuiltOneOrTheHosts() {
+        assertEquals(Path.of("/srv/root"), GvisorSettings.rootfs("/srv/root", Map.of()).orElseThrow());
+        assertEquals(Path.of("/imgs/gvisor-rootfs"), GvisorSettings.rootfs("", Map.of("VIVARIUM_IMAGES", "/imgs")).orElseThrow());
+        assertTrue(GvisorSettings.rootfs("host", Map.of()).isEmpty());
+    }
+
+    @Test
+    void aRecordReadsBackWhatItWrote() {
+        ContainerRecord record = new ContainerRecord("vivarium-s1-0a0b0c0d", 4321, "98765", files, 65534, 65534);
+        assertEquals(record, ContainerRecord.fromData(record.toData()));
+        Map<String, String> partial = new HashMap<>(record.toData());
+        partial.remove("starttime");
+        try {
+            ContainerRecord.fromData(partial);
+            throw new AssertionError("a record without its start time was read");
+        } catch (IllegalArgumentException expected) {
+            assertTrue(expected.getMessage().contains("starttime"), expected.getMessage());
+        }
+    }
+}
