@@ -2,6 +2,7 @@ package io.vivarium.itests.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -90,7 +91,7 @@ class QemuEvalIT {
     @Order(3)
     void childrenOfABranchInheritTheInterpreter() throws Exception {
         Assumptions.assumeTrue(parent != null, "the python VM did not start");
-        ok(parent, "import decimal, sys; x = 41");
+        ok(parent, "import decimal, os, random, sys; x = 41");
         Api.Response branch = api.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "py"));
         assertEquals(201, branch.status(), String.valueOf(branch.body()));
         assertEquals("files+memory", branch.body().get("captures").asText(), branch.body().toString());
@@ -108,9 +109,15 @@ class QemuEvalIT {
             assertEquals("42", ok(child, "x + 1").get("result").asText(), "the parent's variable lives in " + child);
             ok(child, "x = '" + child + "'");
         }
+        List<String> pseudo = new ArrayList<>();
+        List<String> entropy = new ArrayList<>();
         for (String child : children) {
             assertEquals("'" + child + "'", ok(child, "x").get("result").asText(), "each child's interpreter is its own");
+            pseudo.add(ok(child, "random.random()").get("result").asText());
+            entropy.add(ok(child, "os.urandom(16).hex()").get("result").asText());
         }
+        assertEquals(pseudo.get(0), pseudo.get(1), "random's generator state is inherited too (eval.md says to reseed)");
+        assertNotEquals(entropy.get(0), entropy.get(1), "the kernel's entropy is each child's own");
         assertEquals("41", ok(parent, "x").get("result").asText());
         for (String child : children) {
             assertEquals(204, api.delete("/v1/sandboxes/" + child).status());
