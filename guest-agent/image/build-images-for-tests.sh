@@ -1,6 +1,6 @@
 #!/bin/sh
 # Maven's hook (guest-agent/pom.xml, generate-test-resources): the guest images the VM tests
-# boot, built into ${VIVARIUM_IMAGES:-$HOME/.cache/vivarium/images} or found there unchanged.
+# boot (python: the eval tests' guests), built into ${VIVARIUM_IMAGES:-$HOME/.cache/vivarium/images} or found there unchanged.
 # Without QEMU no test can boot them, so nothing is built.
 set -eu
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
@@ -8,6 +8,6 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
   exit 0
 fi
 here="$(dirname "$0")"
-for variant in default qemu-ga; do
+for variant in default qemu-ga python; do
   "$here/build-image.sh" --variant "$variant" >/dev/null
 done

@@ -79,6 +79,11 @@ class EvalIT {
         assertTrue(raised.get("error").asText().startsWith("Traceback (most recent call last):")
                 && raised.get("error").asText().endsWith("KeyError: 'missing'\n"), raised.toString());
         assertEquals("42", ok("x + 1").get("result").asText(), "an exception leaves the interpreter as it was");
+        String version = ok("import platform\nplatform.python_version()").get("result").asText();
+        Api.Response ping = admin.post("/v1/sandboxes/" + id + "/ping", "");
+        assertEquals(200, ping.status(), String.valueOf(ping.body()));
+        assertEquals(version, "'" + ping.body().path("python_version").asText(null) + "'",
+                "ping names the interpreter once an eval started it: " + ping.body());
     }
 
     @Test

@@ -35,10 +35,13 @@ public abstract class AgentGuestChannel implements GuestChannel {
     /** Runs {@code call} with a client of the agent. */
     protected abstract <T> T withClient(BiFunction<GuestAgentClient, Deadline, T> call, Deadline deadline);
 
+    /** The round trip of a {@code guest-ping}, and the warm interpreter's version once the agent knows it. */
     @Override
     public PingResult ping() {
-        Duration latency = call(PING_TIMEOUT, (client, deadline) -> client.ping(deadline));
-        return new PingResult(true, 1, latency.toNanos() / 1e6);
+        return call(PING_TIMEOUT, (client, deadline) -> {
+            Duration latency = client.ping(deadline);
+            return new PingResult(true, 1, latency.toNanos() / 1e6, client.pythonVersion(deadline).orElse(null));
+        });
     }
 
     @Override

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 import io.vivarium.api.EvalResult;
 
@@ -25,6 +26,8 @@ import io.vivarium.api.EvalResult;
 public final class GuestAgentClient implements AutoCloseable {
     private static final Duration SHUTDOWN_ERROR_WAIT = Duration.ofSeconds(1);
     private static final long MAX_FROZEN = 100_000;
+    private static final String PYTHON_VERSION = "python-version";
+    private static final int MAX_PYTHON_VERSION = 64;
 
     private final GuestTransport transport;
     private final EmulatedExec emulatedExec = new EmulatedExec();
@@ -59,6 +62,26 @@ public final class GuestAgentClient implements AutoCloseable {
         long start = System.nanoTime();
         call("guest-ping", null, deadline);
         return Duration.ofNanos(System.nanoTime() - start);
+    }
+
+    /**
+     * The version of the peer's warm interpreter ({@code guest-info}'s {@code python-version}, asked
+     * afresh: it appears once the first eval started one, so {@link #peer}'s cached answer would not
+     * have it); empty before that, or from a peer without eval (the stock qemu-ga), which is not asked.
+     */
+    public Optional<String> pythonVersion(Deadline deadline) {
+        if (capabilities(deadline).support(AgentCapabilities.Feature.EVAL) != AgentCapabilities.Support.NATIVE) {
+            return Optional.empty();
+        }
+        JsonNode version = call(PeerInfo.COMMAND, null, deadline).get(PYTHON_VERSION);
+        if (version == null) {
+            return Optional.empty();
+        }
+        if (!version.isTextual() || version.asText().isEmpty() || version.asText().length() > MAX_PYTHON_VERSION) {
+            throw Wire.malformed(PeerInfo.COMMAND, "\"" + PYTHON_VERSION + "\" is not a string of 1 to "
+                    + MAX_PYTHON_VERSION + " characters", null);
+        }
+        return Optional.of(version.asText());
     }
 
     public GuestExecResult exec(ExecSpec spec, Deadline deadline) {

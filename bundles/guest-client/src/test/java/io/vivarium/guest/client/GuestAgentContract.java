@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -94,10 +95,14 @@ abstract class GuestAgentContract {
                     () -> client.eval("1 + 1", Duration.ofSeconds(5), seconds(5)));
             assertEquals(501, e.status());
             assertTrue(e.getMessage().startsWith("eval is not supported by the guest agent"), e.getMessage());
+            assertEquals(Optional.empty(), client.pythonVersion(seconds(5)), "a peer without eval has no interpreter");
             return;
         }
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no /usr/bin/python3 on this host");
+        assertEquals(Optional.empty(), client.pythonVersion(seconds(5)), "no version before an interpreter started");
         assertEquals(new EvalResult(null, null, 0, ""), client.eval("x = 41", Duration.ofSeconds(10), seconds(15)));
+        String version = client.eval("import platform; platform.python_version()", Duration.ofSeconds(10), seconds(15)).result();
+        assertEquals(version, "'" + client.pythonVersion(seconds(5)).orElseThrow() + "'", "the interpreter's version once it ran");
         assertEquals(new EvalResult("42", null, 0, "hi\n"), client.eval("print('hi')\nx + 1", Duration.ofSeconds(10), seconds(15)));
         EvalResult raised = client.eval("1 / 0", Duration.ofSeconds(10), seconds(15));
         assertEquals(1, raised.exitCode());

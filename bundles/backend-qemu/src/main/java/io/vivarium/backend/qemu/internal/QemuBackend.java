@@ -90,7 +90,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
 
     @Override
     public Capabilities capabilities() {
-        return new Capabilities(true, false, false, false, false, false, true, false, true, true, true);
+        return new Capabilities(true, false, false, false, false, false, true, true, true, true, true);
     }
 
     @Override
