@@ -29,7 +29,8 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * Sandboxes as gVisor containers: an OCI bundle this backend writes ({@link OciSpec}), started
  * detached by runsc ({@link Runsc}) with our agent as process 1, reached on the agent's socket in
- * a host directory bound into the container ({@link GvisorChannel}). Containers outlive the daemon
+ * a host directory bound into the container, which runsc's gofer creates on the host
+ * ({@code --host-uds=create}; {@link GvisorInstance}). Containers outlive the daemon
  * and are found again from their record ({@link ContainerRecord}) and runsc's state.
  */
 final class GvisorBackend implements SandboxBackend, AutoCloseable {

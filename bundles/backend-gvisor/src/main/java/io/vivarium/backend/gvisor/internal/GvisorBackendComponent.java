@@ -1,16 +1,9 @@
 package io.vivarium.backend.gvisor.internal;
 
 import java.io.File;
-import java.util.Map;
 
-import io.vivarium.api.spi.Availability;
-import io.vivarium.api.spi.Capabilities;
-import io.vivarium.api.spi.InstanceGoneException;
-import io.vivarium.api.spi.InstanceSpec;
-import io.vivarium.api.spi.InstanceState;
-import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxBackend;
-import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.backend.DelegatingBackend;
 import io.vivarium.common.bundles.BundleClasses;
 
 import org.osgi.framework.BundleContext;
@@ -27,7 +20,7 @@ import org.osgi.service.metatype.annotations.Designate;
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + GvisorBackend.NAME,
         configurationPid = GvisorConfig.PID)
 @Designate(ocd = GvisorConfig.class)
-public class GvisorBackendComponent implements SandboxBackend {
+public class GvisorBackendComponent extends DelegatingBackend {
 
     private final GvisorBackend backend;
 
@@ -45,42 +38,7 @@ public class GvisorBackendComponent implements SandboxBackend {
     }
 
     @Override
-    public String name() {
-        return backend.name();
-    }
-
-    @Override
-    public Capabilities capabilities() {
-        return backend.capabilities();
-    }
-
-    @Override
-    public Availability availability() {
-        return backend.availability();
-    }
-
-    @Override
-    public Map<String, String> details() {
-        return backend.details();
-    }
-
-    @Override
-    public SandboxInstance create(InstanceSpec spec) {
-        return backend.create(spec);
-    }
-
-    @Override
-    public SandboxInstance create(InstanceSpec spec, OperationContext context) {
-        return backend.create(spec, context);
-    }
-
-    @Override
-    public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
-        return backend.adopt(spec, state);
-    }
-
-    @Override
-    public void destroy(InstanceSpec spec, InstanceState state) {
-        backend.destroy(spec, state);
+    protected SandboxBackend backend() {
+        return backend;
     }
 }

@@ -5,6 +5,7 @@ import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.guest.client.ClientGuestChannel;
 import io.vivarium.guest.client.Deadline;
 import io.vivarium.guest.client.GuestAgentClient;
 import io.vivarium.guest.client.GuestAgentException;
@@ -21,12 +22,14 @@ import java.util.Optional;
 final class GvisorInstance implements SandboxInstance, AutoCloseable {
 
     private static final Duration PING_WAIT = Duration.ofSeconds(1);
+    /** Past a command's own timeout, how long the agent has to report it (it kills the group at the timeout). */
+    private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(2);
     private static final long RETRY_MILLIS = 20;
 
     private final String id;
     private final ContainerRecord record;
     private final GuestAgentClient agent;
-    private final GvisorChannel channel;
+    private final ClientGuestChannel channel;
 
     GvisorInstance(String id, ContainerRecord record) {
         this.id = id;
@@ -37,7 +40,7 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
                         + record.containerId() + " is gone");
             }
         });
-        this.channel = new GvisorChannel(id, agent, this::alive);
+        this.channel = new ClientGuestChannel(id, agent, this::alive, EXEC_ANSWER_GRACE);
     }
 
     ContainerRecord record() {

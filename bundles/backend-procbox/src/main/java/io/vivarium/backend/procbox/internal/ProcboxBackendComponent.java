@@ -1,26 +1,11 @@
 package io.vivarium.backend.procbox.internal;
 
 import java.io.File;
-import java.io.IOException;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
 
-import io.vivarium.api.ExecRequest;
-import io.vivarium.api.spi.Availability;
-import io.vivarium.api.spi.Capabilities;
-import io.vivarium.api.spi.CapturedImage;
 import io.vivarium.api.spi.Images;
-import io.vivarium.api.spi.OperationContext;
-import io.vivarium.api.spi.StorageStrategies;
-import io.vivarium.api.spi.InstanceGoneException;
-import io.vivarium.api.spi.InstanceSpec;
-import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
-import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.api.spi.StoredArtifact;
+import io.vivarium.common.backend.DelegatingImagesBackend;
 import io.vivarium.common.bundles.BundleClasses;
-import io.vivarium.api.spi.ScratchRun;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
@@ -38,7 +23,7 @@ import org.osgi.service.metatype.annotations.Designate;
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + ProcboxBackend.NAME,
         configurationPid = ProcboxConfig.PID)
 @Designate(ocd = ProcboxConfig.class)
-public class ProcboxBackendComponent implements SandboxBackend, Images {
+public class ProcboxBackendComponent extends DelegatingImagesBackend {
 
     private final ProcboxBackend backend;
     private final ProcboxImages images;
@@ -60,70 +45,12 @@ public class ProcboxBackendComponent implements SandboxBackend, Images {
     }
 
     @Override
-    public String name() {
-        return backend.name();
+    protected SandboxBackend backend() {
+        return backend;
     }
 
     @Override
-    public Capabilities capabilities() {
-        return backend.capabilities();
-    }
-
-    @Override
-    public Availability availability() {
-        return backend.availability();
-    }
-
-    @Override
-    public Map<String, String> details() {
-        return backend.details();
-    }
-
-    @Override
-    public SandboxInstance create(InstanceSpec spec) {
-        return backend.create(spec);
-    }
-
-    @Override
-    public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
-        return backend.adopt(spec, state);
-    }
-
-    @Override
-    public void destroy(InstanceSpec spec, InstanceState state) {
-        backend.destroy(spec, state);
-    }
-
-    @Override
-    public ScratchRun dryRun(SandboxInstance instance, ExecRequest request) {
-        return backend.dryRun(instance, request);
-    }
-
-    @Override
-    public String captures() {
-        return images.captures();
-    }
-
-    @Override
-    public CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage,
-            OperationContext context) {
-        return images.capture(instance, imageDir, storage, context);
-    }
-
-    @Override
-    public SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
-        return images.fork(spec, imageDir, storage, context);
-    }
-
-    /** Delegated like the rest, so that {@link ProcboxImages} decides (today: {@link Images}' default). */
-    @Override
-    public CapturedImage compact(Path from, Path to, List<StoredArtifact> artifacts, StorageStrategies storage,
-            OperationContext context) throws IOException {
-        return images.compact(from, to, artifacts, storage, context);
-    }
-
-    @Override
-    public String missingArtifact(Path imageDir) {
-        return images.missingArtifact(imageDir);
+    protected Images images() {
+        return images;
     }
 }

@@ -1,12 +1,10 @@
 package io.vivarium.backend.qemu.internal;
 
-import io.vivarium.guest.client.AgentGuestChannel;
-import io.vivarium.guest.client.Deadline;
+import io.vivarium.guest.client.ClientGuestChannel;
 import io.vivarium.guest.client.GuestAgentClient;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -14,30 +12,16 @@ import java.util.function.BooleanSupplier;
  * transport (one long-lived stream per VM, reopened after a drop). With our agent the
  * {@code vivarium-*} extensions carry exec and files; with a stock qemu-ga the client emulates what
  * it can over the stock commands and refuses the rest with a 501 that says so. Every call is
- * bounded: an agent that does not answer is a 502, a VM that is not running a 503.
+ * bounded: an agent that does not answer is a 502, a VM that is not running a 503. Unlike a
+ * container, a VM keeps its own clock, which a restore must set.
  */
-final class VmChannel extends AgentGuestChannel {
+final class VmChannel extends ClientGuestChannel {
 
     /** Past the command's own timeout, how long the agent has to report it. */
     private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(5);
 
-    private final GuestAgentClient agent;
-    private final BooleanSupplier running;
-
     VmChannel(String sandboxId, GuestAgentClient agent, BooleanSupplier running) {
-        super(sandboxId, EXEC_ANSWER_GRACE);
-        this.agent = agent;
-        this.running = running;
-    }
-
-    @Override
-    protected boolean running() {
-        return running.getAsBoolean();
-    }
-
-    @Override
-    protected <T> T withClient(BiFunction<GuestAgentClient, Deadline, T> call, Deadline deadline) {
-        return call.apply(agent, deadline);
+        super(sandboxId, agent, running, EXEC_ANSWER_GRACE);
     }
 
     /** {@code guest-set-time}, which our agent and qemu-ga both have. */
