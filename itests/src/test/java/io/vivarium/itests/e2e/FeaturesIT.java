@@ -40,9 +40,10 @@ class FeaturesIT {
     @Test
     void listsTheDistributionsFeatures() throws Exception {
         Map<String, JsonNode> features = features(admin);
-        assertEquals(List.of("api-v1", "core", "fingerprint-sha256", "fingerprint-stat", "metrics", "procbox", "qemu",
-                "storage-reflink"), List.copyOf(features.keySet()));
+        assertEquals(List.of("api-v1", "core", "fingerprint-sha256", "fingerprint-stat", "gvisor", "metrics", "procbox",
+                "qemu", "storage-reflink"), List.copyOf(features.keySet()));
         assertFalse(features.get("qemu").get("enabled").asBoolean(), "the qemu backend is enabled only when asked for");
+        assertFalse(features.get("gvisor").get("enabled").asBoolean(), "the gvisor backend is enabled only when asked for");
         JsonNode core = features.get("core");
         assertTrue(core.get("enabled").asBoolean());
         assertFalse(core.get("description").asText().isEmpty());
