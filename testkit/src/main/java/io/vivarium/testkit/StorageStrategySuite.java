@@ -47,9 +47,8 @@ import org.junit.jupiter.api.io.TempDir;
  * all; a chain of links holds each link's content, also when materialised from several threads at
  * once; where content hashes are kept, a parent changed in place is refused. A strategy's test
  * extends this class once per kind it handles (e.g. as {@code @Nested}
- * classes), supplying the strategy, the kind and an {@link ArtifactContent} that writes, changes
- * and reads an artifact of that kind ({@link ArtifactContent#FILE} for plain files,
- * {@link ArtifactContent#TREE} for directory trees). A strategy that does not
+ * classes), supplying the strategy and the kind, and where the default does not fit, an
+ * {@link ArtifactContent} that writes, changes and reads an artifact of that kind ({@link #content()}). A strategy that does not
  * {@linkplain StorageStrategy#supports support} the kind in the test's directory skips every check
  * with that reason, unless the test {@linkplain #checksFallback() checks its fallback}; a test may
  * put that directory on a particular filesystem ({@link #workDir}).
@@ -124,7 +123,14 @@ public abstract class StorageStrategySuite {
 
     protected abstract ArtifactKind kind();
 
-    protected abstract ArtifactContent content();
+    /**
+     * How the checks make and read an artifact: by default {@link ArtifactContent#TREE} for a
+     * workspace and {@link ArtifactContent#FILE} for every other kind; a strategy whose artifacts are
+     * read differently (a qcow2 disk, a memory image) says how.
+     */
+    protected ArtifactContent content() {
+        return kind() == ArtifactKind.WORKSPACE ? ArtifactContent.TREE : ArtifactContent.FILE;
+    }
 
     /** The modes this strategy may report for {@link #kind()} here, e.g. {@code reflink} and {@code copy}. */
     protected abstract Set<String> modes();

@@ -12,54 +12,15 @@ import org.junit.jupiter.api.Test;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.ArtifactKind;
-import io.vivarium.api.spi.OperationContext;
-import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.api.spi.StoredArtifact;
+import io.vivarium.testkit.InertStrategy;
 
 class StorageRegistryTest {
     private static final Path DIR = Path.of("/state");
 
-    /** A strategy that only answers what it handles, where it works and what it chains. */
-    private record Strategy(String name, Set<ArtifactKind> kinds, Set<String> modes, boolean works, boolean chains)
-            implements StorageStrategy {
-        @Override
-        public boolean supports(ArtifactKind kind, Path dir) {
-            return works;
-        }
-
-        @Override
-        public boolean chains(ArtifactKind kind) {
-            return chains;
-        }
-
-        @Override
-        public StoredArtifact store(ArtifactKind kind, Path source, StoredArtifact parent, Path target,
-                OperationContext context) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public StoredArtifact materialise(StoredArtifact stored, Path target, OperationContext context) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public StoredArtifact compact(StoredArtifact stored, Path target, OperationContext context) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void verify(StoredArtifact stored) {
-        }
-
-        @Override
-        public void delete(StoredArtifact stored) {
-        }
-    }
-
-    private static final Strategy REFLINK = new Strategy("reflink", Set.of(ArtifactKind.values()),
+    private static final InertStrategy REFLINK = new InertStrategy("reflink", Set.of(ArtifactKind.values()),
             Set.of("reflink", "copy"), true, false);
-    private static final Strategy DIFFCHAIN = new Strategy("diffchain", Set.of(ArtifactKind.MEMORY),
+    private static final InertStrategy DIFFCHAIN = new InertStrategy("diffchain", Set.of(ArtifactKind.MEMORY),
             Set.of("diff", "reflink", "copy"), true, true);
 
     private static StoredArtifact memory(String mode) {
@@ -78,7 +39,7 @@ class StorageRegistryTest {
     @Test
     void aStrategyThatWorksIsPreferredToOneThatChainsByFallingBack() {
         StorageRegistry registry = new StorageRegistry();
-        registry.add(1, new Strategy("slow", Set.of(ArtifactKind.MEMORY), Set.of("diff"), false, true));
+        registry.add(1, new InertStrategy("slow", Set.of(ArtifactKind.MEMORY), Set.of("diff"), false, true));
         registry.add(2, REFLINK);
         assertSame(REFLINK, registry.choose(ArtifactKind.MEMORY, DIR));
     }

@@ -21,10 +21,27 @@ class ReflinkStorageTest {
 
     private static final ReflinkStrategy STRATEGY = new ReflinkStrategy();
 
-    abstract static class OnTheHost extends StorageStrategySuite {
+    abstract static class OfKind extends StorageStrategySuite {
+        private final ArtifactKind kind;
+
+        OfKind(ArtifactKind kind) {
+            this.kind = kind;
+        }
+
         @Override
         protected StorageStrategy strategy() {
             return STRATEGY;
+        }
+
+        @Override
+        protected ArtifactKind kind() {
+            return kind;
+        }
+    }
+
+    abstract static class OnTheHost extends OfKind {
+        OnTheHost(ArtifactKind kind) {
+            super(kind);
         }
 
         @Override
@@ -38,12 +55,11 @@ class ReflinkStorageTest {
         }
     }
 
-    abstract static class OnXfs extends StorageStrategySuite {
+    abstract static class OnXfs extends OfKind {
         private XfsLoopMount xfs;
 
-        @Override
-        protected StorageStrategy strategy() {
-            return STRATEGY;
+        OnXfs(ArtifactKind kind) {
+            super(kind);
         }
 
         @Override
@@ -67,79 +83,43 @@ class ReflinkStorageTest {
 
     @Nested
     class WorkspaceTreeOnTheHost extends OnTheHost {
-        @Override
-        protected ArtifactKind kind() {
-            return ArtifactKind.WORKSPACE;
-        }
-
-        @Override
-        protected ArtifactContent content() {
-            return ArtifactContent.TREE;
+        WorkspaceTreeOnTheHost() {
+            super(ArtifactKind.WORKSPACE);
         }
     }
 
     @Nested
     class DiskOnTheHost extends OnTheHost {
-        @Override
-        protected ArtifactKind kind() {
-            return ArtifactKind.DISK;
-        }
-
-        @Override
-        protected ArtifactContent content() {
-            return ArtifactContent.FILE;
+        DiskOnTheHost() {
+            super(ArtifactKind.DISK);
         }
     }
 
     @Nested
     class MemoryOnTheHost extends OnTheHost {
-        @Override
-        protected ArtifactKind kind() {
-            return ArtifactKind.MEMORY;
-        }
-
-        @Override
-        protected ArtifactContent content() {
-            return ArtifactContent.FILE;
+        MemoryOnTheHost() {
+            super(ArtifactKind.MEMORY);
         }
     }
 
     @Nested
     class WorkspaceTreeOnXfs extends OnXfs {
-        @Override
-        protected ArtifactKind kind() {
-            return ArtifactKind.WORKSPACE;
-        }
-
-        @Override
-        protected ArtifactContent content() {
-            return ArtifactContent.TREE;
+        WorkspaceTreeOnXfs() {
+            super(ArtifactKind.WORKSPACE);
         }
     }
 
     @Nested
     class DiskOnXfs extends OnXfs {
-        @Override
-        protected ArtifactKind kind() {
-            return ArtifactKind.DISK;
-        }
-
-        @Override
-        protected ArtifactContent content() {
-            return ArtifactContent.FILE;
+        DiskOnXfs() {
+            super(ArtifactKind.DISK);
         }
     }
 
     @Nested
     class MemoryOnXfs extends OnXfs {
-        @Override
-        protected ArtifactKind kind() {
-            return ArtifactKind.MEMORY;
-        }
-
-        @Override
-        protected ArtifactContent content() {
-            return ArtifactContent.FILE;
+        MemoryOnXfs() {
+            super(ArtifactKind.MEMORY);
         }
     }
 }
