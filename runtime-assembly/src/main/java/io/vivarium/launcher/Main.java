@@ -57,6 +57,8 @@ public final class Main {
 
     /** Set once someone (the shutdown hook or main) has begun stopping the framework. */
     private static final AtomicBoolean STOPPING = new AtomicBoolean();
+    /** Held until the process exits: a channel no one references could be closed by the collector, and the lock with it. */
+    private static StateLock stateLock;
 
     private Main() {
     }
@@ -184,6 +186,15 @@ public final class Main {
             }
         } catch (IOException e) {
             Console.error("cannot prepare the state directory " + state + ": " + e);
+            return 1;
+        }
+        try {
+            stateLock = StateLock.acquire(state);
+        } catch (IllegalStateException e) {
+            Console.error(e.getMessage());
+            return 1;
+        } catch (IOException e) {
+            Console.error("cannot lock the state directory " + state + ": " + e);
             return 1;
         }
 

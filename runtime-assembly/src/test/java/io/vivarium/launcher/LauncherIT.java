@@ -77,6 +77,26 @@ class LauncherIT {
     }
 
     @Test
+    void aSecondDaemonOnTheSameStateDirectoryExitsOneNamingTheFirst() throws Exception {
+        Path state = tmp.resolve("state");
+        BlockingQueue<String> stdout = start("serve", "--state", state.toString(), "--port", Integer.toString(freePort()));
+        Process first = process;
+        try {
+            assertNotNull(stdout.poll(60, TimeUnit.SECONDS), "the first daemon listens; stderr:\n" + stderr);
+            start("serve", "--state", state.toString(), "--port", Integer.toString(freePort()));
+            assertTrue(process.waitFor(30, TimeUnit.SECONDS));
+            assertEquals(1, process.exitValue());
+            assertTrue(first.isAlive(), "the first daemon is left alone");
+            awaitStreams();
+            assertTrue(stderr.toString().contains("another daemon (pid " + first.pid() + ") is using the state directory "
+                    + state), stderr.toString());
+        } finally {
+            first.destroyForcibly();
+            first.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void badArgumentsExitTwo() throws Exception {
         start("serve", "--port", "eighty");
         assertTrue(process.waitFor(30, TimeUnit.SECONDS));
