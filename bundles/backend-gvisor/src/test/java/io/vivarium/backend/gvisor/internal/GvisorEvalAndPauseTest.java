@@ -69,9 +69,9 @@ class GvisorEvalAndPauseTest {
         assertTrue(backend.capabilities().eval());
         assertEquals(null, i.channel().ping().pythonVersion(), "no interpreter before the first eval");
         EvalResult set = eval(i, "x = 41", 10);
-        assertEquals(new EvalResult(null, null, 0, ""), set);
+        assertEquals(new EvalResult(null, null, 0, "", true), set);
         EvalResult got = eval(i, "print('in gvisor')\nx + 1", 10);
-        assertEquals(new EvalResult("42", null, 0, "in gvisor\n"), got);
+        assertEquals(new EvalResult("42", null, 0, "in gvisor\n", false), got);
         assertEquals("('/work', 65534)", eval(i, "import os\nos.getcwd(), os.getuid()", 10).result());
 
         EvalResult raised = eval(i, "{}['missing']", 10);
