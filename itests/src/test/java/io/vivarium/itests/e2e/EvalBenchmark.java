@@ -21,12 +21,13 @@ import org.junit.jupiter.api.io.TempDir;
  * expression in the same sandbox, on procbox and (where runsc and its root filesystem are here)
  * gVisor, one sandbox each in one daemon. Beside them, what explains the figures: the HTTP exec of
  * {@code true} (the request path with a process start but no Python), an HTTP ping (the request
- * path with agent round trips only), {@code GET /healthz} (the HTTP floor: no token, no sandbox),
+ * path with agent round trips only), {@code GET /v1/sandboxes/{id}} (token and sandbox lookup, no
+ * agent), {@code GET /healthz} (the HTTP floor: no token, no sandbox),
  * and {@code /usr/bin/python3 -c} spawned by this JVM on the host with no sandbox and no HTTP
  * (Python's own start-up here).
  *
  * <p>The samples are interleaved one by one: each step is one exec of {@code python3 -c}, then
- * {@value #EVALS_PER_STEP} evals, one exec of {@code true}, one ping, one healthz and one host spawn, so that
+ * {@value #EVALS_PER_STEP} evals, one exec of {@code true}, one ping, one get, one healthz and one host spawn, so that
  * machine noise hits every contender alike; the backends alternate by round. Every operation is
  * warmed up untimed first (the daemon and this client start with interpreted request paths).
  * Goals: eval p50 ≤ 5 ms and ≥ 10× faster than the exec path, on each backend. Not part of
@@ -49,10 +50,11 @@ class EvalBenchmark {
 
     /** One sandbox's samples, in milliseconds. */
     private record Samples(String backend, String id, List<Double> evals, List<Double> execs, List<Double> trues,
-            List<Double> pings, List<Double> healthz, List<Double> hostSpawns, List<Double> roundRatios) {
+            List<Double> pings, List<Double> gets, List<Double> healthz, List<Double> hostSpawns,
+            List<Double> roundRatios) {
         Samples(String backend, String id) {
             this(backend, id, new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
-                    new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+                    new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
         }
     }
 
@@ -106,6 +108,7 @@ class EvalBenchmark {
             lines.add(row(s.backend(), "HTTP exec `python3 -c 'print(" + EXPRESSION + ")'`", s.execs()));
             lines.add(row(s.backend(), "HTTP exec `true`", s.trues()));
             lines.add(row(s.backend(), "HTTP ping", s.pings()));
+            lines.add(row(s.backend(), "HTTP `GET /v1/sandboxes/{id}` (token, sandbox lookup, no agent)", s.gets()));
             lines.add(row(s.backend(), "HTTP `GET /healthz` (no token, no sandbox)", s.healthz()));
             double evalP50 = ExecLatencyBenchmark.pct(s.evals(), 50);
             double execP50 = ExecLatencyBenchmark.pct(s.execs(), 50);
@@ -145,6 +148,12 @@ class EvalBenchmark {
         s.pings().add(ms(t0));
         if (ping.status() != 200) {
             throw new AssertionError("ping failed: " + ping.raw().body());
+        }
+        t0 = System.nanoTime();
+        Api.Response info = api.get("/v1/sandboxes/" + s.id());
+        s.gets().add(ms(t0));
+        if (info.status() != 200) {
+            throw new AssertionError("get failed: " + info.raw().body());
         }
         t0 = System.nanoTime();
         Api.Response health = api.get("/healthz");
