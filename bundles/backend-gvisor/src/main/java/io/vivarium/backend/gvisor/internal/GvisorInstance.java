@@ -1,9 +1,9 @@
 package io.vivarium.backend.gvisor.internal;
 
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
-import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.guest.client.ClientGuestChannel;
