@@ -38,6 +38,7 @@ static struct {
 	struct buf out, in; /* request bytes not yet written; answer bytes not yet parsed */
 	size_t outpos;
 	int hello; /* the first frame (the version) was read */
+	int used; /* an eval was sent to this interpreter: it is no longer fresh */
 	int dying; /* its answer pipe closed: killed, its pipes closed, waiting to be reaped to say how it ended */
 	/* the eval being answered, if any */
 	int busy;
@@ -45,6 +46,7 @@ static struct {
 	char *id;
 	size_t idlen;
 	int64_t deadline, start, timeout_ms;
+	int fresh; /* the eval being answered is the first its interpreter runs: no state from earlier evals */
 } ip = {.req = {{W_EVAL, -1}, 0}, .ans = {{W_EVAL, -1}, 0}};
 
 static char version[32]; /* "3.11.2" once the interpreter said so; kept across restarts */
@@ -77,6 +79,7 @@ static void interp_stop(void)
 	buf_free(&ip.in);
 	ip.outpos = 0;
 	ip.hello = 0;
+	ip.used = 0;
 	ip.dying = 0;
 }
 
@@ -195,6 +198,8 @@ static void answer_failure(const char *error, int exit_code, int timed_out)
 	jw_bool(&v, 0);
 	jw_key(&v, &f, "timed-out");
 	jw_bool(&v, timed_out);
+	jw_key(&v, &f, "fresh");
+	jw_bool(&v, ip.fresh);
 	jw_key(&v, &f, "duration-ms");
 	jw_int(&v, now_ms() - ip.start);
 	buf_putc(&v, '}');
@@ -287,6 +292,8 @@ static int on_frame(char *p, size_t n)
 	jw_node(&v, &adoc, cut);
 	jw_key(&v, &f, "timed-out");
 	jw_bool(&v, 0);
+	jw_key(&v, &f, "fresh");
+	jw_bool(&v, ip.fresh);
 	jw_key(&v, &f, "duration-ms");
 	jw_int(&v, now_ms() - ip.start);
 	buf_putc(&v, '}');
@@ -423,6 +430,8 @@ int cmd_vivarium_eval(struct call *k)
 	buf_put(&ip.out, h, 4);
 	buf_put(&ip.out, code, len);
 	ip.busy = 1;
+	ip.fresh = !ip.used;
+	ip.used = 1;
 	ip.c = k->c;
 	ip.id = k->id ? xstrndup(k->id, k->idlen) : NULL;
 	ip.idlen = k->idlen;

@@ -317,7 +317,13 @@ static int cmd_ping(struct call *k)
 	static const char *const allowed[] = {NULL};
 	if (args_only(k, allowed))
 		return R_ERR;
-	buf_puts(k->out, "{}");
+	/* the interpreter's version, null before one started: a host learns it in the ping's one round trip */
+	buf_puts(k->out, "{\"python-version\":");
+	if (eval_version())
+		jw_str(k->out, eval_version(), strlen(eval_version()));
+	else
+		buf_puts(k->out, "null");
+	buf_putc(k->out, '}');
 	return R_OK;
 }
 

@@ -56,8 +56,10 @@ class AgentEvalTest {
         JsonNode first = eval("x = 41");
         assertTrue(first.get("result").isNull(), first.toString());
         assertEquals(0, first.get("exit-code").asInt());
+        assertTrue(first.get("fresh").asBoolean(), "the first eval starts the interpreter: " + first);
         JsonNode second = eval("x + 1");
         assertEquals("42", second.get("result").asText());
+        assertFalse(second.get("fresh").asBoolean(), "the second runs where the first did: " + second);
         assertTrue(second.get("error").isNull());
         assertEquals("'a'", eval("'a'").get("result").asText(), "repr, not str");
         assertTrue(eval("None").get("result").isNull(), "None is no result, as in a REPL");
@@ -106,8 +108,10 @@ class AgentEvalTest {
         assertTrue(r.get("error").asText().contains("state (variables, imports) is gone"), r.toString());
         awaitGone(pid);
         awaitGone(child); // the whole process group was killed
+        assertFalse(r.get("fresh").asBoolean(), "the timed-out eval ran in the used interpreter");
         JsonNode next = eval("'x' in globals()");
         assertEquals("False", next.get("result").asText(), "fresh state: " + next);
+        assertTrue(next.get("fresh").asBoolean(), "the first eval in the replacement says so: " + next);
         assertNotEquals(pid, eval("__import__('os').getpid()").get("result").asLong());
     }
 
@@ -146,10 +150,12 @@ class AgentEvalTest {
     }
 
     @Test
-    void guestInfoReportsThePythonVersionOnceKnown() throws IOException {
+    void guestInfoAndPingReportThePythonVersionOnceKnown() throws IOException {
         assertNull(conn.ok("guest-info", null).get("python-version"), "not before the interpreter started");
+        assertTrue(conn.ok("guest-ping", null).get("python-version").isNull(), "ping says so with a null");
         String version = eval("import sys\n'%d.%d.%d' % sys.version_info[:3]").get("result").asText();
         assertEquals(version, "'" + conn.ok("guest-info", null).get("python-version").asText() + "'");
+        assertEquals(version, "'" + conn.ok("guest-ping", null).get("python-version").asText() + "'");
     }
 
     @Test

@@ -59,10 +59,10 @@ class AgentProtocolTest {
     }
 
     @Test
-    void pingAnswersAnEmptyObjectWithTheId() throws IOException {
+    void pingAnswersWithTheIdAndNoInterpreterVersionBeforeAnEval() throws IOException {
         conn.sendLine("{\"execute\":\"guest-ping\",\"id\":\"abc\"}");
         JsonNode r = conn.read();
-        assertEquals("{}", r.get("return").toString());
+        assertEquals("{\"python-version\":null}", r.get("return").toString());
         assertEquals("abc", r.get("id").asText());
         conn.sendLine("{\"execute\":\"guest-ping\"}");
         assertNull(conn.read().get("id"), "no id asked, none echoed");

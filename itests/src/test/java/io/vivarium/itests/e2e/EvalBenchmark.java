@@ -3,8 +3,10 @@ package io.vivarium.itests.e2e;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -14,72 +16,166 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Side by side, in one run (issue 11 (b), procbox): the HTTP round trip of an eval of an expression
- * in the sandbox's warm interpreter against the HTTP exec of {@code python3 -c} printing the same
- * expression in the same sandbox. Rounds alternate between the two so that machine noise hits both
- * alike. Goals: eval p50 ≤ 5 ms and ≥ 10× faster than the exec path. Not part of {@code verify}: run
- * it with {@code ./vivarium bench EvalBenchmark}; results go to stdout and {@code target/bench/eval.md}.
+ * Side by side, in one run (issue 11 (b)): the HTTP round trip of an eval of an expression in a
+ * sandbox's warm interpreter against the HTTP exec of {@code python3 -c} printing the same
+ * expression in the same sandbox, on procbox and (where runsc and its root filesystem are here)
+ * gVisor, one sandbox each in one daemon. Beside them, what explains the figures: the HTTP exec of
+ * {@code true} (the request path with a process start but no Python), an HTTP ping (the request
+ * path with agent round trips only), {@code GET /v1/sandboxes/{id}} (token and sandbox lookup, no
+ * agent), {@code GET /healthz} (the HTTP floor: no token, no sandbox),
+ * and {@code /usr/bin/python3 -c} spawned by this JVM on the host with no sandbox and no HTTP
+ * (Python's own start-up here).
+ *
+ * <p>The samples are interleaved one by one: each step is one exec of {@code python3 -c}, then
+ * {@value #EVALS_PER_STEP} evals, one exec of {@code true}, one ping, one get, one healthz and one host spawn, so that
+ * machine noise hits every contender alike; the backends alternate by round. Every operation is
+ * warmed up untimed first (the daemon and this client start with interpreted request paths).
+ * Goals: eval p50 ≤ 5 ms and ≥ 10× faster than the exec path, on each backend. Not part of
+ * {@code verify}: run it with {@code ./vivarium bench EvalBenchmark}; results go to stdout and
+ * {@code target/bench/eval.md}.
  */
 class EvalBenchmark {
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
-    static final int ROUNDS = 5;
-    static final int EVALS_PER_ROUND = 100;
-    static final int EXECS_PER_ROUND = 20;
-    /** The daemon and this client start cold (interpreted request paths); see ExecLatencyBenchmark. */
-    static final int WARM_UP = 1000;
+    static final int ROUNDS = 4;
+    static final int STEPS_PER_ROUND = 40;
+    static final int EVALS_PER_STEP = 4;
+    static final int WARM_UP_STEPS = 60;
+    static final int WARM_UP_EVALS = 1000;
     static final String EXPRESSION = "sum(i * i for i in range(100))";
 
     @TempDir
     Path dir;
 
+    /** One sandbox's samples, in milliseconds. */
+    private record Samples(String backend, String id, List<Double> evals, List<Double> execs, List<Double> trues,
+            List<Double> pings, List<Double> gets, List<Double> healthz, List<Double> hostSpawns,
+            List<Double> roundRatios) {
+        Samples(String backend, String id) {
+            this(backend, id, new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
+                    new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        }
+    }
+
     @Test
     void evalRoundTripAgainstExecOfPython3C() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no /usr/bin/python3 on this host");
-        Daemon daemon = daemons.start(dir.resolve("state"), List.of());
+        String gvisorMissing = Host.gvisorMissing();
+        Daemon daemon = daemons.start(dir.resolve("state"), gvisorMissing == null
+                ? List.of("--features", "core,api-v1,procbox,gvisor") : List.of());
         Api api = new Api(daemon.baseUrl(), daemon.adminToken());
-        String id = api.createSandbox();
-        String expected = eval(api, id);
-        for (int i = 0; i < WARM_UP; i++) {
-            eval(api, id);
+        List<Samples> sandboxes = new ArrayList<>();
+        sandboxes.add(new Samples("procbox", api.createSandbox(Map.of("backend", "procbox"))));
+        if (gvisorMissing == null) {
+            sandboxes.add(new Samples("gvisor", api.createSandbox(Map.of("backend", "gvisor"))));
+        } else {
+            System.out.println("gvisor skipped: " + gvisorMissing);
         }
-        for (int i = 0; i < WARM_UP / 20; i++) {
-            exec(api, id, expected);
+        Map<String, String> expected = new LinkedHashMap<>();
+        for (Samples s : sandboxes) {
+            expected.put(s.id(), eval(api, s.id()));
+            for (int i = 0; i < WARM_UP_EVALS; i++) {
+                check(expected.get(s.id()), eval(api, s.id()));
+            }
+            Samples discarded = new Samples(s.backend(), s.id());
+            for (int i = 0; i < WARM_UP_STEPS; i++) {
+                step(api, discarded, expected.get(s.id()));
+            }
         }
-        List<Double> evals = new ArrayList<>();
-        List<Double> execs = new ArrayList<>();
         for (int round = 0; round < ROUNDS; round++) {
-            for (int i = 0; i < EVALS_PER_ROUND; i++) {
-                long t0 = System.nanoTime();
-                String result = eval(api, id);
-                evals.add((System.nanoTime() - t0) / 1e6);
-                check(expected, result);
-            }
-            for (int i = 0; i < EXECS_PER_ROUND; i++) {
-                long t0 = System.nanoTime();
-                exec(api, id, expected);
-                execs.add((System.nanoTime() - t0) / 1e6);
+            for (Samples s : sandboxes) {
+                int evals = s.evals().size();
+                int execs = s.execs().size();
+                for (int i = 0; i < STEPS_PER_ROUND; i++) {
+                    step(api, s, expected.get(s.id()));
+                }
+                s.roundRatios().add(ExecLatencyBenchmark.pct(s.execs().subList(execs, s.execs().size()), 50)
+                        / ExecLatencyBenchmark.pct(s.evals().subList(evals, s.evals().size()), 50));
             }
         }
-        api.delete("/v1/sandboxes/" + id);
+        for (Samples s : sandboxes) {
+            api.delete("/v1/sandboxes/" + s.id());
+        }
 
-        double evalP50 = ExecLatencyBenchmark.pct(evals, 50);
-        double execP50 = ExecLatencyBenchmark.pct(execs, 50);
-        String report = String.join("\n",
-                "| measurement | n | p50 ms | p99 ms |",
-                "|---|---|---|---|",
-                row("HTTP eval `" + EXPRESSION + "` in the warm interpreter", evals),
-                row("HTTP exec `python3 -c 'print(" + EXPRESSION + ")'` in the same sandbox", execs),
-                "",
-                String.format("eval p50 = **%.2f ms** (goal ≤ 5 ms); exec p50 / eval p50 = **%.1f×** (goal ≥ 10×)",
-                        evalP50, execP50 / evalP50),
-                "");
+        List<String> lines = new ArrayList<>(List.of(
+                "| backend | measurement | n | p50 ms | p99 ms |",
+                "|---|---|---|---|---|"));
+        List<String> verdicts = new ArrayList<>();
+        for (Samples s : sandboxes) {
+            lines.add(row(s.backend(), "HTTP eval `" + EXPRESSION + "` in the warm interpreter", s.evals()));
+            lines.add(row(s.backend(), "HTTP exec `python3 -c 'print(" + EXPRESSION + ")'`", s.execs()));
+            lines.add(row(s.backend(), "HTTP exec `true`", s.trues()));
+            lines.add(row(s.backend(), "HTTP ping", s.pings()));
+            lines.add(row(s.backend(), "HTTP `GET /v1/sandboxes/{id}` (token, sandbox lookup, no agent)", s.gets()));
+            lines.add(row(s.backend(), "HTTP `GET /healthz` (no token, no sandbox)", s.healthz()));
+            double evalP50 = ExecLatencyBenchmark.pct(s.evals(), 50);
+            double execP50 = ExecLatencyBenchmark.pct(s.execs(), 50);
+            verdicts.add(String.format("%s: eval p50 = **%.2f ms** (goal ≤ 5 ms); exec p50 / eval p50 = **%.1f×** "
+                    + "(goal ≥ 10×); per round %s", s.backend(), evalP50, execP50 / evalP50,
+                    s.roundRatios().stream().map(r -> String.format("%.1f×", r)).toList()));
+        }
+        List<Double> host = new ArrayList<>();
+        sandboxes.forEach(s -> host.addAll(s.hostSpawns()));
+        lines.add(row("(host)", "`/usr/bin/python3 -c` spawned by the JVM, no sandbox, no HTTP", host));
+        lines.add("");
+        lines.addAll(verdicts);
+        lines.add("");
+        String report = String.join("\n", lines);
         System.out.println(report);
         Path out = Path.of("target", "bench");
         Files.createDirectories(out);
         Files.writeString(out.resolve("eval.md"), report);
+    }
+
+    private static void step(Api api, Samples s, String expected) throws Exception {
+        long t0 = System.nanoTime();
+        JsonNode r = api.exec(s.id(), "python3", "-c", "print(" + EXPRESSION + ")");
+        s.execs().add(ms(t0));
+        check(expected, r.get("stdout").asText().strip());
+        for (int i = 0; i < EVALS_PER_STEP; i++) {
+            t0 = System.nanoTime();
+            String result = eval(api, s.id());
+            s.evals().add(ms(t0));
+            check(expected, result);
+        }
+        t0 = System.nanoTime();
+        api.exec(s.id(), "true");
+        s.trues().add(ms(t0));
+        t0 = System.nanoTime();
+        Api.Response ping = api.post("/v1/sandboxes/" + s.id() + "/ping", "");
+        s.pings().add(ms(t0));
+        if (ping.status() != 200) {
+            throw new AssertionError("ping failed: " + ping.raw().body());
+        }
+        t0 = System.nanoTime();
+        Api.Response info = api.get("/v1/sandboxes/" + s.id());
+        s.gets().add(ms(t0));
+        if (info.status() != 200) {
+            throw new AssertionError("get failed: " + info.raw().body());
+        }
+        t0 = System.nanoTime();
+        Api.Response health = api.get("/healthz");
+        s.healthz().add(ms(t0));
+        if (health.status() != 200) {
+            throw new AssertionError("healthz failed: " + health.raw().body());
+        }
+        ProcessBuilder spawn = new ProcessBuilder("/usr/bin/python3", "-c", "print(" + EXPRESSION + ")")
+                .redirectErrorStream(true);
+        // the sandboxes' environment, not this JVM's (which may carry PYTHON* variables)
+        spawn.environment().clear();
+        spawn.environment().put("PATH", "/usr/bin:/bin");
+        t0 = System.nanoTime();
+        Process p = spawn.start();
+        String out = new String(p.getInputStream().readAllBytes()).strip();
+        p.waitFor(10, TimeUnit.SECONDS);
+        s.hostSpawns().add(ms(t0));
+        check(expected, out);
+    }
+
+    private static double ms(long t0) {
+        return (System.nanoTime() - t0) / 1e6;
     }
 
     private static String eval(Api api, String id) throws Exception {
@@ -90,19 +186,14 @@ class EvalBenchmark {
         return r.body().get("result").asText();
     }
 
-    private static void exec(Api api, String id, String expected) throws Exception {
-        JsonNode r = api.exec(id, "python3", "-c", "print(" + EXPRESSION + ")");
-        check(expected, r.get("stdout").asText().strip());
-    }
-
     private static void check(String expected, String got) {
         if (!expected.equals(got)) {
             throw new AssertionError("expected " + expected + ", got " + got);
         }
     }
 
-    private static String row(String what, List<Double> ms) {
-        return String.format("| %s | %d | %.2f | %.2f |", what, ms.size(), ExecLatencyBenchmark.pct(ms, 50),
-                ExecLatencyBenchmark.pct(ms, 99));
+    private static String row(String backend, String what, List<Double> ms) {
+        return String.format("| %s | %s | %d | %.2f | %.2f |", backend, what, ms.size(),
+                ExecLatencyBenchmark.pct(ms, 50), ExecLatencyBenchmark.pct(ms, 99));
     }
 }

@@ -1,13 +1,16 @@
 package io.vivarium.itests.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -20,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code POST /v1/sandboxes/{id}/eval} on procbox: state kept in the sandbox's warm interpreter,
- * exceptions and printed output as results, a timeout that replaces the interpreter, and the status
+ * exceptions and printed output as results, a timeout that replaces the interpreter, a child forked
+ * from a branch whose interpreter starts fresh (procbox captures files only) and says so, and the status
  * codes (400, 403, 404, 409 while another eval runs). 409 for a paused or stopped sandbox takes the
  * exec path (procbox can neither), 501 and 422 are covered by core's and the agent's own tests.
  */
@@ -66,9 +70,12 @@ class EvalIT {
     @Test
     void stateOutputAndExceptionsComeBackInTheSeedsShape() throws Exception {
         JsonNode set = ok("x = 41");
-        assertEquals(Map.of("result", "null", "error", "null", "exit_code", "0", "stdout", "\"\""), fields(set));
+        Map<String, String> fields = fields(set);
+        assertTrue(Set.of("true", "false").contains(fields.remove("fresh_interpreter")), set.toString());
+        assertEquals(Map.of("result", "null", "error", "null", "exit_code", "0", "stdout", "\"\""), fields);
         JsonNode got = ok("print('in the sandbox')\nx + 1");
         assertEquals("42", got.get("result").asText());
+        assertFalse(got.get("fresh_interpreter").asBoolean(), "the interpreter x was set in: " + got);
         assertEquals("in the sandbox\n", got.get("stdout").asText());
         assertEquals(0, got.get("exit_code").asInt());
         JsonNode cwd = ok("import os\nos.getcwd(), os.getuid()");
@@ -94,7 +101,9 @@ class EvalIT {
         assertTrue(System.nanoTime() - start < 20_000_000_000L, "answered at its timeout, not the request's");
         assertEquals(124, r.get("exit_code").asInt(), r.toString());
         assertTrue(r.get("error").asText().contains("its state (variables, imports) is gone"), r.toString());
-        assertEquals("False", ok("'kept' in globals()").get("result").asText(), "a fresh interpreter");
+        JsonNode next = ok("'kept' in globals()");
+        assertEquals("False", next.get("result").asText(), "a fresh interpreter");
+        assertTrue(next.get("fresh_interpreter").asBoolean(), "and the answer says so: " + next);
     }
 
     @Test
@@ -117,6 +126,43 @@ class EvalIT {
         assertTrue(busy.error().contains("one at a time"), busy.error());
         assertEquals(200, admin.post("/v1/sandboxes/" + id + "/ping", Map.of()).status(), "ping is served meanwhile");
         assertEquals(124, slow.get().body().get("exit_code").asInt(), "the slow one timed out");
+    }
+
+    @Test
+    void aChildForkedFromABranchStartsAFreshInterpreterAndSaysSo() throws Exception {
+        String parent = admin.createSandbox();
+        List<String> children = new ArrayList<>();
+        try {
+            assertEquals("41", evalIn(parent, "inherited = 41\ninherited").get("result").asText());
+            Api.sh(admin, parent, "echo kept > /work/file-from-parent");
+            Api.Response branch = admin.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "eval-fork"));
+            assertEquals(201, branch.status(), String.valueOf(branch.body()));
+            assertEquals("files", branch.body().get("captures").asText(), "procbox captures files only: " + branch.body());
+            Api.Response forked = admin.post("/v1/sandboxes", Map.of("snapshot_tag", "eval-fork", "n", 1));
+            assertEquals(201, forked.status(), String.valueOf(forked.body()));
+            forked.body().forEach(sb -> children.add(sb.get("id").asText()));
+            String child = children.get(0);
+
+            JsonNode first = evalIn(child, "'inherited' in globals(), open('/work/file-from-parent').read()");
+            assertEquals("(False, 'kept\\n')", first.get("result").asText(), "files, not the interpreter: " + first);
+            assertTrue(first.get("fresh_interpreter").asBoolean(), "the child's first eval says so: " + first);
+            assertFalse(evalIn(child, "1").get("fresh_interpreter").asBoolean(), "its second runs where the first did");
+            JsonNode inParent = evalIn(parent, "inherited");
+            assertEquals("41", inParent.get("result").asText(), "the parent's interpreter lives on");
+            assertFalse(inParent.get("fresh_interpreter").asBoolean(), inParent.toString());
+        } finally {
+            for (String child : children) {
+                admin.delete("/v1/sandboxes/" + child);
+            }
+            admin.delete("/v1/sandboxes/" + parent);
+            admin.delete("/v1/snapshots/eval-fork");
+        }
+    }
+
+    private static JsonNode evalIn(String sandbox, String code) throws Exception {
+        Api.Response r = admin.post("/v1/sandboxes/" + sandbox + "/eval", Map.of("code", code));
+        assertEquals(200, r.status(), () -> code + " -> " + r.body());
+        return r.body();
     }
 
     @Test

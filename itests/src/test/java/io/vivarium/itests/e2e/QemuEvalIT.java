@@ -71,9 +71,12 @@ class QemuEvalIT {
     void thePythonImageEvaluatesInAWarmInterpreter() throws Exception {
         parent = api.createSandbox(Map.of("backend", "qemu", "image", "python"));
         assertNull(ping(parent).get("python_version"), "no version before the first eval starts the interpreter");
-        assertTrue(ok(parent, "x = 41").get("result").isNull(), "an assignment has no value");
+        JsonNode first = ok(parent, "x = 41");
+        assertTrue(first.get("result").isNull(), "an assignment has no value");
+        assertTrue(first.get("fresh_interpreter").asBoolean(), "the first eval starts the interpreter: " + first);
         JsonNode next = ok(parent, "print('hi')\nx + 1");
         assertEquals("42", next.get("result").asText(), next.toString());
+        assertFalse(next.get("fresh_interpreter").asBoolean(), next.toString());
         assertEquals("hi\n", next.get("stdout").asText(), next.toString());
         JsonNode raised = ok(parent, "1/0");
         assertEquals(1, raised.get("exit_code").asInt(), raised.toString());
@@ -84,7 +87,9 @@ class QemuEvalIT {
         JsonNode timedOut = ok(parent, Map.of("code", "while True: pass", "timeout_secs", 1));
         assertEquals(124, timedOut.get("exit_code").asInt(), timedOut.toString());
         assertTrue(timedOut.get("error").asText().contains("a fresh one started"), timedOut.toString());
-        assertEquals("False", ok(parent, "'x' in globals()").get("result").asText(), "the fresh interpreter's state is new");
+        JsonNode after = ok(parent, "'x' in globals()");
+        assertEquals("False", after.get("result").asText(), "the fresh interpreter's state is new");
+        assertTrue(after.get("fresh_interpreter").asBoolean(), "and the answer says so: " + after);
     }
 
     @Test
@@ -104,8 +109,11 @@ class QemuEvalIT {
         assertEquals(2, children.size(), forked.body().toString());
         for (String child : children) {
             assertEquals("3.11.2", ping(child).path("python_version").asText(null), "the child's agent knows its interpreter");
-            assertEquals("True", ok(child, "'decimal' in sys.modules").get("result").asText(),
+            JsonNode inherited = ok(child, "'decimal' in sys.modules");
+            assertEquals("True", inherited.get("result").asText(),
                     "a module imported before the branch is imported in " + child + " (sys too: no import here)");
+            assertFalse(inherited.get("fresh_interpreter").asBoolean(),
+                    "the child's first eval runs in the parent's interpreter, and says so: " + inherited);
             assertEquals("42", ok(child, "x + 1").get("result").asText(), "the parent's variable lives in " + child);
             ok(child, "x = '" + child + "'");
         }

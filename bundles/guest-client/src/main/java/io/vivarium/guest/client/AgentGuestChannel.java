@@ -39,8 +39,8 @@ public abstract class AgentGuestChannel implements GuestChannel {
     @Override
     public PingResult ping() {
         return call(PING_TIMEOUT, (client, deadline) -> {
-            Duration latency = client.ping(deadline);
-            return new PingResult(true, 1, latency.toNanos() / 1e6, client.pythonVersion(deadline).orElse(null));
+            GuestAgentClient.Pong pong = client.pingAndVersion(deadline);
+            return new PingResult(true, 1, pong.latency().toNanos() / 1e6, pong.pythonVersion().orElse(null));
         });
     }
 

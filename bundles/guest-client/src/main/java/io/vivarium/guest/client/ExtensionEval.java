@@ -48,7 +48,10 @@ final class ExtensionEval {
         if ((exitCode == 0) != (error == null) || timedOut && exitCode == 0) {
             throw Wire.malformed(Commands.EVAL, "exit-code " + exitCode + " does not match its error", null);
         }
-        return new EvalResult(result, error, exitCode, truncated ? stdout + TRUNCATED : stdout);
+        // agents before "fresh" omit it: not known
+        JsonNode fresh = value.get("fresh");
+        Boolean freshInterpreter = fresh == null ? null : Wire.requireBoolean(value, "fresh", Commands.EVAL);
+        return new EvalResult(result, error, exitCode, truncated ? stdout + TRUNCATED : stdout, freshInterpreter);
     }
 
     private static String optionalText(JsonNode value, String field, int max) {

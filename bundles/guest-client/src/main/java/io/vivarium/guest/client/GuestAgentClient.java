@@ -58,10 +58,35 @@ public final class GuestAgentClient implements AutoCloseable {
 
     /** One {@code guest-ping} round trip; returns its latency. */
     public Duration ping(Deadline deadline) {
+        return timedPing(deadline).latency();
+    }
+
+    /**
+     * A {@code guest-ping} round trip's latency and the peer's interpreter version: our agent puts
+     * {@code python-version} in its ping answer, so one round trip tells both; from a peer whose
+     * answer lacks it (an agent from before, the stock qemu-ga) {@link #pythonVersion} asks.
+     */
+    public Pong pingAndVersion(Deadline deadline) {
+        TimedPing ping = timedPing(deadline);
+        JsonNode version = ping.answer().isObject() ? ping.answer().get(PYTHON_VERSION) : null;
+        if (version == null) {
+            return new Pong(ping.latency(), pythonVersion(deadline));
+        }
+        return new Pong(ping.latency(), version.isNull() ? Optional.empty() : Optional.of(checkVersion(version, "guest-ping")));
+    }
+
+    private TimedPing timedPing(Deadline deadline) {
         transport.peer(deadline);
         long start = System.nanoTime();
-        call("guest-ping", null, deadline);
-        return Duration.ofNanos(System.nanoTime() - start);
+        JsonNode answer = call("guest-ping", null, deadline);
+        return new TimedPing(Duration.ofNanos(System.nanoTime() - start), answer);
+    }
+
+    private record TimedPing(Duration latency, JsonNode answer) {
+    }
+
+    /** The answer of {@link #pingAndVersion}. */
+    public record Pong(Duration latency, Optional<String> pythonVersion) {
     }
 
     /**
@@ -74,14 +99,15 @@ public final class GuestAgentClient implements AutoCloseable {
             return Optional.empty();
         }
         JsonNode version = call(PeerInfo.COMMAND, null, deadline).get(PYTHON_VERSION);
-        if (version == null) {
-            return Optional.empty();
-        }
+        return version == null ? Optional.empty() : Optional.of(checkVersion(version, PeerInfo.COMMAND));
+    }
+
+    private static String checkVersion(JsonNode version, String command) {
         if (!version.isTextual() || version.asText().isEmpty() || version.asText().length() > MAX_PYTHON_VERSION) {
-            throw Wire.malformed(PeerInfo.COMMAND, "\"" + PYTHON_VERSION + "\" is not a string of 1 to "
+            throw Wire.malformed(command, "\"" + PYTHON_VERSION + "\" is not a string of 1 to "
                     + MAX_PYTHON_VERSION + " characters", null);
         }
-        return Optional.of(version.asText());
+        return version.asText();
     }
 
     public GuestExecResult exec(ExecSpec spec, Deadline deadline) {

@@ -96,14 +96,18 @@ abstract class GuestAgentContract {
             assertEquals(501, e.status());
             assertTrue(e.getMessage().startsWith("eval is not supported by the guest agent"), e.getMessage());
             assertEquals(Optional.empty(), client.pythonVersion(seconds(5)), "a peer without eval has no interpreter");
+            assertEquals(Optional.empty(), client.pingAndVersion(seconds(5)).pythonVersion(), "nor does its ping name one");
             return;
         }
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no /usr/bin/python3 on this host");
         assertEquals(Optional.empty(), client.pythonVersion(seconds(5)), "no version before an interpreter started");
-        assertEquals(new EvalResult(null, null, 0, ""), client.eval("x = 41", Duration.ofSeconds(10), seconds(15)));
+        assertEquals(Optional.empty(), client.pingAndVersion(seconds(5)).pythonVersion(), "nor in the ping's answer");
+        assertEquals(new EvalResult(null, null, 0, "", true), client.eval("x = 41", Duration.ofSeconds(10), seconds(15)));
         String version = client.eval("import platform; platform.python_version()", Duration.ofSeconds(10), seconds(15)).result();
         assertEquals(version, "'" + client.pythonVersion(seconds(5)).orElseThrow() + "'", "the interpreter's version once it ran");
-        assertEquals(new EvalResult("42", null, 0, "hi\n"), client.eval("print('hi')\nx + 1", Duration.ofSeconds(10), seconds(15)));
+        assertEquals(version, "'" + client.pingAndVersion(seconds(5)).pythonVersion().orElseThrow() + "'",
+                "the ping's answer names it too");
+        assertEquals(new EvalResult("42", null, 0, "hi\n", false), client.eval("print('hi')\nx + 1", Duration.ofSeconds(10), seconds(15)));
         EvalResult raised = client.eval("1 / 0", Duration.ofSeconds(10), seconds(15));
         assertEquals(1, raised.exitCode());
         assertTrue(raised.error().endsWith("ZeroDivisionError: division by zero\n"), raised.error());

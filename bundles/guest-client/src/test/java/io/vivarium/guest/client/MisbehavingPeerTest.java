@@ -113,6 +113,13 @@ class MisbehavingPeerTest {
     }
 
     @Test
+    void aPingWhosePythonVersionIsNotAShortStringIsMalformed() {
+        answer("guest-ping", "{\"return\": {\"python-version\": 3}}");
+        GuestAgentException e = failure(() -> client.pingAndVersion(GuestAgentContract.seconds(5)));
+        assertTrue(e.getMessage().contains("python-version"), e.getMessage());
+    }
+
+    @Test
     void impossibleNumbersAreRefused() {
         answer("vivarium-exec", "{\"return\": {\"handle\": 1, \"exited\": true, \"exit-code\": 99999, "
                 + "\"timed-out\": false, \"out-b64\": \"\", \"err-b64\": \"\", \"out-truncated\": false, "

@@ -58,10 +58,13 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         return NAME;
     }
 
-    /** Sandboxes with a memory limit; no snapshots, checkpoints, forks, dry-runs, pause or eval yet. */
+    /**
+     * Sandboxes with a memory limit, pause ({@code runsc pause}) and eval (the agent's warm
+     * interpreter, the root filesystem's python3); no snapshots, checkpoints, forks or dry-runs yet.
+     */
     @Override
     public Capabilities capabilities() {
-        return new Capabilities(true, false, false, false, false, false, false, false, true, false, false, false,
+        return new Capabilities(true, false, false, false, false, false, true, true, true, false, false, false,
                 false);
     }
 
@@ -75,7 +78,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         d.put("rootfs", settings.rootfs().map(p -> p + " (read-only)")
                 .orElse("the host's /usr, read-only (rootfs=host)"));
         d.put("sandbox_user", "uid " + settings.uid() + ", gid " + settings.gid());
-        d.put("not_yet", "snapshots, forks and branches, checkpoints and dry-run by checkpoint, pause, eval: later "
+        d.put("not_yet", "snapshots, forks and branches, checkpoints and dry-run by checkpoint: later "
                 + "slices; pids_limit and disk_limit_mib are refused (501)");
         return d;
     }
@@ -155,7 +158,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             String startTime = ProcessStarts.liveStartTime(state.pid())
                     .orElseThrow(() -> new IOException("the container's sandbox (pid " + state.pid() + ") is gone"));
             instance = new GvisorInstance(spec.id(), new ContainerRecord(containerId, state.pid(), startTime, files,
-                    settings.uid(), settings.gid()));
+                    settings.uid(), settings.gid()), false);
             instance.awaitAgent(deadline, context);
             register(instance);
             return instance;
@@ -198,7 +201,10 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         }
     }
 
-    /** Adopts a recorded container that runsc still runs, with the same sandbox process; reconnects to its agent. */
+    /**
+     * Adopts a recorded container that runsc still runs (or keeps paused), with the same sandbox
+     * process; reconnects to its agent.
+     */
     @Override
     public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
         ContainerRecord record;
@@ -211,19 +217,51 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             throw new InstanceGoneException("the gVisor sandbox (pid " + record.sandboxPid() + ") of container "
                     + record.containerId() + " is gone; runsc's last words: " + record.files().logTail());
         }
+        boolean paused;
         try {
             Optional<Runsc.ContainerState> runscState = runsc.state(record.files(), record.containerId());
-            if (runscState.filter(Runsc.ContainerState::running).isEmpty()) {
+            if (runscState.filter(s -> s.running() || s.paused()).isEmpty()) {
                 throw new InstanceGoneException("runsc says container " + record.containerId() + " is "
                         + runscState.map(Runsc.ContainerState::status).orElse("unknown to it"));
             }
+            paused = runscState.get().paused();
             record.files().relink();
         } catch (IOException e) {
             throw ApiException.internal("cannot adopt sandbox " + spec.id() + ": " + e.getMessage(), e);
         }
-        GvisorInstance instance = new GvisorInstance(spec.id(), record);
+        GvisorInstance instance = new GvisorInstance(spec.id(), record, paused);
         register(instance);
         return instance;
+    }
+
+    /** {@code runsc pause}: every process of the container frozen, its agent too (core answers 409 meanwhile). */
+    @Override
+    public void pause(SandboxInstance instance) {
+        GvisorInstance container = container(instance);
+        try {
+            runsc.pause(container.record().files(), container.record().containerId());
+        } catch (IOException e) {
+            throw ApiException.internal("cannot pause sandbox " + instance.id() + ": " + e.getMessage(), e);
+        }
+        container.paused(true);
+    }
+
+    @Override
+    public void resume(SandboxInstance instance) {
+        GvisorInstance container = container(instance);
+        try {
+            runsc.resume(container.record().files(), container.record().containerId());
+        } catch (IOException e) {
+            throw ApiException.internal("cannot resume sandbox " + instance.id() + ": " + e.getMessage(), e);
+        }
+        container.paused(false);
+    }
+
+    private static GvisorInstance container(SandboxInstance instance) {
+        if (instance instanceof GvisorInstance container) {
+            return container;
+        }
+        throw new IllegalArgumentException("not a container of the gvisor backend: " + instance.id());
     }
 
     /** Kills and deletes the container (also one that already died) and removes its files. Idempotent. */
@@ -269,17 +307,28 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     }
 
     /**
-     * {@code runsc kill} then {@code runsc delete --force}, the container running or not; a
+     * {@code runsc kill} then {@code runsc delete --force}, the container running, paused or not; a
      * container runsc does not know (never started, or deleted already) is fine. Then its cgroups,
      * which a start that failed half-way leaves behind. What fails is added to {@code failures}.
      */
     private void remove(ContainerFiles files, String containerId, Exception failures) {
         boolean known = true;
+        boolean paused = false;
         try {
-            known = runsc.state(files, containerId).isPresent();
+            Optional<Runsc.ContainerState> state = runsc.state(files, containerId);
+            known = state.isPresent();
+            paused = state.filter(Runsc.ContainerState::paused).isPresent();
         } catch (IOException e) {
             // a state root runsc cannot read: delete may still clean up
             LOG.log(System.Logger.Level.DEBUG, "runsc state " + containerId + ": " + e.getMessage());
+        }
+        if (paused) {
+            try {
+                // runsc 2022's delete panics on a paused container ("invalid state transition: paused => stopped")
+                runsc.resume(files, containerId);
+            } catch (IOException e) {
+                failures.addSuppressed(e);
+            }
         }
         if (known) {
             try {

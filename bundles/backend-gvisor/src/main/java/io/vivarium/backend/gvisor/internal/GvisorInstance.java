@@ -1,5 +1,6 @@
 package io.vivarium.backend.gvisor.internal;
 
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
@@ -30,10 +31,13 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     private final ContainerRecord record;
     private final GuestAgentClient agent;
     private final ClientGuestChannel channel;
+    /** Frozen by {@code runsc pause} until a {@code runsc resume}; runsc keeps it so across daemons ({@link GvisorBackend#adopt}). */
+    private volatile boolean paused;
 
-    GvisorInstance(String id, ContainerRecord record) {
+    GvisorInstance(String id, ContainerRecord record, boolean paused) {
         this.id = id;
         this.record = record;
+        this.paused = paused;
         this.agent = GuestAgentClient.unixSocket(record.files().agentSocket(), () -> {
             if (!record.running()) {
                 throw new IllegalStateException("the sandbox process " + record.sandboxPid() + " of container "
@@ -88,6 +92,18 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     @Override
     public boolean alive() {
         return record.running();
+    }
+
+    @Override
+    public SandboxStatus status() {
+        if (!alive()) {
+            return SandboxStatus.FAILED;
+        }
+        return paused ? SandboxStatus.PAUSED : SandboxStatus.RUNNING;
+    }
+
+    void paused(boolean value) {
+        paused = value;
     }
 
     @Override

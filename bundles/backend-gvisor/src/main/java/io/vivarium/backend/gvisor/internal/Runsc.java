@@ -111,6 +111,20 @@ final class Runsc {
         HostCommand.run(argv, TOOL_TIMEOUT);
     }
 
+    /** {@code runsc pause ID}: freezes every process of the container (its sandbox's cgroup freezer). */
+    void pause(ContainerFiles files, String containerId) throws IOException {
+        List<String> argv = new ArrayList<>(global(files));
+        argv.addAll(List.of("pause", containerId));
+        HostCommand.run(argv, TOOL_TIMEOUT);
+    }
+
+    /** {@code runsc resume ID}: runs a paused container on. */
+    void resume(ContainerFiles files, String containerId) throws IOException {
+        List<String> argv = new ArrayList<>(global(files));
+        argv.addAll(List.of("resume", containerId));
+        HostCommand.run(argv, TOOL_TIMEOUT);
+    }
+
     private List<String> global(ContainerFiles files) {
         return List.of(runsc.toString(), "--root=" + files.runscRoot());
     }
@@ -135,6 +149,10 @@ final class Runsc {
 
         boolean running() {
             return status.equals("running");
+        }
+
+        boolean paused() {
+            return status.equals("paused");
         }
     }
 }
