@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -417,6 +418,7 @@ void exec_kill_all(void)
 
 struct spawn {
 	char **argv, **envp;
+	int (*builtin)(char **argv); /* run in the forked child instead of executing argv */
 	const char *cwd;
 	int set_ids;
 	uid_t uid;
@@ -486,6 +488,14 @@ static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 		}
 		if (chdir(sp->cwd) < 0)
 			child_fail(rep[1], 2);
+		if (sp->builtin) {
+			/* without an execve nothing closes on exec: drop the agent's fds (connections,
+			 * other execs' stdin pipes), rep[1] among them, which tells the parent it started */
+			if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
+				for (long fd = 3, max = sysconf(_SC_OPEN_MAX); fd < max; fd++)
+					close((int)fd);
+			_exit(sp->builtin(sp->argv));
+		}
 		environ = sp->envp;
 		execvp(sp->argv[0], sp->argv);
 		child_fail(rep[1], 3);
@@ -684,6 +694,67 @@ static int get_wait(struct call *k, int64_t *wait_ms)
 	return 0;
 }
 
+/* timeout-ms, max-output-bytes and wait-ms of vivarium-exec and vivarium-list. */
+static int get_limits(struct call *k, int64_t *timeout, int64_t *cap, int64_t *wait_ms)
+{
+	if (arg_int(k, "timeout-ms", 0, timeout) < 0 || arg_int(k, "max-output-bytes", 0, cap) < 0 ||
+	    get_wait(k, wait_ms) < 0)
+		return -1;
+	if (arg_node(k, "timeout-ms") && *timeout <= 0)
+		return fail(k, "InvalidParameter", "timeout-ms must be > 0"), -1;
+	if (*cap < 0)
+		return fail(k, "InvalidParameter", "max-output-bytes must be >= 0"), -1;
+	return 0;
+}
+
+/* Starts the captured, bounded child of vivarium-exec or vivarium-list and answers or waits. */
+static int start(struct call *k, const struct spawn *sp, int64_t timeout, int64_t cap, int64_t wait_ms)
+{
+	struct exec *ex = exec_new();
+	ex->capture = 1;
+	ex->cap = cap;
+	ex->hold_max = STREAM_HOLD;
+	int r = spawn(k, ex, sp);
+	if (r != R_OK) {
+		free(ex);
+		return r;
+	}
+	ex->handle = next_handle++;
+	if (timeout > 0)
+		ex->deadline = ex->start + timeout;
+	return answer_or_wait(k, ex, wait_ms);
+}
+
+int cmd_vivarium_list(struct call *k)
+{
+	static const char *const allowed[] = {"mode", "paths", "timeout-ms", "max-output-bytes", "wait-ms", NULL};
+	const char *mode;
+	int64_t timeout = 0, cap = STOCK_CAP, wait_ms;
+	if (args_only(k, allowed) || arg_str(k, "mode", 1, &mode, NULL) < 0 || get_limits(k, &timeout, &cap, &wait_ms) < 0)
+		return R_ERR;
+	if (strcmp(mode, "sha256") && strcmp(mode, "stat"))
+		return fail(k, "InvalidParameter", "mode must be sha256 or stat, not '%.20s'", mode);
+	char **paths = str_array(k, "paths", 1, 1);
+	if (!paths)
+		return R_ERR;
+	size_t n = 0;
+	for (; paths[n]; n++)
+		if (paths[n][0] != '/') {
+			free(paths);
+			return fail(k, "InvalidParameter", "paths must be absolute");
+		}
+	/* list_main's argv: the mode, then the paths */
+	char **argv = xmalloc((n + 2) * sizeof *argv);
+	argv[0] = (char *)mode;
+	memcpy(argv + 1, paths, (n + 1) * sizeof *argv);
+	free(paths);
+	char *envp[] = {NULL};
+	struct spawn sp = {.argv = argv, .envp = envp, .builtin = list_main, .cwd = "/"};
+	int r = start(k, &sp, timeout, cap, wait_ms);
+	free(argv);
+	return r;
+}
+
 int cmd_vivarium_exec(struct call *k)
 {
 	static const char *const allowed[] = {"argv", "env", "cwd", "uid", "gid", "stdin-b64", "timeout-ms", "max-output-bytes", "wait-ms", NULL};
@@ -693,14 +764,9 @@ int cmd_vivarium_exec(struct call *k)
 	size_t inlen = 0;
 	int has_input, has_uid, has_gid;
 	if (args_only(k, allowed) || arg_str(k, "cwd", 0, &cwd, NULL) < 0 || (has_uid = arg_int(k, "uid", 0, &uid)) < 0 ||
-	    (has_gid = arg_int(k, "gid", 0, &gid)) < 0 || arg_int(k, "timeout-ms", 0, &timeout) < 0 ||
-	    arg_int(k, "max-output-bytes", 0, &cap) < 0 || get_wait(k, &wait_ms) < 0 ||
+	    (has_gid = arg_int(k, "gid", 0, &gid)) < 0 || get_limits(k, &timeout, &cap, &wait_ms) < 0 ||
 	    (has_input = arg_b64(k, "stdin-b64", 0, &input, &inlen)) < 0)
 		return R_ERR;
-	if (arg_node(k, "timeout-ms") && timeout <= 0)
-		return fail(k, "InvalidParameter", "timeout-ms must be > 0");
-	if (cap < 0)
-		return fail(k, "InvalidParameter", "max-output-bytes must be >= 0");
 	if ((has_uid && (uid < 0 || uid > 0xfffffffe)) || (has_gid && (gid < 0 || gid > 0xfffffffe)))
 		return fail(k, "InvalidParameter", "uid and gid must be between 0 and 4294967294");
 	if (cwd[0] != '/')
@@ -746,22 +812,11 @@ int cmd_vivarium_exec(struct call *k)
 	free(offs);
 	struct spawn sp = {.argv = argv, .envp = envp, .cwd = cwd, .set_ids = set_ids, .uid = (uid_t)uid, .gid = (gid_t)gid,
 			   .input = input, .inlen = inlen, .has_input = has_input};
-	struct exec *ex = exec_new();
-	ex->capture = 1;
-	ex->cap = cap;
-	ex->hold_max = STREAM_HOLD;
-	int r = spawn(k, ex, &sp);
+	int r = start(k, &sp, timeout, cap, wait_ms);
 	free(argv);
 	free(envp);
 	buf_free(&envbuf);
-	if (r != R_OK) {
-		free(ex);
-		return r;
-	}
-	ex->handle = next_handle++;
-	if (timeout > 0)
-		ex->deadline = ex->start + timeout;
-	return answer_or_wait(k, ex, wait_ms);
+	return r;
 }
 
 int cmd_vivarium_exec_poll(struct call *k)

@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.EvalResult;
@@ -48,6 +49,17 @@ public interface GuestChannel {
             return exec(request);
         }
         throw ApiException.notImplemented("this backend cannot run commands as another user");
+    }
+
+    /**
+     * Lists, natively (one walk in the instance, no process per file), what the fingerprint mode
+     * named {@code mode} would list with {@link FingerprintMode#guestListingCommand}: the same
+     * records, exit status and errors. {@code request} is that command's exec, already filled in by
+     * core; its timeout and output cap bound the listing. Empty when this channel has no native
+     * listing for {@code mode}: core then runs the command. Since 1.3.
+     */
+    default Optional<ExecResult> listFiles(String mode, List<String> dirs, ExecRequest request) {
+        return Optional.empty();
     }
 
     /** What this channel can carry at most; core never asks for more. Since 1.2. */

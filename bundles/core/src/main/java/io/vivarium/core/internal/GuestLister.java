@@ -11,8 +11,9 @@ import io.vivarium.api.spi.FingerprintMode;
 import io.vivarium.api.spi.GuestChannel;
 
 /**
- * Lists files inside a guest by running the fingerprint mode's listing command through the guest
- * channel: the path a VM (whose disk the host cannot read) takes.
+ * Lists files inside a guest through the guest channel, the path a VM (whose disk the host cannot
+ * read) takes: natively where the channel knows the fingerprint mode (one walk in the guest),
+ * else by running the mode's listing command.
  */
 final class GuestLister {
     private GuestLister() {
@@ -28,7 +29,7 @@ final class GuestLister {
         ExecRequest request = new ExecRequest(mode.guestListingCommand(dirs),
                 (int) Math.max(1, limits.remainingMillis() / 1000), Map.of("PATH", "/usr/bin:/bin:/usr/sbin:/sbin",
                         "LC_ALL", "C.UTF-8"), "/", null, (int) maxBytes + 1);
-        ExecResult r = channel.exec(request);
+        ExecResult r = channel.listFiles(mode.name(), dirs, request).orElseGet(() -> channel.exec(request));
         if (r.timedOut()) {
             limits.checkTime();
             throw ApiException.badRequest("listing the files in the guest timed out; narrow the paths");

@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.ExecRequest;
@@ -74,4 +76,64 @@ class GuestListerTest {
         assertEquals("the listing exceeds the 1 MiB the guest channel carries per exec; narrow the paths", e.getMessage());
         assertEquals(1 << 20, channel.asked.get(0).maxOutputBytes(), "never asks the channel for more than it carries");
     }
+
+    /** A channel that lists the mode {@code test} natively, with what the command would print. */
+    private static final class NativeChannel implements GuestChannel {
+        final List<String> ran = new ArrayList<>();
+
+        @Override
+        public PingResult ping() {
+            return new PingResult(true, 1, 0);
+        }
+
+        @Override
+        public ExecResult exec(ExecRequest request) {
+            ran.add("command " + request.args().get(0));
+            return new ExecResult("c\t/w/a\0", "", 0, false, false, 1);
+        }
+
+        @Override
+        public Optional<ExecResult> listFiles(String mode, List<String> dirs, ExecRequest request) {
+            if (!mode.equals("test")) {
+                return Optional.empty();
+            }
+            ran.add("native " + dirs + " within " + request.timeoutSecs() + " s");
+            return Optional.of(new ExecResult("n\t/w/a\0", "", 0, false, false, 1));
+        }
+    }
+
+    @Test
+    void aModeTheChannelListsNativelyRunsNoCommandAndAnotherRunsItsCommand() {
+        NativeChannel channel = new NativeChannel();
+
+        FileListing natively = GuestLister.list(channel, List.of("/w"), MODE, ListingLimits.standard());
+        FileListing byCommand = GuestLister.list(channel, List.of("/w"), OTHER, ListingLimits.standard());
+
+        assertEquals(Map.of("/w/a", "n"), natively.files());
+        assertEquals(Map.of("/w/a", "c"), byCommand.files());
+        assertEquals("native [/w]", channel.ran.get(0).substring(0, "native [/w]".length()));
+        assertEquals("command /bin/other", channel.ran.get(1));
+    }
+
+    private static final FingerprintMode OTHER = new FingerprintMode() {
+        @Override
+        public String name() {
+            return "other";
+        }
+
+        @Override
+        public int preference() {
+            return 0;
+        }
+
+        @Override
+        public String fingerprint(Path file, BasicFileAttributes attributes) {
+            return "x";
+        }
+
+        @Override
+        public List<String> guestListingCommand(List<String> dirs) {
+            return List.of("/bin/other");
+        }
+    };
 }

@@ -33,7 +33,9 @@ public record AgentCapabilities(PeerInfo peer, Map<Feature, Support> features) {
         TIME,
         SHUTDOWN,
         /** The warm interpreter ({@code vivarium-eval}). */
-        EVAL
+        EVAL,
+        /** A fingerprinted listing of files walked by the agent ({@code vivarium-list}), no process per file. */
+        LIST
     }
 
     public AgentCapabilities {
@@ -65,6 +67,7 @@ public record AgentCapabilities(PeerInfo peer, Map<Feature, Support> features) {
         map.put(Feature.TIME, peer.supports("guest-get-time") ? Support.NATIVE : Support.MISSING);
         map.put(Feature.SHUTDOWN, peer.supports("guest-shutdown") ? Support.NATIVE : Support.MISSING);
         map.put(Feature.EVAL, peer.supports(Commands.EVAL) ? Support.NATIVE : Support.MISSING);
+        map.put(Feature.LIST, peer.supports(Commands.LIST) ? Support.NATIVE : Support.MISSING);
         return new AgentCapabilities(peer, map);
     }
 }

@@ -1,6 +1,8 @@
 package io.vivarium.guest.client;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.function.BiFunction;
 
 import io.vivarium.api.ApiException;
@@ -54,6 +56,14 @@ public abstract class AgentGuestChannel implements GuestChannel {
                 return e.asStartFailure().orElseThrow(() -> e);
             }
         });
+    }
+
+    /** The agent's own walk where it knows {@code mode}: one process in the guest instead of one per file. */
+    @Override
+    public Optional<ExecResult> listFiles(String mode, List<String> dirs, ExecRequest request) {
+        ExecSpec spec = ExecSpec.from(request);
+        return call(spec.timeout().plus(execAnswerGrace), (client, deadline) -> client
+                .list(mode, dirs, spec.timeout(), spec.maxOutputBytes(), deadline).map(GuestExecResult::toExecResult));
     }
 
     /** The agent bounds the eval itself; past {@code timeoutSecs} it has this grace to answer. */

@@ -1,5 +1,7 @@
 package io.vivarium.guest.client;
 
+import java.util.Set;
+
 /** Names of the extension commands (PROTOCOL.md) and the limits the client holds the peer to. */
 final class Commands {
     static final String EXEC = "vivarium-exec";
@@ -8,6 +10,9 @@ final class Commands {
     static final String FILE_READ = "vivarium-file-read";
     static final String FILE_WRITE = "vivarium-file-write";
     static final String EVAL = "vivarium-eval";
+    static final String LIST = "vivarium-list";
+    /** The fingerprint modes {@value #LIST} computes (PROTOCOL.md); others are listed by their own command. */
+    static final Set<String> LIST_MODES = Set.of("sha256", "stat");
 
     /** Our agent holds at most this much per stream between polls, and reads files in such chunks. */
     static final int AGENT_CHUNK = 1024 * 1024;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.time.Duration;
 import java.util.Base64;
+import java.util.List;
 
 /**
  * Exec on our agent: {@code vivarium-exec} waits up to the deadline's worth of {@code wait-ms}, so a
@@ -45,14 +46,32 @@ final class ExtensionExec {
             arguments.put("gid", spec.gid());
         }
         arguments.put("max-output-bytes", spec.maxOutputBytes());
-        arguments.put("wait-ms", waitMillis(deadline));
+        return start(transport, Commands.EXEC, arguments, "the command " + spec.argv().get(0), spec.maxOutputBytes(),
+                deadline);
+    }
 
-        JsonNode answer = transport.call(Commands.EXEC, arguments, Wire.TREE, Commands.MAX_LINE, deadline)
-                .valueOrThrow(Commands.EXEC);
-        long handle = Wire.requireLong(Wire.requireObject(answer, Commands.EXEC), "handle", 0, Long.MAX_VALUE,
-                Commands.EXEC);
+    /**
+     * {@code vivarium-list}: the agent walks {@code dirs} in a child of its own and prints the
+     * records of the fingerprint mode {@code mode}; its output and exit status come back as an exec's.
+     */
+    static GuestExecResult list(GuestTransport transport, String mode, List<String> dirs, Duration timeout,
+            int maxOutputBytes, Deadline deadline) {
+        ObjectNode arguments = Wire.object().put("mode", mode);
+        dirs.forEach(arguments.putArray("paths")::add);
+        arguments.put("timeout-ms", Math.max(1, timeout.toMillis()));
+        arguments.put("max-output-bytes", maxOutputBytes);
+        return start(transport, Commands.LIST, arguments, "the listing", maxOutputBytes, deadline);
+    }
+
+    /** Sends {@code command} (which answers as {@code vivarium-exec} does) and polls it to the end. */
+    private static GuestExecResult start(GuestTransport transport, String command, ObjectNode arguments, String what,
+            int maxOutputBytes, Deadline deadline) {
+        arguments.put("wait-ms", waitMillis(deadline));
+        JsonNode answer = transport.call(command, arguments, Wire.TREE, Commands.MAX_LINE, deadline)
+                .valueOrThrow(command);
+        long handle = Wire.requireLong(Wire.requireObject(answer, command), "handle", 0, Long.MAX_VALUE, command);
         try {
-            return collect(transport, spec, handle, answer, deadline);
+            return collect(transport, command, what, maxOutputBytes, handle, answer, deadline);
         } catch (GuestAgentException e) {
             if (e.status() == 504) {
                 kill(transport, handle);
@@ -61,19 +80,19 @@ final class ExtensionExec {
         }
     }
 
-    private static GuestExecResult collect(GuestTransport transport, ExecSpec spec, long handle, JsonNode first,
-            Deadline deadline) {
-        CappedBuffer out = new CappedBuffer(spec.maxOutputBytes());
-        CappedBuffer err = new CappedBuffer(spec.maxOutputBytes());
+    private static GuestExecResult collect(GuestTransport transport, String started, String what, int maxOutputBytes,
+            long handle, JsonNode first, Deadline deadline) {
+        CappedBuffer out = new CappedBuffer(maxOutputBytes);
+        CappedBuffer err = new CappedBuffer(maxOutputBytes);
         JsonNode answer = first;
-        String command = Commands.EXEC;
+        String command = started;
         while (true) {
             Poll poll = Poll.parse(answer, handle, command, out, err);
             if (poll.finished()) {
                 return poll.result(out, err);
             }
             if (deadline.expired()) {
-                throw GuestAgentException.deadline("the command " + spec.argv().get(0) + " was still running; killed");
+                throw GuestAgentException.deadline(what + " was still running; killed");
             }
             command = Commands.EXEC_POLL;
             ObjectNode pollArguments = Wire.object().put("handle", handle).put("wait-ms", waitMillis(deadline));

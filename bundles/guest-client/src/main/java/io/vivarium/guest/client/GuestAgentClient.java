@@ -120,6 +120,20 @@ public final class GuestAgentClient implements AutoCloseable {
     }
 
     /**
+     * The files below {@code dirs} with the fingerprints of {@code mode}, walked by the agent
+     * ({@code vivarium-list}), as the mode's listing command would print them; empty when the peer
+     * cannot (the stock agent) or does not know the mode.
+     */
+    public Optional<GuestExecResult> list(String mode, List<String> dirs, Duration timeout, int maxOutputBytes,
+            Deadline deadline) {
+        if (!Commands.LIST_MODES.contains(mode)
+                || capabilities(deadline).support(AgentCapabilities.Feature.LIST) != AgentCapabilities.Support.NATIVE) {
+            return Optional.empty();
+        }
+        return Optional.of(ExtensionExec.list(transport, mode, dirs, timeout, maxOutputBytes, deadline));
+    }
+
+    /**
      * Reads a whole guest file into {@code sink}, in chunks; returns its size. A file larger than
      * {@code maxBytes} is a 413 (after {@code maxBytes} were written to the sink); a missing one a 404.
      */

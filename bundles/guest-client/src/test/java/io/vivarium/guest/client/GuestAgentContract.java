@@ -18,8 +18,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -46,6 +48,11 @@ abstract class GuestAgentContract {
 
     /** True when the peer hosts the warm interpreter (our real agent). */
     boolean evaluates() {
+        return false;
+    }
+
+    /** True when the peer walks and fingerprints files itself ({@code vivarium-list}: our real agent). */
+    boolean lists() {
         return false;
     }
 
@@ -86,6 +93,7 @@ abstract class GuestAgentContract {
         assertEquals(extended() ? Support.NATIVE : Support.EMULATED, capabilities.support(Feature.FILE_WRITE_ATOMIC));
         assertEquals(extended() ? Support.NATIVE : Support.MISSING, capabilities.support(Feature.EXEC_USER));
         assertEquals(evaluates() ? Support.NATIVE : Support.MISSING, capabilities.support(Feature.EVAL));
+        assertEquals(lists() ? Support.NATIVE : Support.MISSING, capabilities.support(Feature.LIST));
     }
 
     @Test
@@ -119,6 +127,35 @@ abstract class GuestAgentContract {
         assertEquals("False", client.eval("'x' in globals()", Duration.ofSeconds(10), seconds(15)).result());
         assertThrows(IllegalArgumentException.class,
                 () -> client.eval("#".repeat((1 << 20) + 1), Duration.ofSeconds(1), seconds(5)));
+    }
+
+    @Test
+    void listingGivesTheFingerprintModesRecordsOrIsNotOffered() throws Exception {
+        Path tree = Files.createDirectories(dir.resolve("tree"));
+        Path a = Files.writeString(tree.resolve("a"), "hello\n");
+        Path odd = Files.writeString(Files.createDirectories(tree.resolve("sub")).resolve("tab\tand\nnewline"), "x");
+        Files.createSymbolicLink(tree.resolve("link"), a);
+        Files.createDirectories(tree.resolve("empty"));
+        Optional<GuestExecResult> sha = client.list("sha256", List.of(tree.toString()), Duration.ofSeconds(10),
+                1 << 20, seconds(15));
+        assertEquals(lists(), sha.isPresent());
+        assertTrue(client.list("md5", List.of(tree.toString()), Duration.ofSeconds(10), 1 << 20, seconds(15))
+                .isEmpty(), "a mode the agent does not know is left to its command");
+        if (!lists()) {
+            return;
+        }
+        assertEquals(0, sha.get().exitCode(), text(sha.get().stderr()));
+        // the link is no regular file and is not followed; records are NUL-terminated, in any order
+        assertEquals(Set.of(
+                "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03\t" + a,
+                "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881\t" + odd),
+                Set.of(text(sha.get().stdout()).split("\0")));
+        GuestExecResult stat = client.list("stat", List.of(a.toString(), dir.resolve("missing").toString()),
+                Duration.ofSeconds(10), 1 << 20, seconds(15)).orElseThrow();
+        assertEquals("6:" + Files.getLastModifiedTime(a).toInstant().getEpochSecond() + "\t" + a + "\0",
+                text(stat.stdout()));
+        assertEquals(1, stat.exitCode(), "a path that cannot be walked fails the listing");
+        assertTrue(text(stat.stderr()).contains("missing"), text(stat.stderr()));
     }
 
     @Test

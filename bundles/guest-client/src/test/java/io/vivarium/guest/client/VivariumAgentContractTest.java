@@ -21,4 +21,9 @@ class VivariumAgentContractTest extends LocalPeerContract {
     boolean evaluates() {
         return true;
     }
+
+    @Override
+    boolean lists() {
+        return true;
+    }
 }
