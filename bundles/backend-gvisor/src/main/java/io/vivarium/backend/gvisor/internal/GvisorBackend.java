@@ -39,6 +39,9 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     /** Where a create records its container id before runsc runs, for a destroy after a daemon died mid-create. */
     private static final String CONTAINER_ID_FILE = "container-id";
     private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");
+    /** How long the agent may take to close its sockets before a checkpoint (a few milliseconds, measured). */
+    private static final Duration RELEASE_WAIT = Duration.ofSeconds(5);
+    private static final long RELEASE_RETRY_MILLIS = 5;
     private static final System.Logger LOG = System.getLogger(GvisorBackend.class.getName());
 
     private final GvisorSettings settings;
@@ -207,6 +210,11 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new InstanceGoneException(e.getMessage());
         }
+        try {
+            record = record.current();
+        } catch (IOException e) {
+            throw new InstanceGoneException(e.getMessage());
+        }
         if (!record.running()) {
             throw new InstanceGoneException("the gVisor sandbox (pid " + record.sandboxPid() + ") of container "
                     + record.containerId() + " is gone; runsc's last words: " + record.files().logTail());
@@ -299,6 +307,124 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         } catch (IOException e) {
             failures.addSuppressed(e);
         }
+    }
+
+    /**
+     * Stops the container at a checkpoint written to {@code image}, runs {@code whileStopped} (its
+     * processes are stopped and its workspace quiet) and runs the container on from the checkpoint
+     * under the same id in a new sandbox process, whose agent answers before this returns. This
+     * runsc cannot leave a checkpointed container running ({@link Runsc#checkpoint}), so the pause is
+     * the checkpoint, {@code whileStopped} and the restore.
+     *
+     * @return how long the container's processes were stopped, in milliseconds
+     */
+    long checkpointAndResume(GvisorInstance instance, Path image, WhileStopped whileStopped,
+            OperationContext context) throws IOException {
+        long start = System.nanoTime();
+        checkpoint(instance, image, context);
+        try {
+            whileStopped.run();
+        } finally {
+            restoreFrom(instance, image, context);
+        }
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+
+    /**
+     * Writes a checkpoint of the container to {@code image}; the container stops. runsc cannot
+     * save a socket bound on or connected to the host (its message: "Cannot save endpoint with
+     * bound host socket"), which the agent's is: the agent is asked to close its listener and
+     * connections first ({@code SIGUSR1} to its supervisor, which tells the worker), and the
+     * checkpoint is tried again until they are closed. A checkpoint that fails for good leaves the
+     * container running and its agent listening again.
+     */
+    void checkpoint(GvisorInstance instance, Path image, OperationContext context) throws IOException {
+        ContainerRecord record = instance.record();
+        if (!record.running()) {
+            throw new IOException(instance.reason());
+        }
+        context.checkpoint("checkpointing container " + record.containerId());
+        instance.disconnect();
+        Files.createDirectories(image);
+        runsc.signal(record.files(), record.containerId(), "USR1");
+        Instant until = Instant.now().plus(RELEASE_WAIT);
+        while (true) {
+            try {
+                runsc.checkpoint(record.files(), record.containerId(), image);
+                return;
+            } catch (IOException e) {
+                boolean hostSocket = e.getMessage() != null && (e.getMessage().contains("host socket")
+                        || e.getMessage().contains("connectionedEndpoint"));
+                if (!hostSocket || Instant.now().isAfter(until)) {
+                    relisten(record);
+                    throw new IOException("cannot checkpoint container " + record.containerId() + ": "
+                            + e.getMessage(), e);
+                }
+            }
+            pauseBeforeRetry();
+        }
+    }
+
+    private static void pauseBeforeRetry() throws IOException {
+        try {
+            Thread.sleep(RELEASE_RETRY_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while checkpointing", e);
+        }
+    }
+
+    /** Asks the agent to listen again ({@code SIGUSR2}): after a restore, or a checkpoint that failed. */
+    private void relisten(ContainerRecord record) {
+        try {
+            runsc.signal(record.files(), record.containerId(), "USR2");
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot ask the agent of " + record.containerId()
+                    + " to listen again: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Replaces the container of {@code instance} (running, stopped by a checkpoint, or dead) by one
+     * restored from the checkpoint in {@code image}, under the same id and bundle; waits for its agent.
+     */
+    void restoreFrom(GvisorInstance instance, Path image, OperationContext context) throws IOException {
+        ContainerRecord record = instance.record();
+        RuntimeException failures = new RuntimeException();
+        remove(record.files(), record.containerId(), failures);
+        if (failures.getSuppressed().length > 0) {
+            throw new IOException("cannot remove the stopped container " + record.containerId() + " before restoring "
+                    + "it: " + failures.getSuppressed()[0].getMessage(), failures.getSuppressed()[0]);
+        }
+        Instant deadline = Instant.now().plus(settings.startTimeout());
+        ContainerRecord restored = restore(record.files(), record.containerId(), image, deadline, context);
+        instance.restored(record.restoredAs(restored.sandboxPid(), restored.startTime()));
+        instance.awaitAgent(deadline, context);
+    }
+
+    /** Starts container {@code containerId} of {@code files} (its bundle written) from the checkpoint in {@code image}. */
+    private ContainerRecord restore(ContainerFiles files, String containerId, Path image, Instant deadline,
+            OperationContext context) throws IOException {
+        context.checkpoint("restoring container " + containerId);
+        // the agent binds its socket anew once restored; a file left there would be in its way
+        Files.deleteIfExists(files.agentDir().resolve(ContainerFiles.SOCKET_NAME));
+        runsc.restoreDetached(files, containerId, image, Duration.between(Instant.now(), deadline).plusSeconds(1));
+        Runsc.ContainerState state = runsc.state(files, containerId)
+                .filter(Runsc.ContainerState::running)
+                .orElseThrow(() -> new IOException("the container exited right after its restore: " + files.logTail()));
+        String startTime = ProcessStarts.liveStartTime(state.pid())
+                .orElseThrow(() -> new IOException("the container's sandbox (pid " + state.pid() + ") is gone"));
+        ContainerRecord restored = new ContainerRecord(containerId, state.pid(), startTime, files, settings.uid(),
+                settings.gid());
+        // the checkpoint was taken with the agent's listener closed
+        runsc.signal(files, containerId, "USR2");
+        return restored;
+    }
+
+    /** What runs while a checkpointed container is stopped. */
+    @FunctionalInterface
+    interface WhileStopped {
+        void run() throws IOException;
     }
 
     /** Lets go of every container; they keep running for the next revision or daemon to adopt. */

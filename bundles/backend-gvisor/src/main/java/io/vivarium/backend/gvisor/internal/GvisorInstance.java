@@ -18,6 +18,8 @@ import java.util.Optional;
 /**
  * A running gVisor container, created or adopted. {@link #close()} lets go of it (a bundle
  * update, a daemon stopping): its pooled agent connections close, the container keeps running.
+ * A checkpoint stops the container and a restore runs it on in a new sandbox process
+ * ({@link #restored}): the record and the agent's connections are replaced then.
  */
 final class GvisorInstance implements SandboxInstance, AutoCloseable {
 
@@ -27,20 +29,41 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     private static final long RETRY_MILLIS = 20;
 
     private final String id;
-    private final ContainerRecord record;
-    private final GuestAgentClient agent;
-    private final ClientGuestChannel channel;
+    private volatile ContainerRecord record;
+    private volatile GuestAgentClient agent;
+    private volatile ClientGuestChannel channel;
 
     GvisorInstance(String id, ContainerRecord record) {
         this.id = id;
-        this.record = record;
-        this.agent = GuestAgentClient.unixSocket(record.files().agentSocket(), () -> {
-            if (!record.running()) {
-                throw new IllegalStateException("the sandbox process " + record.sandboxPid() + " of container "
-                        + record.containerId() + " is gone");
+        connect(record);
+    }
+
+    private void connect(ContainerRecord now) {
+        this.record = now;
+        this.agent = GuestAgentClient.unixSocket(now.files().agentSocket(), () -> {
+            if (!now.running()) {
+                throw new IllegalStateException("the sandbox process " + now.sandboxPid() + " of container "
+                        + now.containerId() + " is gone");
             }
         });
         this.channel = new ClientGuestChannel(id, agent, this::alive, EXEC_ANSWER_GRACE);
+    }
+
+    /**
+     * Closes the connections to the agent: runsc cannot checkpoint a sandbox that holds a
+     * connection from the host (measured: "encoding error at object
+     * transport.connectionedEndpoint"). The next call connects again.
+     */
+    void disconnect() {
+        agent.close();
+        connect(record);
+    }
+
+    /** The container now runs in the sandbox process of {@code now} (a restore): new connections to its agent. */
+    void restored(ContainerRecord now) {
+        GuestAgentClient old = agent;
+        connect(now);
+        old.close();
     }
 
     ContainerRecord record() {
@@ -49,6 +72,8 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
 
     /** Waits until the agent answers; fails with runsc's last words if the container goes or time runs out. */
     void awaitAgent(Instant deadline, OperationContext context) throws IOException {
+        ContainerRecord record = this.record;
+        GuestAgentClient agent = this.agent;
         GuestAgentException last = null;
         while (true) {
             if (!alive()) {
@@ -57,7 +82,8 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
             context.checkpoint("waiting for the guest agent");
             Duration left = Duration.between(Instant.now(), deadline);
             if (left.isNegative() || left.isZero()) {
-                throw new IOException("the agent did not answer in time" + (last == null ? "" : " (" + last.getMessage() + ")"));
+                throw new IOException("the agent did not answer in time" + (last == null ? "" : " (" + last.getMessage() + ")")
+                        + "; runsc's last words: " + record.files().logTail());
             }
             try {
                 agent.ping(Deadline.after(left.compareTo(PING_WAIT) < 0 ? left : PING_WAIT));
