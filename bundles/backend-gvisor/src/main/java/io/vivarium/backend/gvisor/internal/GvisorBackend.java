@@ -48,6 +48,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     private final Runsc runsc;
     /** The containers this revision created or adopted, let go of when it closes. */
     private final Map<String, GvisorInstance> instances = new ConcurrentHashMap<>();
+    private final GvisorImages images = new GvisorImages(this);
     private volatile Path agentBinary;
     private volatile String version;
 
@@ -68,6 +69,11 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
                 false);
     }
 
+    /** Snapshots, branches and forks of these containers. */
+    GvisorImages images() {
+        return images;
+    }
+
     @Override
     public Map<String, String> details() {
         Map<String, String> d = new LinkedHashMap<>();
@@ -78,8 +84,12 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         d.put("rootfs", settings.rootfs().map(p -> p + " (read-only)")
                 .orElse("the host's /usr, read-only (rootfs=host)"));
         d.put("sandbox_user", "uid " + settings.uid() + ", gid " + settings.gid());
-        d.put("not_yet", "snapshots, forks and branches, checkpoints and dry-run by checkpoint, pause, eval: later "
-                + "slices; pids_limit and disk_limit_mib are refused (501)");
+        d.put("images", "files and memory: a snapshot or branch is a runsc checkpoint (every process's memory, /tmp) "
+                + "and the workspace copied while the container is stopped; a branch stops the sandbox for the "
+                + "checkpoint and its restore (this runsc cannot leave it running), a child is restored from the "
+                + "checkpoint with its own copy of the workspace; the root filesystem is shared, read-only");
+        d.put("not_yet", "checkpoints and dry-run by checkpoint, pause, eval: later slices; pids_limit and "
+                + "disk_limit_mib are refused (501)");
         return d;
     }
 
@@ -135,6 +145,26 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             throw ApiException.notImplemented("disk_limit_mib is not supported by gvisor yet: the workspace is a host "
                     + "directory; omit it");
         }
+        return start(spec, new Start(spec.memoryLimitMib(), settings.rootfs(), null, files -> { }), context);
+    }
+
+    /**
+     * How a container starts: fresh ({@code checkpoint} null), or restored from a checkpoint whose
+     * root filesystem, memory limit and workspace ({@code prepare} fills it) it must have.
+     *
+     * @param rootfs the root filesystem, or empty for the host's /usr layout
+     */
+    record Start(Integer memoryLimitMib, Optional<Path> rootfs, Path checkpoint, Prepare prepare) {
+    }
+
+    /** Fills a new container's workspace before it starts. */
+    @FunctionalInterface
+    interface Prepare {
+        void workspace(ContainerFiles files) throws IOException;
+    }
+
+    /** Writes the bundle, starts (or restores) the container, waits for its agent; undoes it all on failure. */
+    GvisorInstance start(InstanceSpec spec, Start how, OperationContext context) {
         ContainerFiles files = ContainerFiles.of(spec.dir(), settings.linkDir(), spec.id());
         String containerId = "vivarium-" + spec.id() + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         Instant deadline = Instant.now().plus(settings.startTimeout());
@@ -142,23 +172,24 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         boolean started = false;
         try {
             files.prepare(settings.uid(), settings.gid());
+            how.prepare().workspace(files);
             AtomicFiles.write(spec.dir().resolve(CONTAINER_ID_FILE), containerId.getBytes(StandardCharsets.UTF_8));
-            Path root = settings.rootfs().orElse(files.skeleton());
-            if (settings.rootfs().isEmpty()) {
+            Path root = how.rootfs().orElse(files.skeleton());
+            if (how.rootfs().isEmpty()) {
                 OciSpec.writeSkeleton(files.skeleton());
             }
-            AtomicFiles.write(files.config(), OciSpec.bytes(OciSpec.of(spec.id(), root, settings.rootfs().isEmpty(),
-                    agentBinary().getParent(), files, settings.uid(), settings.gid(), spec.memoryLimitMib())));
+            AtomicFiles.write(files.config(), OciSpec.bytes(OciSpec.of(spec.id(), root, how.rootfs().isEmpty(),
+                    agentBinary().getParent(), files, settings.uid(), settings.gid(), how.memoryLimitMib())));
             context.checkpoint("starting the container");
             started = true;
-            runsc.runDetached(files, containerId, Duration.between(Instant.now(), deadline).plusSeconds(1));
-            Runsc.ContainerState state = runsc.state(files, containerId)
-                    .filter(Runsc.ContainerState::running)
-                    .orElseThrow(() -> new IOException("the container exited right after it started: " + files.logTail()));
-            String startTime = ProcessStarts.liveStartTime(state.pid())
-                    .orElseThrow(() -> new IOException("the container's sandbox (pid " + state.pid() + ") is gone"));
-            instance = new GvisorInstance(spec.id(), new ContainerRecord(containerId, state.pid(), startTime, files,
-                    settings.uid(), settings.gid()));
+            ContainerRecord record;
+            if (how.checkpoint() == null) {
+                runsc.runDetached(files, containerId, Duration.between(Instant.now(), deadline).plusSeconds(1));
+                record = running(files, containerId, "started");
+            } else {
+                record = restore(files, containerId, how.checkpoint(), deadline, context);
+            }
+            instance = new GvisorInstance(spec.id(), record);
             instance.awaitAgent(deadline, context);
             register(instance);
             return instance;
@@ -171,18 +202,30 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             }
             try {
                 files.remove();
+                Files.deleteIfExists(spec.dir().resolve(CONTAINER_ID_FILE));
             } catch (IOException removing) {
                 e.addSuppressed(removing);
             }
             if (e instanceof ApiException api) {
                 throw api;
             }
-            if (e instanceof Runsc.StartFailure failure && failure.outOfMemory() && spec.memoryLimitMib() != null) {
-                throw ApiException.badRequest("memory_limit_mib " + spec.memoryLimitMib() + " is too small for a "
+            if (e instanceof Runsc.StartFailure failure && failure.outOfMemory() && how.memoryLimitMib() != null) {
+                throw ApiException.badRequest("memory_limit_mib " + how.memoryLimitMib() + " is too small for a "
                         + "gVisor sandbox (its sentry and gofer run in that cgroup too): " + e.getMessage());
             }
-            throw ApiException.internal("sandbox " + spec.id() + " failed to start: " + e.getMessage(), e);
+            throw ApiException.internal("sandbox " + spec.id() + " failed to " + (how.checkpoint() == null ? "start"
+                    : "be restored from " + how.checkpoint()) + ": " + e.getMessage(), e);
         }
+    }
+
+    /** The running container as runsc reports it right after a start or restore. */
+    private ContainerRecord running(ContainerFiles files, String containerId, String what) throws IOException {
+        Runsc.ContainerState state = runsc.state(files, containerId)
+                .filter(Runsc.ContainerState::running)
+                .orElseThrow(() -> new IOException("the container exited right after it " + what + ": " + files.logTail()));
+        String startTime = ProcessStarts.liveStartTime(state.pid())
+                .orElseThrow(() -> new IOException("the container's sandbox (pid " + state.pid() + ") is gone"));
+        return new ContainerRecord(containerId, state.pid(), startTime, files, settings.uid(), settings.gid());
     }
 
     private Path agentBinary() throws IOException {
@@ -409,13 +452,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         // the agent binds its socket anew once restored; a file left there would be in its way
         Files.deleteIfExists(files.agentDir().resolve(ContainerFiles.SOCKET_NAME));
         runsc.restoreDetached(files, containerId, image, Duration.between(Instant.now(), deadline).plusSeconds(1));
-        Runsc.ContainerState state = runsc.state(files, containerId)
-                .filter(Runsc.ContainerState::running)
-                .orElseThrow(() -> new IOException("the container exited right after its restore: " + files.logTail()));
-        String startTime = ProcessStarts.liveStartTime(state.pid())
-                .orElseThrow(() -> new IOException("the container's sandbox (pid " + state.pid() + ") is gone"));
-        ContainerRecord restored = new ContainerRecord(containerId, state.pid(), startTime, files, settings.uid(),
-                settings.gid());
+        ContainerRecord restored = running(files, containerId, "was restored");
         // the checkpoint was taken with the agent's listener closed
         runsc.signal(files, containerId, "USR2");
         return restored;

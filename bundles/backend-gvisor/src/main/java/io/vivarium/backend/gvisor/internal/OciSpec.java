@@ -118,6 +118,17 @@ final class OciSpec {
         }
     }
 
+    /** The memory limit written in a container's {@code config.json}, or null for none. */
+    static Integer memoryLimitMib(Path config) throws IOException {
+        var limit = JSON.readTree(config.toFile()).path("linux").path("resources").path("memory").path("limit");
+        return limit.isIntegralNumber() ? (int) (limit.asLong() >> 20) : null;
+    }
+
+    /** The root filesystem written in a container's {@code config.json}. */
+    static Path root(Path config) throws IOException {
+        return Path.of(JSON.readTree(config.toFile()).path("root").path("path").asText());
+    }
+
     static byte[] bytes(ObjectNode spec) throws IOException {
         return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(spec);
     }
