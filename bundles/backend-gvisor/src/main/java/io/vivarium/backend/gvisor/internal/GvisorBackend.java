@@ -440,6 +440,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
                     + "it: " + failures.getSuppressed()[0].getMessage(), failures.getSuppressed()[0]);
         }
         Instant deadline = Instant.now().plus(settings.startTimeout());
+        OciSpec.rebindAgentBinary(record.files().config(), agentBinary().getParent());
         ContainerRecord restored = restore(record.files(), record.containerId(), image, deadline, context);
         instance.restored(record.restoredAs(restored.sandboxPid(), restored.startTime()));
         instance.awaitAgent(deadline, context);

@@ -81,6 +81,11 @@ class CheckpointResumeTest {
                 "adoption finds the restored sandbox, not the one core recorded at create");
         assertEquals("alive\n", sh(adopted, "kill -0 " + bg + " && echo alive"));
         instance = (GvisorInstance) adopted;
+
+        Path again = tmp.resolve("again");
+        backend.checkpointAndResume(instance, again, () -> { }, OperationContext.until(Instant.now().plusSeconds(60)));
+        assertEquals("kept\nalive\n", sh(instance, "cat /tmp/mark; kill -0 " + bg + " && echo alive"),
+                "a container adopted after a restore is checkpointed and restored again");
     }
 
     /** Adopts with the state core persisted when the sandbox was created, before the restore. */
