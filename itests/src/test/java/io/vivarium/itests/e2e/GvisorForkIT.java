@@ -125,6 +125,24 @@ class GvisorForkIT {
 
     @Test
     @Order(3)
+    void aDryRunOnAChildGoesThroughACheckpointAndLeavesFilesAndProcessesAsTheyWere() throws Exception {
+        String child = children.get(2);
+        JsonNode r = api.post("/v1/sandboxes/" + child + "/dry-run", Map.of("command",
+                "rm /work/state.txt; echo x > /work/new.txt; kill $(cat /work/bg.pid); echo done",
+                "paths", List.of("/work"))).body();
+        assertEquals("done\n", r.get("stdout").asText(), r.toString());
+        assertTrue(r.get("discarded").asBoolean(), r.toString());
+        assertEquals("snapshot", r.get("reverted_via").asText(), "reverted through a checkpoint: " + r);
+        assertTrue(r.get("changes").get("added").toString().contains("/work/new.txt"), r.toString());
+        assertTrue(r.get("changes").get("deleted").toString().contains("/work/state.txt"), r.toString());
+        assertEquals(child + "\nno new\n", Api.sh(api, child, "cat /work/state.txt; test -e /work/new.txt || echo no new"));
+        assertEquals("alive\n", Api.sh(api, child, "set -- $(cat /work/bg.pid); " + ALIVE),
+                "the process the dry-run killed runs again");
+        awaitCounting(child);
+    }
+
+    @Test
+    @Order(4)
     void aRestartedDaemonAdoptsTheChildrenTheBranchedOneToo() throws Exception {
         assertEquals(0, daemon.stop(), "SIGTERM stops the daemon cleanly");
         daemon = daemons.start(state, FEATURES);

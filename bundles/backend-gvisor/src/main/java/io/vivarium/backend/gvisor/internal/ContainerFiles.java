@@ -62,6 +62,11 @@ record ContainerFiles(Path dir, Path link) {
         return dir.resolve("checkpoint");
     }
 
+    /** The container's checkpoints, one directory each ({@link GvisorCheckpoints}). */
+    Path checkpoints() {
+        return dir.resolve("checkpoints");
+    }
+
     /** A copy of the workspace taken while the container was stopped by a checkpoint. */
     Path frozenWorkspace() {
         return dir.resolve("work.frozen");
@@ -102,7 +107,7 @@ record ContainerFiles(Path dir, Path link) {
             Files.delete(link);
         }
         for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log(), checkpoint(),
-                frozenWorkspace(), sandboxProcess()}) {
+                frozenWorkspace(), sandboxProcess(), checkpoints()}) {
             FileClones.deleteTree(p);
         }
     }

@@ -189,7 +189,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             } else {
                 record = restore(files, containerId, how.checkpoint(), deadline, context);
             }
-            instance = new GvisorInstance(spec.id(), record);
+            instance = new GvisorInstance(spec.id(), record, this);
             instance.awaitAgent(deadline, context);
             register(instance);
             return instance;
@@ -272,7 +272,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         } catch (IOException e) {
             throw ApiException.internal("cannot adopt sandbox " + spec.id() + ": " + e.getMessage(), e);
         }
-        GvisorInstance instance = new GvisorInstance(spec.id(), record);
+        GvisorInstance instance = new GvisorInstance(spec.id(), record, this);
         register(instance);
         return instance;
     }
@@ -368,7 +368,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         try {
             whileStopped.run();
         } finally {
-            restoreFrom(instance, image, context);
+            restoreFrom(instance, image, () -> { }, context);
         }
         return (System.nanoTime() - start) / 1_000_000;
     }
@@ -429,16 +429,20 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
 
     /**
      * Replaces the container of {@code instance} (running, stopped by a checkpoint, or dead) by one
-     * restored from the checkpoint in {@code image}, under the same id and bundle; waits for its agent.
+     * restored from the checkpoint in {@code image}, under the same id and bundle, running
+     * {@code whileGone} once the old one is removed; waits for the agent.
      */
-    void restoreFrom(GvisorInstance instance, Path image, OperationContext context) throws IOException {
+    void restoreFrom(GvisorInstance instance, Path image, WhileStopped whileGone, OperationContext context)
+            throws IOException {
         ContainerRecord record = instance.record();
+        instance.disconnect();
         RuntimeException failures = new RuntimeException();
         remove(record.files(), record.containerId(), failures);
         if (failures.getSuppressed().length > 0) {
             throw new IOException("cannot remove the stopped container " + record.containerId() + " before restoring "
                     + "it: " + failures.getSuppressed()[0].getMessage(), failures.getSuppressed()[0]);
         }
+        whileGone.run();
         Instant deadline = Instant.now().plus(settings.startTimeout());
         OciSpec.rebindAgentBinary(record.files().config(), agentBinary().getParent());
         ContainerRecord restored = restore(record.files(), record.containerId(), image, deadline, context);

@@ -1,5 +1,7 @@
 package io.vivarium.backend.gvisor.internal;
 
+import io.vivarium.api.CheckpointInfo;
+import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
@@ -13,6 +15,7 @@ import io.vivarium.guest.client.GuestAgentException;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -21,7 +24,7 @@ import java.util.Optional;
  * A checkpoint stops the container and a restore runs it on in a new sandbox process
  * ({@link #restored}): the record and the agent's connections are replaced then.
  */
-final class GvisorInstance implements SandboxInstance, AutoCloseable {
+final class GvisorInstance implements SandboxInstance, Checkpoints, AutoCloseable {
 
     private static final Duration PING_WAIT = Duration.ofSeconds(1);
     /** Past a command's own timeout, how long the agent has to report it (it kills the group at the timeout). */
@@ -33,8 +36,11 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     private volatile GuestAgentClient agent;
     private volatile ClientGuestChannel channel;
 
-    GvisorInstance(String id, ContainerRecord record) {
+    private final GvisorCheckpoints checkpoints;
+
+    GvisorInstance(String id, ContainerRecord record, GvisorBackend backend) {
         this.id = id;
+        this.checkpoints = new GvisorCheckpoints(backend, this);
         connect(record);
     }
 
@@ -136,6 +142,28 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     @Override
     public Optional<HostFiles> hostFiles() {
         return Optional.of(new HostFiles(record.files().workspace(), OciSpec.WORKSPACE, record.uid(), record.gid()));
+    }
+
+    @Override
+    public CheckpointInfo create(String tag, OperationContext context) {
+        return checkpoints.create(tag, context);
+    }
+
+    /** In place: the container is replaced by one restored from the checkpoint, this instance stays. */
+    @Override
+    public SandboxInstance restore(String tag, OperationContext context) {
+        checkpoints.restore(tag, context);
+        return this;
+    }
+
+    @Override
+    public boolean delete(String tag) {
+        return checkpoints.delete(tag);
+    }
+
+    @Override
+    public List<CheckpointInfo> list() {
+        return checkpoints.list();
     }
 
     @Override

@@ -88,6 +88,29 @@ class CheckpointResumeTest {
                 "a container adopted after a restore is checkpointed and restored again");
     }
 
+    @Test
+    void aRestoredCheckpointBringsBackFilesTmpAndProcessesAndIsListedUntilDeleted() {
+        OperationContext context = OperationContext.until(Instant.now().plusSeconds(60));
+        String bg = sh(instance, "echo before > /work/f; echo before > /tmp/t; "
+                + "sleep 100000 >/dev/null 2>&1 </dev/null & echo $!").strip();
+        var info = instance.create("c1", context);
+        assertEquals("c1", info.tag());
+        assertTrue(info.mode().startsWith("checkpoint+"), info.mode());
+        assertEquals(List.of("c1"), instance.list().stream().map(i -> i.tag()).toList());
+
+        sh(instance, "echo after > /work/f; echo new > /work/g; echo after > /tmp/t; kill " + bg);
+        assertEquals(instance, instance.restore("c1", context), "restored in place");
+        assertEquals("before\nbefore\nalive\nno g\n", sh(instance, "cat /work/f /tmp/t; kill -0 " + bg
+                + " && echo alive; test -e /work/g || echo no g"));
+
+        sh(instance, "echo again > /work/f");
+        instance.restore("c1", context);
+        assertEquals("before\n", sh(instance, "cat /work/f"), "a checkpoint can be restored again");
+        assertTrue(instance.delete("c1"));
+        assertTrue(instance.list().isEmpty());
+        assertTrue(!instance.delete("c1"), "deleted once");
+    }
+
     /** Adopts with the state core persisted when the sandbox was created, before the restore. */
     private SandboxInstance adoptFromCreateTimeState(long pidBefore) throws InstanceGoneException {
         Map<String, String> data = new java.util.HashMap<>(instance.state().data());
