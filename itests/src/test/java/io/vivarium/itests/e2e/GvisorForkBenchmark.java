@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <li>(c) the pause a branch of a running gVisor sandbox reports ({@code pause_ms}), {@value #BRANCHES}
  * branches. Goal ≤ 150 ms.</li>
  * </ul>
- * N is {@value #CHILDREN} unless {@code -Dgvisor.bench.children=N}. Not part of {@code verify}:
+ * N is {@value #CHILDREN} unless the environment says {@code GVISOR_BENCH_CHILDREN=N}. Not part of {@code verify}:
  * {@code ./vivarium bench GvisorForkBenchmark}; results to stdout and {@code target/bench/gvisor-fork.md}.
  */
 class GvisorForkBenchmark {
@@ -64,7 +64,8 @@ class GvisorForkBenchmark {
     void forksOfAWarmPythonAgainstColdStartsAndTheBranchPause() throws Exception {
         String missing = Host.gvisorMissing();
         Assumptions.assumeTrue(missing == null, missing);
-        int n = Integer.getInteger("gvisor.bench.children", CHILDREN);
+        String asked = System.getenv("GVISOR_BENCH_CHILDREN");
+        int n = asked == null || asked.isBlank() ? CHILDREN : Integer.parseInt(asked.strip());
         Path state = daemons.xfsStateDir(dir);
         Daemon daemon = daemons.start(state, FEATURES);
         try {

@@ -30,16 +30,17 @@ record ContainerRecord(String containerId, long sandboxPid, String startTime, Co
     }
 
     /**
-     * The same container run by another sandbox process (restored from a checkpoint), recorded in
+     * This container as restored from a checkpoint (another runsc container, another sandbox process), recorded in
      * {@link ContainerFiles#sandboxProcess()} before it is returned: core persists an instance's
      * state only when it creates it, so a branch's restore is found again from there on adoption.
      */
-    ContainerRecord restoredAs(long pid, String start) throws IOException {
-        AtomicFiles.write(files.sandboxProcess(), (pid + " " + start).getBytes(StandardCharsets.UTF_8));
-        return new ContainerRecord(containerId, pid, start, files, uid, gid);
+    ContainerRecord restoredAs(ContainerRecord restored) throws IOException {
+        AtomicFiles.write(files.sandboxProcess(), (restored.containerId() + " " + restored.sandboxPid() + " "
+                + restored.startTime()).getBytes(StandardCharsets.UTF_8));
+        return new ContainerRecord(restored.containerId(), restored.sandboxPid(), restored.startTime(), files, uid, gid);
     }
 
-    /** This record with the sandbox process a restore recorded since it was written, if any. */
+    /** This record with the container and sandbox process a restore recorded since it was written, if any. */
     ContainerRecord current() throws IOException {
         String recorded;
         try {
@@ -47,9 +48,9 @@ record ContainerRecord(String containerId, long sandboxPid, String startTime, Co
         } catch (NoSuchFileException e) {
             return this;
         }
-        String[] parts = recorded.split(" ", 2);
+        String[] parts = recorded.split(" ", 3);
         try {
-            return new ContainerRecord(containerId, Long.parseLong(parts[0]), parts[1], files, uid, gid);
+            return new ContainerRecord(parts[0], Long.parseLong(parts[1]), parts[2], files, uid, gid);
         } catch (RuntimeException e) {
             throw new IOException("unreadable " + files.sandboxProcess() + ": " + recorded, e);
         }

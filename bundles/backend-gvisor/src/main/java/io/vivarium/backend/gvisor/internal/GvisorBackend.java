@@ -16,6 +16,7 @@ import io.vivarium.common.process.ProcessStarts;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -166,7 +167,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     /** Writes the bundle, starts (or restores) the container, waits for its agent; undoes it all on failure. */
     GvisorInstance start(InstanceSpec spec, Start how, OperationContext context) {
         ContainerFiles files = ContainerFiles.of(spec.dir(), settings.linkDir(), spec.id());
-        String containerId = "vivarium-" + spec.id() + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+        String containerId = newContainerId(spec.id());
         Instant deadline = Instant.now().plus(settings.startTimeout());
         GvisorInstance instance = null;
         boolean started = false;
@@ -287,7 +288,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         ContainerFiles files;
         String containerId;
         try {
-            ContainerRecord record = ContainerRecord.fromData(state.data());
+            ContainerRecord record = currentOrRecorded(ContainerRecord.fromData(state.data()));
             files = record.files();
             containerId = record.containerId();
         } catch (IllegalArgumentException e) {
@@ -308,6 +309,16 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         if (failure.getSuppressed().length > 0) {
             throw ApiException.internal("cannot remove sandbox " + spec.id() + ": "
                     + failure.getSuppressed()[0].getMessage(), failure.getSuppressed()[0]);
+        }
+    }
+
+    /** The record a restore left (another container and sandbox process), else the one core persisted. */
+    private static ContainerRecord currentOrRecorded(ContainerRecord recorded) {
+        try {
+            return recorded.current();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, e.getMessage());
+            return recorded;
         }
     }
 
@@ -363,14 +374,14 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
      */
     long checkpointAndResume(GvisorInstance instance, Path image, WhileStopped whileStopped,
             OperationContext context) throws IOException {
-        long start = System.nanoTime();
-        checkpoint(instance, image, context);
+        long start = checkpoint(instance, image, context);
+        long resumedAt;
         try {
             whileStopped.run();
         } finally {
-            restoreFrom(instance, image, () -> { }, context);
+            resumedAt = restoreFrom(instance, image, () -> { }, context);
         }
-        return (System.nanoTime() - start) / 1_000_000;
+        return (resumedAt - start) / 1_000_000;
     }
 
     /**
@@ -380,8 +391,11 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
      * connections first ({@code SIGUSR1} to its supervisor, which tells the worker), and the
      * checkpoint is tried again until they are closed. A checkpoint that fails for good leaves the
      * container running and its agent listening again.
+     *
+     * @return when the checkpoint that stopped the container started ({@link System#nanoTime()}):
+     *         until then its processes ran, only its agent was not listening
      */
-    void checkpoint(GvisorInstance instance, Path image, OperationContext context) throws IOException {
+    long checkpoint(GvisorInstance instance, Path image, OperationContext context) throws IOException {
         ContainerRecord record = instance.record();
         if (!record.running()) {
             throw new IOException(instance.reason());
@@ -391,10 +405,16 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         Files.createDirectories(image);
         runsc.signal(record.files(), record.containerId(), "USR1");
         Instant until = Instant.now().plus(RELEASE_WAIT);
+        // the supervisor removes the socket's file once it closed its listener, and tells the worker
+        Path socket = record.files().agentDir().resolve(ContainerFiles.SOCKET_NAME);
+        while (Files.exists(socket, LinkOption.NOFOLLOW_LINKS) && Instant.now().isBefore(until)) {
+            pauseBeforeRetry();
+        }
         while (true) {
+            long start = System.nanoTime();
             try {
                 runsc.checkpoint(record.files(), record.containerId(), image);
-                return;
+                return start;
             } catch (IOException e) {
                 boolean hostSocket = e.getMessage() != null && (e.getMessage().contains("host socket")
                         || e.getMessage().contains("connectionedEndpoint"));
@@ -429,25 +449,44 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
 
     /**
      * Replaces the container of {@code instance} (running, stopped by a checkpoint, or dead) by one
-     * restored from the checkpoint in {@code image}, under the same id and bundle, running
-     * {@code whileGone} once the old one is removed; waits for the agent.
+     * restored from the checkpoint in {@code image} from the same bundle, running {@code whileGone}
+     * once the old one is stopped; waits for the agent. The new container has a new id: runsc
+     * deletes a checkpointed container slowly (1.1 s measured at load 15, against 0.6 s for the
+     * restore), so the old one is deleted only once the new one runs.
+     *
+     * @return when the restored container started running ({@link System#nanoTime()})
      */
-    void restoreFrom(GvisorInstance instance, Path image, WhileStopped whileGone, OperationContext context)
+    long restoreFrom(GvisorInstance instance, Path image, WhileStopped whileGone, OperationContext context)
             throws IOException {
-        ContainerRecord record = instance.record();
+        ContainerRecord old = instance.record();
         instance.disconnect();
-        RuntimeException failures = new RuntimeException();
-        remove(record.files(), record.containerId(), failures);
-        if (failures.getSuppressed().length > 0) {
-            throw new IOException("cannot remove the stopped container " + record.containerId() + " before restoring "
-                    + "it: " + failures.getSuppressed()[0].getMessage(), failures.getSuppressed()[0]);
+        if (old.running()) {
+            try {
+                runsc.kill(old.files(), old.containerId());
+            } catch (IOException e) {
+                // stopped by the checkpoint just taken, its sandbox still exiting: nothing left to kill
+                LOG.log(System.Logger.Level.DEBUG, "runsc kill " + old.containerId() + ": " + e.getMessage());
+            }
         }
         whileGone.run();
         Instant deadline = Instant.now().plus(settings.startTimeout());
-        OciSpec.rebindAgentBinary(record.files().config(), agentBinary().getParent());
-        ContainerRecord restored = restore(record.files(), record.containerId(), image, deadline, context);
-        instance.restored(record.restoredAs(restored.sandboxPid(), restored.startTime()));
+        OciSpec.rebindAgentBinary(old.files().config(), agentBinary().getParent());
+        ContainerRecord restored = restore(old.files(), newContainerId(instance.id()), image, deadline, context);
+        long resumedAt = System.nanoTime();
+        instance.restored(old.restoredAs(restored));
+        RuntimeException failures = new RuntimeException();
+        remove(old.files(), old.containerId(), failures);
+        for (Throwable t : failures.getSuppressed()) {
+            LOG.log(System.Logger.Level.WARNING, "the container " + old.containerId() + " a restore replaced was not "
+                    + "deleted: " + t.getMessage());
+        }
         instance.awaitAgent(deadline, context);
+        return resumedAt;
+    }
+
+    /** runsc's id of a new container of sandbox {@code id}: a nonce, so that its cgroups never meet another's. */
+    private static String newContainerId(String id) {
+        return "vivarium-" + id + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
     }
 
     /** Starts container {@code containerId} of {@code files} (its bundle written) from the checkpoint in {@code image}. */
