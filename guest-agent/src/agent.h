@@ -80,9 +80,14 @@ void send_return(struct conn *c, const char *id, size_t idlen, const struct buf 
 void send_error(struct conn *c, const char *id, size_t idlen, const char *eclass, const char *desc);
 
 /* supervisor.c: stays root and restarts the worker; returns only in a worker that runs as
- * uid:gid without privileges, with an fd that becomes readable (EOF) when the supervisor asks
- * it to stop. */
-int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths);
+ * uid:gid without privileges, with a socket that becomes readable when the supervisor asks it to
+ * stop (EOF), to release its listeners (a message "R") or to take new ones (a message "L" with
+ * one fd per listener). fds[i] is listener i's socket, -1 while released; a worker started
+ * meanwhile finds them there. */
+int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int *fds, int npaths);
+
+/* main.c: a bound, listening Unix socket at path (a stale socket there is replaced), or -1. */
+int listen_unix(const char *path);
 
 /* exec.c */
 extern struct rlimit child_nofile;

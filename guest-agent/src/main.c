@@ -563,6 +563,93 @@ static void on_listen(struct listener *l)
 
 /* ---- transports ---- */
 
+int listen_unix(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	strcpy(sa.sun_path, path);
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0) {
+		fprintf(stderr, "vivarium-agent: cannot listen on %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Closes every listener and every connection accepted from one (serial ports stay): gVisor cannot
+ * checkpoint a sandbox holding a socket bound on or connected to the host (PROTOCOL.md). */
+static void release_listeners(void)
+{
+	for (int i = 0; i < nlisteners; i++) {
+		struct listener *l = listeners[i];
+		if (l->w.fd < 0)
+			continue;
+		watch_set(&l->w, 0, &l->events);
+		close(l->w.fd);
+		l->w.fd = -1;
+		l->retry_at = 0;
+	}
+	for (struct conn *c = conns; c; c = c->next)
+		if (c->l)
+			c->dead = 1;
+}
+
+/* Listener i listens on fd again. */
+static void take_listener(int i, int fd)
+{
+	if (listeners[i]->w.fd >= 0) {
+		close(fd);
+		return;
+	}
+	listeners[i]->w.fd = fd;
+	watch_set(&listeners[i]->w, EPOLLIN, &listeners[i]->events);
+}
+
+/* Without a supervisor: SIGUSR2 binds the released listeners again. */
+static void rebind_listeners(void)
+{
+	for (int i = 0; i < nlisteners; i++)
+		if (listeners[i]->w.fd < 0) {
+			int fd = listen_unix(listeners[i]->path);
+			if (fd >= 0)
+				take_listener(i, fd);
+		}
+}
+
+/* A message from the supervisor on the stop socket; returns 0 when it closed it (stop). */
+static int on_supervisor(int fd)
+{
+	char byte;
+	char control[CMSG_SPACE(sizeof(int) * 16)];
+	struct iovec iov = {&byte, 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 1;
+	if (n <= 0)
+		return 0;
+	if (byte == 'R') {
+		release_listeners();
+	} else if (byte == 'L') {
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+				int count = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+				int *fds = (int *)CMSG_DATA(cm);
+				for (int i = 0; i < count; i++) {
+					if (i < nlisteners)
+						take_listener(i, fds[i]);
+					else
+						close(fds[i]);
+				}
+			}
+	}
+	return 1;
+}
+
 static void add_listener(const char *spec)
 {
 	if (strncmp(spec, "unix:", 5) || !spec[5]) {
@@ -575,15 +662,9 @@ static void add_listener(const char *spec)
 		fprintf(stderr, "vivarium-agent: socket path too long or too many listeners: %s\n", path);
 		exit(2);
 	}
-	strcpy(sa.sun_path, path);
-	struct stat st;
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
-		unlink(path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0) {
-		fprintf(stderr, "vivarium-agent: cannot listen on %s: %s\n", path, strerror(errno));
+	int fd = listen_unix(path);
+	if (fd < 0)
 		exit(1);
-	}
 	struct listener *l = xmalloc(sizeof *l);
 	memset(l, 0, sizeof *l);
 	l->w.kind = W_LISTEN;
@@ -656,7 +737,8 @@ static void usage(FILE *f, int code)
 static void shutdown_agent(void)
 {
 	for (int i = 0; i < nlisteners; i++) {
-		close(listeners[i]->w.fd);
+		if (listeners[i]->w.fd >= 0)
+			close(listeners[i]->w.fd);
 		unlink(listeners[i]->path);
 	}
 	exec_kill_all();
@@ -732,6 +814,8 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -778,9 +862,14 @@ int main(int argc, char **argv)
 	if (drop) {
 		umask(old_umask);
 		const char *paths[sizeof listeners / sizeof *listeners];
-		for (int i = 0; i < nlisteners; i++)
+		int fds[sizeof listeners / sizeof *listeners];
+		for (int i = 0; i < nlisteners; i++) {
 			paths[i] = listeners[i]->path;
-		stopfd = supervise(uid, gid, &mask, paths, nlisteners); /* returns only in a worker, unprivileged */
+			fds[i] = listeners[i]->w.fd;
+		}
+		stopfd = supervise(uid, gid, &mask, paths, fds, nlisteners); /* returns only in a worker, unprivileged */
+		for (int i = 0; i < nlisteners; i++)
+			listeners[i]->w.fd = fds[i];
 	}
 
 	int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -799,7 +888,8 @@ int main(int argc, char **argv)
 	if (stopfd >= 0)
 		watch_set(&stopw, EPOLLIN, &stopcur);
 	for (int i = 0; i < nlisteners; i++)
-		watch_set(&listeners[i]->w, EPOLLIN, &listeners[i]->events);
+		if (listeners[i]->w.fd >= 0)
+			watch_set(&listeners[i]->w, EPOLLIN, &listeners[i]->events);
 	for (int i = 0; i < nserials; i++)
 		conn_new(serial_fds[i], NULL, 1);
 
@@ -831,6 +921,10 @@ int main(int argc, char **argv)
 				while (read(sfd, &si, sizeof si) == sizeof si)
 					if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 						terminating = 1;
+					else if (si.ssi_signo == SIGUSR1 && stopfd < 0)
+						release_listeners();
+					else if (si.ssi_signo == SIGUSR2 && stopfd < 0)
+						rebind_listeners();
 				exec_on_signal();
 				break;
 			}
@@ -840,8 +934,9 @@ int main(int argc, char **argv)
 			case W_EVAL:
 				eval_on_pipe(w, evs[i].events);
 				break;
-			case W_STOP: /* the supervisor closed its end: stop as on SIGTERM */
-				terminating = 1;
+			case W_STOP: /* the supervisor closed its end (stop as on SIGTERM), or a message */
+				if (!on_supervisor(stopfd))
+					terminating = 1;
 				break;
 			}
 		}

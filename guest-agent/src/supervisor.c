@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,16 +104,56 @@ static void finish(const char *const *paths, int npaths, int code)
 	exit(code);
 }
 
-int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int npaths)
+/* SIGUSR1: the listeners are closed here and in the worker (the sockets' files removed), so that
+ * gVisor can checkpoint the sandbox; SIGUSR2 (after a restore): bound again and handed to the
+ * worker. Both are idempotent. */
+static void release(int *fds, const char *const *paths, int npaths, int to_worker)
+{
+	for (int i = 0; i < npaths; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+			unlink(paths[i]);
+		}
+	(void)!send(to_worker, "R", 1, MSG_NOSIGNAL);
+}
+
+static void rebind(int *fds, const char *const *paths, int npaths, int to_worker)
+{
+	int bound = 0, missing = 0;
+	mode_t old_umask = umask(0177);
+	for (int i = 0; i < npaths; i++)
+		if (fds[i] < 0 && (fds[i] = listen_unix(paths[i])) >= 0)
+			bound++;
+	umask(old_umask);
+	for (int i = 0; i < npaths; i++)
+		missing += fds[i] < 0;
+	/* The fds go by position: all or none (a failure was logged; another SIGUSR2 tries again). */
+	if (!bound || missing)
+		return;
+	char control[CMSG_SPACE(sizeof(int) * 16)];
+	memset(control, 0, sizeof control);
+	struct iovec iov = {"L", 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * npaths)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * npaths);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * npaths);
+	(void)!sendmsg(to_worker, &msg, MSG_NOSIGNAL);
+}
+
+int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int *fds, int npaths)
 {
 	pid_t self = getpid(), worker = -1;
 	int64_t starts[RESTARTS_PER_WINDOW] = {0}, started = 0, backoff = 0, restart_at = 0, kill_at = -1;
 	int nstarts = 0, terminating = 0, stop[2];
 	/* Procbox starts the supervisor without CAP_KILL, so it may not signal a worker of another uid:
-	 * it asks it to stop by closing this pipe, and if that is not heeded, exits, and the kernel
-	 * kills the worker (PR_SET_PDEATHSIG). */
-	if (pipe2(stop, O_CLOEXEC) < 0) {
-		perror("vivarium-agent: pipe");
+	 * it asks it to stop by closing this socket, and if that is not heeded, exits, and the kernel
+	 * kills the worker (PR_SET_PDEATHSIG). Messages on it release and hand over the listeners. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, stop) < 0) {
+		perror("vivarium-agent: socketpair");
 		finish(paths, npaths, 1);
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -145,6 +187,10 @@ int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *pat
 				finish(paths, npaths, 0);
 			kill_at = -1;
 		}
+		if (sig == SIGUSR1 && !terminating)
+			release(fds, paths, npaths, stop[1]);
+		if (sig == SIGUSR2 && !terminating)
+			rebind(fds, paths, npaths, stop[1]);
 		if ((sig == SIGTERM || sig == SIGINT) && !terminating) {
 			if (worker < 0)
 				finish(paths, npaths, 0);

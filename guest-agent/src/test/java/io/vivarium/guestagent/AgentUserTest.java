@@ -204,6 +204,36 @@ class AgentUserTest {
     }
 
     /**
+     * SIGUSR1 to the supervisor closes the listener everywhere (gVisor cannot checkpoint a sandbox
+     * holding a host socket): the socket's file goes and open connections end; SIGUSR2 binds it
+     * again and hands it to the same worker, whose exec'd process runs on.
+     */
+    @Test
+    void sigusr1ReleasesTheSocketAndSigusr2BindsItAgainForTheSameWorker() throws Exception {
+        agent = AgentProcess.start(dir, "--user", USER);
+        ProcessHandle worker = worker(agent.process().toHandle());
+        AgentConnection conn = working(20);
+        String bg = sh(conn, "sleep 600 >/dev/null 2>&1 </dev/null & echo $!").strip();
+
+        signal("USR1");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (Files.exists(agent.socket(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            assertTrue(System.nanoTime() < deadline, "the socket's file is still there");
+            AgentProcess.pause();
+        }
+        assertEquals(null, conn.readLine(), "an open connection is closed");
+
+        signal("USR2");
+        AgentConnection again = working(20);
+        assertEquals(worker.pid(), worker(agent.process().toHandle()).pid(), "the same worker serves");
+        assertEquals("alive\n", sh(again, "kill -0 " + bg + " && echo alive"));
+    }
+
+    private void signal(String name) throws Exception {
+        assertEquals(0, new ProcessBuilder("kill", "-" + name, Long.toString(agent.pid())).inheritIO().start().waitFor());
+    }
+
+    /**
      * The agent as procbox starts it: bwrap's {@code --cap-drop ALL} and then only what the worker
      * needs to drop to the user; without {@code CAP_KILL} the supervisor cannot signal the worker.
      */

@@ -54,7 +54,7 @@ class GvisorIT {
         assertTrue(details.get("platform").asText().startsWith("ptrace: ") && details.get("platform").asText().contains("kvm"),
                 details.toString());
         assertTrue(details.get("isolation").asText().contains("runsc version"), details.toString());
-        assertTrue(details.get("not_yet").asText().contains("snapshots"), details.toString());
+        assertTrue(details.get("images").asText().contains("checkpoint"), details.toString());
 
         String id = api.createSandbox(Map.of("backend", "gvisor", "memory_limit_mib", 256));
         String dead = api.createSandbox(Map.of("backend", "gvisor"));

@@ -60,8 +60,9 @@ final class ChangeSets {
     }
 
     /**
-     * A VM (its workspace not on the host) with checkpoints is reverted through them; any other
-     * sandbox through its backend's scratch run (procbox's overlay), if it has one.
+     * A sandbox with checkpoints whose backend has no scratch run (a VM, its workspace not on the
+     * host; a gVisor container) is reverted through its checkpoints; any other sandbox through its
+     * backend's scratch run (procbox's overlay), if it has one.
      */
     private DryRunResult dryRun(Sandbox sb, List<String> paths, DryRunRequest request) {
         SandboxInstance instance = live.of(sb);
@@ -72,6 +73,9 @@ final class ChangeSets {
         }
         SandboxBackend backend = registry.get(sb.record().backend()).map(BackendRegistry.Entry::backend)
                 .orElseThrow(() -> ApiException.unavailable("backend " + sb.record().backend() + " went away", 2));
+        if (!backend.capabilities().dryRun() && instance instanceof Checkpoints c) {
+            return snapshotDryRun.run(sb, instance, c, exec, paths, fingerprints.best());
+        }
         if (!backend.capabilities().dryRun()) {
             throw ApiException.notImplemented("backend " + sb.record().backend() + " cannot dry-run commands");
         }

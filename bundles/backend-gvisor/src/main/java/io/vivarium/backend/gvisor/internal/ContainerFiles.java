@@ -57,6 +57,26 @@ record ContainerFiles(Path dir, Path link) {
         return dir.resolve("runsc.log");
     }
 
+    /** Where a checkpoint of the container is written before it is restored or stored elsewhere. */
+    Path checkpoint() {
+        return dir.resolve("checkpoint");
+    }
+
+    /** The container's checkpoints, one directory each ({@link GvisorCheckpoints}). */
+    Path checkpoints() {
+        return dir.resolve("checkpoints");
+    }
+
+    /** A copy of the workspace taken while the container was stopped by a checkpoint. */
+    Path frozenWorkspace() {
+        return dir.resolve("work.frozen");
+    }
+
+    /** The host pid and start time of the sandbox process that runs the container now (after a restore). */
+    Path sandboxProcess() {
+        return dir.resolve("sandbox-process");
+    }
+
     /** The agent's socket as the daemon connects to it, through {@link #link}. */
     Path agentSocket() {
         return link.resolve(SOCKET_NAME);
@@ -86,7 +106,8 @@ record ContainerFiles(Path dir, Path link) {
         if (Files.isSymbolicLink(link) && Files.readSymbolicLink(link).equals(agentDir())) {
             Files.delete(link);
         }
-        for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log()}) {
+        for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log(), checkpoint(),
+                frozenWorkspace(), sandboxProcess(), checkpoints()}) {
             FileClones.deleteTree(p);
         }
     }

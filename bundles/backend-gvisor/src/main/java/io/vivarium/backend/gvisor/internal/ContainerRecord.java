@@ -1,7 +1,12 @@
 package io.vivarium.backend.gvisor.internal;
 
+import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.common.process.ProcessStarts;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -22,6 +27,33 @@ record ContainerRecord(String containerId, long sandboxPid, String startTime, Co
     /** Whether the container's sandbox process is still the one recorded. Cheap: no runsc call. */
     boolean running() {
         return ProcessStarts.liveStartTime(sandboxPid).map(startTime::equals).orElse(false);
+    }
+
+    /**
+     * This container as restored from a checkpoint (another runsc container, another sandbox process), recorded in
+     * {@link ContainerFiles#sandboxProcess()} before it is returned: core persists an instance's
+     * state only when it creates it, so a branch's restore is found again from there on adoption.
+     */
+    ContainerRecord restoredAs(ContainerRecord restored) throws IOException {
+        AtomicFiles.write(files.sandboxProcess(), (restored.containerId() + " " + restored.sandboxPid() + " "
+                + restored.startTime()).getBytes(StandardCharsets.UTF_8));
+        return new ContainerRecord(restored.containerId(), restored.sandboxPid(), restored.startTime(), files, uid, gid);
+    }
+
+    /** This record with the container and sandbox process a restore recorded since it was written, if any. */
+    ContainerRecord current() throws IOException {
+        String recorded;
+        try {
+            recorded = Files.readString(files.sandboxProcess(), StandardCharsets.UTF_8).strip();
+        } catch (NoSuchFileException e) {
+            return this;
+        }
+        String[] parts = recorded.split(" ", 3);
+        try {
+            return new ContainerRecord(parts[0], Long.parseLong(parts[1]), parts[2], files, uid, gid);
+        } catch (RuntimeException e) {
+            throw new IOException("unreadable " + files.sandboxProcess() + ": " + recorded, e);
+        }
     }
 
     Map<String, String> toData() {

@@ -3,7 +3,8 @@ package io.vivarium.backend.gvisor.internal;
 import java.io.File;
 
 import io.vivarium.api.spi.SandboxBackend;
-import io.vivarium.common.backend.DelegatingBackend;
+import io.vivarium.api.spi.Images;
+import io.vivarium.common.backend.DelegatingImagesBackend;
 import io.vivarium.common.bundles.BundleClasses;
 
 import org.osgi.framework.BundleContext;
@@ -13,14 +14,14 @@ import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * Registers {@link GvisorBackend}. Containers outlive the component: deactivation only closes this
+ * Registers {@link GvisorBackend} and its {@link GvisorImages}. Containers outlive the component: deactivation only closes this
  * revision's agent connections, and the next activation adopts the containers. The agent binary
  * is written to the bundle's data area; running containers hold the file they started with.
  */
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + GvisorBackend.NAME,
         configurationPid = GvisorConfig.PID)
 @Designate(ocd = GvisorConfig.class)
-public class GvisorBackendComponent extends DelegatingBackend {
+public class GvisorBackendComponent extends DelegatingImagesBackend {
 
     private final GvisorBackend backend;
 
@@ -40,5 +41,10 @@ public class GvisorBackendComponent extends DelegatingBackend {
     @Override
     protected SandboxBackend backend() {
         return backend;
+    }
+
+    @Override
+    protected Images images() {
+        return backend.images();
     }
 }

@@ -1,6 +1,8 @@
 package io.vivarium.backend.gvisor.internal;
 
+import io.vivarium.api.CheckpointInfo;
 import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
@@ -14,13 +16,16 @@ import io.vivarium.guest.client.GuestAgentException;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
  * A running gVisor container, created or adopted. {@link #close()} lets go of it (a bundle
  * update, a daemon stopping): its pooled agent connections close, the container keeps running.
+ * A checkpoint stops the container and a restore runs it on in a new sandbox process
+ * ({@link #restored}): the record and the agent's connections are replaced then.
  */
-final class GvisorInstance implements SandboxInstance, AutoCloseable {
+final class GvisorInstance implements SandboxInstance, Checkpoints, AutoCloseable {
 
     private static final Duration PING_WAIT = Duration.ofSeconds(1);
     /** Past a command's own timeout, how long the agent has to report it (it kills the group at the timeout). */
@@ -28,23 +33,47 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     private static final long RETRY_MILLIS = 20;
 
     private final String id;
-    private final ContainerRecord record;
-    private final GuestAgentClient agent;
-    private final ClientGuestChannel channel;
+    private volatile ContainerRecord record;
+    private volatile GuestAgentClient agent;
+    private volatile ClientGuestChannel channel;
+
+    private final GvisorCheckpoints checkpoints;
     /** Frozen by {@code runsc pause} until a {@code runsc resume}; runsc keeps it so across daemons ({@link GvisorBackend#adopt}). */
     private volatile boolean paused;
 
-    GvisorInstance(String id, ContainerRecord record, boolean paused) {
+    GvisorInstance(String id, ContainerRecord record, GvisorBackend backend, boolean paused) {
         this.id = id;
-        this.record = record;
         this.paused = paused;
-        this.agent = GuestAgentClient.unixSocket(record.files().agentSocket(), () -> {
-            if (!record.running()) {
-                throw new IllegalStateException("the sandbox process " + record.sandboxPid() + " of container "
-                        + record.containerId() + " is gone");
+        this.checkpoints = new GvisorCheckpoints(backend, this);
+        connect(record);
+    }
+
+    private void connect(ContainerRecord now) {
+        this.record = now;
+        this.agent = GuestAgentClient.unixSocket(now.files().agentSocket(), () -> {
+            if (!now.running()) {
+                throw new IllegalStateException("the sandbox process " + now.sandboxPid() + " of container "
+                        + now.containerId() + " is gone");
             }
         });
         this.channel = new ClientGuestChannel(id, agent, this::alive, EXEC_ANSWER_GRACE);
+    }
+
+    /**
+     * Closes the connections to the agent: runsc cannot checkpoint a sandbox that holds a
+     * connection from the host (measured: "encoding error at object
+     * transport.connectionedEndpoint"). The next call connects again.
+     */
+    void disconnect() {
+        agent.close();
+        connect(record);
+    }
+
+    /** The container now runs in the sandbox process of {@code now} (a restore): new connections to its agent. */
+    void restored(ContainerRecord now) {
+        GuestAgentClient old = agent;
+        connect(now);
+        old.close();
     }
 
     ContainerRecord record() {
@@ -53,6 +82,8 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
 
     /** Waits until the agent answers; fails with runsc's last words if the container goes or time runs out. */
     void awaitAgent(Instant deadline, OperationContext context) throws IOException {
+        ContainerRecord record = this.record;
+        GuestAgentClient agent = this.agent;
         GuestAgentException last = null;
         while (true) {
             if (!alive()) {
@@ -61,7 +92,8 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
             context.checkpoint("waiting for the guest agent");
             Duration left = Duration.between(Instant.now(), deadline);
             if (left.isNegative() || left.isZero()) {
-                throw new IOException("the agent did not answer in time" + (last == null ? "" : " (" + last.getMessage() + ")"));
+                throw new IOException("the agent did not answer in time" + (last == null ? "" : " (" + last.getMessage() + ")")
+                        + "; runsc's last words: " + record.files().logTail());
             }
             try {
                 agent.ping(Deadline.after(left.compareTo(PING_WAIT) < 0 ? left : PING_WAIT));
@@ -126,6 +158,28 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     @Override
     public Optional<HostFiles> hostFiles() {
         return Optional.of(new HostFiles(record.files().workspace(), OciSpec.WORKSPACE, record.uid(), record.gid()));
+    }
+
+    @Override
+    public CheckpointInfo create(String tag, OperationContext context) {
+        return checkpoints.create(tag, context);
+    }
+
+    /** In place: the container is replaced by one restored from the checkpoint, this instance stays. */
+    @Override
+    public SandboxInstance restore(String tag, OperationContext context) {
+        checkpoints.restore(tag, context);
+        return this;
+    }
+
+    @Override
+    public boolean delete(String tag) {
+        return checkpoints.delete(tag);
+    }
+
+    @Override
+    public List<CheckpointInfo> list() {
+        return checkpoints.list();
     }
 
     @Override

@@ -1,10 +1,12 @@
 package io.vivarium.backend.gvisor.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.vivarium.common.agent.AgentBinary;
+import io.vivarium.common.files.AtomicFiles;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -116,6 +118,32 @@ final class OciSpec {
                 Files.createDirectories(dir.resolve(name));
             }
         }
+    }
+
+    /** The memory limit written in a container's {@code config.json}, or null for none. */
+    static Integer memoryLimitMib(Path config) throws IOException {
+        JsonNode limit = JSON.readTree(config.toFile()).path("linux").path("resources").path("memory").path("limit");
+        return limit.isIntegralNumber() ? (int) (limit.asLong() >> 20) : null;
+    }
+
+    /** The root filesystem written in a container's {@code config.json}. */
+    static Path root(Path config) throws IOException {
+        return Path.of(JSON.readTree(config.toFile()).path("root").path("path").asText());
+    }
+
+    /**
+     * Points the agent binary's mount of a written {@code config.json} at {@code agentBinaryDir}:
+     * a container restored by another daemon revision than the one that created it finds the
+     * binary where this one installed it (the old directory may be gone with the old revision).
+     */
+    static void rebindAgentBinary(Path config, Path agentBinaryDir) throws IOException {
+        ObjectNode spec = (ObjectNode) JSON.readTree(config.toFile());
+        for (JsonNode m : spec.path("mounts")) {
+            if (AGENT_BINARY_DIR.equals(m.path("destination").asText())) {
+                ((ObjectNode) m).put("source", agentBinaryDir.toString());
+            }
+        }
+        AtomicFiles.write(config, bytes(spec));
     }
 
     static byte[] bytes(ObjectNode spec) throws IOException {

@@ -51,9 +51,24 @@ final class Runsc {
      * needs; the sandbox may not connect to host sockets), the ptrace platform.
      */
     void runDetached(ContainerFiles files, String containerId, Duration timeout) throws IOException {
+        detached(files, "run", List.of("run", "--detach", "--bundle", files.bundle().toString(), containerId), timeout);
+    }
+
+    /**
+     * Starts the container of {@code files} detached from the checkpoint in {@code imageDir}
+     * ({@code checkpoint.img}), with the same flags as {@link #runDetached}: its processes go on
+     * where the checkpoint left them. The container's bundle must mount what the checkpointed one
+     * did, in the same order.
+     */
+    void restoreDetached(ContainerFiles files, String containerId, Path imageDir, Duration timeout) throws IOException {
+        detached(files, "restore", List.of("restore", "--detach", "--bundle", files.bundle().toString(),
+                "--image-path", imageDir.toString(), containerId), timeout);
+    }
+
+    private void detached(ContainerFiles files, String what, List<String> command, Duration timeout) throws IOException {
         List<String> argv = new ArrayList<>(global(files));
-        argv.addAll(List.of("--network=none", "--host-uds=create", "--platform=" + PLATFORM,
-                "run", "--detach", "--bundle", files.bundle().toString(), containerId));
+        argv.addAll(List.of("--network=none", "--host-uds=create", "--platform=" + PLATFORM));
+        argv.addAll(command);
         ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(files.log().toFile()))
                 .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
@@ -63,7 +78,7 @@ final class Runsc {
         try {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly();
-                throw new IOException("runsc run did not return within " + timeout.toSeconds() + " s: "
+                throw new IOException("runsc " + what + " did not return within " + timeout.toSeconds() + " s: "
                         + files.logTail());
             }
         } catch (InterruptedException e) {
@@ -74,10 +89,23 @@ final class Runsc {
         if (process.exitValue() != 0) {
             String log = files.logTail();
             boolean outOfMemory = process.exitValue() == KILLED || log.contains("cannot allocate memory");
-            throw new StartFailure("runsc run failed (exit status " + process.exitValue()
+            throw new StartFailure("runsc " + what + " failed (exit status " + process.exitValue()
                     + (process.exitValue() == KILLED ? ", killed: out of memory in the container's cgroup" : "")
                     + "): " + log, outOfMemory);
         }
+    }
+
+    /**
+     * {@code runsc checkpoint --image-path DIR ID}: writes the container's state (its processes'
+     * memory, the sandbox's kernel state; not the files of host mounts) to {@code DIR/checkpoint.img}
+     * and stops it. Not {@code --leave-running}: this runsc then destroys the container, restores a
+     * new one under the same id and stays in the foreground waiting for it (measured: the command
+     * never returns), so the caller restores it itself ({@link #restoreDetached}).
+     */
+    void checkpoint(ContainerFiles files, String containerId, Path imageDir) throws IOException {
+        List<String> argv = new ArrayList<>(global(files));
+        argv.addAll(List.of("checkpoint", "--image-path", imageDir.toString(), containerId));
+        HostCommand.run(argv, TOOL_TIMEOUT);
     }
 
     /** What runsc knows of the container: its status and its sandbox's host pid; empty if it knows no such container. */
@@ -99,8 +127,13 @@ final class Runsc {
 
     /** {@code runsc kill ID KILL}: the container's init, and with it every process of the container. */
     void kill(ContainerFiles files, String containerId) throws IOException {
+        signal(files, containerId, "KILL");
+    }
+
+    /** {@code runsc kill ID SIGNAL}: the container's init process only. */
+    void signal(ContainerFiles files, String containerId, String signal) throws IOException {
         List<String> argv = new ArrayList<>(global(files));
-        argv.addAll(List.of("kill", containerId, "KILL"));
+        argv.addAll(List.of("kill", containerId, signal));
         HostCommand.run(argv, TOOL_TIMEOUT);
     }
 

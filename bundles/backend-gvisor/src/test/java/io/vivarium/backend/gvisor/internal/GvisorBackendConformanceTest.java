@@ -2,7 +2,7 @@ package io.vivarium.backend.gvisor.internal;
 
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.testkit.SandboxBackendSuite;
+import io.vivarium.testkit.CheckpointsSuite;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -12,8 +12,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The kit's contract on real gVisor containers, with the host's /usr as their root filesystem. */
-class GvisorBackendConformanceTest extends SandboxBackendSuite {
+/** The kit's contract, checkpoints included, on real gVisor containers, with the host's /usr as their root filesystem. */
+class GvisorBackendConformanceTest extends CheckpointsSuite {
 
     @TempDir
     static Path agentDir;

@@ -1,0 +1,141 @@
+package io.vivarium.backend.gvisor.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.CheckpointInfo;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.common.exec.HostCommand;
+import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.files.FileClones;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * A container's checkpoints, each a directory {@code checkpoints/TAG} in the sandbox directory: the
+ * runsc checkpoint ({@value GvisorImage#MEMORY}), a copy of the workspace taken while the
+ * container was stopped ({@value GvisorImage#WORK}, a reflink where the filesystem clones) and
+ * {@value #INFO}. Staged as {@code .TAG.staging} and renamed into place last, so a daemon killed
+ * meanwhile leaves the whole checkpoint or none. A restore replaces the container by one restored
+ * from the checkpoint on a fresh copy of its workspace: processes, /tmp and files are as they were.
+ */
+final class GvisorCheckpoints {
+
+    private static final String INFO = "checkpoint.json";
+    private static final String STAGING_SUFFIX = ".staging";
+    private static final FileClones CLONES = new FileClones();
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final GvisorBackend backend;
+    private final GvisorInstance instance;
+
+    GvisorCheckpoints(GvisorBackend backend, GvisorInstance instance) {
+        this.backend = backend;
+        this.instance = instance;
+    }
+
+    private Path dir() {
+        return instance.record().files().checkpoints();
+    }
+
+    CheckpointInfo create(String tag, OperationContext context) {
+        Path target = dir().resolve(tag);
+        if (Files.exists(target)) {
+            throw ApiException.conflict("sandbox " + instance.id() + " already has a checkpoint " + tag + "; choose another tag");
+        }
+        Path staging = dir().resolve("." + tag + STAGING_SUFFIX);
+        Path workspace = instance.record().files().workspace();
+        try {
+            FileClones.deleteTree(staging);
+            Files.createDirectories(staging);
+            String[] mode = new String[1];
+            backend.checkpointAndResume(instance, staging.resolve(GvisorImage.MEMORY),
+                    () -> mode[0] = CLONES.cloneOrCopy(workspace, staging.resolve(GvisorImage.WORK),
+                            () -> HostCommand.timeFor(context.remaining())),
+                    context);
+            long created = Instant.now().getEpochSecond();
+            AtomicFiles.write(staging.resolve(INFO), JSON.writeValueAsBytes(Map.of("created", created,
+                    "mode", "checkpoint+" + mode[0])));
+            Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
+            return info(target);
+        } catch (IOException e) {
+            deleteQuietly(staging);
+            throw ApiException.internal("cannot checkpoint sandbox " + instance.id() + " as " + tag + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    void restore(String tag, OperationContext context) {
+        Path checkpoint = dir().resolve(tag);
+        if (!Files.isDirectory(checkpoint)) {
+            throw ApiException.notFound("sandbox " + instance.id() + " has no checkpoint " + tag);
+        }
+        Path workspace = instance.record().files().workspace();
+        try {
+            backend.restoreFrom(instance, checkpoint.resolve(GvisorImage.MEMORY), () -> {
+                FileClones.deleteTree(workspace);
+                CLONES.cloneOrCopy(checkpoint.resolve(GvisorImage.WORK), workspace,
+                        () -> HostCommand.timeFor(context.remaining()));
+            }, context);
+        } catch (IOException e) {
+            throw ApiException.internal("restoring sandbox " + instance.id() + " to " + tag + " failed, so the "
+                    + "container may be stopped or in its state from before or from the checkpoint: " + e.getMessage(), e);
+        }
+    }
+
+    boolean delete(String tag) {
+        Path checkpoint = dir().resolve(tag);
+        if (!Files.isDirectory(checkpoint)) {
+            return false;
+        }
+        try {
+            FileClones.deleteTree(checkpoint);
+        } catch (IOException e) {
+            throw ApiException.internal("cannot delete checkpoint " + tag + " of sandbox " + instance.id() + ": "
+                    + e.getMessage(), e);
+        }
+        return true;
+    }
+
+    List<CheckpointInfo> list() {
+        if (!Files.isDirectory(dir())) {
+            return List.of();
+        }
+        List<CheckpointInfo> all = new ArrayList<>();
+        try (Stream<Path> dirs = Files.list(dir())) {
+            for (Path d : dirs.filter(d -> !d.getFileName().toString().startsWith(".")).toList()) {
+                all.add(info(d));
+            }
+        } catch (IOException e) {
+            throw ApiException.internal("cannot list the checkpoints of sandbox " + instance.id() + ": " + e.getMessage(), e);
+        }
+        all.sort(Comparator.comparingLong(CheckpointInfo::createdAtUnix).thenComparing(CheckpointInfo::tag));
+        return all;
+    }
+
+    private static CheckpointInfo info(Path checkpoint) throws IOException {
+        JsonNode info = JSON.readTree(checkpoint.resolve(INFO).toFile());
+        long size = Files.size(checkpoint.resolve(GvisorImage.MEMORY).resolve(GvisorImage.CHECKPOINT_FILE));
+        return new CheckpointInfo(checkpoint.getFileName().toString(), info.path("created").asLong(), size,
+                info.path("mode").asText());
+    }
+
+    private static void deleteQuietly(Path path) {
+        try {
+            FileClones.deleteTree(path);
+        } catch (IOException e) {
+            System.getLogger(GvisorCheckpoints.class.getName()).log(System.Logger.Level.WARNING,
+                    "cannot delete " + path + ": " + e.getMessage());
+        }
+    }
+}

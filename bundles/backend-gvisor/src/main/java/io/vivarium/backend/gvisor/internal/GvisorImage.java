@@ -1,0 +1,69 @@
+package io.vivarium.backend.gvisor.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.vivarium.common.files.AtomicFiles;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * What a child of a gVisor snapshot must start with to be restored from its checkpoint: the root
+ * filesystem the checkpointed container had (a built root filesystem by its real path, so that a
+ * rebuild beside it does not change it under the children; or the host's /usr layout) and its
+ * memory limit. Written as {@value #MANIFEST} beside the artifacts: the checkpoint image
+ * ({@value #MEMORY}{@code /checkpoint.img}) and the workspace tree ({@value #WORK}).
+ *
+ * @param rootfs the root filesystem, or empty for the host's /usr layout
+ * @param memoryLimitMib the memory limit, or null for none
+ */
+record GvisorImage(Optional<Path> rootfs, Integer memoryLimitMib) {
+
+    static final String MANIFEST = "gvisor-image.json";
+    static final String MEMORY = "memory";
+    static final String CHECKPOINT_FILE = "checkpoint.img";
+    static final String WORK = "work";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    void write(Path imageDir) throws IOException {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("rootfs", rootfs.map(Path::toString).orElse(GvisorSettings.HOST_ROOTFS));
+        if (memoryLimitMib != null) {
+            o.put("memory_limit_mib", memoryLimitMib);
+        }
+        AtomicFiles.write(imageDir.resolve(MANIFEST), JSON.writeValueAsBytes(o));
+    }
+
+    static GvisorImage read(Path imageDir) throws IOException {
+        JsonNode o = JSON.readTree(imageDir.resolve(MANIFEST).toFile());
+        String rootfs = o.path("rootfs").asText(GvisorSettings.HOST_ROOTFS);
+        return new GvisorImage(rootfs.equals(GvisorSettings.HOST_ROOTFS) ? Optional.empty() : Optional.of(Path.of(rootfs)),
+                o.has("memory_limit_mib") ? o.get("memory_limit_mib").asInt() : null);
+    }
+
+    /** The first thing a fork from {@code imageDir} needs that is missing, or null. */
+    static String missing(Path imageDir) {
+        if (!Files.isRegularFile(imageDir.resolve(MANIFEST))) {
+            return "the gVisor snapshot's description " + imageDir.resolve(MANIFEST) + " is missing";
+        }
+        if (!Files.isRegularFile(imageDir.resolve(MEMORY).resolve(CHECKPOINT_FILE))) {
+            return "the gVisor checkpoint " + imageDir.resolve(MEMORY).resolve(CHECKPOINT_FILE) + " is missing";
+        }
+        if (!Files.isDirectory(imageDir.resolve(WORK))) {
+            return "the workspace tree " + imageDir.resolve(WORK) + " is missing";
+        }
+        try {
+            Optional<Path> rootfs = read(imageDir).rootfs();
+            if (rootfs.isPresent() && !Files.isDirectory(rootfs.get().resolve("usr"))) {
+                return "the root filesystem " + rootfs.get() + " the snapshot was taken on is gone";
+            }
+        } catch (IOException e) {
+            return "the gVisor snapshot's description " + imageDir.resolve(MANIFEST) + " is unreadable: " + e.getMessage();
+        }
+        return null;
+    }
+}
