@@ -29,8 +29,13 @@ import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
  */
 final class Forks {
     private static final System.Logger LOG = System.getLogger(Forks.class.getName());
-    /** Children made at once: their launches overlap on waits (fsync, the agent's start). */
-    static final int PARALLEL_CHILDREN = 4;
+    /**
+     * Children made at once. A child's create waits more than it computes (its fsyncs, the
+     * process starts, the agent's start), so many side by side keep both cores of the reference
+     * machine busy: 100 children took 4270 and 6222 ms with 16 at once against 7680 and 12179 ms
+     * with 4 (docs/benchmarks.md, ForkBenchmark), and less CPU per child.
+     */
+    static final int PARALLEL_CHILDREN = 16;
 
     private final Snapshots snapshots;
     private final Sandboxes sandboxes;

@@ -33,14 +33,30 @@ record LaunchFiles(Path pidFile, Path infoFile, Path logFile) {
         }
     }
 
-    /** The pid of the process bwrap cloned; bwrap writes the JSON in pieces, and until it is complete this is empty. */
+    /**
+     * The pid of the process bwrap cloned; bwrap writes the JSON in pieces, and until it is complete
+     * (it ends in a brace) this is empty, without parsing (a launch polls this every few ms).
+     */
     Optional<Long> childPid() {
         try {
-            JsonNode info = JSON.readTree(Files.readAllBytes(infoFile));
+            byte[] bytes = Files.readAllBytes(infoFile);
+            if (!endsWithBrace(bytes)) {
+                return Optional.empty();
+            }
+            JsonNode info = JSON.readTree(bytes);
             JsonNode pid = info == null ? null : info.get("child-pid");
             return pid != null && pid.canConvertToLong() ? Optional.of(pid.asLong()) : Optional.empty();
         } catch (IOException e) {
             return Optional.empty();
         }
+    }
+
+    private static boolean endsWithBrace(byte[] bytes) {
+        for (int i = bytes.length - 1; i >= 0; i--) {
+            if (!Character.isWhitespace(bytes[i])) {
+                return bytes[i] == '}';
+            }
+        }
+        return false;
     }
 }

@@ -186,7 +186,11 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         try {
             cgroup = limitMib == null ? null : createCgroup(cgroups, spec.id(), limitMib);
             pidsCgroup = pidsLimit == 0 ? null : createCgroup(pidsCgroups, spec.id(), pidsLimit);
-            SandboxLauncher.Started started = launcher.launch(spec.id(), spec.dir(), workDir, walkView(spec),
+            // a fork's children get their walk view on their first walk (WalkView.ensure), not here:
+            // a fork of many launches them side by side, and a view is one more mount in each launch
+            // and in the host's mount table, which every later loop mount and bwrap reads
+            Path view = copiedImage == null ? walkView(spec) : null;
+            SandboxLauncher.Started started = launcher.launch(spec.id(), spec.dir(), workDir, view,
                     SandboxRecord.cgroups(cgroup, pidsCgroup), image, agentBinary, agentDir, uid, gid, userNamespace);
             SandboxRecord sandbox = new SandboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
                     SandboxCommands.AGENT_SOCKET);

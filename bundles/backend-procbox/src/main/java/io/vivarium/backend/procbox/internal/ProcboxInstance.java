@@ -17,7 +17,8 @@ final class ProcboxInstance implements SandboxInstance {
 
     private final String id;
     private final Path dir;
-    private final Path walkRoot;
+    /** The workspace as the daemon walks it ({@link WalkView}), looked up or mounted on the first walk; null until then. */
+    private Path walkRoot;
     private final SandboxRecord sandbox;
     private final GuestChannel channel;
 
@@ -28,9 +29,19 @@ final class ProcboxInstance implements SandboxInstance {
     ProcboxInstance(String id, Path dir, SandboxRecord sandbox, GuestChannel channel) {
         this.id = id;
         this.dir = dir;
-        this.walkRoot = WalkView.ensure(dir);
         this.sandbox = sandbox;
         this.channel = channel;
+    }
+
+    /**
+     * On the first walk rather than at create or adoption: a fork's children are launched without a
+     * view, and looking for one reads the whole mount table, which a fork of many makes long.
+     */
+    private synchronized Path walkRoot() {
+        if (walkRoot == null) {
+            walkRoot = WalkView.ensure(dir);
+        }
+        return walkRoot;
     }
 
     /** Where the workspace of the sandbox with the private directory {@code dir} lives on the host. */
@@ -78,7 +89,7 @@ final class ProcboxInstance implements SandboxInstance {
 
     @Override
     public Optional<ResourceUsage> usage() {
-        return Optional.of(SandboxUsage.measure(sandbox.init().pid(), walkRoot));
+        return Optional.of(SandboxUsage.measure(sandbox.init().pid(), walkRoot()));
     }
 
     @Override
@@ -88,7 +99,7 @@ final class ProcboxInstance implements SandboxInstance {
 
     /** The workspace through its {@link WalkView}: what the daemon's listings of the live workspace read. */
     HostFiles forWalks() {
-        return new HostFiles(walkRoot, SandboxCommands.WORKSPACE, sandbox.uid(), sandbox.gid());
+        return new HostFiles(walkRoot(), SandboxCommands.WORKSPACE, sandbox.uid(), sandbox.gid());
     }
 
     /**

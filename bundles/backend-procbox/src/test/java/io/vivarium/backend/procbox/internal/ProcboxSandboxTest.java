@@ -13,12 +13,17 @@ import io.vivarium.api.PingResult;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.spi.StorageStrategies;
+import io.vivarium.storage.reflink.internal.ReflinkStrategyComponent;
+import io.vivarium.testkit.FixedStorage;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -147,6 +152,26 @@ class ProcboxSandboxTest {
         ExecResult missing = exec(instance, "no-such-program");
         assertEquals(127, missing.exitCode(), missing.toString());
         assertTrue(missing.stderr().contains("no-such-program"), missing.stderr());
+    }
+
+    @Test
+    void aForkedChildMountsItsWalkViewOnItsFirstWalkRatherThanAtLaunch() throws IOException {
+        Created parent = create(null);
+        exec(parent.instance(), "sh", "-c", "echo mine > /work/f");
+        StorageStrategies storage = FixedStorage.of(new ReflinkStrategyComponent());
+        Path image = Files.createDirectory(tmp.resolve("image"));
+        backend.images().capture(parent.instance(), image, storage, OperationContext.until(Instant.now().plusSeconds(60)));
+        String id = "t-" + UUID.randomUUID().toString().substring(0, 8);
+        InstanceSpec spec = new InstanceSpec(id, tmp.resolve(id), null);
+        SandboxInstance child = backend.images().fork(spec, image, storage,
+                OperationContext.until(Instant.now().plusSeconds(60)));
+        created.add(new Created(spec, child));
+        Path view = spec.dir().resolve("view");
+        assertFalse(ProcFs.isMountPoint(view), "the launch of a fork's child mounts no view");
+
+        assertEquals(view, child.hostFiles().orElseThrow().hostDir());
+        assertTrue(ProcFs.mountOptions(view).contains(WalkView.NOSYMFOLLOW), String.valueOf(ProcFs.mountOptions(view)));
+        assertEquals("mine\n", Files.readString(view.resolve("f")));
     }
 
     @Test
