@@ -138,9 +138,13 @@ final class SandboxCommands {
         argv.addAll(List.of("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try"));
         argv.addAll(filesystem(workDir));
-        argv.addAll(List.of(
-                "--hostname", sandboxId.length() > MAX_HOSTNAME ? sandboxId.substring(0, MAX_HOSTNAME) : sandboxId));
+        argv.addAll(List.of("--hostname", hostname(sandboxId)));
         return argv;
+    }
+
+    /** The hostname of the sandbox {@code sandboxId}: its id, cut to the length a hostname may have. */
+    static String hostname(String sandboxId) {
+        return sandboxId.length() > MAX_HOSTNAME ? sandboxId.substring(0, MAX_HOSTNAME) : sandboxId;
     }
 
     /**
