@@ -51,16 +51,6 @@ final class HostTools {
                 "-r", "--preserve-credentials", "--"));
     }
 
-    /** Tools run in the sandbox's UTS namespace (its hostname), with the powers of its user namespace's root if it has one. */
-    static HostTools inUtsNamespaceOf(SandboxRecord sandbox) {
-        List<String> prefix = new ArrayList<>(List.of(SandboxCommands.NSENTER, "-t", Long.toString(sandbox.init().pid())));
-        if (sandbox.userNamespace()) {
-            prefix.addAll(List.of("-U", "--preserve-credentials"));
-        }
-        prefix.addAll(List.of("-u", "--"));
-        return new HostTools(prefix);
-    }
-
     /** Copies {@code from}'s content and attributes into the existing directory {@code to}, reflinked where possible. */
     void copyTree(Path from, Path to) throws IOException {
         run("cp", "-a", "--reflink=auto", "--", from + "/.", to + "/");

@@ -65,7 +65,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
     private final Map<String, AgentChannel> channels = new ConcurrentHashMap<>();
     private final PoolFactory poolFactory = new PoolFactory();
     /** Sandboxes of the default spec launched ahead of the creates that take them. */
-    private final SandboxPool<Launched> sandboxPool;
+    private final SandboxPool<Pooled> sandboxPool;
 
     ProcboxBackend(ProcboxSettings settings) {
         this(settings, true);
@@ -104,7 +104,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         this.sandboxPool = sandboxPool(settings.sandboxPoolSize(), sandboxPoolName);
     }
 
-    private SandboxPool<Launched> sandboxPool(int size, String name) {
+    private SandboxPool<Pooled> sandboxPool(int size, String name) {
         if (name != null) {
             return new SandboxPool<>(size, poolFactory, name);
         }
@@ -191,11 +191,12 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
             throw new ApiException(503, availability.reason());
         }
         if (copiedImage == null && pooledSpec(spec)) {
-            Optional<Launched> pooled = sandboxPool.take(spec.dir().getParent().resolveSibling(SANDBOX_POOL_DIR),
+            Optional<Pooled> pooled = sandboxPool.take(spec.dir().getParent().resolveSibling(SANDBOX_POOL_DIR),
                     spec.id(), ProcboxInstance.pooledHome(spec.dir()));
             if (pooled.isPresent()) {
-                return new ProcboxInstance(spec.id(), ProcboxInstance.pooledHome(spec.dir()), pooled.get().sandbox(),
-                        register(spec.id(), pooled.get().channel().forSandbox(spec.id())));
+                Launched launched = pooled.get().launched();
+                return new ProcboxInstance(spec.id(), ProcboxInstance.pooledHome(spec.dir()), launched.sandbox(),
+                        register(spec.id(), launched.channel().forSandbox(spec.id())));
             }
         }
         Launched launched = launch(spec, copiedImage);
@@ -210,6 +211,10 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
 
     /** A running sandbox, and the channel to its agent (not yet registered). */
     record Launched(SandboxRecord sandbox, AgentChannel channel) {
+    }
+
+    /** A sandbox of the pool, and the process that gives it its hostname when it is handed over. */
+    record Pooled(Launched launched, HostnameSetter hostname) {
     }
 
     private Launched launch(InstanceSpec spec, Path copiedImage) {
@@ -513,35 +518,36 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
     }
 
     /** Launches the pool's sandboxes as creates of the default spec do, and ends them as destroy does. */
-    private final class PoolFactory implements SandboxPool.Factory<Launched> {
+    private final class PoolFactory implements SandboxPool.Factory<Pooled> {
 
         @Override
-        public Launched launch(String name, Path dir) {
+        public Pooled launch(String name, Path dir) {
             Launched launched = ProcboxBackend.this.launch(new InstanceSpec(name, dir, null), null);
             try {
                 // what a destroy without core's record goes by, once the sandbox is handed over
                 launched.sandbox().writePooled(dir);
+                return new Pooled(launched, HostnameSetter.start(commands, launched.sandbox(), LaunchFiles.in(dir).logFile()));
             } catch (IOException e) {
                 launched.channel().close();
-                throw new UncheckedIOException("cannot record pooled sandbox " + name + ": " + e.getMessage(), e);
+                throw new UncheckedIOException("cannot ready pooled sandbox " + name + ": " + e.getMessage(), e);
             }
-            return launched;
         }
 
         @Override
-        public boolean alive(Launched sandbox) {
-            return sandbox.sandbox().init().isRunning();
+        public boolean alive(Pooled sandbox) {
+            return sandbox.launched().sandbox().init().isRunning();
         }
 
         @Override
-        public void assign(Launched sandbox, String id) throws IOException {
-            HostTools.inUtsNamespaceOf(sandbox.sandbox()).run("hostname", SandboxCommands.hostname(id));
+        public void assign(Pooled sandbox, String id) throws IOException {
+            sandbox.hostname().set(SandboxCommands.hostname(id));
         }
 
         @Override
-        public void discard(String name, Path dir, Launched sandbox) {
+        public void discard(String name, Path dir, Pooled sandbox) {
             if (sandbox != null) {
-                sandbox.channel().close();
+                sandbox.hostname().close();
+                sandbox.launched().channel().close();
             }
             try {
                 destroy(new InstanceSpec(name, dir, null), new InstanceState(0, Map.of()));
