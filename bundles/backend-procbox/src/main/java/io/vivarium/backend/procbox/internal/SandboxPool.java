@@ -3,6 +3,7 @@ package io.vivarium.backend.procbox.internal;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -246,7 +247,7 @@ final class SandboxPool<T> implements AutoCloseable {
 
     /**
      * Stops launching, waits for a launch under way to end, then discards every pooled sandbox and
-     * the pool's directory; sandboxes already taken are the callers'.
+     * the pool's directory; sandboxes already taken (or being taken) are the callers'.
      */
     @Override
     public void close() {
@@ -273,9 +274,10 @@ final class SandboxPool<T> implements AutoCloseable {
         discarded.forEach(this::discard);
         if (in != null) {
             try {
-                if (Files.isDirectory(in)) {
-                    factory.delete(in);
-                }
+                // only once empty: a take under way may still be moving its sandbox out
+                Files.deleteIfExists(in);
+            } catch (DirectoryNotEmptyException e) {
+                LOG.log(Level.INFO, "left the sandbox pool " + in + ": it is not empty");
             } catch (IOException e) {
                 LOG.log(Level.WARNING, "cannot delete the sandbox pool " + in + ": " + e.getMessage());
             }
