@@ -195,12 +195,28 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
                     spec.id(), ProcboxInstance.pooledHome(spec.dir()));
             if (pooled.isPresent()) {
                 Launched launched = pooled.get().launched();
+                linkPooledWorkspace(spec);
                 return new ProcboxInstance(spec.id(), ProcboxInstance.pooledHome(spec.dir()), launched.sandbox(),
                         register(spec.id(), launched.channel().forSandbox(spec.id())));
             }
         }
         Launched launched = launch(spec, copiedImage);
         return new ProcboxInstance(spec.id(), spec.dir(), launched.sandbox(), register(spec.id(), launched.channel()));
+    }
+
+    /**
+     * Links {@code work} in the sandbox's directory to the workspace of the pooled sandbox moved
+     * there, so that it is where operators (and every other sandbox's) have it. Failing, the create
+     * fails, and its clean-up destroys the sandbox by the record in its directory.
+     */
+    private static void linkPooledWorkspace(InstanceSpec spec) {
+        Path home = ProcboxInstance.pooledHome(spec.dir());
+        try {
+            Files.createSymbolicLink(ProcboxInstance.workspaceDir(spec.dir()),
+                    spec.dir().relativize(ProcboxInstance.workspaceDir(home)));
+        } catch (IOException e) {
+            throw ApiException.internal("cannot link the workspace of sandbox " + spec.id() + ": " + e.getMessage(), e);
+        }
     }
 
     /** What the pool holds: sandboxes with every setting at its default. */

@@ -75,6 +75,8 @@ class ProcboxSandboxPoolTest {
         assertEquals(0, exec(instance, "sh", "-c", "echo x > /work/f").exitCode(), "a writable workspace");
         assertEquals(List.of("x"), Files.readAllLines(((ProcboxInstance) instance).forWalks().hostDir().resolve("f")),
                 "the daemon sees the workspace through its walk view");
+        assertEquals(List.of("x"), Files.readAllLines(ProcboxInstance.workspaceDir(pooled.spec().dir()).resolve("f")),
+                "the workspace is at work/ in the sandbox's directory, as a cold sandbox's");
         assertEquals("", exec(cold, "ls", "-A", "/work").stdout(), "not shared with another sandbox");
         assertEquals(workspaceSize(cold), workspaceSize(instance), "the default workspace size");
         SandboxRecord record = ((ProcboxInstance) instance).sandbox();
