@@ -45,7 +45,7 @@ class ConfigurationKeysIT {
         Path fakeQemu = Files.writeString(dir.resolve("fake-qemu-system"), "#!/bin/sh\nexit 1\n");
         Files.setPosixFilePermissions(fakeQemu, PosixFilePermissions.fromString("rwxr-xr-x"));
         writeCfg(deploy, "io.vivarium.core.internal.SandboxManager", "default_backend=" + EXAMPLE);
-        writeCfg(deploy, "io.vivarium.backend.procbox", "sandbox_uid=4321", "sandbox_gid=4322");
+        writeCfg(deploy, "io.vivarium.backend.procbox", "sandbox_uid=4321", "sandbox_gid=4322", "sandbox_pool_size=3");
         writeCfg(deploy, "io.vivarium.backend.qemu", "qemu_path=" + fakeQemu, "image_dir=" + dir.resolve("images"));
         writeCfg(deploy, "io.vivarium.storage.qcow2", "qemu_img_path=" + dir.resolve("no-qemu-img"));
         deploy.deploy(DeployFolder.exampleJar("backend"), "example-backend.jar");
@@ -84,6 +84,16 @@ class ConfigurationKeysIT {
             return "uid 4321, gid 4322".equals(u) ? u : null;
         });
         assertEquals("uid 4321, gid 4322", user);
+    }
+
+    @Test
+    void procboxSandboxPoolSizeIsTheBoundOfItsPool() throws Exception {
+        String pool = DeployFolder.await("procbox's sandbox_pool to hold up to 3", APPLIED, () -> {
+            JsonNode procbox = backend("procbox");
+            String p = procbox == null ? null : procbox.path("details").path("sandbox_pool").asText();
+            return p != null && p.startsWith("up to 3 sandboxes") ? p : null;
+        });
+        assertTrue(pool.startsWith("up to 3 sandboxes"), pool);
     }
 
     @Test

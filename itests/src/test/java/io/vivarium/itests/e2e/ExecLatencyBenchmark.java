@@ -21,8 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Side-by-side, in one run: HTTP exec round trip of {@code true} in an existing sandbox (through its
  * guest agent) against a bare {@code bwrap ... true} with a sandbox's own options spawned from a
  * shell loop, and sandbox create latency against the same bare spawn. Rounds alternate between the
- * two so that machine noise hits both alike; creates alternate between one whose workspace image
- * comes from procbox's pool and one whose image is copied at create. Also the guest agent's resident memory per sandbox
+ * two so that machine noise hits both alike; creates alternate between one of the default spec, which
+ * procbox serves from its pool of sandboxes launched ahead, and a cold one (a workspace size no pool
+ * holds: the sandbox is launched at create, its image copied). Also the guest agent's resident memory per sandbox
  * (VmRSS of its supervisor and worker). Not part of {@code verify}: run it with {@code ./vivarium
  * bench}. Results go to stdout and {@code target/bench/exec-latency.md}.
  */
@@ -32,9 +33,9 @@ class ExecLatencyBenchmark {
 
     static final int ROUNDS = 4;
     static final int PER_ROUND = 60;
-    /** Creates of each kind, alternating: with the default workspace size (pooled image) and with another (copied). */
+    /** Creates of each kind, alternating: of the default spec (a pooled sandbox) and with another workspace size (cold). */
     static final int CREATES = 40;
-    /** A workspace size procbox's pool does not hold: the image is copied from its template at create, as without a pool. */
+    /** A workspace size procbox's pools do not hold: the sandbox is launched and its image copied at create, as without pools. */
     static final Map<String, Object> COLD = Map.of("disk_limit_mib", 1023);
     /**
      * Execs before the timed rounds. The daemon and this client start cold: their request paths run
@@ -74,15 +75,18 @@ class ExecLatencyBenchmark {
             bare.addAll(bareBwrap(work, PER_ROUND));
         }
 
-        // untimed: the first default create starts filling the pool, the first cold one formats its template
+        // untimed: the first cold create formats its template (the first create above started the pools)
         create(api, Map.of());
         create(api, COLD);
         List<Double> create = new ArrayList<>();
         List<Double> coldCreate = new ArrayList<>();
+        int servedByPool = 0;
         double stateWritesBefore = stateWriteSeconds(api);
         for (int i = 0; i < CREATES; i++) {
-            create.add(create(api, Map.of()));
-            coldCreate.add(create(api, COLD));
+            Created pooled = create(api, Map.of());
+            create.add(pooled.ms());
+            servedByPool += pooled.fromPool() ? 1 : 0;
+            coldCreate.add(create(api, COLD).ms());
         }
         double stateWriteMsPerCreate = (stateWriteSeconds(api) - stateWritesBefore) * 1000 / (2.0 * CREATES);
         long agentRssKib = agentRssKib(init);
@@ -95,13 +99,15 @@ class ExecLatencyBenchmark {
                 "|---|---|---|---|",
                 row("HTTP exec `true` in an existing sandbox", exec),
                 row("bare `bwrap ... true` from a bash loop", bare),
-                row("HTTP create sandbox (POST /v1/sandboxes), workspace image from the pool", create),
-                row("HTTP create sandbox, workspace image copied at create (cold: `disk_limit_mib` 1023, not pooled)",
+                row("HTTP create sandbox (POST /v1/sandboxes), default spec: procbox's sandbox pool", create),
+                row("HTTP create sandbox, launched at create, workspace image copied (cold: `disk_limit_mib` 1023, not pooled)",
                         coldCreate),
                 "",
                 String.format("exec p50 / bare bwrap p50 = **%.2f×** (goal ≤ 0.5×); create p50 / bare bwrap p50 = "
                         + "**%.2f×** pooled, **%.2f×** cold (goal ≤ 3×)", execP50 / bareP50, pct(create, 50) / bareP50,
                         pct(coldCreate, 50) / bareP50),
+                String.format("default-spec creates served by the sandbox pool: **%d of %d** (the others launched"
+                        + " their sandbox: the pool was empty)", servedByPool, CREATES),
                 String.format("of a create, core's two durable writes of the sandbox's record (temp, fsync, rename, fsync "
                         + "of the folder; `vivarium_state_write_seconds`) = **%.2f ms** mean", stateWriteMsPerCreate),
                 String.format("guest agent VmRSS per sandbox (supervisor + worker, after the execs) = **%d KiB** (goal ≤ 2048 KiB)",
@@ -115,17 +121,23 @@ class ExecLatencyBenchmark {
 
     /**
      * Times one create (checked for 201), then deletes the sandbox outside the timed section; the
-     * delete gives the pool the time to replace the image the create took, as a gap between creates would.
+     * delete gives the pools the time to replace what the create took, as a gap between creates would.
      */
-    private static double create(Api api, Map<String, Object> body) throws Exception {
+    private Created create(Api api, Map<String, Object> body) throws Exception {
         long t0 = System.nanoTime();
         Api.Response r = api.post("/v1/sandboxes", body);
         double ms = (System.nanoTime() - t0) / 1e6;
         if (r.status() != 201) {
             throw new AssertionError("create failed: " + r.status() + " " + r.raw().body());
         }
-        api.delete("/v1/sandboxes/" + r.body().get("id").asText());
-        return ms;
+        String id = r.body().get("id").asText();
+        // procbox moves a pooled sandbox's files into a "pooled" folder of the sandbox's directory
+        boolean fromPool = Files.isDirectory(dir.resolve("state").resolve("sandboxes").resolve(id).resolve("pooled"));
+        api.delete("/v1/sandboxes/" + id);
+        return new Created(ms, fromPool);
+    }
+
+    private record Created(double ms, boolean fromPool) {
     }
 
     /** The daemon's total time spent writing sandbox records so far, from its metrics. */

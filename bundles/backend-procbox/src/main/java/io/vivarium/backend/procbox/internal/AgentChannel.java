@@ -60,6 +60,11 @@ final class AgentChannel extends AgentGuestChannel implements AutoCloseable {
         this.pooled = pooled;
     }
 
+    /** The same agent and connections, for the sandbox the pool handed this one over as. */
+    AgentChannel forSandbox(String sandboxId) {
+        return new AgentChannel(sandboxId, init, socket, pooled);
+    }
+
     /** Also keeps a call out of an unrelated process that reused a dead init's pid. */
     @Override
     protected boolean running() {

@@ -14,6 +14,7 @@ import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +45,8 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
             List.of(SandboxCommands.SETSID, SandboxCommands.NSENTER, SandboxCommands.SETPRIV);
     private static final Duration KILL_WAIT = Duration.ofSeconds(2);
     private static final Duration CGROUP_REMOVAL_WAIT = Duration.ofSeconds(2);
+    /** Where the sandbox pool lives: beside the sandboxes' directories, on their filesystem. */
+    static final String SANDBOX_POOL_DIR = "procbox-pool";
 
     private final ProcboxSettings settings;
     private final LimitCgroups cgroups;
@@ -60,6 +63,9 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
     private final String agentProblem;
     /** The agent channels of the sandboxes this backend created or adopted, closed with it. */
     private final Map<String, AgentChannel> channels = new ConcurrentHashMap<>();
+    private final PoolFactory poolFactory = new PoolFactory();
+    /** Sandboxes of the default spec launched ahead of the creates that take them. */
+    private final SandboxPool<Pooled> sandboxPool;
 
     ProcboxBackend(ProcboxSettings settings) {
         this(settings, true);
@@ -67,6 +73,14 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
 
     /** @param overlayDryRuns false to dry-run on copies of the workspace even as root */
     ProcboxBackend(ProcboxSettings settings, boolean overlayDryRuns) {
+        this(settings, overlayDryRuns, null);
+    }
+
+    /**
+     * @param sandboxPoolName the name of the sandbox pool's directory ({@link DaemonOwnedDirs}), or
+     *        null for one owned by this process
+     */
+    ProcboxBackend(ProcboxSettings settings, boolean overlayDryRuns, String sandboxPoolName) {
         this.settings = settings;
         this.cgroups = LimitCgroups.detect(settings.cgroupRoot(), LimitCgroups.Controller.MEMORY);
         this.pidsCgroups = LimitCgroups.detect(settings.cgroupRoot(), LimitCgroups.Controller.PIDS);
@@ -87,6 +101,19 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         }
         this.agentBinary = binary;
         this.agentProblem = problem;
+        this.sandboxPool = sandboxPool(settings.sandboxPoolSize(), sandboxPoolName);
+    }
+
+    private SandboxPool<Pooled> sandboxPool(int size, String name) {
+        if (name != null) {
+            return new SandboxPool<>(size, poolFactory, name);
+        }
+        try {
+            return new SandboxPool<>(size, poolFactory);
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "no sandbox pool: " + e.getMessage());
+            return new SandboxPool<>(0, poolFactory, "none");
+        }
     }
 
     @Override
@@ -109,6 +136,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         d.put("memory_cgroup", cgroups.describe());
         d.put("pids_cgroup", pidsCgroups.describe());
         d.put("workspace", workspaces.describe());
+        d.put("sandbox_pool", describePool());
         d.put("images", ProcboxImages.DESCRIPTION);
         d.put("sandbox_user", settings.userNamespace() ? "the daemon's uid " + ProcFs.effectiveUid()
                 + " in a user namespace (the daemon is not root)" : "uid " + settings.uid() + ", gid " + settings.gid());
@@ -154,13 +182,58 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
 
     /**
      * Creates a sandbox; with {@code copiedImage} (a fork: the workspace image already made in its
-     * directory from a snapshot) that image is mounted instead of a fresh one.
+     * directory from a snapshot) that image is mounted instead of a fresh one. A create of the
+     * default spec takes a pooled sandbox when one is ready.
      */
     SandboxInstance createWithImage(InstanceSpec spec, Path copiedImage) {
         Availability availability = availability();
         if (!availability.available()) {
             throw new ApiException(503, availability.reason());
         }
+        if (copiedImage == null && pooledSpec(spec)) {
+            Optional<Pooled> pooled = sandboxPool.take(spec.dir().getParent().resolveSibling(SANDBOX_POOL_DIR),
+                    spec.id(), ProcboxInstance.pooledHome(spec.dir()));
+            if (pooled.isPresent()) {
+                Launched launched = pooled.get().launched();
+                linkPooledWorkspace(spec);
+                return new ProcboxInstance(spec.id(), ProcboxInstance.pooledHome(spec.dir()), launched.sandbox(),
+                        register(spec.id(), launched.channel().forSandbox(spec.id())));
+            }
+        }
+        Launched launched = launch(spec, copiedImage);
+        return new ProcboxInstance(spec.id(), spec.dir(), launched.sandbox(), register(spec.id(), launched.channel()));
+    }
+
+    /**
+     * Links {@code work} in the sandbox's directory to the workspace of the pooled sandbox moved
+     * there, so that it is where operators (and every other sandbox's) have it. Failing, the create
+     * fails, and its clean-up destroys the sandbox by the record in its directory.
+     */
+    private static void linkPooledWorkspace(InstanceSpec spec) {
+        Path home = ProcboxInstance.pooledHome(spec.dir());
+        try {
+            Files.createSymbolicLink(ProcboxInstance.workspaceDir(spec.dir()),
+                    spec.dir().relativize(ProcboxInstance.workspaceDir(home)));
+        } catch (IOException e) {
+            throw ApiException.internal("cannot link the workspace of sandbox " + spec.id() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** What the pool holds: sandboxes with every setting at its default. */
+    private static boolean pooledSpec(InstanceSpec spec) {
+        return spec.memoryLimitMib() == null && spec.pidsLimit() == null && spec.diskLimitMib() == null
+                && spec.vcpus() == null && spec.image() == null;
+    }
+
+    /** A running sandbox, and the channel to its agent (not yet registered). */
+    record Launched(SandboxRecord sandbox, AgentChannel channel) {
+    }
+
+    /** A sandbox of the pool, and the process that gives it its hostname when it is handed over. */
+    record Pooled(Launched launched, HostnameSetter hostname) {
+    }
+
+    private Launched launch(InstanceSpec spec, Path copiedImage) {
         Integer limitMib = spec.memoryLimitMib();
         if (limitMib != null && limitMib <= 0) {
             throw ApiException.badRequest("memory_limit_mib must be positive");
@@ -197,15 +270,14 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
             if (userNamespace) {
                 sealAgentDir(spec.id(), sandbox, started);
             }
-            return new ProcboxInstance(spec.id(), spec.dir(), sandbox,
-                    register(spec.id(), new AgentChannel(spec.id(), started.init(), started.socket(), started.agent())));
+            return new Launched(sandbox, new AgentChannel(spec.id(), started.init(), started.socket(), started.agent()));
         } catch (RuntimeException e) {
             for (Path made : SandboxRecord.cgroups(cgroup, pidsCgroup)) {
                 LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
             }
             try {
-                removeWalkView(spec);
-                unmountWorkspace(spec);
+                removeWalkView(spec.id(), spec.dir());
+                unmountWorkspace(spec.id(), spec.dir());
             } catch (RuntimeException cleanup) {
                 e.addSuppressed(cleanup);
             }
@@ -306,9 +378,44 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         return new ProcboxImages(this, workspaces.supported());
     }
 
-    /** Drops the idle agent connections of every sandbox and the pool of ready workspace images; sandboxes run on. */
+    private String describePool() {
+        if (sandboxPool.size() == 0) {
+            return "none (sandbox_pool_size is 0): every create launches its sandbox";
+        }
+        String off = sandboxPool.offReason();
+        if (off != null) {
+            return "off (" + off + "): every create launches its sandbox";
+        }
+        Path dir = sandboxPool.dir();
+        return "up to " + sandboxPool.size() + " sandboxes of the default spec launched ahead"
+                + (dir == null ? ", from the first create on" : " in " + dir + ", " + sandboxPool.ready() + " ready");
+    }
+
+    /** Starts the sandbox pool beside the sandboxes of {@code stateDir}, ahead of the first create. */
+    void startSandboxPool(Path stateDir) {
+        sandboxPool.start(stateDir.resolve(SANDBOX_POOL_DIR));
+    }
+
+    /** Pooled sandboxes ready to be taken now. */
+    int pooledReady() {
+        return sandboxPool.ready();
+    }
+
+    /**
+     * Discards the pooled sandboxes a daemon that no longer runs left in {@code stateDir} (killed
+     * with -9): at activation, before any create tells where the sandboxes live.
+     */
+    void removeAbandonedPools(Path stateDir) {
+        SandboxPool.removeAbandoned(stateDir.resolve(SANDBOX_POOL_DIR), poolFactory);
+    }
+
+    /**
+     * Discards the pooled sandboxes, drops the idle agent connections of every other sandbox and
+     * the pool of ready workspace images; sandboxes handed out run on.
+     */
     @Override
     public void close() {
+        sandboxPool.close();
         channels.values().forEach(AgentChannel::close);
         channels.clear();
         workspaces.close();
@@ -333,13 +440,14 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         if (!sandbox.init().isRunning()) {
             throw new InstanceGoneException("init process " + sandbox.init().pid() + " is gone");
         }
+        Path home = ProcboxInstance.home(spec.dir());
         try {
-            discardDryRunLeftovers(spec, HostTools.withAccessOf(sandbox));
+            discardDryRunLeftovers(spec.id(), home, HostTools.withAccessOf(sandbox));
         } catch (ApiException e) {
             // the sandbox itself is fine; destroy tries again before its directory goes
             LOG.log(Level.WARNING, e.getMessage());
         }
-        return new ProcboxInstance(spec.id(), spec.dir(), sandbox, channel(spec.id(), sandbox));
+        return new ProcboxInstance(spec.id(), home, sandbox, channel(spec.id(), sandbox));
     }
 
     /** The same agent on its recorded socket; nsenter into a sandbox made before procbox had an agent. */
@@ -354,7 +462,9 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
     /**
      * Kills the sandbox's init, which takes its whole PID namespace with it, then unmounts its
      * workspace image and removes its cgroups. Leaves {@code spec.dir()} to core, but not before any dry-run overlay mounted in it
-     * is gone: core's recursive delete would walk into it.
+     * is gone: core's recursive delete would walk into it. Without a recorded state (the daemon
+     * stopped before create returned) a sandbox from the pool is known by the record the pool
+     * left in its directory, any other by its launch files.
      */
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
@@ -362,23 +472,26 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         if (channel != null) {
             channel.close();
         }
+        Path home = ProcboxInstance.home(spec.dir());
         SandboxRecord sandbox;
         try {
             sandbox = SandboxRecord.fromData(state.data());
         } catch (IllegalArgumentException e) {
-            // no recorded state: the daemon stopped before create returned
-            launcher.killUnrecorded(spec.dir());
+            sandbox = SandboxRecord.readPooled(home).orElse(null);
+        }
+        if (sandbox == null) {
+            launcher.killUnrecorded(home);
             cgroups.existing(spec.id()).ifPresent(cgroup -> LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
             pidsCgroups.existing(spec.id()).ifPresent(cgroup -> LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
-            removeWalkView(spec);
-            unmountWorkspace(spec);
+            removeWalkView(spec.id(), home);
+            unmountWorkspace(spec.id(), home);
             return;
         }
         // while the init lives, the leftovers can be removed with its access to the workspace
-        discardDryRunLeftovers(spec, HostTools.withAccessOf(sandbox));
-        removeWalkView(spec);
+        discardDryRunLeftovers(spec.id(), home, HostTools.withAccessOf(sandbox));
+        removeWalkView(spec.id(), home);
         sandbox.init().kill(KILL_WAIT);
-        unmountWorkspace(spec);
+        unmountWorkspace(spec.id(), home);
         for (Path cgroup : sandbox.cgroups()) {
             if (!LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT)) {
                 throw ApiException.internal("the cgroup " + cgroup + " of sandbox " + spec.id()
@@ -387,12 +500,12 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         }
     }
 
-    /** Unmounts the workspace image, before core deletes the directory it is mounted in. */
-    private static void unmountWorkspace(InstanceSpec spec) {
+    /** Unmounts the workspace image in {@code home}, before its directory is deleted. */
+    private static void unmountWorkspace(String sandboxId, Path home) {
         try {
-            WorkspaceImages.unmount(ProcboxInstance.workspaceDir(spec.dir()));
+            WorkspaceImages.unmount(ProcboxInstance.workspaceDir(home));
         } catch (IOException e) {
-            throw ApiException.internal("cannot unmount the workspace of sandbox " + spec.id() + ": " + e.getMessage(), e);
+            throw ApiException.internal("cannot unmount the workspace of sandbox " + sandboxId + ": " + e.getMessage(), e);
         }
     }
 
@@ -404,23 +517,68 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         return dryRunner.run(procbox, request);
     }
 
-    private static void removeWalkView(InstanceSpec spec) {
+    private static void removeWalkView(String sandboxId, Path home) {
         try {
-            WalkView.remove(spec.dir());
+            WalkView.remove(home);
         } catch (IOException e) {
-            throw ApiException.internal("cannot unmount the workspace view of sandbox " + spec.id() + ": " + e.getMessage(), e);
+            throw ApiException.internal("cannot unmount the workspace view of sandbox " + sandboxId + ": " + e.getMessage(), e);
         }
     }
 
     /** Ends, unmounts and removes what dry-runs interrupted by a crash of the daemon left behind. */
-    private static void discardDryRunLeftovers(InstanceSpec spec, HostTools tools) {
+    private static void discardDryRunLeftovers(String sandboxId, Path home, HostTools tools) {
         try {
-            for (DryRunScratch leftover : DryRunScratch.leftovers(spec.dir())) {
+            for (DryRunScratch leftover : DryRunScratch.leftovers(home)) {
                 leftover.discard(tools);
             }
         } catch (IOException e) {
-            throw ApiException.internal("cannot discard what an interrupted dry-run left in sandbox " + spec.id()
+            throw ApiException.internal("cannot discard what an interrupted dry-run left in sandbox " + sandboxId
                     + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Launches the pool's sandboxes as creates of the default spec do, and ends them as destroy does. */
+    private final class PoolFactory implements SandboxPool.Factory<Pooled> {
+
+        @Override
+        public Pooled launch(String name, Path dir) {
+            Launched launched = ProcboxBackend.this.launch(new InstanceSpec(name, dir, null), null);
+            try {
+                // what a destroy without core's record goes by, once the sandbox is handed over
+                launched.sandbox().writePooled(dir);
+                return new Pooled(launched, HostnameSetter.start(commands, launched.sandbox(), LaunchFiles.in(dir).logFile()));
+            } catch (IOException e) {
+                launched.channel().close();
+                throw new UncheckedIOException("cannot ready pooled sandbox " + name + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public boolean alive(Pooled sandbox) {
+            return sandbox.launched().sandbox().init().isRunning();
+        }
+
+        @Override
+        public void assign(Pooled sandbox, String id) throws IOException {
+            sandbox.hostname().set(SandboxCommands.hostname(id));
+        }
+
+        @Override
+        public void discard(String name, Path dir, Pooled sandbox) {
+            if (sandbox != null) {
+                sandbox.hostname().close();
+                sandbox.launched().channel().close();
+            }
+            try {
+                destroy(new InstanceSpec(name, dir, null), new InstanceState(0, Map.of()));
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "cannot end pooled sandbox " + name + " in " + dir + ": " + e.getMessage());
+            }
+        }
+
+        @Override
+        public void delete(Path dir) throws IOException {
+            HostTools.AS_DAEMON.removeTree(dir);
         }
     }
 }

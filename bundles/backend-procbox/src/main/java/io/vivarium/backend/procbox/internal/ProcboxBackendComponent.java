@@ -1,6 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
 import java.io.File;
+import java.nio.file.Path;
 
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.SandboxBackend;
@@ -36,6 +37,9 @@ public class ProcboxBackendComponent extends DelegatingImagesBackend {
         this.backend = new ProcboxBackend(ProcboxSettings.from(config,
                 data == null ? ProcboxSettings.defaultAgentDir() : data.toPath()));
         this.images = backend.images();
+        // where core keeps its state unless its own configuration says otherwise; a create tells for sure
+        String stateDir = context.getProperty("vivarium.state.dir");
+        backend.removeAbandonedPools(Path.of(stateDir == null || stateDir.isEmpty() ? "var" : stateDir));
     }
 
     @Deactivate

@@ -46,4 +46,12 @@ public @interface ProcboxConfig {
             + "none. They are kept in the template directory, which must be on the filesystem of the state directory "
             + "for them to be used (else the pool turns itself off and says so); each takes a few hundred KiB of disk.")
     int workspace__pool__size() default ProcboxSettings.DEFAULT_WORKSPACE_POOL_SIZE;
+
+    @AttributeDefinition(description = "How many sandboxes of the default spec (no memory, pids or disk limit asked for, "
+            + "no image) are launched ahead of time, in the background from the first create on, so that such a create "
+            + "takes one (its hostname set to the new id) instead of waiting for a launch; 0 for none. They are not "
+            + "sandboxes yet: not listed, not counted by max_sandboxes, each a few hundred KiB of memory and a loop "
+            + "device. Kept in procbox-pool beside the state directory's sandboxes; discarded when the backend stops, "
+            + "and by the next daemon if this one is killed.")
+    int sandbox__pool__size() default ProcboxSettings.DEFAULT_SANDBOX_POOL_SIZE;
 }

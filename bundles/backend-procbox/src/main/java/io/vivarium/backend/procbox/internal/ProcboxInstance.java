@@ -6,6 +6,7 @@ import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxInstance;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -14,6 +15,8 @@ final class ProcboxInstance implements SandboxInstance {
 
     private static final String WORKSPACE_DIR = "work";
     private static final String AGENT_DIR = "agent";
+    /** Where a sandbox taken from the pool keeps its files, in the directory core gave it. */
+    private static final String POOLED_HOME = "pooled";
 
     private final String id;
     private final Path dir;
@@ -23,7 +26,8 @@ final class ProcboxInstance implements SandboxInstance {
     private final GuestChannel channel;
 
     /**
-     * @param dir the sandbox's private directory, which holds its workspace
+     * @param dir the directory of the sandbox's files, which holds its workspace: core's directory
+     *        for it, or {@link #home} there
      * @param channel its agent's, or nsenter for a sandbox without one
      */
     ProcboxInstance(String id, Path dir, SandboxRecord sandbox, GuestChannel channel) {
@@ -42,6 +46,21 @@ final class ProcboxInstance implements SandboxInstance {
             walkRoot = WalkView.ensure(dir);
         }
         return walkRoot;
+    }
+
+    /**
+     * Where procbox keeps the files of the sandbox whose directory (from core) is {@code dir}: that
+     * directory, or for a sandbox taken from the pool the directory it was launched in, moved there
+     * as a whole (its mounts cannot be moved one by one).
+     */
+    static Path home(Path dir) {
+        Path pooled = pooledHome(dir);
+        return Files.isDirectory(pooled) ? pooled : dir;
+    }
+
+    /** Where a sandbox taken from the pool for the directory {@code dir} keeps its files. */
+    static Path pooledHome(Path dir) {
+        return dir.resolve(POOLED_HOME);
     }
 
     /** Where the workspace of the sandbox with the private directory {@code dir} lives on the host. */

@@ -16,14 +16,16 @@ import java.nio.file.Path;
  * @param templateDir where the pre-formatted workspace templates are kept
  * @param agentDir where the guest agent binary is written for the sandboxes to run ({@link AgentBinary})
  * @param workspacePoolSize how many copies of the default workspace template are kept ready ({@link WorkspacePool}); 0 for none
+ * @param sandboxPoolSize how many sandboxes of the default spec are kept launched ahead ({@link SandboxPool}); 0 for none
  */
 record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace, int defaultPidsLimit,
-        int defaultDiskLimitMib, Path templateDir, Path agentDir, int workspacePoolSize) {
+        int defaultDiskLimitMib, Path templateDir, Path agentDir, int workspacePoolSize, int sandboxPoolSize) {
 
     static final Path DEFAULT_CGROUP_ROOT = Path.of("/sys/fs/cgroup");
     static final int DEFAULT_PIDS_LIMIT = 512;
     static final int DEFAULT_DISK_LIMIT_MIB = 1024;
     static final int DEFAULT_WORKSPACE_POOL_SIZE = 4;
+    static final int DEFAULT_SANDBOX_POOL_SIZE = 2;
 
     /** With the default limits and template directory. */
     ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace) {
@@ -31,11 +33,20 @@ record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean us
                 defaultTemplateDir());
     }
 
-    /** With the agent binary in the JVM's temporary directory and the default workspace pool. */
+    /**
+     * With the agent binary in the JVM's temporary directory, the default workspace pool and no
+     * sandbox pool (a test's backend that is never closed leaves no pooled sandbox running).
+     */
     ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean userNamespace, int defaultPidsLimit,
             int defaultDiskLimitMib, Path templateDir) {
         this(bwrap, uid, gid, cgroupRoot, userNamespace, defaultPidsLimit, defaultDiskLimitMib, templateDir,
-                defaultAgentDir(), DEFAULT_WORKSPACE_POOL_SIZE);
+                defaultAgentDir(), DEFAULT_WORKSPACE_POOL_SIZE, 0);
+    }
+
+    /** These settings with a sandbox pool of {@code size}. */
+    ProcboxSettings withSandboxPool(int size) {
+        return new ProcboxSettings(bwrap, uid, gid, cgroupRoot, userNamespace, defaultPidsLimit, defaultDiskLimitMib,
+                templateDir, agentDir, workspacePoolSize, size);
     }
 
     /** Where the agent binary goes when the framework gives the bundle no data area (and in tests). */
@@ -55,6 +66,6 @@ record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean us
                 config.default__disk__limit__mib(),
                 config.workspace__template__dir().isBlank() ? defaultTemplateDir()
                         : Path.of(config.workspace__template__dir()),
-                agentDir, config.workspace__pool__size());
+                agentDir, config.workspace__pool__size(), config.sandbox__pool__size());
     }
 }

@@ -138,9 +138,27 @@ final class SandboxCommands {
         argv.addAll(List.of("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try"));
         argv.addAll(filesystem(workDir));
-        argv.addAll(List.of(
-                "--hostname", sandboxId.length() > MAX_HOSTNAME ? sandboxId.substring(0, MAX_HOSTNAME) : sandboxId));
+        argv.addAll(List.of("--hostname", hostname(sandboxId)));
         return argv;
+    }
+
+    /**
+     * Runs {@code command} in the sandbox's UTS namespace (where its hostname is set), with the
+     * powers of its user namespace's root if it has one; in the host's PID and mount namespaces.
+     */
+    List<String> inUtsNamespace(SandboxRecord sandbox, List<String> command) {
+        List<String> argv = new ArrayList<>(List.of(NSENTER, "-t", Long.toString(sandbox.init().pid())));
+        if (sandbox.userNamespace()) {
+            argv.addAll(List.of("-U", "--preserve-credentials"));
+        }
+        argv.addAll(List.of("-u", "--"));
+        argv.addAll(command);
+        return argv;
+    }
+
+    /** The hostname of the sandbox {@code sandboxId}: its id, cut to the length a hostname may have. */
+    static String hostname(String sandboxId) {
+        return sandboxId.length() > MAX_HOSTNAME ? sandboxId.substring(0, MAX_HOSTNAME) : sandboxId;
     }
 
     /**

@@ -1,10 +1,17 @@
 package io.vivarium.backend.procbox.internal;
 
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
 import java.util.stream.Stream;
 
 /**
@@ -22,6 +29,8 @@ import java.util.stream.Stream;
  */
 record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
         Path agentSocket) {
+
+    private static final String POOLED_FILE = "pooled-sandbox.properties";
 
     /** A sandbox without an agent, as procbox made them before it had one. */
     SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace) {
@@ -50,6 +59,34 @@ record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
             data.put("agent", agentSocket.toString());
         }
         return Map.copyOf(data);
+    }
+
+    /**
+     * Writes this record into a pooled sandbox's directory, where a destroy finds it when core has
+     * none yet (the daemon stopped between taking the sandbox and recording it). Not synced: it
+     * guards against the daemon's death, not the host's, which takes the sandbox along.
+     */
+    void writePooled(Path dir) throws IOException {
+        Properties properties = new Properties();
+        properties.putAll(toData());
+        Path partial = dir.resolve(POOLED_FILE + ".partial");
+        try (Writer out = Files.newBufferedWriter(partial)) {
+            properties.store(out, null);
+        }
+        Files.move(partial, dir.resolve(POOLED_FILE), StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** The record {@link #writePooled} left in {@code dir}, if there is a readable one. */
+    static Optional<SandboxRecord> readPooled(Path dir) {
+        Properties properties = new Properties();
+        try (Reader in = Files.newBufferedReader(dir.resolve(POOLED_FILE))) {
+            properties.load(in);
+            Map<String, String> data = new HashMap<>();
+            properties.stringPropertyNames().forEach(key -> data.put(key, properties.getProperty(key)));
+            return Optional.of(fromData(data));
+        } catch (IOException | IllegalArgumentException e) {
+            return Optional.empty();
+        }
     }
 
     /** Reads a record written by {@link #toData()}; throws IllegalArgumentException if it is not one. */

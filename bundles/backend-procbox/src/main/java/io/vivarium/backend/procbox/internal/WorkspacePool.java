@@ -38,7 +38,6 @@ final class WorkspacePool implements AutoCloseable {
     }
 
     private static final System.Logger LOG = System.getLogger(WorkspacePool.class.getName());
-    private static final String PREFIX = "pool-";
     private static final long CLOSE_WAIT_MILLIS = 2000;
 
     private final Path dir;
@@ -75,32 +74,14 @@ final class WorkspacePool implements AutoCloseable {
             throw new IllegalArgumentException("pool size must not be negative: " + size);
         }
         removeAbandoned(parent);
-        long pid = ProcessHandle.current().pid();
-        String startTime = ProcFs.liveStartTime(pid).orElseThrow(() -> new IOException("cannot read this process's start time"));
-        return new WorkspacePool(parent.resolve(PREFIX + pid + "-" + startTime + "-" + UUID.randomUUID()), size, copier);
+        return new WorkspacePool(parent.resolve(DaemonOwnedDirs.newName()), size, copier);
     }
 
     /** Deletes the pools under {@code parent} of processes that no longer run. */
     static void removeAbandoned(Path parent) throws IOException {
-        if (!Files.isDirectory(parent)) {
-            return;
+        for (Path pool : DaemonOwnedDirs.abandoned(parent)) {
+            deleteFlat(pool);
         }
-        try (DirectoryStream<Path> pools = Files.newDirectoryStream(parent, PREFIX + "*")) {
-            for (Path pool : pools) {
-                if (!ownerRuns(pool.getFileName().toString())) {
-                    deleteFlat(pool);
-                }
-            }
-        }
-    }
-
-    /** Whether the process named in a pool directory's name ({@code pool-PID-STARTTIME-RANDOM}) still runs. */
-    static boolean ownerRuns(String poolName) {
-        String[] parts = poolName.substring(PREFIX.length()).split("-", 3);
-        if (parts.length < 3 || !parts[0].matches("[0-9]{1,10}")) {
-            return false;
-        }
-        return ProcFs.liveStartTime(Long.parseLong(parts[0])).filter(parts[1]::equals).isPresent();
     }
 
     Path dir() {

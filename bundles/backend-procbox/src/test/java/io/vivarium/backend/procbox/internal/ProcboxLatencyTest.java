@@ -28,6 +28,17 @@ class ProcboxLatencyTest {
         Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
         ProcboxBackend unlimited = backend(0, 0);
         ProcboxBackend defaults = ProcboxSandboxTest.rootBackend();
+        ProcboxBackend pooled = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+                ProcboxSettings.DEFAULT_CGROUP_ROOT, false, ProcboxSettings.DEFAULT_PIDS_LIMIT,
+                ProcboxSettings.DEFAULT_DISK_LIMIT_MIB, tmp.resolve("templates")).withSandboxPool(2), true, null);
+        try {
+            measure(unlimited, defaults, pooled);
+        } finally {
+            pooled.close();
+        }
+    }
+
+    private void measure(ProcboxBackend unlimited, ProcboxBackend defaults, ProcboxBackend pooled) throws IOException {
         ExecRequest trueRequest = new ExecRequest(List.of("true"), 10, Map.of("PATH", "/usr/bin:/bin"), "/work", null,
                 1000);
         double[] creates = new double[20];
@@ -46,13 +57,22 @@ class ProcboxLatencyTest {
         for (Variant variant : List.of(new Variant("no limits", unlimited, null),
                 new Variant("pids limit only", backend(ProcboxSettings.DEFAULT_PIDS_LIMIT, 0), null),
                 new Variant("default pids + 1 GiB workspace", defaults, null),
-                new Variant("defaults + memory limit", defaults, 256))) {
+                new Variant("defaults + memory limit", defaults, 256),
+                new Variant("defaults, from the sandbox pool (full before each create)", pooled, null))) {
             ProcboxBackend backend = variant.backend();
             Integer limit = variant.memoryLimitMib();
             double[] exec = new double[100];
             for (int i = 0; i < creates.length; i++) {
                 String id = "lat-" + i + "-" + variant.label().replaceAll("[^a-z0-9]", "");
-                InstanceSpec spec = new InstanceSpec(id, Files.createDirectory(tmp.resolve(id)), limit);
+                InstanceSpec spec = new InstanceSpec(id, Files.createDirectories(tmp.resolve("sandboxes").resolve(id)),
+                        limit);
+                if (backend == pooled) {
+                    // untimed: the pool refills between creates, as it does between a client's creates
+                    pooled.startSandboxPool(tmp);
+                    while (pooled.pooledReady() < 2 && Sleep.briefly(5)) {
+                        // waiting for the refill
+                    }
+                }
                 long start = System.nanoTime();
                 SandboxInstance instance = backend.create(spec);
                 creates[i] = millisSince(start);

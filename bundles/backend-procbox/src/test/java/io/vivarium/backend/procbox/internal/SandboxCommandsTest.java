@@ -55,6 +55,18 @@ class SandboxCommandsTest {
     }
 
     @Test
+    void theHostnameOfAPooledSandboxIsSetInItsUtsNamespaceFromAUserNamespaceItsRootHasPowerIn() {
+        List<String> setter = List.of("/bin/sh", "-c", HostnameSetter.SCRIPT, "sh");
+
+        assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-u", "--", "/bin/sh", "-c", HostnameSetter.SCRIPT, "sh"),
+                commands.inUtsNamespace(sandbox(null, false), setter));
+        assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-U", "--preserve-credentials", "-u", "--", "/bin/sh",
+                "-c", HostnameSetter.SCRIPT, "sh"), commands.inUtsNamespace(sandbox(null, true), setter));
+        assertEquals("read -r name && exec hostname \"$name\"", HostnameSetter.SCRIPT,
+                "the name read is used quoted, once, and nothing else of the input is");
+    }
+
+    @Test
     void readsNoNewPrivsFromTheStatusFile() {
         assertTrue(ProcFs.noNewPrivileges("Name:\tjava\nNoNewPrivs:\t1\nSeccomp:\t0\n"));
         assertFalse(ProcFs.noNewPrivileges("Name:\tjava\nNoNewPrivs:\t0\n"));
