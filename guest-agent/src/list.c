@@ -161,7 +161,9 @@ int list_main(char **argv)
 	hashing = !strcmp(argv[0], "sha256");
 	status = 0;
 	for (char **p = argv + 1; *p; p++) {
-		/* nftw descends at most this many levels; past PATH_MAX it fails, which is reported */
+		/* The fd bound is not the depth bound: musl's nftw keeps a directory open per level, so
+		 * the depth is bounded by RLIMIT_NOFILE (EMFILE, reported) and paths by PATH_MAX (also
+		 * reported). Kept high: musl stops descending, silently, once the bound reaches 0. */
 		if (nftw(*p, visit, 1 << 20, FTW_PHYS | FTW_MOUNT) < 0) {
 			fprintf(stderr, "cannot walk %s: %s\n", *p, strerror(errno));
 			status = 1;

@@ -582,7 +582,7 @@ int listen_unix(const char *path)
 
 /* Closes every listener and every connection accepted from one (serial ports stay): gVisor cannot
  * checkpoint a sandbox holding a socket bound on or connected to the host (PROTOCOL.md). */
-static void release_listeners(void)
+static void release_listeners(int remove_files)
 {
 	for (int i = 0; i < nlisteners; i++) {
 		struct listener *l = listeners[i];
@@ -592,6 +592,8 @@ static void release_listeners(void)
 		close(l->w.fd);
 		l->w.fd = -1;
 		l->retry_at = 0;
+		if (remove_files)
+			unlink(l->path);
 	}
 	for (struct conn *c = conns; c; c = c->next)
 		if (c->l)
@@ -633,7 +635,7 @@ static int on_supervisor(int fd)
 	if (n <= 0)
 		return 0;
 	if (byte == 'R') {
-		release_listeners();
+		release_listeners(0); /* the supervisor removes the files */
 	} else if (byte == 'L') {
 		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
 			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
@@ -922,7 +924,7 @@ int main(int argc, char **argv)
 					if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 						terminating = 1;
 					else if (si.ssi_signo == SIGUSR1 && stopfd < 0)
-						release_listeners();
+						release_listeners(1);
 					else if (si.ssi_signo == SIGUSR2 && stopfd < 0)
 						rebind_listeners();
 				exec_on_signal();

@@ -229,6 +229,46 @@ class AgentUserTest {
         assertEquals("alive\n", sh(again, "kill -0 " + bg + " && echo alive"));
     }
 
+    /** The same without a supervisor: the agent itself removes the socket's file on SIGUSR1 (a host waits for that) and binds again on SIGUSR2. */
+    @Test
+    void withoutASupervisorSigusr1AlsoRemovesTheSocketsFile() throws Exception {
+        agent = AgentProcess.start(dir);
+        AgentConnection conn = answering(20);
+        String bg = sh(conn, "sleep 600 >/dev/null 2>&1 </dev/null & echo $!").strip();
+
+        signal("USR1");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (Files.exists(agent.socket(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            assertTrue(System.nanoTime() < deadline, "the socket's file is still there");
+            AgentProcess.pause();
+        }
+        assertEquals(null, conn.readLine(), "an open connection is closed");
+
+        signal("USR2");
+        assertEquals("alive\n", sh(answering(20), "kill -0 " + bg + " && echo alive"));
+    }
+
+    /** A connection to an agent that answers a ping (as root: no {@code --user}). */
+    private AgentConnection answering(long seconds) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            AgentConnection conn = null;
+            try {
+                conn = agent.connect();
+                conn.ok("guest-ping", null);
+                return conn;
+            } catch (IOException notYet) {
+                if (conn != null) {
+                    conn.close();
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("no agent answered within " + seconds + " s", notYet);
+                }
+                AgentProcess.pause();
+            }
+        }
+    }
+
     private void signal(String name) throws Exception {
         assertEquals(0, new ProcessBuilder("kill", "-" + name, Long.toString(agent.pid())).inheritIO().start().waitFor());
     }

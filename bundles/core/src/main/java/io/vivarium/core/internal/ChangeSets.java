@@ -68,12 +68,9 @@ final class ChangeSets {
         SandboxInstance instance = live.of(sb);
         ExecRequest exec = ExecRequests.complete(new ExecRequest(List.of("sh", "-c", request.command()),
                 request.timeoutSecs(), null, null, null, null), instance.workspace());
-        if (instance.hostFiles().isEmpty() && instance instanceof Checkpoints c) {
-            return snapshotDryRun.run(sb, instance, c, exec, paths, fingerprints.best());
-        }
         SandboxBackend backend = registry.get(sb.record().backend()).map(BackendRegistry.Entry::backend)
                 .orElseThrow(() -> ApiException.unavailable("backend " + sb.record().backend() + " went away", 2));
-        if (!backend.capabilities().dryRun() && instance instanceof Checkpoints c) {
+        if ((instance.hostFiles().isEmpty() || !backend.capabilities().dryRun()) && instance instanceof Checkpoints c) {
             return snapshotDryRun.run(sb, instance, c, exec, paths, fingerprints.best());
         }
         if (!backend.capabilities().dryRun()) {

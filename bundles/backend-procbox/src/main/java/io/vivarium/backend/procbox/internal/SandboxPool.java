@@ -145,6 +145,14 @@ final class SandboxPool<T> implements AutoCloseable {
         }
         try {
             factory.assign(entry.sandbox(), id);
+        } catch (IOException | RuntimeException e) {
+            // e.g. the hostname cannot be set on this host: every take would fail the same way and
+            // cost a pooled launch on top of the cold one
+            turnOff("a pooled sandbox cannot be handed over here: " + e.getMessage());
+            discard(entry);
+            return Optional.empty();
+        }
+        try {
             Files.move(entry.dir(), target, StandardCopyOption.ATOMIC_MOVE);
             return Optional.of(entry.sandbox());
         } catch (AtomicMoveNotSupportedException e) {

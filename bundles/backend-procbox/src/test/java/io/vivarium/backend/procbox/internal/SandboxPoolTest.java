@@ -36,6 +36,7 @@ class SandboxPoolTest {
         final Map<String, String> assigned = new ConcurrentHashMap<>();
         final Map<String, Boolean> dead = new ConcurrentHashMap<>();
         volatile CountDownLatch gate = new CountDownLatch(0);
+        volatile String assignFails;
 
         @Override
         public String launch(String name, Path dir) {
@@ -57,7 +58,10 @@ class SandboxPoolTest {
         }
 
         @Override
-        public void assign(String sandbox, String id) {
+        public void assign(String sandbox, String id) throws IOException {
+            if (assignFails != null) {
+                throw new IOException(assignFails);
+            }
             assigned.put(sandbox, id);
         }
 
@@ -126,6 +130,24 @@ class SandboxPoolTest {
             assertEquals(Optional.empty(), take(pool, root, "sb-2"));
             assertEquals(List.of(pooled), factory.discarded);
             assertFalse(Files.exists(root.resolve("pool-test").resolve(pooled)), "its directory was deleted");
+        }
+    }
+
+    @Test
+    void aHandOverThatFailsTurnsThePoolOffRatherThanPayingTwiceForEveryCreate() throws IOException {
+        try (SandboxPool<String> pool = new SandboxPool<>(2, factory, "pool-test")) {
+            Path root = tmp.resolve("procbox-pool");
+            take(pool, root, "sb-1");
+            await("the pool filled up", () -> pool.ready() == 2);
+            factory.assignFails = "sethostname: Operation not permitted";
+
+            assertEquals(Optional.empty(), take(pool, root, "sb-2"), "the caller launches its own");
+            assertTrue(pool.offReason() != null && pool.offReason().contains("Operation not permitted"), pool.offReason());
+            await("every pooled sandbox was discarded", () -> factory.discarded.size() == factory.launched.size());
+            assertEquals(0, pool.ready());
+            int launched = factory.launched.size();
+            assertEquals(Optional.empty(), take(pool, root, "sb-3"));
+            assertEquals(launched, factory.launched.size(), "an off pool launches nothing more");
         }
     }
 
