@@ -423,13 +423,18 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     long checkpointAndResume(GvisorInstance instance, Path image, WhileStopped whileStopped,
             OperationContext context) throws IOException {
         long start = checkpoint(instance, image, context);
-        long resumedAt;
         try {
             whileStopped.run();
-        } finally {
-            resumedAt = restoreFrom(instance, image, () -> { }, context);
+        } catch (IOException | RuntimeException | Error e) {
+            // the container runs on all the same; what stopped the work is what the caller hears of
+            try {
+                restoreFrom(instance, image, () -> { }, context);
+            } catch (IOException | RuntimeException restoring) {
+                e.addSuppressed(restoring);
+            }
+            throw e;
         }
-        return (resumedAt - start) / 1_000_000;
+        return (restoreFrom(instance, image, () -> { }, context) - start) / 1_000_000;
     }
 
     /**

@@ -2,6 +2,8 @@ package io.vivarium.backend.gvisor.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vivarium.api.ExecRequest;
@@ -10,7 +12,9 @@ import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.files.FileClones;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -109,6 +113,20 @@ class CheckpointResumeTest {
         assertTrue(instance.delete("c1"));
         assertTrue(instance.list().isEmpty());
         assertTrue(!instance.delete("c1"), "deleted once");
+    }
+
+    @Test
+    void whenTheWorkAndTheRestoreBothFailTheCallerHearsOfTheWorkWithTheRestoreSuppressed() throws Exception {
+        Path image = tmp.resolve("image");
+        IOException work = new IOException("the work failed");
+
+        IOException thrown = assertThrows(IOException.class, () -> backend.checkpointAndResume(instance, image, () -> {
+            FileClones.deleteTree(image); // so that the restore fails too
+            throw work;
+        }, OperationContext.until(Instant.now().plusSeconds(60))));
+
+        assertSame(work, thrown);
+        assertEquals(1, thrown.getSuppressed().length, "the restore's failure, suppressed");
     }
 
     /** Adopts with the state core persisted when the sandbox was created, before the restore. */
