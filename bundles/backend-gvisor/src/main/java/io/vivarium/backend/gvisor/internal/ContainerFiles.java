@@ -77,6 +77,15 @@ record ContainerFiles(Path dir, Path link) {
         return dir.resolve("sandbox-process");
     }
 
+    /**
+     * The id of the container a restore is starting, written before {@code runsc restore} and
+     * removed once the restore is recorded in {@link #sandboxProcess()}: a daemon killed in between
+     * leaves a container only this names.
+     */
+    Path restoring() {
+        return dir.resolve("restoring");
+    }
+
     /** The agent's socket as the daemon connects to it, through {@link #link}. */
     Path agentSocket() {
         return link.resolve(SOCKET_NAME);
@@ -107,7 +116,7 @@ record ContainerFiles(Path dir, Path link) {
             Files.delete(link);
         }
         for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log(), checkpoint(),
-                frozenWorkspace(), sandboxProcess(), checkpoints()}) {
+                frozenWorkspace(), sandboxProcess(), restoring(), checkpoints()}) {
             FileClones.deleteTree(p);
         }
     }
