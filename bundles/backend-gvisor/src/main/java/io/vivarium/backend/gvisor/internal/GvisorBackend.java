@@ -267,6 +267,11 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         }
         RuntimeException leftovers = new RuntimeException();
         removeUnrecordedRestore(record.files(), record.containerId(), leftovers);
+        try {
+            record.files().finishWorkspaceSwap();
+        } catch (IOException e) {
+            leftovers.addSuppressed(e);
+        }
         for (Throwable t : leftovers.getSuppressed()) {
             LOG.log(System.Logger.Level.WARNING, "sandbox " + spec.id() + ": " + t.getMessage());
         }
