@@ -5,7 +5,9 @@ import io.vivarium.common.files.FileClones;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 
 /**
@@ -67,6 +69,16 @@ record ContainerFiles(Path dir, Path link) {
         return dir.resolve("checkpoints");
     }
 
+    /** Where {@link #replaceWorkspace} makes the new workspace before it is renamed into place. */
+    Path restoringWorkspace() {
+        return dir.resolve("work.restoring");
+    }
+
+    /** Where {@link #replaceWorkspace} moves the live workspace aside until the new one is in place. */
+    Path replacedWorkspace() {
+        return dir.resolve("work.replaced");
+    }
+
     /** A copy of the workspace taken while the container was stopped by a checkpoint. */
     Path frozenWorkspace() {
         return dir.resolve("work.frozen");
@@ -75,6 +87,15 @@ record ContainerFiles(Path dir, Path link) {
     /** The host pid and start time of the sandbox process that runs the container now (after a restore). */
     Path sandboxProcess() {
         return dir.resolve("sandbox-process");
+    }
+
+    /**
+     * The id of the container a restore is starting, written before {@code runsc restore} and
+     * removed once the restore is recorded in {@link #sandboxProcess()}: a daemon killed in between
+     * leaves a container only this names.
+     */
+    Path restoring() {
+        return dir.resolve("restoring");
     }
 
     /** The agent's socket as the daemon connects to it, through {@link #link}. */
@@ -107,9 +128,50 @@ record ContainerFiles(Path dir, Path link) {
             Files.delete(link);
         }
         for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log(), checkpoint(),
-                frozenWorkspace(), sandboxProcess(), checkpoints()}) {
+                frozenWorkspace(), restoringWorkspace(), replacedWorkspace(), sandboxProcess(), restoring(),
+                checkpoints()}) {
             FileClones.deleteTree(p);
         }
+    }
+
+    /**
+     * Replaces the workspace by the one {@code fill} makes at {@link #restoringWorkspace()}: the live
+     * one is renamed aside, the new one renamed in, the old one deleted last, so that a failure or
+     * a daemon killed meanwhile leaves a whole workspace, or one {@link #finishWorkspaceSwap} puts back.
+     */
+    void replaceWorkspace(WorkspaceFill fill) throws IOException {
+        finishWorkspaceSwap();
+        try {
+            fill.into(restoringWorkspace());
+        } catch (IOException | RuntimeException e) {
+            try {
+                FileClones.deleteTree(restoringWorkspace());
+            } catch (IOException cleaning) {
+                e.addSuppressed(cleaning);
+            }
+            throw e;
+        }
+        Files.move(workspace(), replacedWorkspace(), StandardCopyOption.ATOMIC_MOVE);
+        Files.move(restoringWorkspace(), workspace(), StandardCopyOption.ATOMIC_MOVE);
+        FileClones.deleteTree(replacedWorkspace());
+    }
+
+    /**
+     * Cleans what an interrupted {@link #replaceWorkspace} left: the live workspace back in place
+     * if it was only moved aside, the half-made or replaced one deleted.
+     */
+    void finishWorkspaceSwap() throws IOException {
+        if (!Files.exists(workspace(), LinkOption.NOFOLLOW_LINKS) && Files.isDirectory(replacedWorkspace())) {
+            Files.move(replacedWorkspace(), workspace(), StandardCopyOption.ATOMIC_MOVE);
+        }
+        FileClones.deleteTree(restoringWorkspace());
+        FileClones.deleteTree(replacedWorkspace());
+    }
+
+    /** Makes a workspace at a path that does not exist yet. */
+    @FunctionalInterface
+    interface WorkspaceFill {
+        void into(Path workspace) throws IOException;
     }
 
     /** The last lines runsc wrote, for an error. */

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -264,6 +265,16 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         } catch (IOException e) {
             throw new InstanceGoneException(e.getMessage());
         }
+        RuntimeException leftovers = new RuntimeException();
+        removeUnrecordedRestore(record.files(), record.containerId(), leftovers);
+        try {
+            record.files().finishWorkspaceSwap();
+        } catch (IOException e) {
+            leftovers.addSuppressed(e);
+        }
+        for (Throwable t : leftovers.getSuppressed()) {
+            LOG.log(System.Logger.Level.WARNING, "sandbox " + spec.id() + ": " + t.getMessage());
+        }
         if (!record.running()) {
             throw new InstanceGoneException("the gVisor sandbox (pid " + record.sandboxPid() + ") of container "
                     + record.containerId() + " is gone; runsc's last words: " + record.files().logTail());
@@ -337,6 +348,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         if (containerId != null) {
             remove(files, containerId, failure);
         }
+        removeUnrecordedRestore(files, containerId, failure);
         try {
             files.remove();
             Files.deleteIfExists(spec.dir().resolve(CONTAINER_ID_FILE));
@@ -364,6 +376,34 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             return Optional.of(Files.readString(dir.resolve(CONTAINER_ID_FILE)).strip());
         } catch (IOException e) {
             return Optional.empty();
+        }
+    }
+
+    /**
+     * Removes the container {@link ContainerFiles#restoring()} names unless it is {@code current}:
+     * one a restore started and a daemon killed meanwhile, or a restore that failed, did not
+     * record. The file goes once that container is gone. What fails is added to {@code failures}.
+     */
+    private void removeUnrecordedRestore(ContainerFiles files, String current, Exception failures) {
+        String restoring;
+        try {
+            restoring = Files.readString(files.restoring(), StandardCharsets.UTF_8).strip();
+        } catch (NoSuchFileException e) {
+            return;
+        } catch (IOException e) {
+            failures.addSuppressed(e);
+            return;
+        }
+        int failed = failures.getSuppressed().length;
+        if (!restoring.isEmpty() && !restoring.equals(current)) {
+            remove(files, restoring, failures);
+        }
+        if (failures.getSuppressed().length == failed) {
+            try {
+                Files.deleteIfExists(files.restoring());
+            } catch (IOException e) {
+                failures.addSuppressed(e);
+            }
         }
     }
 
@@ -423,13 +463,18 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     long checkpointAndResume(GvisorInstance instance, Path image, WhileStopped whileStopped,
             OperationContext context) throws IOException {
         long start = checkpoint(instance, image, context);
-        long resumedAt;
         try {
             whileStopped.run();
-        } finally {
-            resumedAt = restoreFrom(instance, image, () -> { }, context);
+        } catch (IOException | RuntimeException | Error e) {
+            // the container runs on all the same; what stopped the work is what the caller hears of
+            try {
+                restoreFrom(instance, image, () -> { }, context);
+            } catch (IOException | RuntimeException restoring) {
+                e.addSuppressed(restoring);
+            }
+            throw e;
         }
-        return (resumedAt - start) / 1_000_000;
+        return (restoreFrom(instance, image, () -> { }, context) - start) / 1_000_000;
     }
 
     /**
@@ -507,6 +552,12 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     long restoreFrom(GvisorInstance instance, Path image, WhileStopped whileGone, OperationContext context)
             throws IOException {
         ContainerRecord old = instance.record();
+        RuntimeException leftovers = new RuntimeException();
+        removeUnrecordedRestore(old.files(), old.containerId(), leftovers);
+        if (leftovers.getSuppressed().length > 0) {
+            throw new IOException("cannot remove the container an earlier restore left: "
+                    + leftovers.getSuppressed()[0].getMessage(), leftovers.getSuppressed()[0]);
+        }
         instance.disconnect();
         if (old.running()) {
             try {
@@ -519,9 +570,13 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         whileGone.run();
         Instant deadline = Instant.now().plus(settings.startTimeout());
         OciSpec.rebindAgentBinary(old.files().config(), agentBinary().getParent());
-        ContainerRecord restored = restore(old.files(), newContainerId(instance.id()), image, deadline, context);
+        String containerId = newContainerId(instance.id());
+        // left in place if the restore fails, so that the next restore, adopt or destroy removes what it started
+        AtomicFiles.write(old.files().restoring(), containerId.getBytes(StandardCharsets.UTF_8));
+        ContainerRecord restored = restore(old.files(), containerId, image, deadline, context);
         long resumedAt = System.nanoTime();
         instance.restored(old.restoredAs(restored));
+        Files.deleteIfExists(old.files().restoring());
         RuntimeException failures = new RuntimeException();
         remove(old.files(), old.containerId(), failures);
         for (Throwable t : failures.getSuppressed()) {

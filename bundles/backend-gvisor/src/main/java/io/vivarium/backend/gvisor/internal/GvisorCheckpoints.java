@@ -80,13 +80,11 @@ final class GvisorCheckpoints {
         if (!Files.isDirectory(checkpoint)) {
             throw ApiException.notFound("sandbox " + instance.id() + " has no checkpoint " + tag);
         }
-        Path workspace = instance.record().files().workspace();
+        ContainerFiles files = instance.record().files();
         try {
-            backend.restoreFrom(instance, checkpoint.resolve(GvisorImage.MEMORY), () -> {
-                FileClones.deleteTree(workspace);
-                CLONES.cloneOrCopy(checkpoint.resolve(GvisorImage.WORK), workspace,
-                        () -> HostCommand.timeFor(context.remaining()));
-            }, context);
+            backend.restoreFrom(instance, checkpoint.resolve(GvisorImage.MEMORY),
+                    () -> files.replaceWorkspace(workspace -> CLONES.cloneOrCopy(checkpoint.resolve(GvisorImage.WORK),
+                            workspace, () -> HostCommand.timeFor(context.remaining()))), context);
         } catch (IOException e) {
             throw ApiException.internal("restoring sandbox " + instance.id() + " to " + tag + " failed, so the "
                     + "container may be stopped or in its state from before or from the checkpoint: " + e.getMessage(), e);

@@ -115,6 +115,8 @@ final class GvisorImages implements Images {
                 null, null, 0);
         return backend.start(spec, new GvisorBackend.Start(image.memoryLimitMib(), image.rootfs(),
                 imageDir.resolve(GvisorImage.MEMORY), files -> {
+                    // the child's own workspace, made empty by start(), which removes it all if this fails:
+                    // nothing live to keep, unlike a checkpoint restore's swap (ContainerFiles.replaceWorkspace)
                     FileClones.deleteTree(files.workspace());
                     storage.choose(ArtifactKind.WORKSPACE, files.dir()).materialise(work, files.workspace(), context);
                 }), context);

@@ -1,7 +1,10 @@
 package io.vivarium.backend.gvisor.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vivarium.api.ExecRequest;
@@ -10,12 +13,19 @@ import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.files.FileClones;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -109,6 +119,68 @@ class CheckpointResumeTest {
         assertTrue(instance.delete("c1"));
         assertTrue(instance.list().isEmpty());
         assertTrue(!instance.delete("c1"), "deleted once");
+    }
+
+    @Test
+    void whenTheWorkAndTheRestoreBothFailTheCallerHearsOfTheWorkWithTheRestoreSuppressed() throws Exception {
+        Path image = tmp.resolve("image");
+        IOException work = new IOException("the work failed");
+
+        IOException thrown = assertThrows(IOException.class, () -> backend.checkpointAndResume(instance, image, () -> {
+            FileClones.deleteTree(image); // so that the restore fails too
+            throw work;
+        }, OperationContext.until(Instant.now().plusSeconds(60))));
+
+        assertSame(work, thrown);
+        assertEquals(1, thrown.getSuppressed().length, "the restore's failure, suppressed");
+    }
+
+    @Test
+    void aContainerARestoreStartedWithoutRecordingItIsRemovedByDestroy() throws Exception {
+        ProcessHandle leaked = restoreAndCrash();
+
+        backend.destroy(spec, instance.state());
+        instance = null;
+
+        awaitGone(leaked);
+    }
+
+    @Test
+    void aContainerARestoreStartedWithoutRecordingItIsRemovedByAdoption() throws Exception {
+        ProcessHandle leaked = restoreAndCrash();
+        backend.close();
+        backend = new GvisorBackend(GvisorHost.settings(tmp));
+
+        assertThrows(InstanceGoneException.class, () -> backend.adopt(spec, instance.state()),
+                "the recorded container was checkpointed, so it is gone");
+
+        awaitGone(leaked);
+        assertFalse(Files.exists(instance.record().files().restoring()), "the restoring file, once its container is gone");
+    }
+
+    /**
+     * What a daemon killed during {@link GvisorBackend#restoreFrom} leaves: the recorded container
+     * stopped by a checkpoint, and a container restored from it that only the restoring file names.
+     */
+    private ProcessHandle restoreAndCrash() throws Exception {
+        Path image = tmp.resolve("image");
+        backend.checkpoint(instance, image, OperationContext.until(Instant.now().plusSeconds(60)));
+        ContainerFiles files = instance.record().files();
+        String leaked = "vivarium-cp-unrecorded";
+        AtomicFiles.write(files.restoring(), leaked.getBytes(StandardCharsets.UTF_8));
+        Runsc runsc = new Runsc(GvisorHost.RUNSC);
+        runsc.restoreDetached(files, leaked, image, Duration.ofSeconds(60));
+        Runsc.ContainerState state = runsc.state(files, leaked).orElseThrow();
+        assertTrue(state.running(), "the unrecorded container runs: " + state.status());
+        return ProcessHandle.of(state.pid()).orElseThrow();
+    }
+
+    private static void awaitGone(ProcessHandle sandbox) throws Exception {
+        try {
+            sandbox.onExit().get(30, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            throw new AssertionError("the unrecorded container's sandbox (pid " + sandbox.pid() + ") still runs", e);
+        }
     }
 
     /** Adopts with the state core persisted when the sandbox was created, before the restore. */
