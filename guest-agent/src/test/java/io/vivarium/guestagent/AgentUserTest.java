@@ -215,13 +215,7 @@ class AgentUserTest {
         AgentConnection conn = working(20);
         String bg = sh(conn, "sleep 600 >/dev/null 2>&1 </dev/null & echo $!").strip();
 
-        signal("USR1");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (Files.exists(agent.socket(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            assertTrue(System.nanoTime() < deadline, "the socket's file is still there");
-            AgentProcess.pause();
-        }
-        assertEquals(null, conn.readLine(), "an open connection is closed");
+        releaseListeners(conn);
 
         signal("USR2");
         AgentConnection again = working(20);
@@ -236,13 +230,7 @@ class AgentUserTest {
         AgentConnection conn = answering(20);
         String bg = sh(conn, "sleep 600 >/dev/null 2>&1 </dev/null & echo $!").strip();
 
-        signal("USR1");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (Files.exists(agent.socket(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            assertTrue(System.nanoTime() < deadline, "the socket's file is still there");
-            AgentProcess.pause();
-        }
-        assertEquals(null, conn.readLine(), "an open connection is closed");
+        releaseListeners(conn);
 
         signal("USR2");
         assertEquals("alive\n", sh(answering(20), "kill -0 " + bg + " && echo alive"));
@@ -267,6 +255,17 @@ class AgentUserTest {
                 AgentProcess.pause();
             }
         }
+    }
+
+    /** SIGUSR1, then the socket's file must go and {@code conn}, open before, must end. */
+    private void releaseListeners(AgentConnection conn) throws Exception {
+        signal("USR1");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (Files.exists(agent.socket(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            assertTrue(System.nanoTime() < deadline, "the socket's file is still there");
+            AgentProcess.pause();
+        }
+        assertEquals(null, conn.readLine(), "an open connection is closed");
     }
 
     private void signal(String name) throws Exception {
