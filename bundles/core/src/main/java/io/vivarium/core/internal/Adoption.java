@@ -97,12 +97,15 @@ final class Adoption {
      * Adopts the sandbox's instance from its backend, if registered, unless a request or the sweep
      * did already; runs what a crash cut short for a sandbox this call adopted. For a request that
      * reaches its sandbox before the sweep does.
+     *
+     * @return whether the sandbox's backend is registered (else there was nothing to adopt from)
      */
-    void adoptOnDemand(Sandbox sb) {
+    boolean adoptOnDemand(Sandbox sb) {
         Optional<BackendRegistry.Entry> e = registry.get(sb.record().backend());
         if (e.isPresent() && adoptIfDetached(sb, e.get())) {
             afterAdoption.accept(sb);
         }
+        return e.isPresent();
     }
 
     /** The sandboxes of {@code e} now attached to one of its instances. */

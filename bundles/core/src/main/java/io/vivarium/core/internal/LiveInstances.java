@@ -55,9 +55,10 @@ final class LiveInstances {
                         + "/start)");
             }
             SandboxInstance instance = sb.instance();
+            boolean backendRegistered = true;
             if (instance == null) {
                 // its backend may be back with the sweep not at this sandbox yet: adopt it now
-                adoption.adoptOnDemand(sb);
+                backendRegistered = adoption.adoptOnDemand(sb);
                 instance = sb.instance();
                 if (instance == null && (sb.deleted() || sb.record().status() == SandboxStatus.FAILED)) {
                     continue;
@@ -79,9 +80,12 @@ final class LiveInstances {
                 throw ApiException.unavailable("backend " + sb.record().backend() + " of sandbox " + id
                         + " is not available right now (being upgraded or stopped); retry shortly", 2);
             }
-            registry.await(sb.record().backend(), Duration.ofNanos(Math.min(left, 50_000_000L)));
-            if (sb.instance() == null) {
+            if (backendRegistered) {
+                // registered, yet this sandbox is not attached (its backend was leaving again): look again shortly
                 sleepQuietly(Math.min(left, 10_000_000L));
+            } else {
+                // returns as the backend registers: the next round adopts this sandbox then, ahead of the sweep
+                registry.await(sb.record().backend(), Duration.ofNanos(Math.min(left, 50_000_000L)));
             }
         }
     }

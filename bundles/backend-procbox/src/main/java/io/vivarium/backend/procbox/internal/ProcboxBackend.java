@@ -421,6 +421,20 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         workspaces.close();
     }
 
+    /**
+     * {@link #close} on a thread of its own, returned started: for a revision being replaced, whose
+     * successor (and the requests core holds until it registers) need not wait for pooled sandboxes
+     * to end. Both pools' directories are named for this revision alone ({@link DaemonOwnedDirs}),
+     * so the successor's never meet them, and a daemon killed meanwhile leaves them to the next
+     * daemon's start like any pool of a dead daemon.
+     */
+    Thread closeInBackground() {
+        Thread closing = new Thread(this::close, "procbox-close");
+        closing.setContextClassLoader(null);
+        closing.start();
+        return closing;
+    }
+
     private static Path createCgroup(LimitCgroups in, String sandboxId, int limit) {
         try {
             return in.create(sandboxId, limit);

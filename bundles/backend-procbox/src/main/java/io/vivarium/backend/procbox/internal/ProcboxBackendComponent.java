@@ -8,7 +8,9 @@ import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.common.backend.DelegatingImagesBackend;
 import io.vivarium.common.bundles.BundleClasses;
 
+import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.Constants;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -16,10 +18,11 @@ import org.osgi.service.metatype.annotations.Designate;
 
 /**
  * Registers {@link ProcboxBackend}. Sandboxes outlive the component, and the next activation adopts
- * them: deactivation only drops this revision's idle connections to their agents. The agent binary
- * is written to the bundle's data area, which a bundle update keeps and a daemon restart (which
- * cleans felix-cache) loses: either way it is written again at activation, and running sandboxes
- * hold the file they were started with ({@link AgentBinary}).
+ * them: deactivation only drops this revision's idle connections to their agents and discards its
+ * pools, behind it unless the daemon is stopping (the next revision does not wait for that). The
+ * agent binary is written to the bundle's data area, which a bundle update keeps and a daemon
+ * restart (which cleans felix-cache) loses: either way it is written again at activation, and
+ * running sandboxes hold the file they were started with ({@link AgentBinary}).
  */
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + ProcboxBackend.NAME,
         configurationPid = ProcboxConfig.PID)
@@ -43,8 +46,14 @@ public class ProcboxBackendComponent extends DelegatingImagesBackend {
     }
 
     @Deactivate
-    void deactivate() {
-        backend.close();
+    void deactivate(BundleContext context) {
+        if (context.getBundle(Constants.SYSTEM_BUNDLE_ID).getState() == Bundle.STOPPING) {
+            // the daemon is stopping: no pooled sandbox outlives it
+            backend.close();
+        } else {
+            // an update (or a stop of this bundle alone): core's requests wait for the next revision, not for the pools
+            backend.closeInBackground();
+        }
         classes.await();
     }
 

@@ -122,14 +122,32 @@ class ProcboxSandboxPoolTest {
     }
 
     @Test
-    void closingTheBackendEndsItsPooledSandboxes() throws IOException {
+    void closingTheBackendEndsItsPooledSandboxes() throws Exception {
+        assertClosingEndsThePooledSandboxes(ProcboxBackend::close);
+    }
+
+    /** What a revision being replaced does: it returns at once, and its thread ends the pool. */
+    @Test
+    void closingTheBackendInTheBackgroundEndsItsPooledSandboxesByTheEndOfItsThread() throws Exception {
+        assertClosingEndsThePooledSandboxes(backend -> {
+            Thread closing = backend.closeInBackground();
+            closing.join(TimeUnit.SECONDS.toMillis(60));
+            assertFalse(closing.isAlive(), "the close did not end within 60 s");
+        });
+    }
+
+    private interface Closing {
+        void close(ProcboxBackend backend) throws Exception;
+    }
+
+    private void assertClosingEndsThePooledSandboxes(Closing closing) throws Exception {
         ProcboxBackend backend = pooledBackend(null, 2);
         backend.startSandboxPool(state);
         await("the pool launched two sandboxes", () -> backend.pooledReady() == 2);
         List<SandboxRecord> records = pooledRecords();
         assertEquals(2, records.size());
 
-        backend.close();
+        closing.close(backend);
 
         for (SandboxRecord record : records) {
             assertGone(record, state.resolve(ProcboxBackend.SANDBOX_POOL_DIR));
