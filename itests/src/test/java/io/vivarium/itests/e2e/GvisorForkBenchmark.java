@@ -62,7 +62,7 @@ class GvisorForkBenchmark {
 
     @Test
     void forksOfAWarmPythonAgainstColdStartsAndTheBranchPause() throws Exception {
-        String missing = Host.gvisorMissing();
+        String missing = Host.gvisorCheckpointsMissing();
         Assumptions.assumeTrue(missing == null, missing);
         String asked = System.getenv("GVISOR_BENCH_CHILDREN");
         int n = asked == null || asked.isBlank() ? CHILDREN : Integer.parseInt(asked.strip());

@@ -24,7 +24,7 @@ import java.util.stream.Stream;
 /**
  * A container's checkpoints, each a directory {@code checkpoints/TAG} in the sandbox directory: the
  * runsc checkpoint ({@value GvisorImage#MEMORY}), a copy of the workspace taken while the
- * container was stopped ({@value GvisorImage#WORK}, a reflink where the filesystem clones) and
+ * container was paused ({@value GvisorImage#WORK}, a reflink where the filesystem clones) and
  * {@value #INFO}. Staged as {@code .TAG.staging} and renamed into place last, so a daemon killed
  * meanwhile leaves the whole checkpoint or none. A restore replaces the container by one restored
  * from the checkpoint on a fresh copy of its workspace: processes, /tmp and files are as they were.

@@ -21,8 +21,8 @@ import java.util.Optional;
 /**
  * Images of gVisor containers ({@link GvisorImage}): a runsc checkpoint (the memory of every
  * process and the sandbox's kernel state, /tmp included) and the workspace tree, copied while the
- * container is stopped by the checkpoint. A capture stops the container, restores it from the
- * checkpoint it just wrote ({@link GvisorBackend#checkpointAndResume}) and stores the artifacts;
+ * container is paused for the checkpoint, which then runs on ({@link GvisorBackend#checkpointAndResume});
+ * a capture stores the artifacts;
  * a child is a new container restored from the checkpoint with its own copy of the workspace (a
  * reflink where the filesystem clones). The root filesystem is read-only and shared.
  */
