@@ -123,7 +123,10 @@ final class GvisorCheckpoints {
 
     private static CheckpointInfo info(Path checkpoint) throws IOException {
         JsonNode info = JSON.readTree(checkpoint.resolve(INFO).toFile());
-        long size = Files.size(checkpoint.resolve(GvisorImage.MEMORY).resolve(GvisorImage.CHECKPOINT_FILE));
+        long size = 0;
+        for (Path file : GvisorImage.checkpointFiles(checkpoint.resolve(GvisorImage.MEMORY))) {
+            size += Files.size(file);
+        }
         return new CheckpointInfo(checkpoint.getFileName().toString(), info.path("created").asLong(), size,
                 info.path("mode").asText());
     }
