@@ -475,7 +475,8 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
      * ({@code SIGUSR2}); a checkpoint refused for that is tried again until they are closed. The
      * container runs on and its agent listens again whether or not this succeeds.
      *
-     * @return how long the container's processes were frozen, in milliseconds
+     * @return how long the container's processes were frozen, in milliseconds: from when
+     *         {@code runsc pause} returned to when {@code runsc resume} did
      */
     long checkpointAndResume(GvisorInstance instance, Path image, WhileStopped whileStopped,
             OperationContext context) throws IOException {
@@ -552,13 +553,14 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
      * host socket (the worker closing its connections a moment after the supervisor), resumes it
      * and tries again.
      *
-     * @return when the pause that the checkpoint was written in started ({@link System#nanoTime()})
+     * @return when the container was frozen for the checkpoint: once {@code runsc pause} returned
+     *         ({@link System#nanoTime()}; that command's own start-up, 20-70 ms, is not a pause)
      */
     private long checkpointPaused(ContainerRecord record, Path image) throws IOException {
         Instant until = Instant.now().plus(RELEASE_WAIT);
         while (true) {
-            long start = System.nanoTime();
             runsc.pause(record.files(), record.containerId());
+            long start = System.nanoTime();
             try {
                 runsc.checkpointLeavingRunning(record.files(), record.containerId(), image);
                 return start;
