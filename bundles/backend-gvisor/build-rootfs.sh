@@ -29,7 +29,7 @@ command -v mmdebstrap >/dev/null 2>&1 || die "mmdebstrap is missing: apt-get ins
 # shellcheck disable=SC1091
 suite="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
 [[ -n $suite ]] || die "cannot tell the host's Debian suite from /etc/os-release"
-packages=(python3)
+packages=(python3 python3-numpy)
 # The inputs: this script, the suite, the package list. The packages' versions are the mirror's of
 # the day; a rebuild with the same inputs is skipped (remove the directory to refresh it).
 hash="$( { cat "${BASH_SOURCE[0]}"; echo "$suite"; printf '%s\n' "${packages[@]}"; } | sha256sum | cut -c1-16)"

@@ -331,7 +331,7 @@ public abstract class SandboxBackendSuite {
         int n = 4;
         // each waits inside the instance until all have started: a backend that ran execs one at
         // a time would let the first time out. The shell counts the files by globbing, which needs
-        // no stat (coreutils' ls stats with AT_NO_AUTOMOUNT, which gVisor's runsc 2022 rejects)
+        // no stat (coreutils' ls stats with AT_NO_AUTOMOUNT, which runsc before 2024 rejects)
         String barrier = "touch started.$1; while [ $(set -- started.*; echo $#) -lt " + n + " ]; do sleep 0.05; done; echo $1";
         ExecutorService pool = Executors.newFixedThreadPool(n);
         try {

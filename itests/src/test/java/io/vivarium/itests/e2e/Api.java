@@ -102,6 +102,15 @@ final class Api {
         return r.body();
     }
 
+    /** {@code POST /v1/sandboxes/ID/eval}: the answer of a 200 ({@code result}, {@code stdout}, ...), else an AssertionError. */
+    JsonNode eval(String id, String code) throws IOException, InterruptedException {
+        Response r = post("/v1/sandboxes/" + id + "/eval", Map.of("code", code));
+        if (r.status() != 200) {
+            throw new AssertionError("eval failed: " + r.status() + " " + r.raw().body());
+        }
+        return r.body();
+    }
+
     /** Sandboxes outlive the daemon, so every test class deletes what it created. */
     void deleteAllSandboxes() throws IOException, InterruptedException {
         Response list = get("/v1/sandboxes");

@@ -58,7 +58,7 @@ class GvisorForkIT {
 
     @BeforeAll
     static void aSnapshotOfOneContainer() throws Exception {
-        String missing = Host.gvisorMissing();
+        String missing = Host.gvisorCheckpointsMissing();
         Assumptions.assumeTrue(missing == null, missing);
         state = daemons.xfsStateDir(work);
         daemon = daemons.start(state, FEATURES);

@@ -67,6 +67,29 @@ final class Host {
         return null;
     }
 
+    /** What a host lacks for gVisor snapshots and checkpoints ({@link #gvisorMissing} and a runsc that checkpoints in place), or null. */
+    static String gvisorCheckpointsMissing() {
+        String missing = gvisorMissing();
+        if (missing != null) {
+            return missing;
+        }
+        try {
+            Process p = new ProcessBuilder("/usr/bin/runsc", "--version").redirectErrorStream(true).start();
+            String version = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            java.util.regex.Matcher date = java.util.regex.Pattern.compile("[~-](\\d{8})\\.").matcher(version);
+            if (p.waitFor() != 0 || !date.find() || Integer.parseInt(date.group(1)) < 20240729) {
+                return "runsc older than 0.0~20240729 cannot checkpoint a container in place (" + version.lines()
+                        .findFirst().orElse("") + "): .ci/run installs Debian 13's";
+            }
+        } catch (java.io.IOException e) {
+            return "runsc --version failed: " + e.getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
+        return null;
+    }
+
     static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
     }

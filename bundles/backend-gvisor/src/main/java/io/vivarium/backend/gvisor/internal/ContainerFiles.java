@@ -79,7 +79,7 @@ record ContainerFiles(Path dir, Path link) {
         return dir.resolve("work.replaced");
     }
 
-    /** A copy of the workspace taken while the container was stopped by a checkpoint. */
+    /** A copy of the workspace taken while the container was paused for a checkpoint. */
     Path frozenWorkspace() {
         return dir.resolve("work.frozen");
     }
@@ -96,6 +96,15 @@ record ContainerFiles(Path dir, Path link) {
      */
     Path restoring() {
         return dir.resolve("restoring");
+    }
+
+    /**
+     * Present from before the agent is asked to let go of its socket for a checkpoint until it is
+     * asked to listen again: a daemon killed in between leaves the container paused or its agent
+     * deaf, which the next adopt undoes.
+     */
+    Path checkpointing() {
+        return dir.resolve("checkpointing");
     }
 
     /** The agent's socket as the daemon connects to it, through {@link #link}. */
@@ -129,7 +138,7 @@ record ContainerFiles(Path dir, Path link) {
         }
         for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log(), checkpoint(),
                 frozenWorkspace(), restoringWorkspace(), replacedWorkspace(), sandboxProcess(), restoring(),
-                checkpoints()}) {
+                checkpointing(), checkpoints()}) {
             FileClones.deleteTree(p);
         }
     }

@@ -90,9 +90,9 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
                 .orElse("the host's /usr, read-only (rootfs=host)"));
         d.put("sandbox_user", "uid " + settings.uid() + ", gid " + settings.gid());
         d.put("images", "files and memory: a snapshot or branch is a runsc checkpoint (every process's memory, /tmp) "
-                + "and the workspace copied while the container is stopped; a branch stops the sandbox for the "
-                + "checkpoint and its restore (this runsc cannot leave it running), a child is restored from the "
-                + "checkpoint with its own copy of the workspace; the root filesystem is shared, read-only");
+                + "and the workspace copied while the container is paused, which then runs on; a child is restored "
+                + "from the checkpoint with its own copy of the workspace; the root filesystem is shared, read-only; "
+                + "needs runsc " + Runsc.IN_PLACE_SINCE + " or newer");
         d.put("not_yet", "pids_limit and disk_limit_mib are refused (501)");
         return d;
     }
@@ -281,6 +281,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         }
         boolean paused;
         try {
+            finishInterruptedCheckpoint(record);
             Optional<Runsc.ContainerState> runscState = runsc.state(record.files(), record.containerId());
             if (runscState.filter(s -> s.running() || s.paused()).isEmpty()) {
                 throw new InstanceGoneException("runsc says container " + record.containerId() + " is "
@@ -294,6 +295,18 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         GvisorInstance instance = new GvisorInstance(spec.id(), record, this, paused);
         register(instance);
         return instance;
+    }
+
+    /** Resumes and wakes a container a daemon killed during {@link #checkpointAndResume} left paused or deaf. */
+    private void finishInterruptedCheckpoint(ContainerRecord record) throws IOException {
+        if (!Files.exists(record.files().checkpointing())) {
+            return;
+        }
+        if (runsc.state(record.files(), record.containerId()).filter(Runsc.ContainerState::paused).isPresent()) {
+            runsc.resume(record.files(), record.containerId());
+        }
+        runsc.signal(record.files(), record.containerId(), "USR2");
+        Files.delete(record.files().checkpointing());
     }
 
     /** {@code runsc pause}: every process of the container frozen, its agent too (core answers 409 meanwhile). */
@@ -452,50 +465,80 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     }
 
     /**
-     * Stops the container at a checkpoint written to {@code image}, runs {@code whileStopped} (its
-     * processes are stopped and its workspace quiet) and runs the container on from the checkpoint
-     * under the same id in a new sandbox process, whose agent answers before this returns. This
-     * runsc cannot leave a checkpointed container running ({@link Runsc#checkpoint}), so the pause is
-     * the checkpoint, {@code whileStopped} and the restore.
+     * Writes a checkpoint of the running container to {@code image} and runs {@code whileStopped}
+     * while its processes are still frozen (its workspace quiet), then lets them run on in the same
+     * sandbox process: {@code runsc pause}, {@code runsc checkpoint --leave-running} (which leaves a
+     * paused container paused), {@code whileStopped}, {@code runsc resume}. runsc cannot save a
+     * socket bound on or connected to the host (its message: "Cannot save endpoint with bound host
+     * socket"), which the agent's is: the agent is asked to close its listener and connections
+     * first ({@code SIGUSR1} to its supervisor, which tells the worker) and to listen again after
+     * ({@code SIGUSR2}); a checkpoint refused for that is tried again until they are closed. The
+     * container runs on and its agent listens again whether or not this succeeds.
      *
-     * @return how long the container's processes were stopped, in milliseconds
+     * @return how long the container's processes were frozen, in milliseconds: from when
+     *         {@code runsc pause} returned to when {@code runsc resume} did
      */
     long checkpointAndResume(GvisorInstance instance, Path image, WhileStopped whileStopped,
             OperationContext context) throws IOException {
-        long start = checkpoint(instance, image, context);
-        try {
-            whileStopped.run();
-        } catch (IOException | RuntimeException | Error e) {
-            // the container runs on all the same; what stopped the work is what the caller hears of
-            try {
-                restoreFrom(instance, image, () -> { }, context);
-            } catch (IOException | RuntimeException restoring) {
-                e.addSuppressed(restoring);
-            }
-            throw e;
-        }
-        return (restoreFrom(instance, image, () -> { }, context) - start) / 1_000_000;
-    }
-
-    /**
-     * Writes a checkpoint of the container to {@code image}; the container stops. runsc cannot
-     * save a socket bound on or connected to the host (its message: "Cannot save endpoint with
-     * bound host socket"), which the agent's is: the agent is asked to close its listener and
-     * connections first ({@code SIGUSR1} to its supervisor, which tells the worker), and the
-     * checkpoint is tried again until they are closed. A checkpoint that fails for good leaves the
-     * container running and its agent listening again.
-     *
-     * @return when the checkpoint that stopped the container started ({@link System#nanoTime()}):
-     *         until then its processes ran, only its agent was not listening
-     */
-    long checkpoint(GvisorInstance instance, Path image, OperationContext context) throws IOException {
         ContainerRecord record = instance.record();
         if (!record.running()) {
             throw new IOException(instance.reason());
         }
+        requireInPlaceCheckpoints();
         context.checkpoint("checkpointing container " + record.containerId());
-        instance.disconnect();
+        Instant deadline = Instant.now().plus(settings.startTimeout());
         Files.createDirectories(image);
+        AtomicFiles.write(record.files().checkpointing(), new byte[0]);
+        instance.disconnect();
+        long start;
+        try {
+            releaseAgent(record);
+            start = checkpointPaused(record, image);
+        } catch (IOException | RuntimeException e) {
+            relisten(record);
+            Files.deleteIfExists(record.files().checkpointing());
+            throw e;
+        }
+        Exception failure = null;
+        try {
+            whileStopped.run();
+        } catch (IOException | RuntimeException e) {
+            failure = e;
+        }
+        // the container runs on all the same; what stopped the work is what the caller hears of
+        try {
+            runsc.resume(record.files(), record.containerId());
+        } catch (IOException e) {
+            if (failure == null) {
+                failure = e;
+            } else {
+                failure.addSuppressed(e);
+            }
+        }
+        long resumed = System.nanoTime();
+        relisten(record);
+        Files.deleteIfExists(record.files().checkpointing());
+        if (failure instanceof IOException e) {
+            throw e;
+        } else if (failure instanceof RuntimeException e) {
+            throw e;
+        }
+        instance.awaitAgent(deadline, context);
+        return (resumed - start) / 1_000_000;
+    }
+
+    /** Refuses a checkpoint of a running container where runsc would restart it instead of leaving it running. */
+    private void requireInPlaceCheckpoints() {
+        availability();
+        if (!Runsc.checkpointsInPlace(version)) {
+            throw ApiException.notImplemented("this runsc (" + version + ") cannot checkpoint a running container and "
+                    + "leave it running (it restarts it); install runsc " + Runsc.IN_PLACE_SINCE + " or newer (Debian 13's "
+                    + "package) or set runsc_path to one");
+        }
+    }
+
+    /** {@code SIGUSR1}: the agent closes its listener and connections; waits until its socket's file is gone. */
+    private void releaseAgent(ContainerRecord record) throws IOException {
         runsc.signal(record.files(), record.containerId(), "USR1");
         Instant until = Instant.now().plus(RELEASE_WAIT);
         // the supervisor removes the socket's file once it closed its listener, and tells the worker
@@ -503,16 +546,29 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         while (Files.exists(socket, LinkOption.NOFOLLOW_LINKS) && Instant.now().isBefore(until)) {
             pauseBeforeRetry();
         }
+    }
+
+    /**
+     * Pauses the container and writes its checkpoint, leaving it paused; while runsc still finds a
+     * host socket (the worker closing its connections a moment after the supervisor), resumes it
+     * and tries again.
+     *
+     * @return when the container was frozen for the checkpoint: once {@code runsc pause} returned
+     *         ({@link System#nanoTime()}; that command's own start-up, 20-70 ms, is not a pause)
+     */
+    private long checkpointPaused(ContainerRecord record, Path image) throws IOException {
+        Instant until = Instant.now().plus(RELEASE_WAIT);
         while (true) {
+            runsc.pause(record.files(), record.containerId());
             long start = System.nanoTime();
             try {
-                runsc.checkpoint(record.files(), record.containerId(), image);
+                runsc.checkpointLeavingRunning(record.files(), record.containerId(), image);
                 return start;
             } catch (IOException e) {
+                runsc.resume(record.files(), record.containerId());
                 boolean hostSocket = e.getMessage() != null && (e.getMessage().contains("host socket")
                         || e.getMessage().contains("connectionedEndpoint"));
                 if (!hostSocket || Instant.now().isAfter(until)) {
-                    relisten(record);
                     throw new IOException("cannot checkpoint container " + record.containerId() + ": "
                             + e.getMessage(), e);
                 }
@@ -541,7 +597,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
     }
 
     /**
-     * Replaces the container of {@code instance} (running, stopped by a checkpoint, or dead) by one
+     * Replaces the container of {@code instance} (running, paused or dead) by one
      * restored from the checkpoint in {@code image} from the same bundle, running {@code whileGone}
      * once the old one is stopped; waits for the agent. The new container has a new id: runsc
      * deletes a checkpointed container slowly (1.1 s measured at load 15, against 0.6 s for the
@@ -563,7 +619,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             try {
                 runsc.kill(old.files(), old.containerId());
             } catch (IOException e) {
-                // stopped by the checkpoint just taken, its sandbox still exiting: nothing left to kill
+                // exiting already: nothing left to kill
                 LOG.log(System.Logger.Level.DEBUG, "runsc kill " + old.containerId() + ": " + e.getMessage());
             }
         }
@@ -605,7 +661,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         return restored;
     }
 
-    /** What runs while a checkpointed container is stopped. */
+    /** What runs while a container is frozen for its checkpoint, or gone for a restore. */
     @FunctionalInterface
     interface WhileStopped {
         void run() throws IOException;

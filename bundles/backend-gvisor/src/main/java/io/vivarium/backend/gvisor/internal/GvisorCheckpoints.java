@@ -24,7 +24,7 @@ import java.util.stream.Stream;
 /**
  * A container's checkpoints, each a directory {@code checkpoints/TAG} in the sandbox directory: the
  * runsc checkpoint ({@value GvisorImage#MEMORY}), a copy of the workspace taken while the
- * container was stopped ({@value GvisorImage#WORK}, a reflink where the filesystem clones) and
+ * container was paused ({@value GvisorImage#WORK}, a reflink where the filesystem clones) and
  * {@value #INFO}. Staged as {@code .TAG.staging} and renamed into place last, so a daemon killed
  * meanwhile leaves the whole checkpoint or none. A restore replaces the container by one restored
  * from the checkpoint on a fresh copy of its workspace: processes, /tmp and files are as they were.
@@ -123,7 +123,10 @@ final class GvisorCheckpoints {
 
     private static CheckpointInfo info(Path checkpoint) throws IOException {
         JsonNode info = JSON.readTree(checkpoint.resolve(INFO).toFile());
-        long size = Files.size(checkpoint.resolve(GvisorImage.MEMORY).resolve(GvisorImage.CHECKPOINT_FILE));
+        long size = 0;
+        for (Path file : GvisorImage.checkpointFiles(checkpoint.resolve(GvisorImage.MEMORY))) {
+            size += Files.size(file);
+        }
         return new CheckpointInfo(checkpoint.getFileName().toString(), info.path("created").asLong(), size,
                 info.path("mode").asText());
     }

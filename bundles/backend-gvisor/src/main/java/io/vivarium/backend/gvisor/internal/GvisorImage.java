@@ -9,14 +9,17 @@ import io.vivarium.common.files.AtomicFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * What a child of a gVisor snapshot must start with to be restored from its checkpoint: the root
  * filesystem the checkpointed container had (a built root filesystem by its real path, so that a
  * rebuild beside it does not change it under the children; or the host's /usr layout) and its
- * memory limit. Written as {@value #MANIFEST} beside the artifacts: the checkpoint image
- * ({@value #MEMORY}{@code /checkpoint.img}) and the workspace tree ({@value #WORK}).
+ * memory limit. Written as {@value #MANIFEST} beside the artifacts: the checkpoint's files
+ * ({@value #MEMORY}{@code /checkpoint.img} and its memory pages, {@link #checkpointFiles}) and the
+ * workspace tree ({@value #WORK}).
  *
  * @param rootfs the root filesystem, or empty for the host's /usr layout
  * @param memoryLimitMib the memory limit, or null for none
@@ -28,6 +31,13 @@ record GvisorImage(Optional<Path> rootfs, Integer memoryLimitMib) {
     static final String CHECKPOINT_FILE = "checkpoint.img";
     static final String WORK = "work";
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The files of a runsc checkpoint in {@code dir}, by name. */
+    static List<Path> checkpointFiles(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(Files::isRegularFile).sorted().toList();
+        }
+    }
 
     void write(Path imageDir) throws IOException {
         ObjectNode o = JSON.createObjectNode();

@@ -15,14 +15,15 @@ import io.vivarium.common.files.FileClones;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * Images of gVisor containers ({@link GvisorImage}): a runsc checkpoint (the memory of every
  * process and the sandbox's kernel state, /tmp included) and the workspace tree, copied while the
- * container is stopped by the checkpoint. A capture stops the container, restores it from the
- * checkpoint it just wrote ({@link GvisorBackend#checkpointAndResume}) and stores the artifacts;
+ * container is paused for the checkpoint, which then runs on ({@link GvisorBackend#checkpointAndResume});
+ * a capture stores the artifacts;
  * a child is a new container restored from the checkpoint with its own copy of the workspace (a
  * reflink where the filesystem clones). The root filesystem is read-only and shared.
  */
@@ -58,13 +59,15 @@ final class GvisorImages implements Images {
                     () -> CLONES.cloneOrCopy(files.workspace(), frozen, () -> HostCommand.timeFor(context.remaining())),
                     context);
             Path memoryDir = Files.createDirectories(imageDir.resolve(GvisorImage.MEMORY));
-            StoredArtifact memory = storage.choose(ArtifactKind.MEMORY, imageDir).store(ArtifactKind.MEMORY,
-                    checkpoint.resolve(GvisorImage.CHECKPOINT_FILE), null, memoryDir.resolve(GvisorImage.CHECKPOINT_FILE),
-                    context);
-            StoredArtifact work = storage.choose(ArtifactKind.WORKSPACE, imageDir).store(ArtifactKind.WORKSPACE, frozen,
-                    null, imageDir.resolve(GvisorImage.WORK), context);
+            List<StoredArtifact> artifacts = new ArrayList<>();
+            for (Path file : GvisorImage.checkpointFiles(checkpoint)) {
+                artifacts.add(storage.choose(ArtifactKind.MEMORY, imageDir).store(ArtifactKind.MEMORY, file, null,
+                        memoryDir.resolve(file.getFileName()), context));
+            }
+            artifacts.add(storage.choose(ArtifactKind.WORKSPACE, imageDir).store(ArtifactKind.WORKSPACE, frozen,
+                    null, imageDir.resolve(GvisorImage.WORK), context));
             image.write(imageDir);
-            return new CapturedImage(List.of(memory, work), pause, FILES_AND_MEMORY);
+            return new CapturedImage(artifacts, pause, FILES_AND_MEMORY);
         } catch (IOException e) {
             throw ApiException.internal("cannot capture sandbox " + container.id() + ": " + e.getMessage(), e);
         } finally {

@@ -22,7 +22,7 @@ import java.util.Optional;
 /**
  * A running gVisor container, created or adopted. {@link #close()} lets go of it (a bundle
  * update, a daemon stopping): its pooled agent connections close, the container keeps running.
- * A checkpoint stops the container and a restore runs it on in a new sandbox process
+ * A checkpoint leaves the container in its sandbox process; a restore runs it on in a new one
  * ({@link #restored}): the record and the agent's connections are replaced then.
  */
 final class GvisorInstance implements SandboxInstance, Checkpoints, AutoCloseable {

@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The runsc commands of one container, each with the container's own state root. {@code run
@@ -25,6 +27,10 @@ final class Runsc {
     static final String PLATFORM = "ptrace";
     static final String PLATFORM_REASON = "ptrace: runsc's kvm platform hangs on hosts whose own KVM is paravirtual "
             + "(nested), as on the CI machines; ptrace runs everywhere runsc does, as root";
+    /** The oldest runsc build whose {@code checkpoint --leave-running} leaves the container running (the one tested: Debian 13's). */
+    static final int IN_PLACE_SINCE = 20240729;
+    /** The build date in {@code runsc version 0.0~20240729.0} (Debian) or {@code runsc version release-20240729.0}. */
+    private static final Pattern BUILD_DATE = Pattern.compile("[~-](\\d{8})(?:\\.|$)");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(30);
     /** runsc run's exit status when the kernel killed it: it joins the container's cgroup, whose OOM killer then picks it. */
@@ -96,16 +102,29 @@ final class Runsc {
     }
 
     /**
-     * {@code runsc checkpoint --image-path DIR ID}: writes the container's state (its processes'
-     * memory, the sandbox's kernel state; not the files of host mounts) to {@code DIR/checkpoint.img}
-     * and stops it. Not {@code --leave-running}: this runsc then destroys the container, restores a
-     * new one under the same id and stays in the foreground waiting for it (measured: the command
-     * never returns), so the caller restores it itself ({@link #restoreDetached}).
+     * {@code runsc checkpoint --leave-running --image-path DIR ID}: writes the container's state (its
+     * processes' memory, the sandbox's kernel state; not the files of host mounts) to
+     * {@code DIR}: {@code checkpoint.img} and, uncompressed, the memory in {@code pages.img} with its
+     * index {@code pages_meta.img} (a restore of a warm Python then took half the time of one from
+     * the default flate-compressed image, measured). The container stays in its sandbox process,
+     * paused if it was.
+     * Only from {@link #IN_PLACE_SINCE} on: before, {@code --leave-running} destroyed the container
+     * and restored a new one in the foreground (measured on 0.0~20221219: the command never returns).
      */
-    void checkpoint(ContainerFiles files, String containerId, Path imageDir) throws IOException {
+    void checkpointLeavingRunning(ContainerFiles files, String containerId, Path imageDir) throws IOException {
         List<String> argv = new ArrayList<>(global(files));
-        argv.addAll(List.of("checkpoint", "--image-path", imageDir.toString(), containerId));
+        argv.addAll(List.of("checkpoint", "--leave-running", "--compression", "none", "--image-path", imageDir.toString(),
+                containerId));
         HostCommand.run(argv, TOOL_TIMEOUT);
+    }
+
+    /**
+     * Whether a runsc of {@code version} ({@link #version()}'s line, which names its build date)
+     * checkpoints a container in place; false for a version that names no date.
+     */
+    static boolean checkpointsInPlace(String version) {
+        Matcher date = BUILD_DATE.matcher(version == null ? "" : version);
+        return date.find() && Integer.parseInt(date.group(1)) >= IN_PLACE_SINCE;
     }
 
     /** What runsc knows of the container: its status and its sandbox's host pid; empty if it knows no such container. */

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The checkpoint primitive with the real runsc: a container stopped at a checkpoint runs on from it. */
+/** The checkpoint primitive with the real runsc: a checkpoint leaves the container running; a restore replaces it. */
 class CheckpointResumeTest {
 
     @TempDir
@@ -68,21 +68,35 @@ class CheckpointResumeTest {
     }
 
     @Test
-    void aBackgroundProcessAndTmpRunOnAfterTheRestoreAndTheNewSandboxIsAdopted() throws Exception {
+    void aCheckpointLeavesTheContainerRunningInItsSandboxWithTheWorkDoneWhilePaused() throws Exception {
         String bg = sh(instance, "echo kept > /tmp/mark; sleep 100000 >/dev/null 2>&1 </dev/null & echo $!").strip();
         long pidBefore = instance.record().sandboxPid();
         Path image = tmp.resolve("image");
-        Files.createDirectories(image);
-        boolean[] ran = {false};
+        Runsc runsc = new Runsc(GvisorHost.RUNSC);
+        ContainerFiles files = instance.record().files();
+        String[] stateDuringWork = {null};
 
-        long pause = backend.checkpointAndResume(instance, image, () -> ran[0] = true,
+        long pause = backend.checkpointAndResume(instance, image,
+                () -> stateDuringWork[0] = runsc.state(files, instance.record().containerId()).orElseThrow().status(),
                 OperationContext.until(Instant.now().plusSeconds(60)));
 
-        assertTrue(ran[0], "what runs while the container is stopped");
+        assertEquals("paused", stateDuringWork[0], "the work runs while the container is frozen");
         assertTrue(pause > 0, "a measured pause");
         assertTrue(Files.isRegularFile(image.resolve("checkpoint.img")), "the checkpoint image");
-        assertNotEquals(pidBefore, instance.record().sandboxPid(), "a new sandbox process");
+        assertEquals(pidBefore, instance.record().sandboxPid(), "the same sandbox process runs on");
+        assertEquals("running", runsc.state(files, instance.record().containerId()).orElseThrow().status());
         assertEquals("kept\nalive\n", sh(instance, "cat /tmp/mark; kill -0 " + bg + " && echo alive"));
+        assertFalse(Files.exists(files.checkpointing()), "the checkpointing mark, once the agent listens again");
+    }
+
+    @Test
+    void aRestoredSandboxIsAdoptedFromTheStateCoreRecordedAtCreate() throws Exception {
+        String bg = sh(instance, "sleep 100000 >/dev/null 2>&1 </dev/null & echo $!").strip();
+        long pidBefore = instance.record().sandboxPid();
+        OperationContext context = OperationContext.until(Instant.now().plusSeconds(60));
+        instance.create("c1", context);
+        instance.restore("c1", context);
+        assertNotEquals(pidBefore, instance.record().sandboxPid(), "a restore runs a new sandbox process");
 
         backend.close();
         backend = new GvisorBackend(GvisorHost.settings(tmp));
@@ -92,10 +106,38 @@ class CheckpointResumeTest {
         assertEquals("alive\n", sh(adopted, "kill -0 " + bg + " && echo alive"));
         instance = (GvisorInstance) adopted;
 
-        Path again = tmp.resolve("again");
-        backend.checkpointAndResume(instance, again, () -> { }, OperationContext.until(Instant.now().plusSeconds(60)));
-        assertEquals("kept\nalive\n", sh(instance, "cat /tmp/mark; kill -0 " + bg + " && echo alive"),
-                "a container adopted after a restore is checkpointed and restored again");
+        backend.checkpointAndResume(instance, tmp.resolve("again"), () -> { }, context);
+        assertEquals("alive\n", sh(instance, "kill -0 " + bg + " && echo alive"),
+                "a container adopted after a restore is checkpointed again");
+    }
+
+    @Test
+    void aDaemonKilledDuringACheckpointLeavesAContainerTheNextAdoptResumesAndWakes() throws Exception {
+        ContainerFiles files = instance.record().files();
+        String containerId = instance.record().containerId();
+        Runsc runsc = new Runsc(GvisorHost.RUNSC);
+        // what checkpointAndResume leaves when killed between its pause and its resume
+        AtomicFiles.write(files.checkpointing(), new byte[0]);
+        instance.disconnect();
+        runsc.signal(files, containerId, "USR1");
+        awaitAbsent(files.agentDir().resolve(ContainerFiles.SOCKET_NAME));
+        runsc.pause(files, containerId);
+        backend.close();
+        backend = new GvisorBackend(GvisorHost.settings(tmp));
+
+        instance = (GvisorInstance) backend.adopt(spec, instance.state());
+
+        assertEquals(io.vivarium.api.SandboxStatus.RUNNING, instance.status());
+        assertEquals("up\n", sh(instance, "echo up"), "the agent listens again");
+        assertFalse(Files.exists(files.checkpointing()));
+    }
+
+    private static void awaitAbsent(Path path) throws InterruptedException {
+        Instant until = Instant.now().plusSeconds(10);
+        while (Files.exists(path) && Instant.now().isBefore(until)) {
+            Thread.sleep(5);
+        }
+        assertFalse(Files.exists(path), path + " is still there");
     }
 
     @Test
@@ -122,17 +164,18 @@ class CheckpointResumeTest {
     }
 
     @Test
-    void whenTheWorkAndTheRestoreBothFailTheCallerHearsOfTheWorkWithTheRestoreSuppressed() throws Exception {
-        Path image = tmp.resolve("image");
+    void whenTheWorkFailsTheCallerHearsOfItAndTheContainerRunsOnWithItsAgent() throws Exception {
         IOException work = new IOException("the work failed");
 
-        IOException thrown = assertThrows(IOException.class, () -> backend.checkpointAndResume(instance, image, () -> {
-            FileClones.deleteTree(image); // so that the restore fails too
-            throw work;
-        }, OperationContext.until(Instant.now().plusSeconds(60))));
+        IOException thrown = assertThrows(IOException.class, () -> backend.checkpointAndResume(instance,
+                tmp.resolve("image"), () -> {
+                    throw work;
+                }, OperationContext.until(Instant.now().plusSeconds(60))));
 
         assertSame(work, thrown);
-        assertEquals(1, thrown.getSuppressed().length, "the restore's failure, suppressed");
+        assertEquals("running", new Runsc(GvisorHost.RUNSC).state(instance.record().files(),
+                instance.record().containerId()).orElseThrow().status());
+        assertEquals("up\n", sh(instance, "echo up"), "the agent listens again");
     }
 
     @Test
@@ -152,7 +195,7 @@ class CheckpointResumeTest {
         backend = new GvisorBackend(GvisorHost.settings(tmp));
 
         assertThrows(InstanceGoneException.class, () -> backend.adopt(spec, instance.state()),
-                "the recorded container was checkpointed, so it is gone");
+                "the recorded container was killed for the restore, so it is gone");
 
         awaitGone(leaked);
         assertFalse(Files.exists(instance.record().files().restoring()), "the restoring file, once its container is gone");
@@ -160,15 +203,18 @@ class CheckpointResumeTest {
 
     /**
      * What a daemon killed during {@link GvisorBackend#restoreFrom} leaves: the recorded container
-     * stopped by a checkpoint, and a container restored from it that only the restoring file names.
+     * killed, and a container restored from a checkpoint that only the restoring file names.
      */
     private ProcessHandle restoreAndCrash() throws Exception {
         Path image = tmp.resolve("image");
-        backend.checkpoint(instance, image, OperationContext.until(Instant.now().plusSeconds(60)));
+        backend.checkpointAndResume(instance, image, () -> { }, OperationContext.until(Instant.now().plusSeconds(60)));
         ContainerFiles files = instance.record().files();
+        Runsc runsc = new Runsc(GvisorHost.RUNSC);
+        ProcessHandle recorded = ProcessHandle.of(instance.record().sandboxPid()).orElseThrow();
+        runsc.kill(files, instance.record().containerId());
+        awaitGone(recorded);
         String leaked = "vivarium-cp-unrecorded";
         AtomicFiles.write(files.restoring(), leaked.getBytes(StandardCharsets.UTF_8));
-        Runsc runsc = new Runsc(GvisorHost.RUNSC);
         runsc.restoreDetached(files, leaked, image, Duration.ofSeconds(60));
         Runsc.ContainerState state = runsc.state(files, leaked).orElseThrow();
         assertTrue(state.running(), "the unrecorded container runs: " + state.status());
