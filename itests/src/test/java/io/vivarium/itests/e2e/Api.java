@@ -7,6 +7,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -100,6 +101,25 @@ final class Api {
             throw new AssertionError("exec failed: " + r.status() + " " + r.body());
         }
         return r.body();
+    }
+
+    /**
+     * {@code POST /v1/sandboxes {"snapshot_tag": TAG, "n": N}}: the ids of the N children, each
+     * reported running; anything but a 201 with N running children is an AssertionError.
+     */
+    List<String> fork(String tag, int n) throws IOException, InterruptedException {
+        Response r = post("/v1/sandboxes", Map.of("snapshot_tag", tag, "n", n));
+        if (r.status() != 201 || r.body().size() != n) {
+            throw new AssertionError("fork of " + n + " from " + tag + " failed: " + r.status() + " " + r.raw().body());
+        }
+        List<String> ids = new ArrayList<>();
+        for (JsonNode child : r.body()) {
+            if (!"running".equals(child.path("status").asText())) {
+                throw new AssertionError("a child of " + tag + " is not running: " + child);
+            }
+            ids.add(child.get("id").asText());
+        }
+        return ids;
     }
 
     /** {@code POST /v1/sandboxes/ID/eval}: the answer of a 200 ({@code result}, {@code stdout}, ...), else an AssertionError. */

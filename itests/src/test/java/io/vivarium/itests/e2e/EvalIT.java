@@ -138,9 +138,7 @@ class EvalIT {
             Api.Response branch = admin.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "eval-fork"));
             assertEquals(201, branch.status(), String.valueOf(branch.body()));
             assertEquals("files", branch.body().get("captures").asText(), "procbox captures files only: " + branch.body());
-            Api.Response forked = admin.post("/v1/sandboxes", Map.of("snapshot_tag", "eval-fork", "n", 1));
-            assertEquals(201, forked.status(), String.valueOf(forked.body()));
-            forked.body().forEach(sb -> children.add(sb.get("id").asText()));
+            children.addAll(admin.fork("eval-fork", 1));
             String child = children.get(0);
 
             JsonNode first = evalIn(child, "'inherited' in globals(), open('/work/file-from-parent').read()");

@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -75,7 +74,7 @@ class GvisorForkIT {
     @Test
     @Order(1)
     void threeChildrenResumeTheSnapshotAndAreEachTheirOwn() throws Exception {
-        children = fork("gv", 3);
+        children = api.fork("gv", 3);
         for (String id : children) {
             assertEquals("parent\n", Api.sh(api, id, "cat /work/state.txt"));
             assertEquals("alive\n", Api.sh(api, id, "set -- $(cat /work/bg.pid); " + ALIVE),
@@ -96,7 +95,7 @@ class GvisorForkIT {
             assertEquals(id + "\n", Api.sh(api, id, "cat /work/state.txt /tmp/mem.txt | sort -u"),
                     "a child's writes are its own, in its workspace and its memory");
         }
-        String late = fork("gv", 1).get(0);
+        String late = api.fork("gv", 1).get(0);
         assertEquals("parent\n" + memory, Api.sh(api, late, "cat /work/state.txt /tmp/mem.txt"),
                 "the snapshot is unchanged by its children");
         assertEquals(204, api.delete("/v1/sandboxes/" + late).status());
@@ -116,7 +115,7 @@ class GvisorForkIT {
         assertEquals(child + "\n", Api.sh(api, child, "cat /work/state.txt"), "the branched child runs on");
         awaitCounting(child);
 
-        String grandchild = fork("gv-branch", 1).get(0);
+        String grandchild = api.fork("gv-branch", 1).get(0);
         assertEquals(child + "\n" + child + "\n", Api.sh(api, grandchild, "cat /work/state.txt /tmp/mem.txt"),
                 "the grandchild has the child's files and memory at the branch");
         assertEquals("alive\n", Api.sh(api, grandchild, "set -- $(cat /work/bg.pid); " + ALIVE));
@@ -155,7 +154,7 @@ class GvisorForkIT {
         }
         Api.Response r = api.post("/v1/sandboxes/" + children.get(0) + "/branch", Map.of("tag", "after-restart"));
         assertEquals(201, r.status(), String.valueOf(r.body()));
-        String grandchild = fork("after-restart", 1).get(0);
+        String grandchild = api.fork("after-restart", 1).get(0);
         assertEquals(children.get(0) + "\n", Api.sh(api, grandchild, "cat /work/state.txt"));
     }
 
@@ -166,18 +165,6 @@ class GvisorForkIT {
         while (Long.parseLong(Api.sh(api, id, "cat /tmp/count").strip()) <= first) {
             assertTrue(Instant.now().isBefore(deadline), "the counter stopped at " + first + " in " + id);
         }
-    }
-
-    private static List<String> fork(String tag, int n) throws Exception {
-        Api.Response r = api.post("/v1/sandboxes", Map.of("snapshot_tag", tag, "n", n));
-        assertEquals(201, r.status(), String.valueOf(r.body()));
-        List<String> ids = new ArrayList<>();
-        r.body().forEach(sb -> {
-            assertEquals("running", sb.get("status").asText());
-            ids.add(sb.get("id").asText());
-        });
-        assertEquals(n, ids.size());
-        return ids;
     }
 
     private static Path imageDir(String tag) throws IOException {

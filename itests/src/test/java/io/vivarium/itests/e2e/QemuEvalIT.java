@@ -102,11 +102,7 @@ class QemuEvalIT {
         assertEquals("files+memory", branch.body().get("captures").asText(), branch.body().toString());
         assertEquals("42", ok(parent, "x + 1").get("result").asText(), "the parent evaluates on after the branch");
 
-        Api.Response forked = api.post("/v1/sandboxes", Map.of("snapshot_tag", "py", "n", 2));
-        assertEquals(201, forked.status(), String.valueOf(forked.body()));
-        List<String> children = new ArrayList<>();
-        forked.body().forEach(sb -> children.add(sb.get("id").asText()));
-        assertEquals(2, children.size(), forked.body().toString());
+        List<String> children = api.fork("py", 2);
         for (String child : children) {
             assertEquals("3.11.2", ping(child).path("python_version").asText(null), "the child's agent knows its interpreter");
             JsonNode inherited = ok(child, "'decimal' in sys.modules");

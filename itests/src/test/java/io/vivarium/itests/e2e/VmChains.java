@@ -46,10 +46,6 @@ final class VmChains {
 
     /** One child of {@code tag}, running. */
     static String fork(Api api, String tag) throws IOException, InterruptedException {
-        Api.Response r = api.post("/v1/sandboxes", Map.of("snapshot_tag", tag, "n", 1));
-        if (r.status() != 201) {
-            throw new AssertionError("fork of " + tag + " failed: " + r.status() + " " + r.body());
-        }
-        return r.body().get(0).get("id").asText();
+        return api.fork(tag, 1).get(0);
     }
 }

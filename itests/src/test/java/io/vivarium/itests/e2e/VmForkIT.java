@@ -77,7 +77,7 @@ class VmForkIT {
     @Test
     @Order(1)
     void childrenResumeTheParentAndAreEachTheirOwn() throws Exception {
-        children = fork("vm", 2);
+        children = api.fork("vm", 2);
         List<String> random = new ArrayList<>();
         List<String> machineIds = new ArrayList<>();
         for (String id : children) {
@@ -99,7 +99,7 @@ class VmForkIT {
             Api.sh(api, id, "echo " + id + " > /work/state.txt; head -c 8388608 /dev/urandom > /tmp/ram.bin; sync");
         }
         assertEquals(snapshotFiles, hashes(imageDir("vm")));
-        String late = fork("vm", 1).get(0);
+        String late = api.fork("vm", 1).get(0);
         assertEquals("parent\n", Api.sh(api, late, "cat /work/state.txt; ls /tmp/ram.bin 2>/dev/null"));
         assertEquals(204, api.delete("/v1/sandboxes/" + late).status());
     }
@@ -118,7 +118,7 @@ class VmForkIT {
         assertTrue(branch.get("pause_ms").asLong() >= 0, branch.toString());
         assertEquals(child + "\n", Api.sh(api, child, "cat /work/state.txt"), "the branched child runs on");
 
-        String grandchild = fork("vm-branch", 1).get(0);
+        String grandchild = api.fork("vm-branch", 1).get(0);
         assertEquals(child + "\n", Api.sh(api, grandchild, "cat /work/state.txt"));
         assertEquals(ram, Api.sh(api, grandchild, "md5sum < /tmp/ram.bin"),
                 "the grandchild's RAM (a tmpfs file) is the child's at the branch");
@@ -141,7 +141,7 @@ class VmForkIT {
         assertEquals(child + "\n", Api.sh(api, child, "cat /work/state.txt"));
         Api.Response r = api.post("/v1/sandboxes/" + child + "/branch", Map.of("tag", "after-restart"));
         assertEquals(201, r.status(), String.valueOf(r.body()));
-        String grandchild = fork("after-restart", 1).get(0);
+        String grandchild = api.fork("after-restart", 1).get(0);
         assertEquals(child + "\n", Api.sh(api, grandchild, "cat /work/state.txt"));
 
         // (here, because the daemon started in this test goes with it) children outlive their snapshot
@@ -153,18 +153,6 @@ class VmForkIT {
         Api.Response fork = api.post("/v1/sandboxes", Map.of("snapshot_tag", "vm-branch", "n", 1));
         assertEquals(409, fork.status(), String.valueOf(fork.body()));
         assertTrue(fork.error().contains("/vm/image/"), "names the missing parent: " + fork.error());
-    }
-
-    private static List<String> fork(String tag, int n) throws Exception {
-        Api.Response r = api.post("/v1/sandboxes", Map.of("snapshot_tag", tag, "n", n));
-        assertEquals(201, r.status(), String.valueOf(r.body()));
-        List<String> ids = new ArrayList<>();
-        r.body().forEach(sb -> {
-            assertEquals("running", sb.get("status").asText());
-            ids.add(sb.get("id").asText());
-        });
-        assertEquals(n, ids.size());
-        return ids;
     }
 
     private static Path imageDir(String tag) throws IOException {

@@ -84,6 +84,11 @@ record ContainerFiles(Path dir, Path link) {
         return dir.resolve("work.frozen");
     }
 
+    /** Where {@code runsc run} and {@code runsc restore} write the pid of the sandbox process they started. */
+    Path sandboxPidFile() {
+        return dir.resolve("runsc.pid");
+    }
+
     /** The host pid and start time of the sandbox process that runs the container now (after a restore). */
     Path sandboxProcess() {
         return dir.resolve("sandbox-process");
@@ -138,7 +143,7 @@ record ContainerFiles(Path dir, Path link) {
         }
         for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log(), checkpoint(),
                 frozenWorkspace(), restoringWorkspace(), replacedWorkspace(), sandboxProcess(), restoring(),
-                checkpointing(), checkpoints()}) {
+                checkpointing(), sandboxPidFile(), checkpoints()}) {
             FileClones.deleteTree(p);
         }
     }

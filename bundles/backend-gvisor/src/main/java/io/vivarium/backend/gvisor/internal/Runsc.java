@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vivarium.common.exec.HostCommand;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -57,7 +58,8 @@ final class Runsc {
      * needs; the sandbox may not connect to host sockets), the ptrace platform.
      */
     void runDetached(ContainerFiles files, String containerId, Duration timeout) throws IOException {
-        detached(files, "run", List.of("run", "--detach", "--bundle", files.bundle().toString(), containerId), timeout);
+        detached(files, "run", List.of("run", "--detach", "--pid-file", files.sandboxPidFile().toString(), "--bundle",
+                files.bundle().toString(), containerId), timeout);
     }
 
     /**
@@ -67,11 +69,12 @@ final class Runsc {
      * did, in the same order.
      */
     void restoreDetached(ContainerFiles files, String containerId, Path imageDir, Duration timeout) throws IOException {
-        detached(files, "restore", List.of("restore", "--detach", "--bundle", files.bundle().toString(),
-                "--image-path", imageDir.toString(), containerId), timeout);
+        detached(files, "restore", List.of("restore", "--detach", "--pid-file", files.sandboxPidFile().toString(),
+                "--bundle", files.bundle().toString(), "--image-path", imageDir.toString(), containerId), timeout);
     }
 
     private void detached(ContainerFiles files, String what, List<String> command, Duration timeout) throws IOException {
+        Files.deleteIfExists(files.sandboxPidFile());
         List<String> argv = new ArrayList<>(global(files));
         argv.addAll(List.of("--network=none", "--host-uds=create", "--platform=" + PLATFORM));
         argv.addAll(command);
