@@ -144,11 +144,13 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
         GuestImage image = image(spec.image() == null ? settings.defaultImage() : spec.image());
         int memoryMib = spec.memoryLimitMib() == null ? settings.defaultMemoryMib() : spec.memoryLimitMib();
         int vcpus = spec.vcpus() == null ? settings.defaultVcpus() : spec.vcpus();
-        VmFiles files = VmFiles.of(spec.dir(), settings.linkDir(), spec.id());
+        VmFiles planned = VmFiles.of(spec.dir(), settings.linkDir(), settings.scratchDir(), spec.id());
         Instant bootDeadline = Instant.now().plus(settings.bootTimeout());
         QemuInstance vm = null;
+        VmFiles files = planned;
         try {
-            files.prepare();
+            planned.prepare();
+            files = withVmstate(planned);
             context.checkpoint("making the disk overlay");
             StorageStrategy storage = disks.forDir(spec.dir())
                     .orElseThrow(() -> new ApiException(503, disks.missing(spec.dir())));
@@ -166,12 +168,29 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             register(vm);
             return vm;
         } catch (IOException | RuntimeException e) {
-            abandon(vm, files, e);
+            abandon(vm, planned, e);
             if (e instanceof ApiException api) {
                 throw api;
             }
             throw ApiException.internal("sandbox " + spec.id() + " failed to start: " + e.getMessage()
                     + "; the console's last lines: " + VmFiles.tail(files.console(), CONSOLE_TAIL_BYTES), e);
+        }
+    }
+
+    /**
+     * Makes the VM's {@link VmFiles#vmstate()} qcow2 (QEMU opens it, so it must exist first); without
+     * {@code qemu-img} beside QEMU the VM does without one, its checkpoints whole in its disk.
+     */
+    private VmFiles withVmstate(VmFiles files) {
+        Path qemuImg = settings.qemu().resolveSibling("qemu-img");
+        try {
+            HostCommand.run(List.of(qemuImg.toString(), "create", "-q", "-f", "qcow2", files.vmstate().toString(),
+                    "1M"), TOOL_TIMEOUT);
+            return files;
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "no RAM-state file for the checkpoints of " + files.dir()
+                    + " (they go whole into its disk): " + e.getMessage());
+            return new VmFiles(files.dir(), files.link());
         }
     }
 
@@ -237,11 +256,13 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
                     + "omit memory_limit_mib");
         }
         GuestImage image = image(snapshot.guestImage().getParent(), snapshot.guestImage().getFileName().toString());
-        VmFiles files = VmFiles.of(spec.dir(), settings.linkDir(), spec.id());
+        VmFiles planned = VmFiles.of(spec.dir(), settings.linkDir(), settings.scratchDir(), spec.id());
         Instant deadline = Instant.now().plus(settings.bootTimeout());
         QemuInstance vm = null;
+        VmFiles files = planned;
         try {
-            files.prepare();
+            planned.prepare();
+            files = withVmstate(planned);
             context.checkpoint("making the disk overlay");
             storage.reader(snapshot.disk()).materialise(snapshot.disk(), files.disk(), context);
             Path ram = snapshot.memory().path();
@@ -264,7 +285,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             register(vm);
             return vm;
         } catch (IOException | RuntimeException e) {
-            abandon(vm, files, e);
+            abandon(vm, planned, e);
             if (e instanceof ApiException api) {
                 throw api;
             }
@@ -382,7 +403,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             // no recorded state: the daemon stopped before create returned
             record = null;
         }
-        VmFiles files = record != null ? record.files() : VmFiles.of(spec.dir(), settings.linkDir(), spec.id());
+        VmFiles files = record != null ? record.files() : VmFiles.of(spec.dir(), settings.linkDir(), settings.scratchDir(), spec.id());
         Optional<QemuProcess> process = record != null ? Optional.of(record.process()) : launched(files);
         if (process.filter(QemuProcess::isRunning).isPresent()) {
             quit(live, files);

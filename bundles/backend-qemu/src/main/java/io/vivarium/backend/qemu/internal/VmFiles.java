@@ -11,17 +11,24 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The files of one VM, all in the sandbox's private directory {@code dir}. A Unix socket path has
+ * The files of one VM, all in the sandbox's private directory {@code dir} but one. A Unix socket path has
  * at most 107 bytes, which a state directory deep in a tree exceeds, so QEMU binds and the daemon
  * reaches the sockets through {@code link}: a short symlink to {@code dir} in a directory of the
- * daemon's own ({@link QemuSettings#linkDir()}).
+ * daemon's own ({@link QemuSettings#linkDir()}). The exception is {@code vmstate}, the qcow2 that holds
+ * the RAM state of the VM's checkpoints, in a directory of the daemon's own in memory
+ * ({@link QemuSettings#scratchDir()}; null for a VM started without one): see {@link VmCheckpoints}.
  */
-record VmFiles(Path dir, Path link) {
+record VmFiles(Path dir, Path link, Path vmstate) {
 
     private static final int MAX_SOCKET_PATH = 107;
 
-    static VmFiles of(Path dir, Path linkDir, String id) {
-        return new VmFiles(dir, linkDir.resolve(id));
+    /** A VM started before checkpoints had their own RAM-state file. */
+    VmFiles(Path dir, Path link) {
+        this(dir, link, null);
+    }
+
+    static VmFiles of(Path dir, Path linkDir, Path scratchDir, String id) {
+        return new VmFiles(dir, linkDir.resolve(id), scratchDir.resolve(id + ".vmstate.qcow2"));
     }
 
     Path disk() {
@@ -74,20 +81,12 @@ record VmFiles(Path dir, Path link) {
         return link.resolve("agent.sock");
     }
 
-    /** Creates {@code dir} and the link to it. */
+    /** Creates {@code dir}, the link to it and the directory of {@code vmstate}. */
     void prepare() throws IOException {
         Files.createDirectories(dir);
-        Path linkDir = link.getParent();
-        try {
-            Files.createDirectory(linkDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (FileAlreadyExistsException e) {
-            // made by an earlier VM; checked below
-        }
-        // another user could have made it first, to redirect the links
-        Object owner = Files.getAttribute(linkDir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-        if (!Files.isDirectory(linkDir, LinkOption.NOFOLLOW_LINKS)
-                || !owner.equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
-            throw new IOException(linkDir + " is not a directory of this daemon's user");
+        ownDirectory(link.getParent());
+        if (vmstate != null) {
+            ownDirectory(vmstate.getParent());
         }
         if (qmpSocket().toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH) {
             throw new IOException("the socket path " + qmpSocket() + " is longer than " + MAX_SOCKET_PATH
@@ -97,11 +96,29 @@ record VmFiles(Path dir, Path link) {
         Files.createSymbolicLink(link, dir.toAbsolutePath());
     }
 
+    /** A shared directory (such as the temporary one) with a subdirectory only this daemon's user can use. */
+    private static void ownDirectory(Path path) throws IOException {
+        try {
+            Files.createDirectory(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (FileAlreadyExistsException e) {
+            // made by an earlier VM; checked below
+        }
+        // another user could have made it first, to redirect the links or read the RAM states
+        Object owner = Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)
+                || !owner.equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
+            throw new IOException(path + " is not a directory of this daemon's user");
+        }
+    }
+
     /** Removes every file of the VM and the link; the directory itself is core's. */
     void remove() throws IOException {
         for (Path file : List.of(qmpSocket(), agentSocket(), disk(), ram(), deviceState(), branchRam(), frozenDisk(),
                 console(), qemuLog(), pidFile(), failure())) {
             Files.deleteIfExists(dir.resolve(file.getFileName()));
+        }
+        if (vmstate != null) {
+            Files.deleteIfExists(vmstate);
         }
         Files.deleteIfExists(link);
     }
