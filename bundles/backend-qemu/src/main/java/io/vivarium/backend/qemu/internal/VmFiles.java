@@ -14,30 +14,56 @@ import java.util.Optional;
  * The files of one VM, all in the sandbox's private directory {@code dir} but one. A Unix socket path has
  * at most 107 bytes, which a state directory deep in a tree exceeds, so QEMU binds and the daemon
  * reaches the sockets through {@code link}: a short symlink to {@code dir} in a directory of the
- * daemon's own ({@link QemuSettings#linkDir()}). The exception is {@code vmstate}, the qcow2 that holds
- * the RAM state of the VM's checkpoints, in a directory of the daemon's own in memory
- * ({@link QemuSettings#scratchDir()}; null for a VM started without one): see {@link VmCheckpoints}.
+ * daemon's own ({@link QemuSettings#linkDir()}). The exceptions are {@code vmstate}, the qcow2 that
+ * holds the RAM state of the VM's checkpoints ({@link VmCheckpoints}), and beside it the guest's RAM
+ * file ({@link #ram()}), in a directory of the daemon's own in memory ({@link QemuSettings#scratchDir()});
+ * {@code vmstate} is null for a VM started without them, whose RAM file is in {@code dir}.
  */
-record VmFiles(Path dir, Path link, Path vmstate) {
+record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
 
     private static final int MAX_SOCKET_PATH = 107;
 
     /** A VM started before checkpoints had their own RAM-state file. */
     VmFiles(Path dir, Path link) {
-        this(dir, link, null);
+        this(dir, link, null, null);
     }
 
-    static VmFiles of(Path dir, Path linkDir, Path scratchDir, String id) {
-        return new VmFiles(dir, linkDir.resolve(id), scratchDir.resolve(id + ".vmstate.qcow2"));
+    /**
+     * @param ramInMemory whether the guest's RAM file goes into {@code scratchDir} too ({@link #ramInMemory()})
+     */
+    static VmFiles of(Path dir, Path linkDir, Path scratchDir, String id, boolean ramInMemory) {
+        return new VmFiles(dir, linkDir.resolve(id), scratchDir.resolve(id + ".vmstate.qcow2"),
+                ramInMemory ? scratchDir.resolve(id + ".memory.ram") : null);
+    }
+
+    /** These files without the RAM-state file (a VM for which it could not be made). */
+    VmFiles withoutVmstate() {
+        return new VmFiles(dir, link, null, memoryRam);
     }
 
     Path disk() {
         return dir.resolve("disk.qcow2");
     }
 
-    /** The guest's RAM of a booted VM ({@code memory-backend-file}, {@code share=on}); a forked child maps its snapshot's. */
+    /**
+     * The guest's RAM of a booted VM ({@code memory-backend-file}, {@code share=on}); a forked child
+     * maps its snapshot's. In memory beside {@code vmstate} (see {@link #ramInMemory()}), else in {@code dir}.
+     */
     Path ram() {
-        return dir.resolve("memory.ram");
+        return memoryRam != null ? memoryRam : dir.resolve("memory.ram");
+    }
+
+    /**
+     * Whether the RAM file is on tmpfs rather than the state directory's file system. On a disk
+     * file system the kernel writes the guest's dirty RAM back to disk and write-protects it again,
+     * so every page QEMU writes next (a {@code loadvm} writes the whole RAM state and, at its system
+     * reset, the kernel's ELF segments) first takes a page fault into the file system
+     * ({@code ext4_page_mkwrite}): a restore after a write-back took twice as long (docs/benchmarks.md).
+     * Where the state directory clones files (reflink), the RAM file stays there, for a capture
+     * clones it while the VM is stopped (QemuBackend decides, {@code ramInMemory} of {@link #of}).
+     */
+    boolean ramInMemory() {
+        return memoryRam != null;
     }
 
     /** The device state a capture writes before it is stored. */
@@ -119,6 +145,9 @@ record VmFiles(Path dir, Path link, Path vmstate) {
         }
         if (vmstate != null) {
             Files.deleteIfExists(vmstate);
+        }
+        if (memoryRam != null) {
+            Files.deleteIfExists(memoryRam);
         }
         Files.deleteIfExists(link);
     }

@@ -45,7 +45,8 @@ class QemuCommandTest {
 
     @Test
     void theCheckpointsRamStateIsASecondNodeWithoutADevice() {
-        VmFiles files = new VmFiles(Path.of("/state/sandboxes/a"), Path.of("/tmp/vq/a"), Path.of("/dev/shm/v/a,b.vmstate.qcow2"));
+        VmFiles files = new VmFiles(Path.of("/state/sandboxes/a"), Path.of("/tmp/vq/a"), Path.of("/dev/shm/v/a,b.vmstate.qcow2"),
+                Path.of("/dev/shm/v/a.memory.ram"));
         List<String> argv = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG, IMAGE, files, 256, 2);
         int last = argv.lastIndexOf("-blockdev");
         assertEquals("driver=qcow2,node-name=vmstate,file.driver=file,file.filename=/dev/shm/v/a,,b.vmstate.qcow2",

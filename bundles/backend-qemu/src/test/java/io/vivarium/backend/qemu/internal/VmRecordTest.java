@@ -14,7 +14,8 @@ class VmRecordTest {
 
     private static final VmRecord RECORD = new VmRecord(new QemuProcess(4242, "987654"),
             new VmFiles(Path.of("/state/sandboxes/x"), Path.of("/tmp/vivarium-qemu/x"),
-                    Path.of("/dev/shm/vivarium-qemu-root/x.vmstate.qcow2")), Path.of("/img/default-01"),
+                    Path.of("/dev/shm/vivarium-qemu-root/x.vmstate.qcow2"), Path.of("/dev/shm/vivarium-qemu-root/x.memory.ram")),
+            Path.of("/img/default-01"),
             "vivarium", new VmRecord.Memory(256, 1, null, null));
     private static final VmRecord CHILD = new VmRecord(new QemuProcess(4243, "987655"),
             new VmFiles(Path.of("/state/sandboxes/y"), Path.of("/tmp/vivarium-qemu/y")), Path.of("/img/default-01"),
@@ -33,7 +34,10 @@ class VmRecordTest {
 
     @Test
     void aBootedVmWritesItsOwnRamFileAndAChildMapsItsSnapshots() {
-        assertEquals("/state/sandboxes/x/memory.ram", RECORD.toData().get("ram"));
+        assertEquals("/dev/shm/vivarium-qemu-root/x.memory.ram", RECORD.toData().get("ram"), "in memory, beside vmstate");
+        assertEquals("/dev/shm/vivarium-qemu-root/x.memory.ram", RECORD.toData().get("memory_ram"));
+        assertEquals("/state/sandboxes/z/memory.ram", new VmFiles(Path.of("/state/sandboxes/z"),
+                Path.of("/tmp/vivarium-qemu/z")).ram().toString(), "a VM started before that has it in its directory");
         assertEquals("/state/snapshots/t/s/image/memory.ram", CHILD.toData().get("ram"));
         assertEquals("/state/snapshots/t/s/image", CHILD.toData().get("snapshot"));
     }
