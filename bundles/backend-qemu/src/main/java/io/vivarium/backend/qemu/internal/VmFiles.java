@@ -11,13 +11,13 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The files of one VM, all in the sandbox's private directory {@code dir} but one. A Unix socket path has
+ * The files of one VM, in the sandbox's private directory {@code dir} but two. A Unix socket path has
  * at most 107 bytes, which a state directory deep in a tree exceeds, so QEMU binds and the daemon
  * reaches the sockets through {@code link}: a short symlink to {@code dir} in a directory of the
- * daemon's own ({@link QemuSettings#linkDir()}). The exceptions are {@code vmstate}, the qcow2 that
- * holds the RAM state of the VM's checkpoints ({@link VmCheckpoints}), and beside it the guest's RAM
- * file ({@link #ram()}), in a directory of the daemon's own in memory ({@link QemuSettings#scratchDir()});
- * {@code vmstate} is null for a VM started without them, whose RAM file is in {@code dir}.
+ * daemon's own ({@link QemuSettings#linkDir()}). The two are {@code vmstate}, the qcow2 that holds the
+ * RAM state of the VM's checkpoints ({@link VmCheckpoints}), and {@code memoryRam}, the guest's RAM
+ * file where it is not in {@code dir} ({@link #ramInMemory()}), both in a directory of the daemon's own
+ * in memory ({@link QemuSettings#scratchDir()}); each is null for a VM started without it.
  */
 record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
 
@@ -47,7 +47,7 @@ record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
 
     /**
      * The guest's RAM of a booted VM ({@code memory-backend-file}, {@code share=on}); a forked child
-     * maps its snapshot's. In memory beside {@code vmstate} (see {@link #ramInMemory()}), else in {@code dir}.
+     * maps its snapshot's. In memory (see {@link #ramInMemory()}), else in {@code dir}.
      */
     Path ram() {
         return memoryRam != null ? memoryRam : dir.resolve("memory.ram");
@@ -107,12 +107,14 @@ record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
         return link.resolve("agent.sock");
     }
 
-    /** Creates {@code dir}, the link to it and the directory of {@code vmstate}. */
+    /** Creates {@code dir}, the link to it and the directory of the files in memory. */
     void prepare() throws IOException {
         Files.createDirectories(dir);
         ownDirectory(link.getParent());
-        if (vmstate != null) {
-            ownDirectory(vmstate.getParent());
+        for (Path inMemory : new Path[] {vmstate, memoryRam}) {
+            if (inMemory != null) {
+                ownDirectory(inMemory.getParent());
+            }
         }
         if (qmpSocket().toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH) {
             throw new IOException("the socket path " + qmpSocket() + " is longer than " + MAX_SOCKET_PATH
