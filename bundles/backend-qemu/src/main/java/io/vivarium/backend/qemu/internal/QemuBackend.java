@@ -21,8 +21,10 @@ import io.vivarium.api.spi.StoredArtifact;
 import io.vivarium.guest.client.Deadline;
 import io.vivarium.guest.client.GuestAgentException;
 import io.vivarium.common.exec.HostCommand;
+import io.vivarium.common.files.FileClones;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,6 +53,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
     private static final Duration QUIT_WAIT = Duration.ofSeconds(3);
     private static final int CONSOLE_TAIL_BYTES = 2000;
     private static final System.Logger LOG = System.getLogger(QemuBackend.class.getName());
+    private static final FileClones CLONES = new FileClones();
     /** A VM's console and QEMU log: past 1 MiB, cut to the last 256 KiB, looked at every 5 s. */
     private static final BoundedLog LOG_BOUND = new BoundedLog(1 << 20, 256 << 10);
     private static final long CAP_EVERY_SECONDS = 5;
@@ -144,11 +147,14 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
         GuestImage image = image(spec.image() == null ? settings.defaultImage() : spec.image());
         int memoryMib = spec.memoryLimitMib() == null ? settings.defaultMemoryMib() : spec.memoryLimitMib();
         int vcpus = spec.vcpus() == null ? settings.defaultVcpus() : spec.vcpus();
-        VmFiles files = VmFiles.of(spec.dir(), settings.linkDir(), spec.id());
+        VmFiles planned = VmFiles.of(spec.dir(), settings.linkDir(), settings.scratchDir(), spec.id(),
+                ramInMemory(spec.dir()));
         Instant bootDeadline = Instant.now().plus(settings.bootTimeout());
         QemuInstance vm = null;
+        VmFiles files = planned;
         try {
-            files.prepare();
+            planned.prepare();
+            files = withVmstate(planned);
             context.checkpoint("making the disk overlay");
             StorageStrategy storage = disks.forDir(spec.dir())
                     .orElseThrow(() -> new ApiException(503, disks.missing(spec.dir())));
@@ -166,7 +172,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             register(vm);
             return vm;
         } catch (IOException | RuntimeException e) {
-            abandon(vm, files, e);
+            abandon(vm, planned, e);
             if (e instanceof ApiException api) {
                 throw api;
             }
@@ -175,13 +181,49 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
         }
     }
 
+    /** The guest's RAM file in memory unless {@code dir}'s file system clones files, as a capture then does with it. */
+    private static boolean ramInMemory(Path dir) {
+        return !CLONES.clones(dir);
+    }
+
+    /**
+     * Makes the VM's {@link VmFiles#vmstate()} qcow2 (QEMU opens it, so it must exist first); without
+     * {@code qemu-img} beside QEMU the VM does without one, its checkpoints whole in its disk.
+     */
+    private VmFiles withVmstate(VmFiles files) {
+        Path qemuImg = settings.qemu().resolveSibling("qemu-img");
+        try {
+            HostCommand.run(List.of(qemuImg.toString(), "create", "-q", "-f", "qcow2", files.vmstate().toString(),
+                    "1M"), TOOL_TIMEOUT);
+            return files;
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "no RAM-state file for the checkpoints of " + files.dir()
+                    + " (they go whole into its disk): " + e.getMessage());
+            return files.withoutVmstate();
+        }
+    }
+
     /**
      * Reserves the disk space of the guest's RAM file before QEMU maps it: a guest that writes a
      * page of a {@code share=on} file on a full filesystem gets QEMU killed by SIGBUS, so a create
      * without room fails here, saying so. The blocks are allocated, not written (a reflink of the file
-     * stays cheap; the file's page cache is only what the guest touches).
+     * stays cheap; the file's page cache is only what the guest touches). A RAM file in memory
+     * ({@link VmFiles#ramInMemory()}) is only checked for room and left sparse: allocating it would
+     * take the guest's whole RAM from the host at once, where a guest takes what it touches.
      */
     private static void reserveRam(VmFiles files, int memoryMib) throws IOException {
+        long bytes = (long) memoryMib << 20;
+        if (files.ramInMemory()) {
+            long free = Files.getFileStore(files.ram().getParent()).getUsableSpace();
+            if (free < bytes) {
+                throw new ApiException(503, "no room for the guest's " + memoryMib + " MiB RAM file in "
+                        + files.ram().getParent() + ": " + (free >> 20) + " MiB free", null, null);
+            }
+            try (RandomAccessFile ram = new RandomAccessFile(files.ram().toFile(), "rw")) {
+                ram.setLength(bytes);
+            }
+            return;
+        }
         try {
             HostCommand.run(List.of("fallocate", "-l", memoryMib + "MiB", files.ram().toString()), TOOL_TIMEOUT);
         } catch (IOException e) {
@@ -237,11 +279,14 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
                     + "omit memory_limit_mib");
         }
         GuestImage image = image(snapshot.guestImage().getParent(), snapshot.guestImage().getFileName().toString());
-        VmFiles files = VmFiles.of(spec.dir(), settings.linkDir(), spec.id());
+        VmFiles planned = VmFiles.of(spec.dir(), settings.linkDir(), settings.scratchDir(), spec.id(),
+                ramInMemory(spec.dir()));
         Instant deadline = Instant.now().plus(settings.bootTimeout());
         QemuInstance vm = null;
+        VmFiles files = planned;
         try {
-            files.prepare();
+            planned.prepare();
+            files = withVmstate(planned);
             context.checkpoint("making the disk overlay");
             storage.reader(snapshot.disk()).materialise(snapshot.disk(), files.disk(), context);
             Path ram = snapshot.memory().path();
@@ -264,7 +309,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             register(vm);
             return vm;
         } catch (IOException | RuntimeException e) {
-            abandon(vm, files, e);
+            abandon(vm, planned, e);
             if (e instanceof ApiException api) {
                 throw api;
             }
@@ -382,7 +427,8 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             // no recorded state: the daemon stopped before create returned
             record = null;
         }
-        VmFiles files = record != null ? record.files() : VmFiles.of(spec.dir(), settings.linkDir(), spec.id());
+        VmFiles files = record != null ? record.files()
+                : VmFiles.of(spec.dir(), settings.linkDir(), settings.scratchDir(), spec.id(), ramInMemory(spec.dir()));
         Optional<QemuProcess> process = record != null ? Optional.of(record.process()) : launched(files);
         if (process.filter(QemuProcess::isRunning).isPresent()) {
             quit(live, files);

@@ -7,7 +7,8 @@ import java.util.List;
 /**
  * The one place the launch command line is built (IMAGE-CONTRACT). The workspace disk is a
  * {@code -blockdev} with the node-name {@value #DISK_NODE}, as snapshot-save and snapshot-load
- * need. There is no network ({@code -nic none}). A guest that resets (a kernel panic with
+ * need; a VM may have a second qcow2 node, {@value #VMSTATE_NODE}, which only its checkpoints use
+ * ({@link VmCheckpoints}). There is no network ({@code -nic none}). A guest that resets (a kernel panic with
  * {@code panic=-1}) makes QEMU shut down instead ({@code -no-reboot}); a guest that powers off
  * leaves QEMU stopped but running ({@code -no-shutdown}), so that the daemon sees it happen
  * whether or not it was watching; a panic the guest reports through pvpanic pauses it. The
@@ -24,6 +25,8 @@ import java.util.List;
 final class QemuCommand {
 
     static final String DISK_NODE = "work";
+    /** The qcow2 that holds the RAM state of the checkpoints ({@link VmFiles#vmstate()}); no device sees it. */
+    static final String VMSTATE_NODE = "vmstate";
 
     private QemuCommand() {
     }
@@ -82,6 +85,10 @@ final class QemuCommand {
                 "-action", "panic=pause",
                 "-daemonize",
                 "-pidfile", files.pidFile().toString()));
+        if (files.vmstate() != null) {
+            argv.addAll(List.of("-blockdev", "driver=qcow2,node-name=" + VMSTATE_NODE + ",file.driver=file,file.filename="
+                    + option(files.vmstate())));
+        }
         if (incoming == Incoming.DEVICES) {
             argv.addAll(List.of("-global", "migration.send-configuration=off"));
         }

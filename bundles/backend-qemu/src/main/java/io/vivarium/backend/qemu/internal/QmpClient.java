@@ -39,6 +39,7 @@ final class QmpClient implements AutoCloseable {
     private final BufferedReader in;
     private final OutputStream out;
     private final Map<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
+    private final Map<String, CompletableFuture<Void>> jobs = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private volatile boolean open = true;
 
@@ -131,6 +132,41 @@ final class QmpClient implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs a job command ({@code snapshot-save}, {@code snapshot-load}, ...) to its end: starts it
+     * under a fresh {@code job-id}, waits for the event that it concluded, reads how it ended and
+     * dismisses it. A job that failed is a {@link QmpException} with QEMU's error.
+     */
+    void runJob(String command, ObjectNode arguments, Duration timeout) throws IOException {
+        String id = "vivarium-" + command + "-" + ids.incrementAndGet();
+        CompletableFuture<Void> concluded = new CompletableFuture<>();
+        jobs.put(id, concluded);
+        try {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            execute(command, arguments.deepCopy().put("job-id", id), timeout);
+            concluded.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            String error = null;
+            for (JsonNode job : execute("query-jobs", null, timeout)) {
+                if (id.equals(job.path("id").asText()) && job.hasNonNull("error")) {
+                    error = job.get("error").asText();
+                }
+            }
+            execute("job-dismiss", JSON.createObjectNode().put("id", id), timeout);
+            if (error != null) {
+                throw new QmpException(command, error);
+            }
+        } catch (TimeoutException e) {
+            throw new IOException("QMP job " + command + " did not end within " + timeout.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            throw new IOException("QMP job " + command + ": " + e.getCause().getMessage(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for QMP job " + command, e);
+        } finally {
+            jobs.remove(id);
+        }
+    }
+
     boolean isOpen() {
         return open;
     }
@@ -142,6 +178,7 @@ final class QmpClient implements AutoCloseable {
             while ((line = in.readLine()) != null) {
                 JsonNode message = parse(line);
                 if (message.has("event")) {
+                    concluded(message);
                     events.accept(message);
                 } else if (message.path("id").canConvertToLong()) {
                     CompletableFuture<JsonNode> waiting = pending.remove(message.get("id").longValue());
@@ -157,8 +194,21 @@ final class QmpClient implements AutoCloseable {
             for (CompletableFuture<JsonNode> waiting : pending.values()) {
                 waiting.completeExceptionally(end);
             }
+            for (CompletableFuture<Void> waiting : jobs.values()) {
+                waiting.completeExceptionally(end);
+            }
             closeChannel();
             closed.run();
+        }
+    }
+
+    private void concluded(JsonNode event) {
+        JsonNode data = event.path("data");
+        if ("JOB_STATUS_CHANGE".equals(event.path("event").asText()) && "concluded".equals(data.path("status").asText())) {
+            CompletableFuture<Void> waiting = jobs.get(data.path("id").asText());
+            if (waiting != null) {
+                waiting.complete(null);
+            }
         }
     }
 

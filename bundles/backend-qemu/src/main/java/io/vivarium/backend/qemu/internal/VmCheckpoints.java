@@ -2,6 +2,7 @@ package io.vivarium.backend.qemu.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.CheckpointInfo;
@@ -11,26 +12,36 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * A VM's checkpoints as internal snapshots of its qcow2 ({@code savevm}/{@code loadvm}/
- * {@code delvm} through QMP's human monitor): RAM, devices and disk under one tag in
- * {@code disk.qcow2}, restored in place into the running QEMU. QEMU writes the RAM state first and
- * the snapshot table last, in its main loop, so a tag is listed only once it is complete, and a
- * daemon killed meanwhile does not stop QEMU finishing it. Why this and not a RAM file per
- * checkpoint: docs/qemu.md ("Checkpoints").
+ * A VM's checkpoints as internal qcow2 snapshots, restored in place into the running QEMU. A VM with
+ * a {@value QemuCommand#VMSTATE_NODE} node ({@link VmFiles#vmstate()}, in memory) keeps each
+ * checkpoint's RAM and device state there and its disk as an internal snapshot of
+ * {@code disk.qcow2} (the jobs {@code snapshot-save}/{@code -load}/{@code -delete}, which name both
+ * nodes): saving then writes no RAM state into the disk file and waits for no flush of it, and the
+ * disk file does not grow by a RAM state per checkpoint. A VM started without that node keeps all of
+ * it in {@code disk.qcow2} ({@code savevm}/{@code loadvm}/{@code delvm} through QMP's human monitor).
+ * QEMU writes the RAM state first and the snapshot tables last, in its main loop, so a tag is listed
+ * (it must be in both nodes) only once it is complete, and a daemon killed meanwhile does not stop
+ * QEMU finishing it. Why this and not a RAM file per checkpoint: docs/qemu.md ("Checkpoints").
  */
 final class VmCheckpoints {
 
     static final String MODE = "qcow2-internal";
+    /** The disk in {@code disk.qcow2}, the RAM state in the {@value QemuCommand#VMSTATE_NODE} node. */
+    static final String MODE_SPLIT = "qcow2-internal-vmstate-apart";
     /** How long listing or deleting may take; saving and loading get the caller's deadline. */
     private static final Duration MONITOR_TIMEOUT = Duration.ofSeconds(30);
 
     private final String id;
     private final Supplier<QmpClient> monitor;
+    /** Whether QEMU has the RAM-state node: known from the last {@link #list()}, with which every operation starts. */
+    private volatile boolean vmstateNode;
 
     VmCheckpoints(String id, Supplier<QmpClient> monitor) {
         this.id = id;
@@ -43,7 +54,11 @@ final class VmCheckpoints {
         }
         context.checkpoint("saving the VM's state");
         try {
-            human("savevm " + tag, context.remaining());
+            if (vmstateNode) {
+                qmp().runJob("snapshot-save", job(tag).put("vmstate", QemuCommand.VMSTATE_NODE), context.remaining());
+            } else {
+                human("savevm " + tag, context.remaining());
+            }
         } catch (IOException e) {
             throw ApiException.internal("cannot checkpoint sandbox " + id + " as " + tag + ": " + e.getMessage(), e);
         }
@@ -70,7 +85,11 @@ final class VmCheckpoints {
 
     private void load(String tag, OperationContext context) throws IOException {
         context.checkpoint("loading the VM's state");
-        human("loadvm " + tag, context.remaining());
+        if (vmstateNode) {
+            qmp().runJob("snapshot-load", job(tag).put("vmstate", QemuCommand.VMSTATE_NODE), context.remaining());
+        } else {
+            human("loadvm " + tag, context.remaining());
+        }
         RunState.cont(qmp());
     }
 
@@ -79,14 +98,21 @@ final class VmCheckpoints {
             return false;
         }
         try {
-            human("delvm " + tag, MONITOR_TIMEOUT);
+            if (vmstateNode) {
+                qmp().runJob("snapshot-delete", job(tag), MONITOR_TIMEOUT);
+            } else {
+                human("delvm " + tag, MONITOR_TIMEOUT);
+            }
         } catch (IOException e) {
             throw ApiException.internal("cannot delete checkpoint " + tag + " of sandbox " + id + ": " + e.getMessage(), e);
         }
         return true;
     }
 
-    /** The snapshots of the disk node, oldest first. */
+    /**
+     * The snapshots of the disk node, oldest first; with a {@value QemuCommand#VMSTATE_NODE} node, those
+     * it also has (where their RAM state is).
+     */
     List<CheckpointInfo> list() {
         JsonNode nodes;
         try {
@@ -95,17 +121,37 @@ final class VmCheckpoints {
             throw ApiException.internal("cannot list the checkpoints of sandbox " + id + ": " + e.getMessage(), e);
         }
         List<JsonNode> snapshots = new ArrayList<>();
+        Map<String, Long> states = null;
         for (JsonNode node : nodes) {
-            if (QemuCommand.DISK_NODE.equals(node.path("node-name").asText())) {
+            String name = node.path("node-name").asText();
+            if (QemuCommand.DISK_NODE.equals(name)) {
                 node.path("image").path("snapshots").forEach(snapshots::add);
+            } else if (QemuCommand.VMSTATE_NODE.equals(name)) {
+                states = new HashMap<>();
+                for (JsonNode s : node.path("image").path("snapshots")) {
+                    states.put(s.path("name").asText(), s.path("vm-state-size").asLong());
+                }
             }
         }
+        vmstateNode = states != null;
+        Map<String, Long> apart = states;
         return snapshots.stream()
+                .filter(s -> apart == null || apart.containsKey(s.path("name").asText()))
                 .sorted(Comparator.comparingLong((JsonNode s) -> s.path("date-sec").asLong())
                         .thenComparingLong(s -> s.path("date-nsec").asLong()))
-                .map(s -> new CheckpointInfo(s.path("name").asText(), s.path("date-sec").asLong(),
-                        s.path("vm-state-size").asLong(), MODE))
+                .map(s -> apart == null
+                        ? new CheckpointInfo(s.path("name").asText(), s.path("date-sec").asLong(),
+                                s.path("vm-state-size").asLong(), MODE)
+                        : new CheckpointInfo(s.path("name").asText(), s.path("date-sec").asLong(),
+                                apart.get(s.path("name").asText()), MODE_SPLIT))
                 .toList();
+    }
+
+    /** The arguments of a snapshot job on {@code tag}: the disk node and the RAM-state node. */
+    private static ObjectNode job(String tag) {
+        ObjectNode arguments = JsonNodeFactory.instance.objectNode().put("tag", tag);
+        arguments.putArray("devices").add(QemuCommand.DISK_NODE).add(QemuCommand.VMSTATE_NODE);
+        return arguments;
     }
 
     private Optional<CheckpointInfo> find(String tag) {

@@ -11,26 +11,59 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The files of one VM, all in the sandbox's private directory {@code dir}. A Unix socket path has
+ * The files of one VM, in the sandbox's private directory {@code dir} but two. A Unix socket path has
  * at most 107 bytes, which a state directory deep in a tree exceeds, so QEMU binds and the daemon
  * reaches the sockets through {@code link}: a short symlink to {@code dir} in a directory of the
- * daemon's own ({@link QemuSettings#linkDir()}).
+ * daemon's own ({@link QemuSettings#linkDir()}). The two are {@code vmstate}, the qcow2 that holds the
+ * RAM state of the VM's checkpoints ({@link VmCheckpoints}), and {@code memoryRam}, the guest's RAM
+ * file where it is not in {@code dir} ({@link #ramInMemory()}), both in a directory of the daemon's own
+ * in memory ({@link QemuSettings#scratchDir()}); each is null for a VM started without it.
  */
-record VmFiles(Path dir, Path link) {
+record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
 
     private static final int MAX_SOCKET_PATH = 107;
 
-    static VmFiles of(Path dir, Path linkDir, String id) {
-        return new VmFiles(dir, linkDir.resolve(id));
+    /** A VM started before checkpoints had their own RAM-state file. */
+    VmFiles(Path dir, Path link) {
+        this(dir, link, null, null);
+    }
+
+    /**
+     * @param ramInMemory whether the guest's RAM file goes into {@code scratchDir} too ({@link #ramInMemory()})
+     */
+    static VmFiles of(Path dir, Path linkDir, Path scratchDir, String id, boolean ramInMemory) {
+        return new VmFiles(dir, linkDir.resolve(id), scratchDir.resolve(id + ".vmstate.qcow2"),
+                ramInMemory ? scratchDir.resolve(id + ".memory.ram") : null);
+    }
+
+    /** These files without the RAM-state file (a VM for which it could not be made). */
+    VmFiles withoutVmstate() {
+        return new VmFiles(dir, link, null, memoryRam);
     }
 
     Path disk() {
         return dir.resolve("disk.qcow2");
     }
 
-    /** The guest's RAM of a booted VM ({@code memory-backend-file}, {@code share=on}); a forked child maps its snapshot's. */
+    /**
+     * The guest's RAM of a booted VM ({@code memory-backend-file}, {@code share=on}); a forked child
+     * maps its snapshot's. In memory (see {@link #ramInMemory()}), else in {@code dir}.
+     */
     Path ram() {
-        return dir.resolve("memory.ram");
+        return memoryRam != null ? memoryRam : dir.resolve("memory.ram");
+    }
+
+    /**
+     * Whether the RAM file is on tmpfs rather than the state directory's file system. On a disk
+     * file system the kernel writes the guest's dirty RAM back to disk and write-protects it again,
+     * so every page QEMU writes next (a {@code loadvm} writes the whole RAM state and, at its system
+     * reset, the kernel's ELF segments) first takes a page fault into the file system
+     * ({@code ext4_page_mkwrite}): a restore after a write-back took twice as long (docs/benchmarks.md).
+     * Where the state directory clones files (reflink), the RAM file stays there, for a capture
+     * clones it while the VM is stopped (QemuBackend decides, {@code ramInMemory} of {@link #of}).
+     */
+    boolean ramInMemory() {
+        return memoryRam != null;
     }
 
     /** The device state a capture writes before it is stored. */
@@ -74,20 +107,14 @@ record VmFiles(Path dir, Path link) {
         return link.resolve("agent.sock");
     }
 
-    /** Creates {@code dir} and the link to it. */
+    /** Creates {@code dir}, the link to it and the directory of the files in memory. */
     void prepare() throws IOException {
         Files.createDirectories(dir);
-        Path linkDir = link.getParent();
-        try {
-            Files.createDirectory(linkDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (FileAlreadyExistsException e) {
-            // made by an earlier VM; checked below
-        }
-        // another user could have made it first, to redirect the links
-        Object owner = Files.getAttribute(linkDir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-        if (!Files.isDirectory(linkDir, LinkOption.NOFOLLOW_LINKS)
-                || !owner.equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
-            throw new IOException(linkDir + " is not a directory of this daemon's user");
+        ownDirectory(link.getParent());
+        for (Path inMemory : new Path[] {vmstate, memoryRam}) {
+            if (inMemory != null) {
+                ownDirectory(inMemory.getParent());
+            }
         }
         if (qmpSocket().toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH) {
             throw new IOException("the socket path " + qmpSocket() + " is longer than " + MAX_SOCKET_PATH
@@ -97,11 +124,32 @@ record VmFiles(Path dir, Path link) {
         Files.createSymbolicLink(link, dir.toAbsolutePath());
     }
 
+    /** A shared directory (such as the temporary one) with a subdirectory only this daemon's user can use. */
+    private static void ownDirectory(Path path) throws IOException {
+        try {
+            Files.createDirectory(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (FileAlreadyExistsException e) {
+            // made by an earlier VM; checked below
+        }
+        // another user could have made it first, to redirect the links or read the RAM states
+        Object owner = Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)
+                || !owner.equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
+            throw new IOException(path + " is not a directory of this daemon's user");
+        }
+    }
+
     /** Removes every file of the VM and the link; the directory itself is core's. */
     void remove() throws IOException {
         for (Path file : List.of(qmpSocket(), agentSocket(), disk(), ram(), deviceState(), branchRam(), frozenDisk(),
                 console(), qemuLog(), pidFile(), failure())) {
             Files.deleteIfExists(dir.resolve(file.getFileName()));
+        }
+        if (vmstate != null) {
+            Files.deleteIfExists(vmstate);
+        }
+        if (memoryRam != null) {
+            Files.deleteIfExists(memoryRam);
         }
         Files.deleteIfExists(link);
     }

@@ -44,6 +44,12 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
                 "console", files.console().toString(),
                 "image", image.toString(),
                 "agent", agent));
+        if (files.vmstate() != null) {
+            data.put("vmstate", files.vmstate().toString());
+        }
+        if (files.ramInMemory()) {
+            data.put("memory_ram", files.ram().toString());
+        }
         if (memory != null) {
             data.put("memory_mib", Integer.toString(memory.mib()));
             data.put("vcpus", Integer.toString(memory.vcpus()));
@@ -66,7 +72,9 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
                         base == null ? null : Path.of(base), base == null ? null : Path.of(required(data, "snapshot")));
             }
             return new VmRecord(new QemuProcess(Long.parseLong(required(data, "pid")), required(data, "starttime")),
-                    new VmFiles(Path.of(required(data, "dir")), Path.of(required(data, "link"))),
+                    new VmFiles(Path.of(required(data, "dir")), Path.of(required(data, "link")),
+                            data.containsKey("vmstate") ? Path.of(required(data, "vmstate")) : null,
+                            data.containsKey("memory_ram") ? Path.of(required(data, "memory_ram")) : null),
                     Path.of(required(data, "image")), required(data, "agent"), memory);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a qemu instance state: " + data, e);

@@ -21,7 +21,7 @@ class DiskStorageTest {
 
     private Availability availability(DiskStorage disks) {
         QemuSettings settings = new QemuSettings(Path.of("/bin/true"), dir, "default", 256, 1, Duration.ofSeconds(5),
-                dir.resolve("links"));
+                dir.resolve("links"), dir.resolve("scratch"));
         try (QemuBackend backend = new QemuBackend(settings, Accelerator.detect(dir.resolve("none"), dir.resolve("none")),
                 disks)) {
             return backend.availability();

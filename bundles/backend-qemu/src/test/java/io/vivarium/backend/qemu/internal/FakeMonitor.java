@@ -28,19 +28,29 @@ final class FakeMonitor implements AutoCloseable {
         List<String> answer(String command, String id);
     }
 
+    /** The lines to answer a whole request with (for a script that reads the arguments). */
+    interface RequestScript {
+        List<String> answer(JsonNode request);
+    }
+
     private final ServerSocketChannel server;
     private final Thread thread;
     private volatile OutputStream out;
 
     /** Listens at {@code socket}; with {@code greet} false it accepts but never speaks. */
     FakeMonitor(Path socket, boolean greet, Script script) throws IOException {
+        this(socket, greet, (RequestScript) request -> script.answer(request.get("execute").asText(),
+                request.get("id").toString()));
+    }
+
+    FakeMonitor(Path socket, boolean greet, RequestScript script) throws IOException {
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(socket));
         thread = new Thread(() -> serve(greet, script), "fake monitor");
         thread.start();
     }
 
-    private void serve(boolean greet, Script script) {
+    private void serve(boolean greet, RequestScript script) {
         if (!greet) {
             return;
         }
@@ -52,7 +62,7 @@ final class FakeMonitor implements AutoCloseable {
             String line;
             while ((line = in.readLine()) != null) {
                 JsonNode request = JSON.readTree(line);
-                for (String answer : script.answer(request.get("execute").asText(), request.get("id").toString())) {
+                for (String answer : script.answer(request)) {
                     if (answer.equals(CLOSE)) {
                         return;
                     }

@@ -44,6 +44,19 @@ class QemuCommandTest {
     }
 
     @Test
+    void theCheckpointsRamStateIsASecondNodeWithoutADevice() {
+        VmFiles files = new VmFiles(Path.of("/state/sandboxes/a"), Path.of("/tmp/vq/a"), Path.of("/dev/shm/v/a,b.vmstate.qcow2"),
+                Path.of("/dev/shm/v/a.memory.ram"));
+        List<String> argv = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG, IMAGE, files, 256, 2);
+        int last = argv.lastIndexOf("-blockdev");
+        assertEquals("driver=qcow2,node-name=vmstate,file.driver=file,file.filename=/dev/shm/v/a,,b.vmstate.qcow2",
+                argv.get(last + 1));
+        assertEquals(2, Collections.frequency(argv, "-blockdev"), argv.toString());
+        assertEquals(1, argv.stream().filter(a -> a.startsWith("virtio-blk")).count(), "no device sees it: " + argv);
+        assertEquals(1, Collections.frequency(argv(), "-blockdev"), "a VM without the file has no such node");
+    }
+
+    @Test
     void theDiskIsABlockdevWithANodeNameAndCommasInPathsAreDoubled() {
         List<String> argv = argv();
         assertEquals("driver=qcow2,node-name=work,file.driver=file,file.filename=/state/sandboxes/a,,b/disk.qcow2",

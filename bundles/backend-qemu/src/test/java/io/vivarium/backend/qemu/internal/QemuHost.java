@@ -21,7 +21,7 @@ final class QemuHost {
     static QemuSettings settings() {
         return new QemuSettings(QEMU, QemuSettings.defaultImageDir(System.getenv()), "default",
                 QemuSettings.DEFAULT_MEMORY_MIB, 1, Duration.ofSeconds(QemuSettings.DEFAULT_BOOT_TIMEOUT_SECS),
-                QemuSettings.defaultLinkDir());
+                QemuSettings.defaultLinkDir(), QemuSettings.defaultScratchDir());
     }
 
     static QemuBackend backend(QemuSettings settings) {

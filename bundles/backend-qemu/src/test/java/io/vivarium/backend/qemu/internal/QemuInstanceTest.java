@@ -55,7 +55,7 @@ class QemuInstanceTest {
     }
 
     private QemuInstance watched() throws Exception {
-        VmFiles files = VmFiles.of(dir.resolve("vm"), dir.resolve("links"), "x");
+        VmFiles files = VmFiles.of(dir.resolve("vm"), dir.resolve("links"), dir.resolve("scratch"), "x", false);
         files.prepare();
         monitor = new FakeMonitor(files.qmpSocket(), true, (command, id) -> {
             if (!command.equals("query-status") && !command.equals("qmp_capabilities")) {

@@ -8,10 +8,16 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.CheckpointInfo;
 import io.vivarium.api.spi.OperationContext;
 
+import com.fasterxml.jackson.databind.JsonNode;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -73,6 +79,74 @@ class VmCheckpointsTest {
         assertEquals(404, assertThrows(ApiException.class, () -> c.restore("gone", context())).status());
         assertEquals(false, c.delete("gone"));
         assertEquals(true, c.delete("old"));
+    }
+
+    /**
+     * A VM with the RAM-state node: QEMU's snapshot jobs name both nodes, a job ends with its
+     * JOB_STATUS_CHANGE event and is dismissed, and a tag counts only once both nodes have it.
+     */
+    @Test
+    void withTheRamStateNodeTheJobsNameBothNodes() throws Exception {
+        Path socket = dir.resolve("qmp.sock");
+        List<JsonNode> requests = new CopyOnWriteArrayList<>();
+        Set<String> tags = new ConcurrentSkipListSet<>(Set.of("a"));
+        String[] failure = {null};
+        monitor = new FakeMonitor(socket, true, (FakeMonitor.RequestScript) request -> {
+            String command = request.get("execute").asText();
+            requests.add(request);
+            String id = request.get("id").toString();
+            JsonNode arguments = request.path("arguments");
+            if (command.startsWith("snapshot-")) {
+                if (failure[0] == null) {
+                    switch (command) {
+                        case "snapshot-save" -> tags.add(arguments.get("tag").asText());
+                        case "snapshot-delete" -> tags.remove(arguments.get("tag").asText());
+                        default -> { }
+                    }
+                }
+                return List.of("{\"return\": {}, \"id\": " + id + "}", "{\"event\": \"JOB_STATUS_CHANGE\", "
+                        + "\"data\": {\"status\": \"concluded\", \"id\": \"" + arguments.get("job-id").asText() + "\"}}");
+            }
+            String value = switch (command) {
+                case "query-named-block-nodes" -> "[{\"node-name\": \"work\", \"image\": {\"snapshots\": ["
+                        + tags.stream().map(t -> "{\"name\": \"" + t + "\", \"date-sec\": 1, \"vm-state-size\": 0}")
+                                .collect(Collectors.joining(","))
+                        + ", {\"name\": \"half\", \"date-sec\": 2, \"vm-state-size\": 0}]}},"
+                        + " {\"node-name\": \"vmstate\", \"image\": {\"snapshots\": ["
+                        + tags.stream().map(t -> "{\"name\": \"" + t + "\", \"date-sec\": 1, \"vm-state-size\": 5}")
+                                .collect(Collectors.joining(",")) + "]}}]";
+                case "query-jobs" -> "[{\"id\": \"other\", \"error\": \"not this one\"}, {\"id\": \""
+                        + requests.stream().filter(r -> r.path("arguments").has("job-id")).reduce((x, y) -> y)
+                                .orElseThrow().path("arguments").path("job-id").asText() + "\""
+                        + (failure[0] == null ? "" : ", \"error\": \"" + failure[0] + "\"") + "}]";
+                case "query-status" -> "{\"status\": \"running\"}";
+                default -> "{}";
+            };
+            return List.of("{\"return\": " + value + ", \"id\": " + id + "}");
+        });
+        client = QmpClient.connect(socket, TIMEOUT, "test", event -> { }, () -> { });
+        VmCheckpoints c = new VmCheckpoints("vm1", () -> client);
+
+        assertEquals(List.of(new CheckpointInfo("a", 1, 5L, VmCheckpoints.MODE_SPLIT)), c.list());
+        assertEquals(new CheckpointInfo("b", 1, 5L, VmCheckpoints.MODE_SPLIT), c.create("b", context()));
+        c.restore("b", context());
+        assertTrue(c.delete("b"));
+        List<String> jobs = requests.stream().map(r -> r.get("execute").asText())
+                .filter(x -> x.startsWith("snapshot-") || x.equals("job-dismiss") || x.equals("human-monitor-command"))
+                .toList();
+        assertEquals(List.of("snapshot-save", "job-dismiss", "snapshot-load", "job-dismiss", "snapshot-delete",
+                "job-dismiss"), jobs);
+        for (JsonNode r : requests) {
+            if (r.get("execute").asText().startsWith("snapshot-")) {
+                assertEquals("[\"work\",\"vmstate\"]", r.path("arguments").path("devices").toString());
+                assertEquals(r.get("execute").asText().equals("snapshot-delete") ? "" : "vmstate",
+                        r.path("arguments").path("vmstate").asText());
+            }
+        }
+
+        failure[0] = "No space left on device";
+        ApiException saved = assertThrows(ApiException.class, () -> c.create("c", context()));
+        assertTrue(saved.getMessage().contains("snapshot-save failed: No space left on device"), saved.getMessage());
     }
 
     private static OperationContext context() {

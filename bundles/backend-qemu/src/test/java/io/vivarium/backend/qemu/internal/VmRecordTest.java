@@ -1,6 +1,7 @@
 package io.vivarium.backend.qemu.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.file.Path;
@@ -12,7 +13,9 @@ import org.junit.jupiter.api.Test;
 class VmRecordTest {
 
     private static final VmRecord RECORD = new VmRecord(new QemuProcess(4242, "987654"),
-            new VmFiles(Path.of("/state/sandboxes/x"), Path.of("/tmp/vivarium-qemu/x")), Path.of("/img/default-01"),
+            new VmFiles(Path.of("/state/sandboxes/x"), Path.of("/tmp/vivarium-qemu/x"),
+                    Path.of("/dev/shm/vivarium-qemu-root/x.vmstate.qcow2"), Path.of("/dev/shm/vivarium-qemu-root/x.memory.ram")),
+            Path.of("/img/default-01"),
             "vivarium", new VmRecord.Memory(256, 1, null, null));
     private static final VmRecord CHILD = new VmRecord(new QemuProcess(4243, "987655"),
             new VmFiles(Path.of("/state/sandboxes/y"), Path.of("/tmp/vivarium-qemu/y")), Path.of("/img/default-01"),
@@ -31,7 +34,10 @@ class VmRecordTest {
 
     @Test
     void aBootedVmWritesItsOwnRamFileAndAChildMapsItsSnapshots() {
-        assertEquals("/state/sandboxes/x/memory.ram", RECORD.toData().get("ram"));
+        assertEquals("/dev/shm/vivarium-qemu-root/x.memory.ram", RECORD.toData().get("ram"), "in memory, beside vmstate");
+        assertEquals("/dev/shm/vivarium-qemu-root/x.memory.ram", RECORD.toData().get("memory_ram"));
+        assertEquals("/state/sandboxes/z/memory.ram", new VmFiles(Path.of("/state/sandboxes/z"),
+                Path.of("/tmp/vivarium-qemu/z")).ram().toString(), "a VM started before that has it in its directory");
         assertEquals("/state/snapshots/t/s/image/memory.ram", CHILD.toData().get("ram"));
         assertEquals("/state/snapshots/t/s/image", CHILD.toData().get("snapshot"));
     }
@@ -46,6 +52,8 @@ class VmRecordTest {
         assertEquals("/state/sandboxes/x/disk.qcow2", data.get("disk"));
         assertEquals("/state/sandboxes/x/console.log", data.get("console"));
         assertEquals("/img/default-01", data.get("image"));
+        assertEquals("/dev/shm/vivarium-qemu-root/x.vmstate.qcow2", data.get("vmstate"));
+        assertNull(CHILD.toData().get("vmstate"), "a VM started without the RAM-state file has none");
     }
 
     @Test
