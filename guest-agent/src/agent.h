@@ -144,4 +144,7 @@ int cmd_get_time(struct call *k);
 int cmd_set_time(struct call *k);
 int cmd_shutdown(struct call *k);
 
+/* launch.c: vivarium-agent --launch, the host side of a process sandbox's start */
+int launch_main(int argc, char **argv);
+
 #endif

@@ -805,6 +805,8 @@ static void parse_user(const char *spec, uid_t *uid, gid_t *gid)
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--launch"))
+		return launch_main(argc - 2, argv + 2);
 	ensure_stdio();
 	/* Not dumpable, whoever runs it: a process of the agent's uid that lacks CAP_SYS_PTRACE (in a
 	 * VM as root, or in a user namespace, the sandbox's commands share the agent's uid) can neither

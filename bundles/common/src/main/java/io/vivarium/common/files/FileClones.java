@@ -5,6 +5,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +20,11 @@ import io.vivarium.common.exec.HostCommand;
  * btrfs), an honest full copy elsewhere, through {@code cp -a}: {@code --reflink=always} (which fails
  * where it cannot clone, so the mode reported is the mode used) or {@code --sparse=always}. Whether a
  * filesystem clones is probed once per filesystem (keyed by its device number) with a small file.
+ * A single file cloned within one filesystem that clones is copied in this process instead
+ * ({@link Files#copy}, which is {@code copy_file_range(2)} on Linux, and the kernel clones such a
+ * copy: {@code vfs_copy_file_range} remaps the blocks when source and target share a filesystem
+ * whose files clone, as {@code FICLONE} does): no {@code cp} to start, which a fork of many
+ * children paid once per child.
  * The one copy of this logic, for the storage strategies that clone (storage-reflink, and
  * storage-diffchain for the base of a chain).
  */
@@ -62,9 +68,14 @@ public final class FileClones {
      * @param timeLeft the watchdog time for each {@code cp}, asked before each run
      */
     public String cloneOrCopy(Path source, Path target, Supplier<Duration> timeLeft) throws IOException {
-        if (clones(target.toAbsolutePath().getParent())) {
+        Path dir = target.toAbsolutePath().getParent();
+        if (clones(dir)) {
             try {
-                cp(source, target, true, timeLeft.get());
+                if (Files.isRegularFile(source, LinkOption.NOFOLLOW_LINKS) && sameFilesystem(source, dir)) {
+                    Files.copy(source, target, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
+                } else {
+                    cp(source, target, true, timeLeft.get());
+                }
                 return REFLINK;
             } catch (IOException e) {
                 LOG.log(Level.INFO, "no clone of " + source + " (" + e.getMessage() + "); copying it");
@@ -73,6 +84,10 @@ public final class FileClones {
         }
         cp(source, target, false, timeLeft.get());
         return COPY;
+    }
+
+    private static boolean sameFilesystem(Path a, Path b) throws IOException {
+        return Files.getAttribute(a, "unix:dev").equals(Files.getAttribute(b, "unix:dev"));
     }
 
     /** {@code cp -a} of a file or tree: {@code --reflink=always} (fails where it cannot clone) or a sparse copy. */

@@ -86,10 +86,6 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         this.pidsCgroups = LimitCgroups.detect(settings.cgroupRoot(), LimitCgroups.Controller.PIDS);
         this.workspaces = WorkspaceImages.detect(settings.templateDir(), ProcFs.effectiveUid() == 0,
                 settings.workspacePoolSize());
-        this.commands = new SandboxCommands(settings.bwrap(), HostRootLayout.bwrapArgs(Path.of("/")),
-                ProcFs.noNewPrivileges());
-        this.launcher = new SandboxLauncher(commands);
-        this.dryRunner = new DryRunner(commands, overlayDryRuns);
         this.bwrapVersion = new BwrapVersion(settings.bwrap());
         Path binary = null;
         String problem = null;
@@ -101,6 +97,10 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
         }
         this.agentBinary = binary;
         this.agentProblem = problem;
+        this.commands = new SandboxCommands(settings.bwrap(), HostRootLayout.bwrapArgs(Path.of("/")),
+                ProcFs.noNewPrivileges(), binary);
+        this.launcher = new SandboxLauncher(commands);
+        this.dryRunner = new DryRunner(commands, overlayDryRuns);
         this.sandboxPool = sandboxPool(settings.sandboxPoolSize(), sandboxPoolName);
     }
 
@@ -264,7 +264,7 @@ final class ProcboxBackend implements SandboxBackend, AutoCloseable {
             // and in the host's mount table, which every later loop mount and bwrap reads
             Path view = copiedImage == null ? walkView(spec) : null;
             SandboxLauncher.Started started = launcher.launch(spec.id(), spec.dir(), workDir, view,
-                    SandboxRecord.cgroups(cgroup, pidsCgroup), image, agentBinary, agentDir, uid, gid, userNamespace);
+                    SandboxRecord.cgroups(cgroup, pidsCgroup), image, agentDir, uid, gid, userNamespace);
             SandboxRecord sandbox = new SandboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
                     SandboxCommands.AGENT_SOCKET);
             if (userNamespace) {

@@ -24,18 +24,18 @@ final class SandboxCommands {
     static final String SETPRIV = "/usr/bin/setpriv";
 
     /**
-     * Records the shell's pid (the later bwrap's), opens bwrap's info file as fd 3, makes the
-     * workspace when an image is given (copies the template when one is named, then loop-mounts
-     * the image at the workspace directory), binds the workspace's walk view when one is named
-     * ({@link WalkView}, which checks the result and mounts it itself if this failed), joins the
-     * cgroups listed up to {@code --}, then execs what follows. The mounts are made here, in the
-     * one process a launch starts anyway, rather than by tools the daemon would spawn one by one.
+     * The agent binary's host-side mode ({@code guest-agent/src/launch.c}) that starts a sandbox or a
+     * twin: records its pid (the later bwrap's), opens bwrap's info file as fd 3, makes the workspace
+     * when an image is given (a sparse copy of the template when one is named, then the image attached
+     * to a free loop device and mounted at the workspace directory), binds the workspace's walk view
+     * when one is named ({@link WalkView}, which checks the result and mounts it itself if this
+     * failed), joins the cgroups listed up to {@code --}, then execs what follows. One process does
+     * what a shell, {@code setsid}, {@code cp} and {@code mount} did: the CPU a start costs is what
+     * bounds a fork of many children.
      */
-    static final String LAUNCH_SCRIPT = "set -e; echo $$ > \"$1\"; exec 3>\"$2\"; "
-            + "if [ -n \"$3\" ]; then cp --sparse=always -- \"$3\" \"$4\"; fi; "
-            + "if [ -n \"$4\" ]; then mount -t ext4 -o loop,nodiscard,nosuid,nodev \"$4\" \"$5\"; fi; "
-            + "if [ -n \"$6\" ]; then mount --bind -o " + WalkView.NOSYMFOLLOW + " \"$5\" \"$6\" || :; fi; "
-            + "shift 6; " + JOIN_LOOP + "exec \"$@\"";
+    static final String LAUNCH = "--launch";
+    /** {@link #LAUNCH}'s first option: fork, return at once, and start in a session of its own. */
+    static final String DETACH = "--detach";
     /** Joins the cgroups listed up to {@code --} before exec'ing the rest, so the whole command tree is charged to them. */
     static final String JOIN_CGROUP_SCRIPT = "set -e; " + JOIN_LOOP + "exec \"$@\"";
     static final String CHDIR_SCRIPT = "cd \"$1\" && shift && exec \"$@\"";
@@ -67,30 +67,33 @@ final class SandboxCommands {
     private final Path bwrap;
     private final List<String> rootLayout;
     private final boolean inheritedNoNewPrivs;
+    private final Path agentBinary;
 
     /**
      * @param rootLayout bubblewrap arguments recreating the host's /bin, /lib... ({@link HostRootLayout})
      * @param inheritedNoNewPrivs the daemon runs with no_new_privs, so its children already have it
      *        and an exec can drop to the sandbox user with nsenter alone
+     * @param agentBinary the host's agent binary ({@link AgentBinary}): every sandbox runs it, and
+     *        its {@value #LAUNCH} mode starts them
      */
-    SandboxCommands(Path bwrap, List<String> rootLayout, boolean inheritedNoNewPrivs) {
+    SandboxCommands(Path bwrap, List<String> rootLayout, boolean inheritedNoNewPrivs, Path agentBinary) {
         this.bwrap = bwrap;
         this.rootLayout = List.copyOf(rootLayout);
         this.inheritedNoNewPrivs = inheritedNoNewPrivs;
+        this.agentBinary = agentBinary;
     }
 
     /**
-     * The detached launch: {@code setsid -f} makes the sandbox a session of its own, reparented
-     * away from the daemon, so it survives the daemon's exit.
+     * The detached launch ({@value #DETACH}): the sandbox is a session of its own, reparented away
+     * from the daemon, so it survives the daemon's exit.
      *
      * @param cgroups the cgroups to start in
      * @param image the workspace image to make and mount at {@code workDir}, or null to bind {@code workDir} as it is
      * @param walkView where to bind the workspace for the daemon's walks, or null for no view
      */
     List<String> launch(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir, Path walkView,
-            Path agentBinary, Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace) {
-        List<String> argv = new ArrayList<>(List.of(SETSID, "-f"));
-        argv.addAll(recording(files, cgroups, image, workDir, walkView));
+            Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace) {
+        List<String> argv = recording(true, files, cgroups, image, workDir, walkView);
         argv.addAll(reportingBwrap());
         argv.addAll(isolation(workDir, sandboxId, userNamespace));
         // the root last: read-only once everything is mounted in it, so /run cannot be swapped
@@ -201,7 +204,7 @@ final class SandboxCommands {
      * command left running. Like {@link #exec}, the host-side process leads a process group.
      */
     List<String> twin(SandboxRecord sandbox, LaunchFiles files, Path workDir, String cwd, List<String> args) {
-        List<String> argv = new ArrayList<>(recording(files, sandbox.cgroups(), null, workDir, null));
+        List<String> argv = recording(false, files, sandbox.cgroups(), null, workDir, null);
         argv.addAll(List.of(SETSID, NSENTER, "-t", Long.toString(sandbox.init().pid())));
         if (sandbox.userNamespace()) {
             // the network namespace belongs to the sandbox's user namespace: only there may it be joined
@@ -218,11 +221,14 @@ final class SandboxCommands {
         return argv;
     }
 
-    /** {@link #LAUNCH_SCRIPT} with its files; it execs what follows, which keeps the shell's pid. */
-    private static List<String> recording(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir,
-            Path walkView) {
-        List<String> argv = new ArrayList<>(List.of(SH, "-c", LAUNCH_SCRIPT, "sh",
-                files.pidFile().toString(),
+    /** {@link #LAUNCH} with its files; it execs what follows, which keeps its pid. */
+    private List<String> recording(boolean detach, LaunchFiles files, List<Path> cgroups, WorkspaceImage image,
+            Path workDir, Path walkView) {
+        List<String> argv = new ArrayList<>(List.of(agentBinary.toString(), LAUNCH));
+        if (detach) {
+            argv.add(DETACH);
+        }
+        argv.addAll(List.of(files.pidFile().toString(),
                 files.infoFile().toString(),
                 image == null || image.template() == null ? "" : image.template().toString(),
                 image == null ? "" : image.file().toString(),
@@ -240,7 +246,7 @@ final class SandboxCommands {
         return files;
     }
 
-    /** bwrap writing its info JSON to the fd {@value #LAUNCH_SCRIPT} opened. */
+    /** bwrap writing its info JSON to the fd {@value #LAUNCH} opened. */
     private List<String> reportingBwrap() {
         return List.of(bwrap.toString(), "--info-fd", "3");
     }

@@ -36,16 +36,15 @@ final class SandboxLauncher {
      * @param cgroups the cgroups to start in
      * @param walkView where the launch binds {@code workDir} for the daemon's walks, or null for none
      * @param image the workspace image to mount at {@code workDir}, or null to bind {@code workDir} as it is
-     * @param agentBinary the host's agent binary
      * @param agentDir the sandbox's agent directory on the host, where its agent binds its socket
      * @return the init, and a client of its agent that answered a ping
      * @throws ApiException 500 with bubblewrap's and the agent's output if the sandbox did not come up
      */
     Started launch(String sandboxId, Path dir, Path workDir, Path walkView, List<Path> cgroups, WorkspaceImage image,
-            Path agentBinary, Path agentDir, int uid, int gid, boolean userNamespace) {
+            Path agentDir, int uid, int gid, boolean userNamespace) {
         LaunchFiles files = LaunchFiles.in(dir);
         ProcessBuilder builder = new ProcessBuilder(commands.launch(files, cgroups, image, workDir, walkView,
-                agentBinary, agentDir, sandboxId, uid, gid, userNamespace))
+                agentDir, sandboxId, uid, gid, userNamespace))
                 .directory(new File("/"))
                 .redirectInput(Redirect.from(new File("/dev/null")))
                 .redirectOutput(Redirect.appendTo(files.logFile().toFile()))
@@ -56,10 +55,10 @@ final class SandboxLauncher {
         try {
             Files.deleteIfExists(files.pidFile());
             Files.deleteIfExists(files.infoFile());
-            // setsid -f forks the sandbox off and returns at once
+            // the launch forks the sandbox off and returns at once
             int status = builder.start().waitFor();
             if (status != 0) {
-                throw failure(sandboxId, files, "setsid exited with status " + status);
+                throw failure(sandboxId, files, "its launch exited with status " + status);
             }
         } catch (IOException e) {
             throw ApiException.internal("cannot launch sandbox " + sandboxId + ": " + e.getMessage(), e);

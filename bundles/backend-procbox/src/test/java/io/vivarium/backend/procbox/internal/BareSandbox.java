@@ -19,7 +19,8 @@ public final class BareSandbox {
         Path bwrap = Path.of((String) ProcboxConfig.class.getMethod("bwrap__path").getDefaultValue());
         int uid = (Integer) ProcboxConfig.class.getMethod("sandbox__uid").getDefaultValue();
         int gid = (Integer) ProcboxConfig.class.getMethod("sandbox__gid").getDefaultValue();
-        SandboxCommands commands = new SandboxCommands(bwrap, HostRootLayout.bwrapArgs(Path.of("/")), true);
+        // the bare spawn runs no agent, so none is named
+        SandboxCommands commands = new SandboxCommands(bwrap, HostRootLayout.bwrapArgs(Path.of("/")), true, null);
         List<String> argv = new ArrayList<>(List.of(bwrap.toString()));
         argv.addAll(commands.sandbox(workDir, sandboxId, uid, gid, false, command));
         return argv;

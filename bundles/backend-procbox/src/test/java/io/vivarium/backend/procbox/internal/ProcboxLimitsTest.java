@@ -136,6 +136,37 @@ class ProcboxLimitsTest {
         assertEquals(0, exec(sandbox, 10, "rm", "/work/fill").exitCode(), "and freeing space works again");
     }
 
+    /** The launch copies the template across filesystems too, where copy_file_range refuses (EXDEV). */
+    @Test
+    void aTemplateOnAnotherFilesystemIsCopied() throws IOException {
+        Path shm = Path.of("/dev/shm");
+        Assumptions.assumeTrue(Files.isDirectory(shm) && !Files.getAttribute(shm, "unix:dev")
+                .equals(Files.getAttribute(tmp, "unix:dev")), "no /dev/shm on another filesystem than " + tmp);
+        Path templates = Files.createTempDirectory(shm, "procbox-templates-");
+        ProcboxBackend own = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+                ProcboxSettings.DEFAULT_CGROUP_ROOT, false, 512, 1024, templates));
+        InstanceSpec spec = new InstanceSpec("t-shm", Files.createDirectory(tmp.resolve("t-shm")), null, null, null,
+                null, 16);
+        try {
+            SandboxInstance sandbox = own.create(spec);
+            try {
+                assertEquals(0, exec(sandbox, 10, "sh", "-c", "echo x > /work/f && cat /work/f").exitCode());
+                long total = Files.getFileStore(ProcboxInstance.workspaceDir(spec.dir())).getTotalSpace();
+                assertTrue(total > 8L << 20 && total <= 16L << 20, "a 16 MiB filesystem: " + total);
+            } finally {
+                own.destroy(spec, sandbox.state());
+            }
+        } finally {
+            own.close();
+            try (var files = Files.list(templates)) {
+                for (Path file : files.toList()) {
+                    Files.delete(file);
+                }
+            }
+            Files.delete(templates);
+        }
+    }
+
     @Test
     void theDefaultWorkspaceIsOneGibibyte() throws IOException {
         create("t-disk-default", null, null);

@@ -14,13 +14,13 @@ class SandboxCommandsTest {
 
     private static final List<String> HOSTILE = List.of("a b", "it's \"quoted\"", "$(touch /tmp/pwned)", "`id`",
             "line1\nline2", "-n", "--", "*", "; rm -rf /", "$HOME");
-    private static final List<String> SCRIPTS = List.of(SandboxCommands.LAUNCH_SCRIPT,
-            SandboxCommands.JOIN_CGROUP_SCRIPT, SandboxCommands.CHDIR_SCRIPT);
+    private static final List<String> SCRIPTS = List.of(SandboxCommands.JOIN_CGROUP_SCRIPT,
+            SandboxCommands.CHDIR_SCRIPT);
 
     private static final Path AGENT = Path.of("/var/agent dir/vivarium-agent");
 
     private final SandboxCommands commands = new SandboxCommands(Path.of("/usr/bin/bwrap"),
-            List.of("--symlink", "usr/bin", "/bin"), false);
+            List.of("--symlink", "usr/bin", "/bin"), false, AGENT);
 
     private static SandboxRecord sandbox(Path cgroup, boolean userNamespace) {
         return new SandboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup, null, userNamespace);
@@ -28,7 +28,7 @@ class SandboxCommandsTest {
 
     private List<String> launch(Path cgroup, String sandboxId, boolean userNamespace) {
         return commands.launch(LaunchFiles.in(Path.of("/d")), cgroup == null ? List.of() : List.of(cgroup), null,
-                Path.of("/d/work"), null, AGENT, Path.of("/d/agent"), sandboxId, 1000, 1000, userNamespace);
+                Path.of("/d/work"), null, Path.of("/d/agent"), sandboxId, 1000, 1000, userNamespace);
     }
 
     @Test
@@ -43,7 +43,7 @@ class SandboxCommandsTest {
 
     @Test
     void underAnInheritedNoNewPrivsNsenterDropsToTheSandboxUserWithoutSetpriv() {
-        SandboxCommands nnp = new SandboxCommands(Path.of("/usr/bin/bwrap"), List.of(), true);
+        SandboxCommands nnp = new SandboxCommands(Path.of("/usr/bin/bwrap"), List.of(), true, AGENT);
         List<String> argv = nnp.exec(sandbox(null, false), "/tmp", HOSTILE);
 
         assertEquals(List.of("/usr/bin/setsid", "/usr/bin/nsenter", "-t", "4242", "-a", "-r", "-w", "-S", "65534", "-G",
@@ -113,13 +113,12 @@ class SandboxCommandsTest {
         LaunchFiles files = LaunchFiles.in(dir);
         Path work = dir.resolve("work");
         WorkspaceImage image = new WorkspaceImage(Path.of("/t/$(x).ext4"), dir.resolve("workspace.ext4"));
-        List<String> argv = commands.launch(files, List.of(), image, work, dir.resolve("view"), AGENT,
+        List<String> argv = commands.launch(files, List.of(), image, work, dir.resolve("view"),
                 dir.resolve("agent"), "sbx-1", 65534, 65534, false);
 
-        assertEquals(List.of("/usr/bin/setsid", "-f", "/bin/sh", "-c", SandboxCommands.LAUNCH_SCRIPT, "sh",
-                files.pidFile().toString(), files.infoFile().toString(), "/t/$(x).ext4",
+        assertEquals(List.of(AGENT.toString(), "--launch", "--detach", files.pidFile().toString(), files.infoFile().toString(), "/t/$(x).ext4",
                 dir.resolve("workspace.ext4").toString(), work.toString(), dir.resolve("view").toString(), "--",
-                "/usr/bin/bwrap", "--info-fd", "3"), argv.subList(0, 16));
+                "/usr/bin/bwrap", "--info-fd", "3"), argv.subList(0, 13));
         int bind = argv.indexOf("--bind");
         assertEquals(List.of("--bind", work.toString(), "/work"), argv.subList(bind, bind + 3));
         int symlink = argv.indexOf("--symlink");
@@ -140,7 +139,7 @@ class SandboxCommandsTest {
         Path cgroup = Path.of("/sys/fs/cgroup/memory/vivarium/sbx-1");
         List<String> argv = launch(cgroup, "sbx-1", false);
 
-        assertEquals(List.of("", "", "/d/work", "", cgroup.resolve("cgroup.procs").toString(), "--"), argv.subList(8, 14));
+        assertEquals(List.of("", "", "/d/work", "", cgroup.resolve("cgroup.procs").toString(), "--"), argv.subList(5, 11));
     }
 
     @Test
@@ -162,11 +161,11 @@ class SandboxCommandsTest {
         Path cgroup = Path.of("/sys/fs/cgroup/memory/vivarium/sbx-1");
         List<String> argv = commands.twin(sandbox(cgroup, false), files, scratch.resolve("merged"), "/work", HOSTILE);
 
-        assertEquals(List.of("/bin/sh", "-c", SandboxCommands.LAUNCH_SCRIPT, "sh", files.pidFile().toString(),
+        assertEquals(List.of(AGENT.toString(), "--launch", files.pidFile().toString(),
                 files.infoFile().toString(), "", "", "/d/dryrun-1/merged", "", cgroup.resolve("cgroup.procs").toString(),
                 "--", "/usr/bin/setsid", "/usr/bin/nsenter", "-t", "4242", "-n", "-i", "-u", "--",
                 "/usr/bin/bwrap", "--info-fd", "3", "--unshare-pid", "--unshare-cgroup-try", "--die-with-parent",
-                "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"), argv.subList(0, 32));
+                "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"), argv.subList(0, 30));
         int bind = argv.indexOf("--bind");
         assertEquals(List.of("--bind", "/d/dryrun-1/merged", "/work"), argv.subList(bind, bind + 3));
         assertEquals(HOSTILE, argv.subList(argv.size() - HOSTILE.size(), argv.size()));
@@ -183,7 +182,7 @@ class SandboxCommandsTest {
         int nsenter = argv.indexOf("/usr/bin/nsenter");
         assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-U", "-n", "-i", "-u", "--preserve-credentials", "--"),
                 argv.subList(nsenter, nsenter + 9));
-        assertEquals("--", argv.get(10), "an unlimited sandbox joins no cgroup");
+        assertEquals("--", argv.get(8), "an unlimited sandbox joins no cgroup");
         assertEquals(List.of("--", "/usr/bin/setpriv", "--no-new-privs", "--", "/bin/sh", "-c",
                 SandboxCommands.CHDIR_SCRIPT, "sh", "/tmp", "id"), argv.subList(argv.size() - 10, argv.size()));
     }

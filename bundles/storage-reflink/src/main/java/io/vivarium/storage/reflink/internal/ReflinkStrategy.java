@@ -27,7 +27,8 @@ import io.vivarium.common.files.StagedFile;
  * {@code copy}. A file is written to a {@link StagedFile} and linked into place (never replacing
  * one); a tree is written under the same hidden staging name and renamed into place. So a
  * {@code kill -9} leaves the whole artifact or a staging entry beside it, which the next attempt
- * for that target, a {@link #delete} of it, or the deletion of its folder removes. Artifacts stand
+ * for that target, a {@link #delete} of it, or the deletion of its folder removes. What is stored or
+ * compacted is forced to disk; what is materialised for an instance is not. Artifacts stand
  * alone: no parents, no chains. The clone-or-copy itself is common's {@link FileClones}.
  */
 final class ReflinkStrategy implements StorageStrategy {
@@ -61,19 +62,25 @@ final class ReflinkStrategy implements StorageStrategy {
     @Override
     public StoredArtifact store(ArtifactKind kind, Path source, StoredArtifact parent, Path target,
             OperationContext context) throws IOException {
-        return copy(kind, source, target, context);
+        return copy(kind, source, target, true, context);
     }
 
+    /**
+     * Not forced to disk (as storage-diffchain's): the copy is an instance's writable file, whose own
+     * writes are not forced either and which does not outlive a reboot of its host; a {@code kill -9}
+     * still leaves it whole or absent (the page cache outlives the process). One log force fewer
+     * for each child of a fork.
+     */
     @Override
     public StoredArtifact materialise(StoredArtifact stored, Path target, OperationContext context) throws IOException {
         verify(stored);
-        return copy(stored.kind(), stored.path(), target, context);
+        return copy(stored.kind(), stored.path(), target, false, context);
     }
 
     @Override
     public StoredArtifact compact(StoredArtifact stored, Path target, OperationContext context) throws IOException {
         verify(stored);
-        return copy(stored.kind(), stored.path(), target, context);
+        return copy(stored.kind(), stored.path(), target, true, context);
     }
 
     @Override
@@ -94,7 +101,8 @@ final class ReflinkStrategy implements StorageStrategy {
         }
     }
 
-    private StoredArtifact copy(ArtifactKind kind, Path source, Path target, OperationContext context)
+    /** @param durable whether the copy and its name are forced to disk before this returns */
+    private StoredArtifact copy(ArtifactKind kind, Path source, Path target, boolean durable, OperationContext context)
             throws IOException {
         if (!Files.exists(source)) {
             throw new NoSuchFileException(source.toString(), null, "nothing to copy");
@@ -102,16 +110,21 @@ final class ReflinkStrategy implements StorageStrategy {
         Path absolute = target.toAbsolutePath();
         Files.createDirectories(absolute.getParent());
         context.checkpoint("copying " + source);
-        String mode = Files.isDirectory(source) ? copyTree(source, absolute, context) : copyFile(source, absolute, context);
+        String mode = Files.isDirectory(source) ? copyTree(source, absolute, durable, context)
+                : copyFile(source, absolute, durable, context);
         return new StoredArtifact(kind, absolute, mode, mode.equals(MODE_REFLINK) ? 0 : logicalBytes(absolute), null,
                 null, 0);
     }
 
-    private String copyFile(Path source, Path target, OperationContext context) throws IOException {
+    private String copyFile(Path source, Path target, boolean durable, OperationContext context) throws IOException {
         try (StagedFile staged = StagedFile.beside(target)) {
             String mode = cloneOrCopy(source, staged.path(), context);
             context.checkpoint("putting " + target + " in place");
-            staged.publish();
+            if (durable) {
+                staged.publish();
+            } else {
+                staged.publishUnsynced();
+            }
             return mode;
         }
     }
@@ -120,7 +133,7 @@ final class ReflinkStrategy implements StorageStrategy {
      * Stages the tree and renames it into place. rename(2) would replace an empty folder at the
      * target, so an existing target is refused first.
      */
-    private String copyTree(Path source, Path target, OperationContext context) throws IOException {
+    private String copyTree(Path source, Path target, boolean durable, OperationContext context) throws IOException {
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
             throw new FileAlreadyExistsException(target.toString(), null, "refusing to replace it");
         }
@@ -130,7 +143,9 @@ final class ReflinkStrategy implements StorageStrategy {
             String mode = cloneOrCopy(source, staging, context);
             context.checkpoint("putting " + target + " in place");
             Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
-            AtomicFiles.fsyncDirectory(target.getParent());
+            if (durable) {
+                AtomicFiles.fsyncDirectory(target.getParent());
+            }
             return mode;
         } finally {
             FileClones.deleteTree(staging);
