@@ -94,6 +94,9 @@ static void copy_sparse(const char *from, const char *to)
 	struct stat st;
 	if (fstat(in, &st) < 0)
 		die("cannot stat", from);
+	/* a launch that failed after its copy leaves it: made anew (O_EXCL still refuses a link put there meanwhile) */
+	if (unlink(to) < 0 && errno != ENOENT)
+		die("cannot remove the earlier", to);
 	int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
 	if (out < 0)
 		die("cannot create", to);

@@ -222,7 +222,6 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         }
     }
 
-    /** The running container as runsc reports it right after a start or restore. */
     /**
      * The record of the container runsc just started detached, by the pid it wrote
      * ({@link ContainerFiles#sandboxPidFile}; one {@code runsc state} less per start, each a Go
@@ -289,13 +288,17 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         }
         boolean paused;
         try {
-            finishInterruptedCheckpoint(record);
             Optional<Runsc.ContainerState> runscState = runsc.state(record.files(), record.containerId());
             if (runscState.filter(s -> s.running() || s.paused()).isEmpty()) {
                 throw new InstanceGoneException("runsc says container " + record.containerId() + " is "
                         + runscState.map(Runsc.ContainerState::status).orElse("unknown to it"));
             }
             paused = runscState.get().paused();
+            if (Files.exists(record.files().checkpointing())) {
+                // a daemon killed during checkpointAndResume: the pause and the agent's deafness are its, not the caller's
+                runOnAfterCheckpoint(record);
+                paused = false;
+            }
             record.files().relink();
         } catch (IOException e) {
             throw ApiException.internal("cannot adopt sandbox " + spec.id() + ": " + e.getMessage(), e);
@@ -305,16 +308,17 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         return instance;
     }
 
-    /** Resumes and wakes a container a daemon killed during {@link #checkpointAndResume} left paused or deaf. */
-    private void finishInterruptedCheckpoint(ContainerRecord record) throws IOException {
-        if (!Files.exists(record.files().checkpointing())) {
-            return;
-        }
+    /**
+     * Runs on a container a checkpoint left frozen or deaf (its {@code checkpointing} mark): resumes
+     * it if runsc says it is paused, asks its agent to listen again, removes the mark. The mark
+     * stays if the resume fails, so that a resume or the next adopt tries again.
+     */
+    private void runOnAfterCheckpoint(ContainerRecord record) throws IOException {
         if (runsc.state(record.files(), record.containerId()).filter(Runsc.ContainerState::paused).isPresent()) {
             runsc.resume(record.files(), record.containerId());
         }
-        runsc.signal(record.files(), record.containerId(), "USR2");
-        Files.delete(record.files().checkpointing());
+        relisten(record);
+        Files.deleteIfExists(record.files().checkpointing());
     }
 
     /** {@code runsc pause}: every process of the container frozen, its agent too (core answers 409 meanwhile). */
@@ -329,11 +333,17 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         container.paused(true);
     }
 
+    /** {@code runsc resume}; of a container a failed checkpoint left frozen, its agent is woken too. */
     @Override
     public void resume(SandboxInstance instance) {
         GvisorInstance container = container(instance);
+        ContainerRecord record = container.record();
         try {
-            runsc.resume(container.record().files(), container.record().containerId());
+            if (Files.exists(record.files().checkpointing())) {
+                runOnAfterCheckpoint(record);
+            } else {
+                runsc.resume(record.files(), record.containerId());
+            }
         } catch (IOException e) {
             throw ApiException.internal("cannot resume sandbox " + instance.id() + ": " + e.getMessage(), e);
         }
@@ -503,20 +513,28 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             releaseAgent(record);
             start = checkpointPaused(record, image);
         } catch (IOException | RuntimeException e) {
-            relisten(record);
-            Files.deleteIfExists(record.files().checkpointing());
+            try {
+                runOnAfterCheckpoint(record);
+            } catch (IOException | RuntimeException running) {
+                instance.paused(true);
+                e.addSuppressed(running);
+            }
             throw e;
         }
-        Exception failure = null;
+        Throwable failure = null;
         try {
             whileStopped.run();
-        } catch (IOException | RuntimeException e) {
-            failure = e;
+        } catch (Throwable t) {
+            failure = t;
         }
         // the container runs on all the same; what stopped the work is what the caller hears of
+        boolean frozen = true;
         try {
             runsc.resume(record.files(), record.containerId());
-        } catch (IOException e) {
+            frozen = false;
+        } catch (IOException | RuntimeException e) {
+            // reported paused, and still marked: a resume through the API or the next adopt runs it on
+            instance.paused(true);
             if (failure == null) {
                 failure = e;
             } else {
@@ -524,20 +542,37 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
             }
         }
         long resumed = System.nanoTime();
-        relisten(record);
-        Files.deleteIfExists(record.files().checkpointing());
-        if (failure instanceof IOException e) {
-            throw e;
-        } else if (failure instanceof RuntimeException e) {
-            throw e;
+        if (!frozen) {
+            relisten(record);
+            Files.deleteIfExists(record.files().checkpointing());
+        }
+        if (failure != null) {
+            throw rethrown(failure);
         }
         instance.awaitAgent(deadline, context);
         return (resumed - start) / 1_000_000;
     }
 
+    private static IOException rethrown(Throwable failure) {
+        if (failure instanceof IOException e) {
+            return e;
+        } else if (failure instanceof RuntimeException e) {
+            throw e;
+        } else if (failure instanceof Error e) {
+            throw e;
+        }
+        return new IOException(failure);
+    }
+
+    /** {@code runsc --version}'s first line, as {@link #availability} read it. */
+    String runscVersion() {
+        availability();
+        return version;
+    }
+
     /** Refuses a checkpoint of a running container where runsc would restart it instead of leaving it running. */
     private void requireInPlaceCheckpoints() {
-        availability();
+        String version = runscVersion();
         if (!Runsc.checkpointsInPlace(version)) {
             throw ApiException.notImplemented("this runsc (" + version + ") cannot checkpoint a running container and "
                     + "leave it running (it restarts it); install runsc " + Runsc.IN_PLACE_SINCE + " or newer (Debian 13's "
@@ -573,7 +608,12 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
                 runsc.checkpointLeavingRunning(record.files(), record.containerId(), image);
                 return start;
             } catch (IOException e) {
-                runsc.resume(record.files(), record.containerId());
+                try {
+                    runsc.resume(record.files(), record.containerId());
+                } catch (IOException resuming) {
+                    e.addSuppressed(resuming);
+                    throw e;
+                }
                 boolean hostSocket = e.getMessage() != null && (e.getMessage().contains("host socket")
                         || e.getMessage().contains("connectionedEndpoint"));
                 if (!hostSocket || Instant.now().isAfter(until)) {

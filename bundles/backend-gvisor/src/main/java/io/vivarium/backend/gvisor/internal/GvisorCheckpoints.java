@@ -65,7 +65,7 @@ final class GvisorCheckpoints {
                     context);
             long created = Instant.now().getEpochSecond();
             AtomicFiles.write(staging.resolve(INFO), JSON.writeValueAsBytes(Map.of("created", created,
-                    "mode", "checkpoint+" + mode[0])));
+                    "mode", "checkpoint+" + mode[0], "runsc", backend.runscVersion())));
             Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
             return info(target);
         } catch (IOException e) {
@@ -81,6 +81,17 @@ final class GvisorCheckpoints {
             throw ApiException.notFound("sandbox " + instance.id() + " has no checkpoint " + tag);
         }
         ContainerFiles files = instance.record().files();
+        String takenWith;
+        try {
+            takenWith = JSON.readTree(checkpoint.resolve(INFO).toFile()).path("runsc").asText("");
+        } catch (IOException e) {
+            throw ApiException.conflict("checkpoint " + tag + " of sandbox " + instance.id() + " is unreadable: " + e.getMessage());
+        }
+        if (!takenWith.equals(backend.runscVersion())) {
+            throw ApiException.conflict("checkpoint " + tag + " was taken with " + (takenWith.isEmpty() ? "an older runsc"
+                    : takenWith) + " and runsc restores only its own checkpoints; this daemon runs "
+                    + backend.runscVersion() + ": take it again");
+        }
         try {
             backend.restoreFrom(instance, checkpoint.resolve(GvisorImage.MEMORY),
                     () -> files.replaceWorkspace(workspace -> CLONES.cloneOrCopy(checkpoint.resolve(GvisorImage.WORK),

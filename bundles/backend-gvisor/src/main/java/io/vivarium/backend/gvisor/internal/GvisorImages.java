@@ -54,7 +54,8 @@ final class GvisorImages implements Images {
         try {
             FileClones.deleteTree(checkpoint);
             FileClones.deleteTree(frozen);
-            GvisorImage image = new GvisorImage(rootfsOf(files), OciSpec.memoryLimitMib(files.config()));
+            GvisorImage image = new GvisorImage(rootfsOf(files), OciSpec.memoryLimitMib(files.config()),
+                    backend.runscVersion());
             long pause = backend.checkpointAndResume(container, checkpoint,
                     () -> CLONES.cloneOrCopy(files.workspace(), frozen, () -> HostCommand.timeFor(context.remaining())),
                     context);
@@ -107,6 +108,7 @@ final class GvisorImages implements Images {
         } catch (IOException e) {
             throw ApiException.conflict("the gVisor snapshot in " + imageDir + " cannot be read: " + e.getMessage());
         }
+        image.requireRunsc(backend.runscVersion());
         if (spec.memoryLimitMib() != null && !spec.memoryLimitMib().equals(image.memoryLimitMib())) {
             throw ApiException.badRequest("a child of this snapshot has its memory limit ("
                     + (image.memoryLimitMib() == null ? "none" : image.memoryLimitMib() + " MiB") + "); omit memory_limit_mib");

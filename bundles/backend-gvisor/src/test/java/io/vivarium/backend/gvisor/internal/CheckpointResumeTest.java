@@ -132,6 +132,26 @@ class CheckpointResumeTest {
         assertFalse(Files.exists(files.checkpointing()));
     }
 
+    @Test
+    void aContainerTheCheckpointCouldNotResumeIsReportedPausedAndAResumeRunsItOnWithItsAgent() throws Exception {
+        ContainerFiles files = instance.record().files();
+        Runsc runsc = new Runsc(GvisorHost.RUNSC);
+        String containerId = instance.record().containerId();
+
+        // resumed behind the checkpoint's back: its own resume then fails
+        IOException thrown = assertThrows(IOException.class, () -> backend.checkpointAndResume(instance,
+                tmp.resolve("image"), () -> runsc.resume(files, containerId),
+                OperationContext.until(Instant.now().plusSeconds(60))));
+
+        assertTrue(thrown.getMessage().contains("resume"), thrown.getMessage());
+        assertEquals(io.vivarium.api.SandboxStatus.PAUSED, instance.status(), "the checkpoint does not know it runs");
+        assertTrue(Files.exists(files.checkpointing()), "marked for the resume or the next adopt");
+        backend.resume(instance);
+        assertEquals(io.vivarium.api.SandboxStatus.RUNNING, instance.status());
+        assertEquals("up\n", sh(instance, "echo up"), "the agent listens again");
+        assertFalse(Files.exists(files.checkpointing()));
+    }
+
     private static void awaitAbsent(Path path) throws InterruptedException {
         Instant until = Instant.now().plusSeconds(10);
         while (Files.exists(path) && Instant.now().isBefore(until)) {

@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.common.agent.AgentBinary;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -224,6 +225,11 @@ final class SandboxCommands {
     /** {@link #LAUNCH} with its files; it execs what follows, which keeps its pid. */
     private List<String> recording(boolean detach, LaunchFiles files, List<Path> cgroups, WorkspaceImage image,
             Path workDir, Path walkView) {
+        if (agentBinary == null) {
+            // availability refuses creates then; this keeps a dry-run of an adopted sandbox from a NullPointerException
+            throw new ApiException(503, "procbox could not write its agent binary, so it starts no sandbox: "
+                    + "GET /v1/backends says why");
+        }
         List<String> argv = new ArrayList<>(List.of(agentBinary.toString(), LAUNCH));
         if (detach) {
             argv.add(DETACH);

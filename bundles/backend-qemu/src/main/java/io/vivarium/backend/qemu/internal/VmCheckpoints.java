@@ -16,7 +16,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * A VM's checkpoints as internal qcow2 snapshots, restored in place into the running QEMU. A VM with
@@ -42,6 +44,12 @@ final class VmCheckpoints {
     private final Supplier<QmpClient> monitor;
     /** Whether QEMU has the RAM-state node: known from the last {@link #list()}, with which every operation starts. */
     private volatile boolean vmstateNode;
+    /**
+     * Tags the disk node has and the RAM-state node has not, from the last {@link #list()}: a save a
+     * crash cut short, or the checkpoints of the parent whose disk a fork cloned. Never listed; a
+     * save under such a tag removes it first (QEMU refuses to save over it).
+     */
+    private volatile Set<String> diskOnly = Set.of();
 
     VmCheckpoints(String id, Supplier<QmpClient> monitor) {
         this.id = id;
@@ -55,6 +63,11 @@ final class VmCheckpoints {
         context.checkpoint("saving the VM's state");
         try {
             if (vmstateNode) {
+                if (diskOnly.contains(tag)) {
+                    ObjectNode disk = JsonNodeFactory.instance.objectNode().put("tag", tag);
+                    disk.putArray("devices").add(QemuCommand.DISK_NODE);
+                    qmp().runJob("snapshot-delete", disk, MONITOR_TIMEOUT);
+                }
                 qmp().runJob("snapshot-save", job(tag).put("vmstate", QemuCommand.VMSTATE_NODE), context.remaining());
             } else {
                 human("savevm " + tag, context.remaining());
@@ -135,6 +148,8 @@ final class VmCheckpoints {
         }
         vmstateNode = states != null;
         Map<String, Long> apart = states;
+        diskOnly = apart == null ? Set.of() : snapshots.stream().map(s -> s.path("name").asText())
+                .filter(name -> !apart.containsKey(name)).collect(Collectors.toUnmodifiableSet());
         return snapshots.stream()
                 .filter(s -> apart == null || apart.containsKey(s.path("name").asText()))
                 .sorted(Comparator.comparingLong((JsonNode s) -> s.path("date-sec").asLong())

@@ -144,6 +144,15 @@ class VmCheckpointsTest {
             }
         }
 
+        // "half" is in the disk node only (as a forked child's copy of its parent's checkpoints): not listed, and
+        // a save under its tag removes it from the disk first instead of failing
+        requests.clear();
+        assertEquals("half", c.create("half", context()).tag());
+        List<JsonNode> snapshotJobs = requests.stream().filter(r -> r.get("execute").asText().startsWith("snapshot-")).toList();
+        assertEquals("snapshot-delete", snapshotJobs.get(0).get("execute").asText());
+        assertEquals("[\"work\"]", snapshotJobs.get(0).path("arguments").path("devices").toString());
+        assertEquals("snapshot-save", snapshotJobs.get(1).get("execute").asText());
+
         failure[0] = "No space left on device";
         ApiException saved = assertThrows(ApiException.class, () -> c.create("c", context()));
         assertTrue(saved.getMessage().contains("snapshot-save failed: No space left on device"), saved.getMessage());
