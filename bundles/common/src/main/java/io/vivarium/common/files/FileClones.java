@@ -24,7 +24,9 @@ import io.vivarium.common.exec.HostCommand;
  * ({@link Files#copy}, which is {@code copy_file_range(2)} on Linux, and the kernel clones such a
  * copy: {@code vfs_copy_file_range} remaps the blocks when source and target share a filesystem
  * whose files clone, as {@code FICLONE} does): no {@code cp} to start, which a fork of many
- * children paid once per child.
+ * children paid once per child. For such a file the mode reported is what the filesystem should
+ * do, not checked: where the kernel cannot remap one file (XFS realtime or DAX files, swap files)
+ * it copies it whole and the answer still says {@link #REFLINK}.
  * The one copy of this logic, for the storage strategies that clone (storage-reflink, and
  * storage-diffchain for the base of a chain).
  */
