@@ -34,6 +34,9 @@ final class QmpClient implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_LINE = 1 << 20;
+    /** How long each of the commands that abandon a job may take. */
+    private static final Duration ABANDON_TIMEOUT = Duration.ofSeconds(5);
+    private static final System.Logger LOG = System.getLogger(QmpClient.class.getName());
 
     private final SocketChannel channel;
     private final BufferedReader in;
@@ -156,6 +159,7 @@ final class QmpClient implements AutoCloseable {
                 throw new QmpException(command, error);
             }
         } catch (TimeoutException e) {
+            abandonJob(id);
             throw new IOException("QMP job " + command + " did not end within " + timeout.toMillis() + " ms");
         } catch (ExecutionException e) {
             throw new IOException("QMP job " + command + ": " + e.getCause().getMessage(), e.getCause());
@@ -164,6 +168,18 @@ final class QmpClient implements AutoCloseable {
             throw new IOException("interrupted while waiting for QMP job " + command, e);
         } finally {
             jobs.remove(id);
+        }
+    }
+
+    /** Cancels and dismisses a job this client stopped waiting for, so that it neither runs on nor lingers in QEMU. */
+    private void abandonJob(String id) {
+        for (String command : new String[] {"job-cancel", "job-dismiss"}) {
+            try {
+                execute(command, JSON.createObjectNode().put("id", id), ABANDON_TIMEOUT);
+            } catch (IOException e) {
+                // it may have concluded meanwhile (no cancel then) or be still cancelling (no dismiss yet)
+                LOG.log(System.Logger.Level.DEBUG, command + " " + id + ": " + e.getMessage());
+            }
         }
     }
 

@@ -158,6 +158,31 @@ class VmCheckpointsTest {
         assertTrue(saved.getMessage().contains("snapshot-save failed: No space left on device"), saved.getMessage());
     }
 
+    @Test
+    void aJobThatOutlivesItsDeadlineIsCancelledAndDismissed() throws Exception {
+        Path socket = dir.resolve("qmp-slow.sock");
+        List<String> commands = new CopyOnWriteArrayList<>();
+        monitor = new FakeMonitor(socket, true, (FakeMonitor.RequestScript) request -> {
+            String command = request.get("execute").asText();
+            commands.add(command);
+            String value = command.equals("query-named-block-nodes")
+                    ? "[{\"node-name\": \"work\", \"image\": {}}, {\"node-name\": \"vmstate\", \"image\": {}}]"
+                    : "{}";
+            // the job starts and never concludes
+            return List.of("{\"return\": " + value + ", \"id\": " + request.get("id") + "}");
+        });
+        client = QmpClient.connect(socket, TIMEOUT, "test", event -> { }, () -> { });
+        VmCheckpoints c = new VmCheckpoints("vm1", () -> client);
+        c.list();
+
+        ApiException saved = assertThrows(ApiException.class,
+                () -> c.create("t", OperationContext.until(Instant.now().plusMillis(300))));
+
+        assertTrue(saved.getMessage().contains("did not end within"), saved.getMessage());
+        assertEquals(List.of("snapshot-save", "job-cancel", "job-dismiss"), commands.stream()
+                .filter(x -> x.startsWith("snapshot-") || x.startsWith("job-")).toList());
+    }
+
     private static OperationContext context() {
         return OperationContext.until(Instant.now().plus(TIMEOUT));
     }
