@@ -25,6 +25,7 @@ import io.vivarium.common.files.FileClones;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,6 +39,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * Sandboxes as QEMU virtual machines booted from a built guest image ({@link GuestImage}), each
@@ -49,6 +51,8 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
 
     static final String NAME = "qemu";
 
+    /** A guest's RAM file in the scratch directory in memory is {@code <id>} followed by this. */
+    static final String RAM_IN_MEMORY_SUFFIX = ".memory.ram";
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration QUIT_WAIT = Duration.ofSeconds(3);
     private static final int CONSOLE_TAIL_BYTES = 2000;
@@ -211,13 +215,23 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
      * ({@link VmFiles#ramInMemory()}) is only checked for room and left sparse: allocating it would
      * take the guest's whole RAM from the host at once, where a guest takes what it touches.
      */
-    private static void reserveRam(VmFiles files, int memoryMib) throws IOException {
+    static void reserveRam(VmFiles files, int memoryMib) throws IOException {
         long bytes = (long) memoryMib << 20;
         if (files.ramInMemory()) {
-            long free = Files.getFileStore(files.ram().getParent()).getUsableSpace();
-            if (free < bytes) {
-                throw new ApiException(503, "no room for the guest's " + memoryMib + " MiB RAM file in "
-                        + files.ram().getParent() + ": " + (free >> 20) + " MiB free", null, null);
+            // sparse (backed as the guest writes), so the room is checked against what the others may still take
+            Path dir = files.ram().getParent();
+            FileStore store = Files.getFileStore(dir);
+            long free = store.getUsableSpace();
+            long promised;
+            try (Stream<Path> rams = Files.list(dir)) {
+                promised = rams.filter(p -> p.getFileName().toString().endsWith(RAM_IN_MEMORY_SUFFIX)
+                        && !p.equals(files.ram())).mapToLong(p -> p.toFile().length()).sum();
+            }
+            if (free < bytes || promised + bytes > store.getTotalSpace()) {
+                throw new ApiException(503, "no room for the guest's " + memoryMib + " MiB RAM file in " + dir
+                        + ": " + (free >> 20) + " MiB free of " + (store.getTotalSpace() >> 20) + " MiB, and the RAM "
+                        + "files of the VMs there may take " + (promised >> 20) + " MiB; stop a VM or give " + dir
+                        + "'s file system more room", null, null);
             }
             try (RandomAccessFile ram = new RandomAccessFile(files.ram().toFile(), "rw")) {
                 ram.setLength(bytes);

@@ -33,7 +33,7 @@ record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
      */
     static VmFiles of(Path dir, Path linkDir, Path scratchDir, String id, boolean ramInMemory) {
         return new VmFiles(dir, linkDir.resolve(id), scratchDir.resolve(id + ".vmstate.qcow2"),
-                ramInMemory ? scratchDir.resolve(id + ".memory.ram") : null);
+                ramInMemory ? scratchDir.resolve(id + QemuBackend.RAM_IN_MEMORY_SUFFIX) : null);
     }
 
     /** These files without the RAM-state file (a VM for which it could not be made). */
