@@ -96,13 +96,17 @@ class AgentUserTest {
     AgentConnection working(long seconds) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (true) {
-            AgentConnection conn = agent.connect();
+            AgentConnection conn = null;
             try {
+                // inside: right after a SIGUSR2 the socket's file is there a moment before it listens (ECONNREFUSED)
+                conn = agent.connect();
                 conn.ok("guest-ping", null);
                 assertEquals("65534\n", sh(conn, "id -u"));
                 return conn;
             } catch (IOException | AssertionError dying) {
-                conn.close();
+                if (conn != null) {
+                    conn.close();
+                }
                 if (System.nanoTime() > deadline) {
                     throw new AssertionError("no working agent within " + seconds + " s", dying);
                 }
