@@ -92,27 +92,39 @@ class AgentUserTest {
         return Long.parseLong(f[11]) + Long.parseLong(f[12]);
     }
 
-    /** A fresh connection to a working agent (ping and exec), retried until the deadline. */
+    /** A fresh connection to a working agent (ping and exec as the sandbox user), retried until the deadline. */
     AgentConnection working(long seconds) throws IOException {
+        return connected(seconds, conn -> assertEquals("65534\n", sh(conn, "id -u")));
+    }
+
+    /**
+     * A connection that answers a ping and passes {@code check}, retried until the deadline: right
+     * after a SIGUSR2 the socket's file is there a moment before the agent listens (ECONNREFUSED).
+     */
+    private AgentConnection connected(long seconds, ConnectionCheck check) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (true) {
             AgentConnection conn = null;
             try {
-                // inside: right after a SIGUSR2 the socket's file is there a moment before it listens (ECONNREFUSED)
                 conn = agent.connect();
                 conn.ok("guest-ping", null);
-                assertEquals("65534\n", sh(conn, "id -u"));
+                check.accept(conn);
                 return conn;
-            } catch (IOException | AssertionError dying) {
+            } catch (IOException | AssertionError notYet) {
                 if (conn != null) {
                     conn.close();
                 }
                 if (System.nanoTime() > deadline) {
-                    throw new AssertionError("no working agent within " + seconds + " s", dying);
+                    throw new AssertionError("no working agent within " + seconds + " s", notYet);
                 }
                 AgentProcess.pause();
             }
         }
+    }
+
+    @FunctionalInterface
+    private interface ConnectionCheck {
+        void accept(AgentConnection conn) throws IOException;
     }
 
     @Test
@@ -242,23 +254,7 @@ class AgentUserTest {
 
     /** A connection to an agent that answers a ping (as root: no {@code --user}). */
     private AgentConnection answering(long seconds) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        while (true) {
-            AgentConnection conn = null;
-            try {
-                conn = agent.connect();
-                conn.ok("guest-ping", null);
-                return conn;
-            } catch (IOException notYet) {
-                if (conn != null) {
-                    conn.close();
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("no agent answered within " + seconds + " s", notYet);
-                }
-                AgentProcess.pause();
-            }
-        }
+        return connected(seconds, conn -> { });
     }
 
     /** SIGUSR1, then the socket's file must go and {@code conn}, open before, must end. */

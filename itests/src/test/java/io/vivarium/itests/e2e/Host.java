@@ -1,9 +1,12 @@
 package io.vivarium.itests.e2e;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** What the host offers; tests that need something missing are skipped with the reason. */
 final class Host {
@@ -75,13 +78,13 @@ final class Host {
         }
         try {
             Process p = new ProcessBuilder("/usr/bin/runsc", "--version").redirectErrorStream(true).start();
-            String version = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            java.util.regex.Matcher date = java.util.regex.Pattern.compile("[~-](\\d{8})\\.").matcher(version);
+            String version = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            Matcher date = Pattern.compile("[~-](\\d{8})\\.").matcher(version);
             if (p.waitFor() != 0 || !date.find() || Integer.parseInt(date.group(1)) < 20240729) {
                 return "runsc older than 0.0~20240729 cannot checkpoint a container in place (" + version.lines()
                         .findFirst().orElse("") + "): .ci/run installs Debian 13's";
             }
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "runsc --version failed: " + e.getMessage();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -18,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -34,8 +33,7 @@ class GvisorContainerTest {
     Path tmp;
 
     private GvisorBackend backend;
-    private final List<SandboxInstance> created = new ArrayList<>();
-    private final List<InstanceSpec> specs = new ArrayList<>();
+    private final CreatedContainers created = new CreatedContainers();
 
     @BeforeEach
     void start() {
@@ -45,20 +43,12 @@ class GvisorContainerTest {
 
     @AfterEach
     void destroyAll() {
-        for (int k = 0; k < created.size(); k++) {
-            backend.destroy(specs.get(k), created.get(k).state());
-        }
-        if (backend != null) {
-            backend.close();
-        }
+        created.destroyAll(backend);
     }
 
     private SandboxInstance create(String id, Integer memoryMib) {
         InstanceSpec spec = new InstanceSpec(id, tmp.resolve(id), memoryMib, null, null, null, null);
-        SandboxInstance i = backend.create(spec);
-        specs.add(spec);
-        created.add(i);
-        return i;
+        return created.create(backend, spec);
     }
 
     private static ExecResult sh(SandboxInstance i, String script) {
@@ -141,7 +131,7 @@ class GvisorContainerTest {
         assertFalse(i.alive());
         assertTrue(i.reason().contains("exited"), i.reason());
 
-        backend.destroy(specs.remove(0), created.remove(0).state());
+        created.destroy(backend, 0);
 
         assertTrue(ProcessHandle.of(record.sandboxPid()).map(p -> !p.isAlive()).orElse(true), "the sandbox process");
         assertFalse(Files.exists(record.files().runscRoot()), "runsc's state root");

@@ -15,7 +15,6 @@ import io.vivarium.api.spi.SandboxInstance;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -34,17 +33,11 @@ class GvisorEvalAndPauseTest {
     Path tmp;
 
     private GvisorBackend backend;
-    private final List<InstanceSpec> specs = new ArrayList<>();
-    private final List<SandboxInstance> created = new ArrayList<>();
+    private final CreatedContainers created = new CreatedContainers();
 
     @AfterEach
     void destroyAll() {
-        for (int k = 0; k < created.size(); k++) {
-            backend.destroy(specs.get(k), created.get(k).state());
-        }
-        if (backend != null) {
-            backend.close();
-        }
+        created.destroyAll(backend);
     }
 
     private SandboxInstance create(Optional<Path> rootfs, String id) {
@@ -53,10 +46,7 @@ class GvisorEvalAndPauseTest {
             backend = new GvisorBackend(GvisorHost.settings(tmp, rootfs));
         }
         InstanceSpec spec = new InstanceSpec(id, tmp.resolve(id), null, null, null, null, null);
-        SandboxInstance i = backend.create(spec);
-        specs.add(spec);
-        created.add(i);
-        return i;
+        return created.create(backend, spec);
     }
 
     private static EvalResult eval(SandboxInstance i, String code, int timeoutSecs) {
@@ -125,8 +115,8 @@ class GvisorEvalAndPauseTest {
         InstanceState state = i.state();
         backend.close();
         backend = new GvisorBackend(GvisorHost.settings(tmp, Optional.empty()));
-        SandboxInstance adopted = backend.adopt(specs.get(0), state);
-        created.set(0, adopted);
+        SandboxInstance adopted = backend.adopt(created.spec(0), state);
+        created.adopted(0, adopted);
         assertEquals(SandboxStatus.PAUSED, adopted.status(), "runsc keeps it paused for the next daemon");
 
         backend.resume(adopted);
@@ -140,7 +130,7 @@ class GvisorEvalAndPauseTest {
         GvisorInstance i = (GvisorInstance) create(Optional.empty(), "paused-delete");
         backend.pause(i);
         long pid = i.record().sandboxPid();
-        backend.destroy(specs.remove(0), created.remove(0).state());
+        created.destroy(backend, 0);
         assertTrue(ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true), "the sandbox process is gone");
         assertFalse(Files.exists(i.record().files().runscRoot()), "runsc's state root is removed");
     }
