@@ -294,18 +294,24 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
                         + runscState.map(Runsc.ContainerState::status).orElse("unknown to it"));
             }
             paused = runscState.get().paused();
+            boolean ranOn = false;
             if (Files.exists(record.files().checkpointing())) {
                 // a daemon killed during checkpointAndResume: the pause and the agent's deafness are its, not the caller's
                 runOnAfterCheckpoint(record);
                 paused = false;
+                ranOn = true;
             }
             record.files().relink();
+            GvisorInstance instance = new GvisorInstance(spec.id(), record, this, paused);
+            if (ranOn) {
+                Instant deadline = Instant.now().plus(settings.startTimeout());
+                instance.awaitAgent(deadline, OperationContext.until(deadline));
+            }
+            register(instance);
+            return instance;
         } catch (IOException e) {
             throw ApiException.internal("cannot adopt sandbox " + spec.id() + ": " + e.getMessage(), e);
         }
-        GvisorInstance instance = new GvisorInstance(spec.id(), record, this, paused);
-        register(instance);
-        return instance;
     }
 
     /**
@@ -341,6 +347,9 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         try {
             if (Files.exists(record.files().checkpointing())) {
                 runOnAfterCheckpoint(record);
+                // the agent binds its socket again a moment after SIGUSR2: the caller's next exec must find it listening
+                Instant deadline = Instant.now().plus(settings.startTimeout());
+                container.awaitAgent(deadline, OperationContext.until(deadline));
             } else {
                 runsc.resume(record.files(), record.containerId());
             }
