@@ -43,9 +43,10 @@ class GvisorForkIT {
     /** Whether $1 is a live sleep, with shell builtins only. */
     private static final String ALIVE = "read -r _ c s _ 2>/dev/null </proc/$1/stat && [ \"$c\" = '(sleep)' ] "
             + "&& [ \"$s\" != Z ] && echo alive || echo gone";
+    /** The counter replaces its file whole (write, then rename): a reader never finds it truncated and empty. */
     private static final String SETUP = "echo parent > /work/state.txt; head -c 16 /dev/urandom | od -An -tx1 > /tmp/mem.txt;"
             + " sleep 1000 >/dev/null 2>&1 </dev/null & echo $! > /work/bg.pid;"
-            + " (i=0; while :; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 </dev/null &";
+            + " (i=0; while :; do i=$((i+1)); echo $i > /tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.05; done) >/dev/null 2>&1 </dev/null &";
 
     @TempDir
     static Path work;
