@@ -53,6 +53,8 @@ public final class FakeBackend implements SandboxBackend {
      */
     public volatile Set<String> paused = ConcurrentHashMap.newKeySet();
     public volatile Capabilities capabilities = new Capabilities(true, false, false, false, false, false, false, false, true);
+    /** What the instances answer to {@link SandboxInstance#channelOutlivesBackend()}. */
+    public volatile boolean channelOutlivesBackend;
     /** When set, instances are VMs with these checkpoints (and can be stopped and started). */
     public volatile FakeCheckpoints checkpoints;
 
@@ -186,6 +188,11 @@ public final class FakeBackend implements SandboxBackend {
             @Override
             public String workspace() {
                 return "/work";
+            }
+
+            @Override
+            public boolean channelOutlivesBackend() {
+                return channelOutlivesBackend;
             }
 
             @Override

@@ -39,6 +39,19 @@ public interface SandboxInstance {
 
     GuestChannel channel();
 
+    /**
+     * Whether {@link #channel()} keeps working after the backend service that made this instance
+     * has unregistered (its bundle being updated): core then serves exec, ping, files and eval
+     * through it until the backend's next revision adopts the sandbox, instead of holding them
+     * until then. A backend says so only when its channel reaches the guest by itself (connects
+     * per call once its revision left) and never reaches into the backend's other state; core lets
+     * go of the instance once the next revision adopts the sandbox, or after its patience. By
+     * default false: requests wait for the next revision. Since 1.3.
+     */
+    default boolean channelOutlivesBackend() {
+        return false;
+    }
+
     /** Path of the writable workspace as the sandbox sees it, e.g. {@code /work}. */
     String workspace();
 

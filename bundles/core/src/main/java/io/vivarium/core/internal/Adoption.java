@@ -3,6 +3,7 @@ package io.vivarium.core.internal;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,8 +19,9 @@ import io.vivarium.api.spi.SandboxInstance;
 /**
  * Binds sandboxes to their backend whenever it registers: at start-up and after a bundle update,
  * every recorded sandbox of that backend is re-adopted; when it leaves, its instances are
- * forgotten (never killed). One lock orders these against each other and against a create
- * publishing its instance.
+ * detached (never killed), those whose channel outlives it kept for guest calls until the next
+ * revision adopts them or the patience is over. One lock orders these against each other and
+ * against a create publishing its instance.
  */
 final class Adoption {
     private static final System.Logger LOG = System.getLogger(Adoption.class.getName());
@@ -30,6 +32,7 @@ final class Adoption {
     /** Called for each sandbox adopted, outside the adoption lock: finishes what a crash cut short. */
     private volatile Consumer<Sandbox> afterAdoption = sb -> {
     };
+    private volatile Duration leavingPatience = Duration.ZERO;
 
     Adoption(BackendRegistry registry, Sandboxes sandboxes) {
         this.registry = registry;
@@ -74,10 +77,35 @@ final class Adoption {
         adopted.forEach(afterAdoption);
     }
 
+    /**
+     * Keeps an instance whose channel outlives its backend for guest calls (see
+     * {@link LiveInstances#forChannel}) up to {@code patience} after its backend left.
+     */
+    void keepLeavingInstancesFor(Duration patience) {
+        leavingPatience = patience;
+    }
+
     void backendLeft(long serviceId) {
+        List<Sandbox> keeping = new ArrayList<>();
         synchronized (reconcile) {
             registry.remove(serviceId);
-            sandboxes.all().forEach(sb -> sb.detachFrom(serviceId));
+            for (Sandbox sb : sandboxes.all()) {
+                if (sb.detachFrom(serviceId)) {
+                    keeping.add(sb);
+                }
+            }
+        }
+        if (!keeping.isEmpty()) {
+            // a backend that does not come back must not pin its old revision through them
+            Duration patience = leavingPatience;
+            Thread.ofVirtual().name("vivarium-leaving-" + serviceId).start(() -> {
+                try {
+                    Thread.sleep(patience);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                keeping.forEach(sb -> sb.forgetLeaving(serviceId));
+            });
         }
     }
 

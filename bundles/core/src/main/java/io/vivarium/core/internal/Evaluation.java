@@ -52,6 +52,6 @@ final class Evaluation {
             throw ApiException.notImplemented("backend " + sb.record().backend() + " has no warm interpreter: "
                     + "eval is not available in sandbox " + id + "; use exec with python3 -c");
         }
-        return sb.gate.shared(live.patience(), () -> live.of(sb).channel().evaluate(request.code(), timeout));
+        return sb.gate.shared(live.patience(), () -> live.forChannel(sb).channel().evaluate(request.code(), timeout));
     }
 }

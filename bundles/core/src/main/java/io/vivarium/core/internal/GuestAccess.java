@@ -29,7 +29,7 @@ final class GuestAccess {
 
     PingResult ping(Caller caller, String id) {
         Sandbox sb = sandboxes.find(caller, id);
-        return shared(sb, () -> live.of(sb).channel().ping());
+        return shared(sb, () -> live.forChannel(sb).channel().ping());
     }
 
     ExecResult exec(Caller caller, String id, ExecRequest request) {
@@ -38,7 +38,7 @@ final class GuestAccess {
     }
 
     private ExecResult exec(Sandbox sb, ExecRequest request) {
-        SandboxInstance instance = live.of(sb);
+        SandboxInstance instance = live.forChannel(sb);
         ExecRequest complete = ExecRequests.complete(request, instance.workspace());
         long channelMax = instance.channel().limits().maxOutputBytes();
         if (complete.maxOutputBytes() > channelMax) {
@@ -52,7 +52,7 @@ final class GuestAccess {
         String p = filePath(path);
         Sandbox sb = sandboxes.find(caller, id);
         return shared(sb, () -> {
-            GuestChannel channel = live.of(sb).channel();
+            GuestChannel channel = live.forChannel(sb).channel();
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             try {
                 channel.readFile(p, Math.min(SandboxService.MAX_FILE_BYTES, channel.limits().maxFileBytes()), out);
@@ -67,7 +67,7 @@ final class GuestAccess {
         String p = filePath(path);
         Sandbox sb = sandboxes.find(caller, id);
         shared(sb, () -> {
-            GuestChannel channel = live.of(sb).channel();
+            GuestChannel channel = live.forChannel(sb).channel();
             long max = Math.min(SandboxService.MAX_FILE_BYTES, channel.limits().maxFileBytes());
             if (content.length > max) {
                 throw new ApiException(413, "file is " + content.length + " bytes; at most " + max + " can be written");

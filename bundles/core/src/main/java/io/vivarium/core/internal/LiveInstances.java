@@ -38,6 +38,21 @@ final class LiveInstances {
         return instance;
     }
 
+    /**
+     * The running instance for a call through its guest channel alone (exec, ping, files, eval).
+     * While its backend is away (a bundle update) and the instance it left can still be reached
+     * ({@link SandboxInstance#channelOutlivesBackend}), that one at once, so that the call does not
+     * wait for the next revision; else as {@link #of}.
+     */
+    SandboxInstance forChannel(Sandbox sb) {
+        SandboxInstance leaving = sb.leaving();
+        if (leaving != null && sb.instance() == null && !sb.deleted() && sb.record().status() == SandboxStatus.RUNNING
+                && registry.get(sb.record().backend()).isEmpty() && leaving.status() == SandboxStatus.RUNNING) {
+            return leaving;
+        }
+        return of(sb);
+    }
+
     /** The live instance, running or paused (what pause and resume act on). */
     SandboxInstance ofEvenPaused(Sandbox sb) {
         String id = sb.record().id();

@@ -19,6 +19,12 @@ final class Sandbox {
     private volatile long revision;
     private volatile SandboxInstance instance;
     private volatile long backendServiceId = -1;
+    /**
+     * The instance of a backend service that went away, kept for guest calls while the next one is
+     * not here yet (only one whose channel outlives its backend); null otherwise.
+     */
+    private volatile SandboxInstance leaving;
+    private volatile long leavingServiceId = -1;
     private volatile boolean deleted;
 
     Sandbox(SandboxRecord record, long revision) {
@@ -48,6 +54,7 @@ final class Sandbox {
     synchronized void attach(SandboxInstance i, long serviceId) {
         instance = i;
         backendServiceId = serviceId;
+        leaving = null;
     }
 
     /**
@@ -61,10 +68,26 @@ final class Sandbox {
     }
 
     /** Forgets the instance if it came from the backend service that is going away. */
-    synchronized void detachFrom(long serviceId) {
-        if (backendServiceId == serviceId) {
-            instance = null;
-            backendServiceId = -1;
+    synchronized boolean detachFrom(long serviceId) {
+        if (backendServiceId != serviceId) {
+            return false;
+        }
+        leaving = instance != null && instance.channelOutlivesBackend() ? instance : null;
+        leavingServiceId = serviceId;
+        instance = null;
+        backendServiceId = -1;
+        return leaving != null;
+    }
+
+    /** The instance whose backend left, if its channel outlives it and no other was attached since. */
+    SandboxInstance leaving() {
+        return leaving;
+    }
+
+    /** Lets go of the instance backend service {@code serviceId} left, so that it pins no old revision. */
+    synchronized void forgetLeaving(long serviceId) {
+        if (leavingServiceId == serviceId) {
+            leaving = null;
         }
     }
 
@@ -80,6 +103,7 @@ final class Sandbox {
     void markDeleted() {
         deleted = true;
         instance = null;
+        leaving = null;
     }
 
     InstanceSpec spec(SandboxDirs dirs) {

@@ -143,6 +143,7 @@ public class SandboxManager implements SandboxService {
     void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {
         hashPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors());
         LiveInstances live = new LiveInstances(registry, sandboxes, adoption, patience);
+        adoption.keepLeavingInstancesFor(patience);
         lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, defaultBackendName, patience, () -> stopping,
                 capacity);
         guest = new GuestAccess(sandboxes, live);

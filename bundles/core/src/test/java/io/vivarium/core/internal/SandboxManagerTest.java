@@ -276,6 +276,32 @@ class SandboxManagerTest {
     }
 
     @Test
+    void whileItsBackendIsAwayAnInstanceWhoseChannelOutlivesItServesGuestCallsUntilTheNextOneOrThePatience()
+            throws Exception {
+        backend.channelOutlivesBackend = true;
+        WholeCore m = started(backend, 1, Duration.ofSeconds(2));
+        String id = m.create(ALICE, null).id();
+        String other = m.create(ALICE, null).id();
+        m.backendLeft(1);
+
+        assertEquals("echo during", m.exec(ALICE, id, exec("echo", "during")).stdout(),
+                "served at once through the instance its backend left");
+        assertEquals("backend_unavailable", m.get(ALICE, id).status(), "listed as it is");
+        FakeBackend next = new FakeBackend(backend.running);
+        next.channelOutlivesBackend = true;
+        m.backendArrived(entry(next, 2));
+        m.exec(ALICE, id, exec("echo", "after"));
+        assertEquals(1, backend.execs.size(), "the instance that left serves no more once the next revision is here");
+        assertEquals(1, next.execs.size());
+
+        m.backendLeft(2);
+        Thread.sleep(Duration.ofMillis(2500));
+        ApiException e = assertThrows(ApiException.class, () -> m.exec(ALICE, other, exec("true")));
+        assertEquals(503, e.status(), "past the patience the instance that left is let go of");
+        assertEquals(1, next.execs.size());
+    }
+
+    @Test
     void aDeleteDuringAnUpgradeWaitsForTheNewBackendInsteadOfBlockingIt() throws Exception {
         WholeCore m = started(backend, 1, Duration.ofMinutes(1));
         String id = m.create(ALICE, null).id();

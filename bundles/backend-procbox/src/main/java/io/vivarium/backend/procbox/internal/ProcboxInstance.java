@@ -78,6 +78,12 @@ final class ProcboxInstance implements SandboxInstance {
         return id;
     }
 
+    /** The agent's channel does (it connects per call once retired); nsenter's runs procbox's own process code. */
+    @Override
+    public boolean channelOutlivesBackend() {
+        return channel instanceof AgentChannel;
+    }
+
     Path dir() {
         return dir;
     }
