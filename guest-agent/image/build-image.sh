@@ -105,6 +105,9 @@ if [[ $init_file == init ]]; then
   make -s -C "$agent_dir" --no-print-directory >&2 || die "make -C $agent_dir failed (the agent and vivarium-boot are needed)"
   [[ -x $agent_bin && -x $boot_bin ]] || die "make did not produce $agent_bin and $boot_bin"
 fi
+# What QEMU boots in place of the vmlinux, in every variant (see extract_vmlinux below).
+loader_bin="$agent_dir/build/vivarium-pvh-loader"
+make -s -C "$agent_dir" --no-print-directory build/vivarium-pvh-loader >&2 || die "make -C $agent_dir build/vivarium-pvh-loader failed"
 
 # Everything the image is made of; its hash names the image.
 sha() { sha256sum "$1" | cut -d' ' -f1; }
@@ -118,6 +121,7 @@ inputs="$(
   echo "file $init_file $(sha "$here/$init_file")"
   [[ $agent != vivarium ]] || echo "file vivarium-agent $(sha "$agent_bin")"
   [[ $init_file != init ]] || echo "file vivarium-boot $(sha "$boot_bin")"
+  echo "file vivarium-pvh-loader $(sha "$loader_bin")"
 )"
 inputs_sha="$(printf '%s\n' "$inputs" | sha256sum | cut -d' ' -f1)"
 name="$variant-${inputs_sha:0:16}"
@@ -317,6 +321,10 @@ log "initramfs.cpio.gz"
 # stayed in the guest's free RAM as about 28 MiB of non-zero pages, which every checkpoint
 # (savevm) wrote and every restore read back; and the boot is shorter (docs/benchmarks.md).
 # Without the decompressor there is no KASLR in the guest: its root runs every command anyway.
+# QEMU is given pvh-loader as the kernel and the vmlinux as the fw_cfg file opt/vivarium/vmlinux:
+# an ELF kernel is loaded as ROM blobs that every system reset writes back into guest RAM, a
+# checkpoint restore's included (44 MiB, 65-245 ms under TCG), where fw_cfg files are not; the
+# loader (guest-agent/boot/pvh-loader.c) reads the vmlinux into place itself at each boot.
 u32() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' '; }  # FILE OFFSET: a little-endian u32
 extract_vmlinux() {
   local bz="$1" out="$2" setup start len size
@@ -333,6 +341,7 @@ extract_vmlinux() {
 }
 kernel=("$work/x/$kernel_pkg"/boot/vmlinuz-*)
 extract_vmlinux "${kernel[0]}" "$work/image/kernel"
+install -m 444 "$loader_bin" "$work/image/pvh-loader"
 
 log "workspace.qcow2 (ext4, 1 GiB, label work)"
 truncate -s 1G "$work/workspace.raw"

@@ -7,13 +7,15 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Optional;
 
 import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.StoredArtifact;
 
 /**
  * A built guest image (guest-agent/image, IMAGE-CONTRACT): an immutable directory with
- * {@code kernel}, {@code initramfs.cpio.gz}, {@code workspace.qcow2} and {@code image.json}.
+ * {@code kernel}, {@code initramfs.cpio.gz}, {@code workspace.qcow2} and {@code image.json}, and
+ * since 2 Dec 2026 {@code pvh-loader}.
  *
  * @param dir the image's own directory (the content-addressed one, never the {@code NAME} link,
  *        so that a rebuild never moves a running VM's backing file)
@@ -23,6 +25,14 @@ import io.vivarium.api.spi.StoredArtifact;
 record GuestImage(Path dir, String cmdline, String agent) {
 
     static final String KERNEL = "kernel";
+    /**
+     * What QEMU boots in place of {@link #KERNEL} when the image has it (guest-agent/boot/pvh-loader.c):
+     * it reads the vmlinux from the fw_cfg file {@link #KERNEL_FW_CFG}, which a system reset does
+     * not write back into guest RAM as it does an ELF {@code -kernel}'s segments.
+     */
+    static final String LOADER = "pvh-loader";
+    /** The fw_cfg file the loader reads the vmlinux from. */
+    static final String KERNEL_FW_CFG = "opt/vivarium/vmlinux";
     static final String INITRAMFS = "initramfs.cpio.gz";
     static final String WORKSPACE = "workspace.qcow2";
     static final String DESCRIPTION = "image.json";
@@ -65,6 +75,12 @@ record GuestImage(Path dir, String cmdline, String agent) {
 
     Path kernel() {
         return dir.resolve(KERNEL);
+    }
+
+    /** The PVH loader, if this image has one (images built before it boot {@link #kernel()} directly). */
+    Optional<Path> loader() {
+        Path loader = dir.resolve(LOADER);
+        return Files.isRegularFile(loader) ? Optional.of(loader) : Optional.empty();
     }
 
     Path initramfs() {

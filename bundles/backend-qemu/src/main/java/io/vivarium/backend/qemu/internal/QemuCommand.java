@@ -62,10 +62,10 @@ final class QemuCommand {
                 "-object", "memory-backend-file,id=" + MEMORY_ID + ",size=" + memoryMib + "M,mem-path="
                         + option(memory.ram()) + ",share=" + (memory.shared() ? "on" : "off")));
         argv.addAll(accelerator.args());
+        argv.addAll(kernel(image));
         argv.addAll(List.of(
                 "-m", Integer.toString(memoryMib),
                 "-smp", Integer.toString(vcpus),
-                "-kernel", image.kernel().toString(),
                 "-initrd", image.initramfs().toString(),
                 "-append", image.cmdline(),
                 "-chardev", "file,id=console,append=on,path=" + option(files.console()),
@@ -96,6 +96,18 @@ final class QemuCommand {
             argv.addAll(List.of("-incoming", "defer"));
         }
         return argv;
+    }
+
+    /**
+     * The image's PVH loader as the kernel, the vmlinux as the fw_cfg file it reads (a reset then
+     * rewrites a few KiB of loader into guest RAM instead of the whole kernel); the vmlinux itself
+     * for an image without a loader.
+     */
+    private static List<String> kernel(GuestImage image) {
+        return image.loader()
+                .map(loader -> List.of("-kernel", loader.toString(), "-fw_cfg",
+                        "name=" + GuestImage.KERNEL_FW_CFG + ",file=" + option(image.kernel())))
+                .orElseGet(() -> List.of("-kernel", image.kernel().toString()));
     }
 
     /** A path inside a QEMU option list, where a comma is written twice. */

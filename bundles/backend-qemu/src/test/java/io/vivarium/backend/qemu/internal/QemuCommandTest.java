@@ -1,13 +1,16 @@
 package io.vivarium.backend.qemu.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class QemuCommandTest {
 
@@ -41,6 +44,20 @@ class QemuCommandTest {
         assertEquals("none", after(argv, "-nic"));
         assertTrue(argv.containsAll(List.of("-nodefaults", "-no-user-config", "-daemonize", "-no-reboot")), argv.toString());
         assertEquals(1, Collections.frequency(argv, "-nic"), "no other network option: " + argv);
+    }
+
+    @Test
+    void anImageWithThePvhLoaderBootsItAndHandsItTheVmlinuxThroughFwCfg(@TempDir Path dir) throws Exception {
+        Path image = Files.createDirectories(dir.resolve("default-4567,x"));
+        Files.write(image.resolve(GuestImage.LOADER), new byte[] {0x7f, 'E', 'L', 'F'});
+        List<String> argv = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG,
+                new GuestImage(image, "console=ttyS0", "vivarium"), FILES, 256, 1);
+
+        assertEquals(image.resolve("pvh-loader").toString(), after(argv, "-kernel"));
+        assertEquals("name=opt/vivarium/vmlinux,file=" + image.toString().replace(",", ",,") + "/kernel",
+                after(argv, "-fw_cfg"));
+        assertEquals(1, Collections.frequency(argv, "-kernel"), argv.toString());
+        assertFalse(argv().contains("-fw_cfg"), "an image without a loader gets no fw_cfg file");
     }
 
     @Test
