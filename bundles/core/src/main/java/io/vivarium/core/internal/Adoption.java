@@ -117,7 +117,8 @@ final class Adoption {
         // backendLeft unregisters before it detaches: either it detaches this attach or this sees it gone
         sb.attach(instance, e.serviceId());
         if (registry.get(e.name()).filter(now -> now.serviceId() == e.serviceId()).isEmpty()) {
-            sb.detachFrom(e.serviceId());
+            // the backend's leaving already ran: nothing would let go of an instance kept now
+            sb.detachFrom(e.serviceId(), false);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.vivarium.core.internal;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
@@ -45,10 +46,13 @@ final class Evaluation {
                     + ", got " + timeout);
         }
         Sandbox sb = sandboxes.find(caller, id);
-        SandboxBackend backend = registry.get(sb.record().backend()).map(BackendRegistry.Entry::backend)
-                .orElseThrow(() -> ApiException.unavailable("backend " + sb.record().backend() + " of sandbox "
-                        + id + " is not available right now; retry shortly", 2));
-        if (!backend.capabilities().eval()) {
+        Optional<SandboxBackend> backend = registry.get(sb.record().backend()).map(BackendRegistry.Entry::backend);
+        if (backend.isEmpty() && sb.leaving() == null) {
+            throw ApiException.unavailable("backend " + sb.record().backend() + " of sandbox " + id
+                    + " is not available right now; retry shortly", 2);
+        }
+        // while its backend is away, the instance it left answers for itself (a channel without an interpreter: 501)
+        if (backend.isPresent() && !backend.get().capabilities().eval()) {
             throw ApiException.notImplemented("backend " + sb.record().backend() + " has no warm interpreter: "
                     + "eval is not available in sandbox " + id + "; use exec with python3 -c");
         }

@@ -61,18 +61,28 @@ final class Sandbox {
      * Puts {@code after} in place of {@code before} (a restore that relaunched, a stop), from the
      * same backend service; does nothing if {@code before} is no longer attached (its backend left).
      */
-    void replace(SandboxInstance before, SandboxInstance after) {
+    synchronized void replace(SandboxInstance before, SandboxInstance after) {
         if (instance == before) {
             instance = after;
         }
     }
 
-    /** Forgets the instance if it came from the backend service that is going away. */
+    /** {@link #detachFrom(long, boolean)}, keeping an instance whose channel outlives its backend. */
     synchronized boolean detachFrom(long serviceId) {
+        return detachFrom(serviceId, true);
+    }
+
+    /**
+     * Forgets the instance if it came from the backend service that is going away, keeping it as
+     * the {@link #leaving} one if {@code keep} and its channel outlives its backend.
+     *
+     * @return whether it was kept
+     */
+    synchronized boolean detachFrom(long serviceId, boolean keep) {
         if (backendServiceId != serviceId) {
             return false;
         }
-        leaving = instance != null && instance.channelOutlivesBackend() ? instance : null;
+        leaving = keep && instance != null && instance.channelOutlivesBackend() ? instance : null;
         leavingServiceId = serviceId;
         instance = null;
         backendServiceId = -1;
@@ -100,7 +110,7 @@ final class Sandbox {
         return deleted;
     }
 
-    void markDeleted() {
+    synchronized void markDeleted() {
         deleted = true;
         instance = null;
         leaving = null;

@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.EvalRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.Role;
@@ -287,6 +288,8 @@ class SandboxManagerTest {
         assertEquals("echo during", m.exec(ALICE, id, exec("echo", "during")).stdout(),
                 "served at once through the instance its backend left");
         assertEquals("backend_unavailable", m.get(ALICE, id).status(), "listed as it is");
+        assertEquals(501, assertThrows(ApiException.class, () -> m.eval(ALICE, id, new EvalRequest("1", 5))).status(),
+                "eval reaches the instance that left too (this fake's channel has no interpreter), not a 503");
         FakeBackend next = new FakeBackend(backend.running);
         next.channelOutlivesBackend = true;
         m.backendArrived(entry(next, 2));
@@ -295,7 +298,7 @@ class SandboxManagerTest {
         assertEquals(1, next.execs.size());
 
         m.backendLeft(2);
-        Thread.sleep(Duration.ofMillis(2500));
+        Thread.sleep(Duration.ofMillis(4000));
         ApiException e = assertThrows(ApiException.class, () -> m.exec(ALICE, other, exec("true")));
         assertEquals(503, e.status(), "past the patience the instance that left is let go of");
         assertEquals(1, next.execs.size());

@@ -347,6 +347,7 @@ final class GvisorBackend implements SandboxBackend, AutoCloseable {
         try {
             if (Files.exists(record.files().checkpointing())) {
                 runOnAfterCheckpoint(record);
+                container.paused(false);
                 // the agent binds its socket again a moment after SIGUSR2: the caller's next exec must find it listening
                 Instant deadline = Instant.now().plus(settings.startTimeout());
                 container.awaitAgent(deadline, OperationContext.until(deadline));

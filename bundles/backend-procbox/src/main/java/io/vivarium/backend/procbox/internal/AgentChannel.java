@@ -96,7 +96,7 @@ final class AgentChannel extends AgentGuestChannel implements AutoCloseable {
                 pooled.close();
             }
         }
-        try (GuestAgentClient once = GuestAgentClient.unixSocket(socket)) {
+        try (GuestAgentClient once = client(init, socket)) {
             return call.apply(once, deadline);
         }
     }
