@@ -27,6 +27,7 @@
 #define PT_NOTE 4
 #define XEN_ELFNOTE_PHYS32_ENTRY 18
 #define MAX_PHDRS 32
+#define EM_X86_64 62
 
 __asm__(".pushsection .note.Xen, \"a\", @note\n"
 	".balign 4\n"
@@ -40,6 +41,7 @@ __asm__(".pushsection .note.Xen, \"a\", @note\n"
 	".globl _start\n"
 	"_start:\n"
 	"cli\n"
+	"cld\n"
 	"mov $stack_top, %esp\n"
 	"push %ebx\n"
 	"call load_kernel\n"
@@ -79,6 +81,8 @@ static unsigned char scratch[4096] __attribute__((aligned(16)));
 static struct elf64_phdr phdrs[MAX_PHDRS];
 static unsigned char stack[8192] __attribute__((aligned(16), used));
 __asm__(".globl stack_top\n.set stack_top, stack + 8192\n");
+/* this loader's own extent (pvh-loader.ld), which no segment of the kernel may overwrite */
+extern unsigned char loader_start[], loader_end[];
 
 static uint16_t key;
 static uint32_t position;
@@ -186,9 +190,10 @@ uint32_t load_kernel(void)
 	transfer((uint32_t)key << 16 | DMA_SELECT | DMA_READ, (uint32_t)(uintptr_t)scratch, sizeof scratch);
 	position = sizeof scratch;
 	const struct elf64_ehdr *eh = (const struct elf64_ehdr *)scratch;
-	if (eh->ident[0] != 0x7f || eh->ident[1] != 'E' || eh->ident[2] != 'L' || eh->ident[3] != 'F' || eh->ident[4] != 2)
-		fail(KERNEL_FILE " is not a 64-bit ELF (a vmlinux)");
-	if (eh->phentsize != sizeof(struct elf64_phdr) || eh->phnum > MAX_PHDRS
+	if (eh->ident[0] != 0x7f || eh->ident[1] != 'E' || eh->ident[2] != 'L' || eh->ident[3] != 'F' || eh->ident[4] != 2
+	    || eh->ident[5] != 1 || eh->machine != EM_X86_64)
+		fail(KERNEL_FILE " is not a little-endian x86-64 ELF (a vmlinux)");
+	if (eh->phentsize != sizeof(struct elf64_phdr) || eh->phnum > MAX_PHDRS || eh->phoff > sizeof scratch
 	    || eh->phoff + (uint64_t)eh->phnum * sizeof(struct elf64_phdr) > sizeof scratch)
 		fail("unexpected program headers in " KERNEL_FILE);
 	uint16_t n = eh->phnum;
@@ -203,21 +208,24 @@ uint32_t load_kernel(void)
 	if (!entry)
 		fail(KERNEL_FILE " has no PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY)");
 	/* in file order: fw_cfg reads forward cheaply and only backward by selecting again */
-	for (uint32_t done = 0, last = 0;; done++) {
-		const struct elf64_phdr *next = 0;
+	uint32_t loaded = 0;
+	for (;;) {
+		int next = -1;
 		for (uint16_t i = 0; i < n; i++)
-			if (phdrs[i].type == PT_LOAD && phdrs[i].memsz
-			    && (done == 0 ? 1 : phdrs[i].offset > last) && (!next || phdrs[i].offset < next->offset))
-				next = &phdrs[i];
-		if (!next)
+			if (phdrs[i].type == PT_LOAD && phdrs[i].memsz && !(loaded & (1u << i))
+			    && (next < 0 || phdrs[i].offset < phdrs[next].offset))
+				next = i;
+		if (next < 0)
 			break;
-		if (next->offset + next->filesz > size || next->paddr + next->memsz > 0xffffffffull
-		    || next->filesz > next->memsz)
+		loaded |= 1u << next;
+		const struct elf64_phdr *seg = &phdrs[next];
+		if (seg->offset + seg->filesz > size || seg->paddr + seg->memsz > 0xffffffffull || seg->filesz > seg->memsz)
 			fail("a load segment of " KERNEL_FILE " lies outside the file or 32-bit memory");
-		read_at((uint32_t)next->offset, (uint32_t)next->paddr, (uint32_t)next->filesz);
-		uint32_t zero_from = (uint32_t)(next->paddr + next->filesz), zeros = (uint32_t)(next->memsz - next->filesz);
+		if (seg->paddr < (uintptr_t)loader_end && seg->paddr + seg->memsz > (uintptr_t)loader_start)
+			fail("a load segment of " KERNEL_FILE " would overwrite this loader");
+		read_at((uint32_t)seg->offset, (uint32_t)seg->paddr, (uint32_t)seg->filesz);
+		uint32_t zero_from = (uint32_t)(seg->paddr + seg->filesz), zeros = (uint32_t)(seg->memsz - seg->filesz);
 		__asm__ volatile("rep stosb" : "+D"(zero_from), "+c"(zeros) : "a"(0) : "memory");
-		last = (uint32_t)next->offset;
 	}
 	return entry;
 }

@@ -57,7 +57,7 @@ record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
      * Whether the RAM file is on tmpfs rather than the state directory's file system. On a disk
      * file system the kernel writes the guest's dirty RAM back to disk and write-protects it again,
      * so every page QEMU writes next (a {@code loadvm} writes the whole RAM state and, at its system
-     * reset, the kernel's ELF segments) first takes a page fault into the file system
+     * reset, the ROM blobs: an image without the PVH loader has its whole kernel among them) first takes a page fault into the file system
      * ({@code ext4_page_mkwrite}): a restore after a write-back took twice as long (docs/benchmarks.md).
      * Where the state directory clones files (reflink), the RAM file stays there, for a capture
      * clones it while the VM is stopped (QemuBackend decides, {@code ramInMemory} of {@link #of}).

@@ -58,6 +58,11 @@ class QemuCommandTest {
                 after(argv, "-fw_cfg"));
         assertEquals(1, Collections.frequency(argv, "-kernel"), argv.toString());
         assertFalse(argv().contains("-fw_cfg"), "an image without a loader gets no fw_cfg file");
+        List<String> child = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG,
+                new GuestImage(image, "console=ttyS0", "vivarium"), FILES, 256, 1,
+                new QemuCommand.Memory(Path.of("/state/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION);
+        assertEquals(image.resolve("pvh-loader").toString(), after(child, "-kernel"));
+        assertFalse(child.contains("-fw_cfg"), "a VM started from a migration stream never runs the loader: " + child);
     }
 
     @Test
