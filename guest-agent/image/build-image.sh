@@ -321,10 +321,10 @@ log "initramfs.cpio.gz"
 # stayed in the guest's free RAM as about 28 MiB of non-zero pages, which every checkpoint
 # (savevm) wrote and every restore read back; and the boot is shorter (docs/benchmarks.md).
 # Without the decompressor there is no KASLR in the guest: its root runs every command anyway.
-# QEMU is given pvh-loader as the kernel and the vmlinux as the fw_cfg file opt/vivarium/vmlinux:
-# an ELF kernel is loaded as ROM blobs that every system reset writes back into guest RAM, a
-# checkpoint restore's included (44 MiB, 65-245 ms under TCG), where fw_cfg files are not; the
-# loader (guest-agent/boot/pvh-loader.c) reads the vmlinux into place itself at each boot.
+# QEMU is given pvh-loader-ram as the kernel, and the backend writes the vmlinux's segments into
+# the guest's RAM file before QEMU starts: an ELF kernel is loaded as ROM blobs that every system
+# reset writes back into guest RAM, a checkpoint restore's included (44 MiB, 65-245 ms under TCG);
+# the loader (guest-agent/boot/pvh-loader.c) only jumps to the kernel it finds in RAM.
 u32() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' '; }  # FILE OFFSET: a little-endian u32
 extract_vmlinux() {
   local bz="$1" out="$2" setup start len size
@@ -341,7 +341,7 @@ extract_vmlinux() {
 }
 kernel=("$work/x/$kernel_pkg"/boot/vmlinuz-*)
 extract_vmlinux "${kernel[0]}" "$work/image/kernel"
-install -m 444 "$loader_bin" "$work/image/pvh-loader"
+install -m 444 "$loader_bin" "$work/image/pvh-loader-ram"
 
 log "workspace.qcow2 (ext4, 1 GiB, label work)"
 truncate -s 1G "$work/workspace.raw"

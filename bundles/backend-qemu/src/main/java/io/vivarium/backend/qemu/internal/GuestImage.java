@@ -27,12 +27,10 @@ record GuestImage(Path dir, String cmdline, String agent) {
     static final String KERNEL = "kernel";
     /**
      * What QEMU boots in place of {@link #KERNEL} when the image has it (guest-agent/boot/pvh-loader.c):
-     * it reads the vmlinux from the fw_cfg file {@link #KERNEL_FW_CFG}, which a system reset does
-     * not write back into guest RAM as it does an ELF {@code -kernel}'s segments.
+     * the backend writes the vmlinux into the guest's RAM file itself ({@link GuestKernel}), so a
+     * system reset does not write it back into guest RAM as it does an ELF {@code -kernel}'s segments.
      */
-    static final String LOADER = "pvh-loader";
-    /** The fw_cfg file the loader reads the vmlinux from. */
-    static final String KERNEL_FW_CFG = "opt/vivarium/vmlinux";
+    static final String LOADER = "pvh-loader-ram";
     static final String INITRAMFS = "initramfs.cpio.gz";
     static final String WORKSPACE = "workspace.qcow2";
     static final String DESCRIPTION = "image.json";
@@ -77,7 +75,10 @@ record GuestImage(Path dir, String cmdline, String agent) {
         return dir.resolve(KERNEL);
     }
 
-    /** The PVH loader, if this image has one (images built before it boot {@link #kernel()} directly). */
+    /**
+     * The PVH loader, if this image has one; a VM booted with it needs its {@link GuestKernel}
+     * placed in its RAM file first. Images built before it boot {@link #kernel()} directly.
+     */
     Optional<Path> loader() {
         Path loader = dir.resolve(LOADER);
         return Files.isRegularFile(loader) ? Optional.of(loader) : Optional.empty();

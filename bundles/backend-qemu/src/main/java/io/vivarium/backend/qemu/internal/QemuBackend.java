@@ -164,6 +164,10 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
                     .orElseThrow(() -> new ApiException(503, disks.missing(spec.dir())));
             storage.materialise(image.storedWorkspace(), files.disk(), context);
             reserveRam(files, memoryMib);
+            if (image.loader().isPresent()) {
+                // the PVH loader finds the kernel in guest RAM (GuestKernel): QEMU gets only the loader
+                GuestKernel.read(image.kernel()).placeInto(files.ram(), (long) memoryMib << 20);
+            }
             context.checkpoint("starting QEMU");
             HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus),
                     TOOL_TIMEOUT);

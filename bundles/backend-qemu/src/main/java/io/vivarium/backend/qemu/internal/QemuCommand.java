@@ -3,7 +3,6 @@ package io.vivarium.backend.qemu.internal;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The one place the launch command line is built (IMAGE-CONTRACT). The workspace disk is a
@@ -63,7 +62,8 @@ final class QemuCommand {
                 "-object", "memory-backend-file,id=" + MEMORY_ID + ",size=" + memoryMib + "M,mem-path="
                         + option(memory.ram()) + ",share=" + (memory.shared() ? "on" : "off")));
         argv.addAll(accelerator.args());
-        argv.addAll(kernel(image, incoming));
+        argv.add("-kernel");
+        argv.add(image.loader().orElse(image.kernel()).toString());
         argv.addAll(List.of(
                 "-m", Integer.toString(memoryMib),
                 "-smp", Integer.toString(vcpus),
@@ -97,25 +97,6 @@ final class QemuCommand {
             argv.addAll(List.of("-incoming", "defer"));
         }
         return argv;
-    }
-
-    /**
-     * The image's PVH loader as the kernel, the vmlinux as the fw_cfg file it reads (a reset then
-     * rewrites a few KiB of loader into guest RAM instead of the whole kernel); the vmlinux itself
-     * for an image without a loader. QEMU reads an fw_cfg file whole into its heap (where it maps
-     * an ELF {@code -kernel}'s pages from the page cache), so only a boot gets it: a VM started from
-     * a migration stream never runs the loader (no reboots: {@code -no-reboot}), and its fork
-     * children would each carry the vmlinux for nothing.
-     */
-    private static List<String> kernel(GuestImage image, Incoming incoming) {
-        Optional<Path> loader = image.loader();
-        if (loader.isEmpty()) {
-            return List.of("-kernel", image.kernel().toString());
-        }
-        return incoming == Incoming.BOOT
-                ? List.of("-kernel", loader.get().toString(), "-fw_cfg",
-                        "name=" + GuestImage.KERNEL_FW_CFG + ",file=" + option(image.kernel()))
-                : List.of("-kernel", loader.get().toString());
     }
 
     /** A path inside a QEMU option list, where a comma is written twice. */
