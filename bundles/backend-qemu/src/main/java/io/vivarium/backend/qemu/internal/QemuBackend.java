@@ -174,7 +174,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             QemuProcess process = files.pid().flatMap(QemuProcess::find)
                     .orElseThrow(() -> new IOException("QEMU exited right after it started"));
             vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent(),
-                    new VmRecord.Memory(memoryMib, vcpus, null, null)));
+                    new VmRecord.Memory(memoryMib, vcpus, null, null)), this::bootAgain);
             vm.watch();
             vm.awaitAgent(bootDeadline, settings.bootTimeout(), context);
             register(vm);
@@ -319,7 +319,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             QemuProcess process = files.pid().flatMap(QemuProcess::find)
                     .orElseThrow(() -> new IOException("QEMU exited right after it started"));
             vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent(),
-                    new VmRecord.Memory(snapshot.memoryMib(), snapshot.vcpus(), ram, imageDir)));
+                    new VmRecord.Memory(snapshot.memoryMib(), snapshot.vcpus(), ram, imageDir)), this::bootAgain);
             vm.watch();
             restoreDevices(vm, imageDir.resolve(VmImage.DEVICES), snapshot.incoming(), deadline, context);
             vm.awaitAgent(deadline, settings.bootTimeout(), context);
@@ -386,6 +386,50 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
                 .flatMap(QemuProcess::find);
     }
 
+    /**
+     * Boots the powered-off {@code stopped} again in a new QEMU with the same files (disk, checkpoints'
+     * RAM states), its RAM file made afresh with the kernel in it ({@link GuestKernel}): a new
+     * process, so a new record for core to persist. A fork child boots as a VM of its own RAM.
+     */
+    QemuInstance bootAgain(QemuInstance stopped, OperationContext context) throws IOException {
+        VmRecord old = stopped.record();
+        if (old.memory() == null) {
+            throw new IOException("it was started by a daemon that did not record its memory size; delete it");
+        }
+        GuestImage image;
+        try {
+            image = GuestImage.load(old.image().getParent(), old.image().getFileName().toString());
+        } catch (GuestImage.MissingImageException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        int mib = old.memory().mib();
+        VmFiles files = old.files();
+        stopped.close();
+        quit(null, files);
+        if (!old.process().awaitExit(QUIT_WAIT)) {
+            old.process().kill(QemuInstance.KILL_WAIT);
+        }
+        context.checkpoint("booting again");
+        Files.deleteIfExists(files.ram());
+        reserveRam(files, mib);
+        GuestKernel.read(image.kernel()).placeInto(files.ram(), (long) mib << 20);
+        HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, mib, old.memory().vcpus()),
+                TOOL_TIMEOUT);
+        QemuProcess process = files.pid().flatMap(QemuProcess::find)
+                .orElseThrow(() -> new IOException("QEMU exited right after it started"));
+        QemuInstance vm = new QemuInstance(stopped.id(), new VmRecord(process, files, image.dir(), image.agent(),
+                new VmRecord.Memory(mib, old.memory().vcpus(), null, null)), this::bootAgain);
+        try {
+            vm.watch();
+            vm.awaitAgent(Instant.now().plus(settings.bootTimeout()), settings.bootTimeout(), context);
+        } catch (IOException | RuntimeException e) {
+            vm.close();
+            throw e;
+        }
+        register(vm);
+        return vm;
+    }
+
     private void register(QemuInstance vm) {
         QemuInstance replaced = instances.put(vm.id(), vm);
         if (replaced != null && replaced != vm) {
@@ -404,7 +448,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
         if (!record.process().isRunning()) {
             throw new InstanceGoneException(QemuInstance.exitReason(record));
         }
-        QemuInstance vm = new QemuInstance(spec.id(), record);
+        QemuInstance vm = new QemuInstance(spec.id(), record, this::bootAgain);
         try {
             // the link lives in a temporary directory, which a reboot of the host could have emptied
             record.files().prepare();

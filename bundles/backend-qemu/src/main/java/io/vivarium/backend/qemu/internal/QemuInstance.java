@@ -59,10 +59,19 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
     private volatile String stopped;
     /** Its vCPUs stopped on purpose (QMP {@code stop}, QEMU's run state {@code paused}) until a {@code cont}. */
     private volatile boolean paused;
+    /** Boots it again in a new QEMU (its backend's {@link QemuBackend#bootAgain}); null where none is needed. */
+    private final Relaunch bootAgain;
 
-    QemuInstance(String id, VmRecord record) {
+    /** A new QEMU for a powered-off VM whose kernel the PVH loader enters from RAM. */
+    @FunctionalInterface
+    interface Relaunch {
+        QemuInstance boot(QemuInstance stopped, OperationContext context) throws IOException;
+    }
+
+    QemuInstance(String id, VmRecord record, Relaunch bootAgain) {
         this.id = id;
         this.record = record;
+        this.bootAgain = bootAgain;
         this.agent = new GuestAgentClient(GuestTransport.stream("the agent of sandbox " + id,
                 () -> SocketChannel.open(UnixDomainSocketAddress.of(record.files().agentSocket()))));
         this.channel = new VmChannel(id, agent, this::alive);
@@ -327,11 +336,23 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
         }
     }
 
-    /** Boots the powered-off guest again in the same QEMU, from its kernel and its disk. */
+    /**
+     * Boots the powered-off guest again from its kernel and its disk: in the same QEMU, whose reset
+     * loads the kernel again; or, for an image with the PVH loader, in a new QEMU, since that kernel
+     * is written into guest RAM by the backend and the old QEMU's TCG would run its stale
+     * translations of the code that ran before (only QEMU's own writes invalidate them).
+     */
     @Override
     public SandboxInstance start(OperationContext context) {
         if (status() == SandboxStatus.RUNNING) {
             return this;
+        }
+        if (bootAgain != null && Files.isRegularFile(record.image().resolve(GuestImage.LOADER))) {
+            try {
+                return bootAgain.boot(this, context);
+            } catch (IOException e) {
+                throw ApiException.internal("cannot start sandbox " + id + ": " + e.getMessage(), e);
+            }
         }
         try {
             stopped = null;

@@ -66,7 +66,7 @@ class QemuInstanceTest {
                     : "{\"return\": {}, \"id\": " + id + "}");
         });
         QemuProcess process = QemuProcess.find(qemu.pid()).orElseThrow();
-        vm = new QemuInstance("x", new VmRecord(process, files, dir, "vivarium", null));
+        vm = new QemuInstance("x", new VmRecord(process, files, dir, "vivarium", null), null);
         vm.watch();
         return vm;
     }
