@@ -48,7 +48,7 @@ record GuestKernel(Path file, List<Segment> segments, long entry) {
             long phoff = header.getLong(32);
             int phentsize = Short.toUnsignedInt(header.getShort(54));
             int phnum = Short.toUnsignedInt(header.getShort(56));
-            if (phentsize != 56 || phoff < 64 || phoff + (long) phnum * phentsize > header.limit()) {
+            if (phentsize != 56 || phoff < 64 || phoff > header.limit() || (long) phnum * phentsize > header.limit() - phoff) {
                 throw new IOException(vmlinux + ": unexpected program headers");
             }
             List<Segment> segments = new ArrayList<>();
@@ -60,7 +60,8 @@ record GuestKernel(Path file, List<Segment> segments, long entry) {
                 long physical = header.getLong(at + 24);
                 long fileSize = header.getLong(at + 32);
                 long memorySize = header.getLong(at + 40);
-                if (offset < 0 || fileSize < 0 || fileSize > memorySize || offset + fileSize > size || physical < 0) {
+                if (offset < 0 || fileSize < 0 || offset > size || fileSize > size - offset || fileSize > memorySize
+                        || physical < 0 || memorySize > Long.MAX_VALUE - physical) {
                     throw new IOException(vmlinux + ": program header " + i + " lies outside the file");
                 }
                 if (type == PT_LOAD && memorySize > 0) {
@@ -93,7 +94,8 @@ record GuestKernel(Path file, List<Segment> segments, long entry) {
             int type = notes.getInt(at + 8);
             int name = at + 12;
             int desc = name + ((nameSize + 3) & ~3);
-            if (nameSize < 0 || descSize < 0 || desc < 0 || desc + descSize > notes.limit()) {
+            if (nameSize < 0 || nameSize > notes.limit() || descSize < 0 || desc > notes.limit()
+                    || descSize > notes.limit() - desc) {
                 return 0;
             }
             if (type == XEN_ELFNOTE_PHYS32_ENTRY && nameSize == 4 && notes.get(name) == 'X' && notes.get(name + 1) == 'e'
@@ -110,30 +112,40 @@ record GuestKernel(Path file, List<Segment> segments, long entry) {
         return segments.stream().mapToLong(s -> s.physical() + s.memorySize()).max().orElse(0);
     }
 
+    /** Refuses a guest whose {@code ramBytes} of RAM the kernel does not fit in. */
+    void checkFits(long ramBytes) throws IOException {
+        if (end() > ramBytes) {
+            throw new IOException("the kernel needs guest memory up to " + (end() >> 20) + " MiB; give the VM more");
+        }
+    }
+
     /**
      * Writes the segments into {@code ram}, the file of a new guest's RAM (its first bytes are guest
      * physical address 0: the kernel lies far below where q35 splits RAM at 2 GiB), the zeros past
      * each segment's file part, and the boot block.
      */
     void placeInto(Path ram, long ramBytes) throws IOException {
-        if (end() > ramBytes) {
-            throw new IOException("the kernel needs guest memory up to " + (end() >> 20) + " MiB; give the VM more");
-        }
+        checkFits(ramBytes);
+        // through a buffer, not transferTo: copy_file_range would clone the blocks into a RAM file on
+        // XFS, undoing the space fallocate reserved for the guest (a write to it could then SIGBUS QEMU)
+        ByteBuffer buffer = ByteBuffer.allocate(1 << 20);
         try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ);
                 FileChannel out = FileChannel.open(ram, StandardOpenOption.WRITE)) {
             for (Segment s : segments) {
-                long done = 0;
-                while (done < s.fileSize()) {
-                    long n = in.transferTo(s.offset() + done, s.fileSize() - done, out.position(s.physical() + done));
-                    if (n <= 0) {
-                        throw new IOException("short copy of " + file + " into " + ram);
+                for (long done = 0; done < s.memorySize(); ) {
+                    buffer.clear().limit((int) Math.min(buffer.capacity(), s.memorySize() - done));
+                    if (done < s.fileSize()) {
+                        buffer.limit((int) Math.min(buffer.limit(), s.fileSize() - done));
+                        if (in.read(buffer, s.offset() + done) <= 0) {
+                            throw new IOException("short read of " + file);
+                        }
+                    } else {
+                        buffer.put(new byte[buffer.remaining()]);
                     }
-                    done += n;
-                }
-                ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(1 << 20, s.memorySize() - s.fileSize()));
-                for (long z = s.fileSize(); z < s.memorySize(); ) {
-                    zeros.clear().limit((int) Math.min(zeros.capacity(), s.memorySize() - z));
-                    z += out.write(zeros, s.physical() + z);
+                    buffer.flip();
+                    while (buffer.hasRemaining()) {
+                        done += out.write(buffer, s.physical() + done);
+                    }
                 }
             }
             ByteBuffer block = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).put(MAGIC)

@@ -389,7 +389,9 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
     /**
      * Boots the powered-off {@code stopped} again in a new QEMU with the same files (disk, checkpoints'
      * RAM states), its RAM file made afresh with the kernel in it ({@link GuestKernel}): a new
-     * process, so a new record for core to persist. A fork child boots as a VM of its own RAM.
+     * process, so a new record for core to persist. Everything that can be checked is checked before
+     * the old QEMU goes; a boot that fails after that leaves no QEMU running, the VM's files in place
+     * and the error saying so (the sandbox is then reported failed: delete it).
      */
     QemuInstance bootAgain(QemuInstance stopped, OperationContext context) throws IOException {
         VmRecord old = stopped.record();
@@ -403,31 +405,51 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             throw new IOException(e.getMessage(), e);
         }
         int mib = old.memory().mib();
+        GuestKernel kernel = GuestKernel.read(image.kernel());
+        kernel.checkFits((long) mib << 20);
         VmFiles files = old.files();
+        context.checkpoint("booting again");
         stopped.close();
         quit(null, files);
         if (!old.process().awaitExit(QUIT_WAIT)) {
             old.process().kill(QemuInstance.KILL_WAIT);
         }
-        context.checkpoint("booting again");
-        Files.deleteIfExists(files.ram());
-        reserveRam(files, mib);
-        GuestKernel.read(image.kernel()).placeInto(files.ram(), (long) mib << 20);
-        HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, mib, old.memory().vcpus()),
-                TOOL_TIMEOUT);
-        QemuProcess process = files.pid().flatMap(QemuProcess::find)
-                .orElseThrow(() -> new IOException("QEMU exited right after it started"));
-        QemuInstance vm = new QemuInstance(stopped.id(), new VmRecord(process, files, image.dir(), image.agent(),
-                new VmRecord.Memory(mib, old.memory().vcpus(), null, null)), this::bootAgain);
-        try {
-            vm.watch();
-            vm.awaitAgent(Instant.now().plus(settings.bootTimeout()), settings.bootTimeout(), context);
-        } catch (IOException | RuntimeException e) {
-            vm.close();
-            throw e;
+        if (old.process().isRunning()) {
+            throw new IOException("its QEMU (pid " + old.process().pid() + ") did not exit, so it was not booted again");
         }
-        register(vm);
-        return vm;
+        String lost = "; its QEMU was stopped and its disk is kept, but it could not be booted again: delete it";
+        QemuProcess process = null;
+        try {
+            Files.deleteIfExists(files.ram());
+            Files.deleteIfExists(files.pidFile());
+            Files.deleteIfExists(files.failure());
+            reserveRam(files, mib);
+            kernel.placeInto(files.ram(), (long) mib << 20);
+            HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, mib, old.memory().vcpus()),
+                    TOOL_TIMEOUT);
+            process = files.pid().flatMap(QemuProcess::find)
+                    .orElseThrow(() -> new IOException("QEMU exited right after it started"));
+            // a fork child boots as a VM of its own RAM; its disk still stands on the snapshot's
+            QemuInstance vm = new QemuInstance(stopped.id(), new VmRecord(process, files, image.dir(), image.agent(),
+                    new VmRecord.Memory(mib, old.memory().vcpus(), null, old.memory().snapshot())), this::bootAgain);
+            try {
+                vm.watch();
+                Instant boot = Instant.now().plus(settings.bootTimeout());
+                vm.awaitAgent(boot.isBefore(context.deadline()) ? boot : context.deadline(), settings.bootTimeout(),
+                        context);
+            } catch (IOException | RuntimeException e) {
+                vm.close();
+                throw e;
+            }
+            register(vm);
+            return vm;
+        } catch (IOException | RuntimeException e) {
+            if (process != null) {
+                process.kill(QemuInstance.KILL_WAIT);
+            }
+            throw new IOException(e.getMessage() + lost + "; the console's last lines: "
+                    + VmFiles.tail(files.console(), CONSOLE_TAIL_BYTES), e);
+        }
     }
 
     private void register(QemuInstance vm) {

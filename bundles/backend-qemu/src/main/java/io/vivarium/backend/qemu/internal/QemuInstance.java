@@ -35,7 +35,8 @@ import java.util.Optional;
  * by an internal or I/O error is {@code failed} with that reason, and its QEMU is killed so that
  * nothing useless is left running; a QEMU that exited is {@code failed} with its last words.
  * {@link #close()} lets go of the VM (a bundle update, a daemon stopping); the VM keeps running.
- * Its checkpoints are restored in place ({@link VmCheckpoints}); it is stopped and started in the same QEMU.
+ * Its checkpoints are restored in place ({@link VmCheckpoints}); it is stopped in its QEMU and started
+ * in the same one, or in a new one for an image with the PVH loader ({@link #start}).
  */
 final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, AutoCloseable {
 

@@ -83,6 +83,9 @@ class GuestKernelTest {
         assertThrows(IOException.class, () -> GuestKernel.read(write(vmlinux(3, true))), "i386");
         assertThrows(IOException.class, () -> GuestKernel.read(write(vmlinux(62, false))), "no PVH note");
         assertThrows(IOException.class, () -> GuestKernel.read(write(new byte[] {0x7f, 'E', 'L', 'F'})), "truncated");
+        byte[] wrapping = vmlinux(62, true);
+        ByteBuffer.wrap(wrapping).order(ByteOrder.LITTLE_ENDIAN).putLong(120 + 40, Long.MAX_VALUE - 0x1000);
+        assertThrows(IOException.class, () -> GuestKernel.read(write(wrapping)), "a segment whose end wraps around");
         GuestKernel kernel = GuestKernel.read(write(vmlinux(62, true)));
         Path ram = Files.write(dir.resolve("small.ram"), new byte[0]);
         IOException small = assertThrows(IOException.class, () -> kernel.placeInto(ram, 16 << 20));
