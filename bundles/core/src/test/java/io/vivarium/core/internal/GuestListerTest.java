@@ -22,27 +22,33 @@ import org.junit.jupiter.api.Test;
 
 class GuestListerTest {
 
-    private static final FingerprintMode MODE = new FingerprintMode() {
-        @Override
-        public String name() {
-            return "test";
-        }
+    private static final FingerprintMode MODE = mode("test", "/bin/list");
+    private static final FingerprintMode OTHER = mode("other", "/bin/other");
 
-        @Override
-        public int preference() {
-            return 0;
-        }
+    /** A mode {@code name} whose guest listing is the command {@code command}. */
+    private static FingerprintMode mode(String name, String command) {
+        return new FingerprintMode() {
+            @Override
+            public String name() {
+                return name;
+            }
 
-        @Override
-        public String fingerprint(Path file, BasicFileAttributes attributes) {
-            return "x";
-        }
+            @Override
+            public int preference() {
+                return 0;
+            }
 
-        @Override
-        public List<String> guestListingCommand(List<String> dirs) {
-            return List.of("/bin/list");
-        }
-    };
+            @Override
+            public String fingerprint(Path file, BasicFileAttributes attributes) {
+                return "x";
+            }
+
+            @Override
+            public List<String> guestListingCommand(List<String> dirs) {
+                return List.of(command);
+            }
+        };
+    }
 
     /** A channel that carries at most {@code maxOutput} bytes per exec and whose listing was cut there. */
     private static final class SmallChannel implements GuestChannel {
@@ -114,26 +120,4 @@ class GuestListerTest {
         assertEquals("native [/w]", channel.ran.get(0).substring(0, "native [/w]".length()));
         assertEquals("command /bin/other", channel.ran.get(1));
     }
-
-    private static final FingerprintMode OTHER = new FingerprintMode() {
-        @Override
-        public String name() {
-            return "other";
-        }
-
-        @Override
-        public int preference() {
-            return 0;
-        }
-
-        @Override
-        public String fingerprint(Path file, BasicFileAttributes attributes) {
-            return "x";
-        }
-
-        @Override
-        public List<String> guestListingCommand(List<String> dirs) {
-            return List.of("/bin/other");
-        }
-    };
 }

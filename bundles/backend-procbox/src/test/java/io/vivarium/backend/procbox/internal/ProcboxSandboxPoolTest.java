@@ -92,13 +92,19 @@ class ProcboxSandboxPoolTest {
         assertEquals("x\n", exec(adopted, "cat", "/work/f").stdout(), "a new backend adopts it");
     }
 
-    @Test
-    void destroyEndsAPooledSandboxAndLeavesNothingMountedOrInACgroup() throws IOException {
-        ProcboxBackend backend = pooledBackend(null, 1);
+    /** A sandbox {@code backend}'s pool launched, created from it; the test destroys it itself. */
+    private Created takenFromThePool(ProcboxBackend backend) throws IOException {
         backend.startSandboxPool(state);
         await("the pool launched a sandbox", () -> backend.pooledReady() == 1);
         Created pooled = create(backend);
         created.remove(pooled);
+        return pooled;
+    }
+
+    @Test
+    void destroyEndsAPooledSandboxAndLeavesNothingMountedOrInACgroup() throws IOException {
+        ProcboxBackend backend = pooledBackend(null, 1);
+        Created pooled = takenFromThePool(backend);
         SandboxRecord record = ((ProcboxInstance) pooled.instance()).sandbox();
 
         backend.destroy(pooled.spec(), pooled.instance().state());
@@ -109,10 +115,7 @@ class ProcboxSandboxPoolTest {
     @Test
     void aPooledSandboxTakenButNotYetRecordedByCoreIsStillDestroyed() throws IOException {
         ProcboxBackend backend = pooledBackend(null, 1);
-        backend.startSandboxPool(state);
-        await("the pool launched a sandbox", () -> backend.pooledReady() == 1);
-        Created pooled = create(backend);
-        created.remove(pooled);
+        Created pooled = takenFromThePool(backend);
         SandboxRecord record = ((ProcboxInstance) pooled.instance()).sandbox();
 
         // the daemon died after the take, before core wrote the record: the next one destroys with no state
