@@ -31,6 +31,7 @@ record GuestKernel(Path file, List<Segment> segments, long entry) {
     static final long BOOT_BLOCK = 0x110000;
     private static final byte[] MAGIC = "VIVKERN1".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     private static final int HEADER_BYTES = 4096;
+    private static final byte[] ZEROS = new byte[1 << 20];
     private static final int PT_LOAD = 1;
     private static final int PT_NOTE = 4;
     private static final int EM_X86_64 = 62;
@@ -128,7 +129,7 @@ record GuestKernel(Path file, List<Segment> segments, long entry) {
         checkFits(ramBytes);
         // through a buffer, not transferTo: copy_file_range would clone the blocks into a RAM file on
         // XFS, undoing the space fallocate reserved for the guest (a write to it could then SIGBUS QEMU)
-        ByteBuffer buffer = ByteBuffer.allocate(1 << 20);
+        ByteBuffer buffer = ByteBuffer.allocate(ZEROS.length);
         try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ);
                 FileChannel out = FileChannel.open(ram, StandardOpenOption.WRITE)) {
             for (Segment s : segments) {
@@ -140,7 +141,7 @@ record GuestKernel(Path file, List<Segment> segments, long entry) {
                             throw new IOException("short read of " + file);
                         }
                     } else {
-                        buffer.put(new byte[buffer.remaining()]);
+                        buffer.put(ZEROS, 0, buffer.remaining());
                     }
                     buffer.flip();
                     while (buffer.hasRemaining()) {

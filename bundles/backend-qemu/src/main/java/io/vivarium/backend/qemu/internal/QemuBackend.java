@@ -154,7 +154,6 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
         VmFiles planned = VmFiles.of(spec.dir(), settings.linkDir(), settings.scratchDir(), spec.id(),
                 ramInMemory(spec.dir()));
         Instant bootDeadline = Instant.now().plus(settings.bootTimeout());
-        QemuInstance vm = null;
         VmFiles files = planned;
         try {
             planned.prepare();
@@ -163,24 +162,10 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             StorageStrategy storage = disks.forDir(spec.dir())
                     .orElseThrow(() -> new ApiException(503, disks.missing(spec.dir())));
             storage.materialise(image.storedWorkspace(), files.disk(), context);
-            reserveRam(files, memoryMib);
-            if (image.loader().isPresent()) {
-                // the PVH loader finds the kernel in guest RAM (GuestKernel): QEMU gets only the loader
-                GuestKernel.read(image.kernel()).placeInto(files.ram(), (long) memoryMib << 20);
-            }
-            context.checkpoint("starting QEMU");
-            HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus),
-                    TOOL_TIMEOUT);
-            QemuProcess process = files.pid().flatMap(QemuProcess::find)
-                    .orElseThrow(() -> new IOException("QEMU exited right after it started"));
-            vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent(),
-                    new VmRecord.Memory(memoryMib, vcpus, null, null)), this::bootAgain);
-            vm.watch();
-            vm.awaitAgent(bootDeadline, settings.bootTimeout(), context);
-            register(vm);
-            return vm;
+            return boot(spec.id(), image, kernelOf(image), files, new VmRecord.Memory(memoryMib, vcpus, null, null),
+                    bootDeadline, context);
         } catch (IOException | RuntimeException e) {
-            abandon(vm, planned, e);
+            abandon(null, planned, e);
             if (e instanceof ApiException api) {
                 throw api;
             }
@@ -405,8 +390,10 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             throw new IOException(e.getMessage(), e);
         }
         int mib = old.memory().mib();
-        GuestKernel kernel = GuestKernel.read(image.kernel());
-        kernel.checkFits((long) mib << 20);
+        Optional<GuestKernel> kernel = kernelOf(image);
+        if (kernel.isPresent()) {
+            kernel.get().checkFits((long) mib << 20);
+        }
         VmFiles files = old.files();
         context.checkpoint("booting again");
         stopped.close();
@@ -418,38 +405,54 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             throw new IOException("its QEMU (pid " + old.process().pid() + ") did not exit, so it was not booted again");
         }
         String lost = "; its QEMU was stopped and its disk is kept, but it could not be booted again: delete it";
-        QemuProcess process = null;
         try {
             Files.deleteIfExists(files.ram());
             Files.deleteIfExists(files.pidFile());
             Files.deleteIfExists(files.failure());
-            reserveRam(files, mib);
-            kernel.placeInto(files.ram(), (long) mib << 20);
-            HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, mib, old.memory().vcpus()),
-                    TOOL_TIMEOUT);
-            process = files.pid().flatMap(QemuProcess::find)
-                    .orElseThrow(() -> new IOException("QEMU exited right after it started"));
+            Instant boot = Instant.now().plus(settings.bootTimeout());
             // a fork child boots as a VM of its own RAM; its disk still stands on the snapshot's
-            QemuInstance vm = new QemuInstance(stopped.id(), new VmRecord(process, files, image.dir(), image.agent(),
-                    new VmRecord.Memory(mib, old.memory().vcpus(), null, old.memory().snapshot())), this::bootAgain);
-            try {
-                vm.watch();
-                Instant boot = Instant.now().plus(settings.bootTimeout());
-                vm.awaitAgent(boot.isBefore(context.deadline()) ? boot : context.deadline(), settings.bootTimeout(),
-                        context);
-            } catch (IOException | RuntimeException e) {
-                vm.close();
-                throw e;
-            }
-            register(vm);
-            return vm;
+            return boot(stopped.id(), image, kernel, files,
+                    new VmRecord.Memory(mib, old.memory().vcpus(), null, old.memory().snapshot()),
+                    boot.isBefore(context.deadline()) ? boot : context.deadline(), context);
         } catch (IOException | RuntimeException e) {
-            if (process != null) {
-                process.kill(QemuInstance.KILL_WAIT);
-            }
+            launched(files).ifPresent(p -> p.kill(QemuInstance.KILL_WAIT));
             throw new IOException(e.getMessage() + lost + "; the console's last lines: "
                     + VmFiles.tail(files.console(), CONSOLE_TAIL_BYTES), e);
         }
+    }
+
+    /** The image's kernel, if it boots through the PVH loader (which finds it in guest RAM, not QEMU). */
+    private static Optional<GuestKernel> kernelOf(GuestImage image) throws IOException {
+        return image.loader().isPresent() ? Optional.of(GuestKernel.read(image.kernel())) : Optional.empty();
+    }
+
+    /**
+     * Makes {@code files}' RAM file (with {@code kernel} written into it), starts QEMU on it, waits
+     * for the agent until {@code deadline} and registers the VM. On a failure the caller removes
+     * what is left; the QEMU it started is found by {@link #launched}.
+     */
+    private QemuInstance boot(String id, GuestImage image, Optional<GuestKernel> kernel, VmFiles files,
+            VmRecord.Memory memory, Instant deadline, OperationContext context) throws IOException {
+        reserveRam(files, memory.mib());
+        if (kernel.isPresent()) {
+            kernel.get().placeInto(files.ram(), (long) memory.mib() << 20);
+        }
+        context.checkpoint("starting QEMU");
+        HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memory.mib(), memory.vcpus()),
+                TOOL_TIMEOUT);
+        QemuProcess process = files.pid().flatMap(QemuProcess::find)
+                .orElseThrow(() -> new IOException("QEMU exited right after it started"));
+        QemuInstance vm = new QemuInstance(id, new VmRecord(process, files, image.dir(), image.agent(), memory),
+                this::bootAgain);
+        try {
+            vm.watch();
+            vm.awaitAgent(deadline, settings.bootTimeout(), context);
+        } catch (IOException | RuntimeException e) {
+            vm.close();
+            throw e;
+        }
+        register(vm);
+        return vm;
     }
 
     private void register(QemuInstance vm) {
