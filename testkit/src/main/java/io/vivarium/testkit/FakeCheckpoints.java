@@ -63,8 +63,14 @@ public final class FakeCheckpoints {
     /** Runs as a checkpoint is taken, before anything is saved; may throw to cut it short. */
     public volatile Runnable beforeCreate = () -> {
     };
+    /** Runs as the channel is asked to set the clock, before it is recorded; may throw or take its time. */
+    public volatile Runnable onSetTime = () -> {
+    };
     public volatile RuntimeException failRestore;
     public volatile RuntimeException failDelete;
+    /** Runs as a checkpoint is deleted, before anything is removed. */
+    public volatile Runnable beforeDelete = () -> {
+    };
     /** When true, a restore relaunches the instance under a new pid. */
     public volatile boolean relaunch;
     /** When set, a restore counts this down and then waits for {@link #releaseRestore}. */
@@ -142,6 +148,7 @@ public final class FakeCheckpoints {
 
         @Override
         public boolean delete(String tag) {
+            beforeDelete.run();
             if (failDelete != null) {
                 throw failDelete;
             }
@@ -261,6 +268,7 @@ public final class FakeCheckpoints {
 
                 @Override
                 public void setTime(Instant now) {
+                    onSetTime.run();
                     clockSets.add(now);
                 }
 

@@ -73,12 +73,18 @@ final class Checkpointing {
      * before anything else) and sets the guest clock. Returns the instance now running.
      */
     SandboxInstance restore(Sandbox sb, SandboxInstance before, Checkpoints c, String tag) {
+        SandboxInstance after = restoreLeavingClock(sb, before, c, tag);
+        setClock(sb, after);
+        return after;
+    }
+
+    /** {@link #restore} without the clock: the caller must {@link #setClock} before it lets anyone reach the guest. */
+    SandboxInstance restoreLeavingClock(Sandbox sb, SandboxInstance before, Checkpoints c, String tag) {
         SandboxInstance after = c.restore(tag, context("restoring sandbox " + sb.record().id() + " to " + tag));
         if (after != before || !after.state().equals(sb.record().state())
                 || sb.record().status() != SandboxStatus.RUNNING) {
             sandboxes.replace(sb, before, after, SandboxStatus.RUNNING);
         }
-        setClock(sb, after);
         return after;
     }
 
@@ -86,11 +92,14 @@ final class Checkpointing {
         return c.list().stream().anyMatch(i -> i.tag().equals(tag));
     }
 
-    /** A restored guest's clock is the checkpoint's; a channel that cannot set it is logged, not fatal. */
-    private static void setClock(Sandbox sb, SandboxInstance instance) {
+    /**
+     * A restored guest's clock is the checkpoint's; a channel that cannot set it is logged, not
+     * fatal (the restore itself worked).
+     */
+    static void setClock(Sandbox sb, SandboxInstance instance) {
         try {
             instance.channel().setTime(Instant.now());
-        } catch (ApiException e) {
+        } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "the clock of sandbox " + sb.record().id() + " was not set after a restore: "
                     + e.getMessage());
         }

@@ -76,7 +76,7 @@ final class SnapshotDryRun {
             RuntimeException cause) {
         SandboxInstance restored;
         try {
-            restored = checkpointing.restore(sb, instance, c, intent.tag());
+            restored = checkpointing.restoreLeavingClock(sb, instance, c, intent.tag());
         } catch (RuntimeException e) {
             clearQuietly(id);
             ApiException failed = ApiException.internal("the dry-run's command ran but restoring the VM failed, so its "
@@ -87,8 +87,31 @@ final class SnapshotDryRun {
             }
             throw failed;
         }
-        intents.write(id, intent.restored());
-        deleteCheckpoint(sb, restored instanceof Checkpoints after ? after : c, id, intent.tag());
+        // the guest sets its clock while the monitor deletes the checkpoint: the two do not touch,
+        // and the first guest call after a restore is its slowest (TCG translates the guest anew)
+        Thread clock = Thread.ofVirtual().name("vivarium-clock-" + id).start(() -> Checkpointing.setClock(sb, restored));
+        try {
+            intents.write(id, intent.restored());
+            deleteCheckpoint(sb, restored instanceof Checkpoints after ? after : c, id, intent.tag());
+        } finally {
+            awaitClock(clock);
+        }
+    }
+
+    /** Nobody reaches the guest before its clock is set: the caller holds the gate until this returns. */
+    private static void awaitClock(Thread clock) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                clock.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private void deleteCheckpoint(Sandbox sb, Checkpoints c, String id, String tag) {

@@ -126,6 +126,48 @@ class VmCheckpointsTest {
     }
 
     @Test
+    void aDryRunReturnsOnlyOnceTheGuestClockIsSetThoughItIsSetWhileTheCheckpointIsDeleted() throws Exception {
+        WholeCore m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        CountDownLatch deleting = new CountDownLatch(1);
+        Set<Boolean> deletedWhileSettingTheClock = ConcurrentHashMap.newKeySet();
+        vm.onSetTime = () -> {
+            try {
+                deletedWhileSettingTheClock.add(deleting.await(5, TimeUnit.SECONDS));
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        vm.beforeDelete = deleting::countDown;
+
+        DryRunResult r = m.dryRun(ALICE, id, dryRun("true"));
+
+        assertTrue(r.discarded());
+        assertEquals(Set.of(true), deletedWhileSettingTheClock, "the checkpoint is deleted while the clock is set");
+        assertEquals(1, vm.clockSets.size(), "the answer comes only after the clock is set");
+        assertTrue(vm.saved.isEmpty());
+    }
+
+    @Test
+    void aClockTheGuestCannotSetDoesNotUndoARevertThatWorked() throws Exception {
+        WholeCore m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        vm.onSetTime = () -> {
+            throw new IllegalStateException("the agent went away");
+        };
+
+        DryRunResult r = m.dryRun(ALICE, id, dryRun("true"));
+
+        assertTrue(r.discarded());
+        assertEquals("snapshot", r.revertedVia());
+        assertTrue(vm.saved.isEmpty(), "the checkpoint is deleted all the same");
+        assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
+    }
+
+    @Test
     void aCommandThatFailsIsStillReverted() throws Exception {
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
