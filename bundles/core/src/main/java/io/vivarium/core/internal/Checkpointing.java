@@ -93,16 +93,22 @@ final class Checkpointing {
     }
 
     /**
-     * A restored guest's clock is the checkpoint's; a channel that cannot set it is logged, not
-     * fatal (the restore itself worked).
+     * Sets a restored guest's clock, which is the checkpoint's; a channel that cannot set it is
+     * logged, not fatal (the restore itself worked). Returns false when it was not set and a
+     * second try might set it (not for a channel that cannot set clocks at all).
      */
-    static void setClock(Sandbox sb, SandboxInstance instance) {
+    static boolean setClock(Sandbox sb, SandboxInstance instance) {
         try {
             instance.channel().setTime(Instant.now());
-        } catch (RuntimeException e) {
+            return true;
+        } catch (ApiException e) {
             LOG.log(Level.WARNING, "the clock of sandbox " + sb.record().id() + " was not set after a restore: "
                     + e.getMessage());
+            return e.status() == 501;
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "the clock of sandbox " + sb.record().id() + " was not set after a restore", e);
         }
+        return false;
     }
 
     private static String printable(String s) {

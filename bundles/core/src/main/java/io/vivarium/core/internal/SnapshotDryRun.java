@@ -7,6 +7,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.ChangeSet;
@@ -87,30 +89,59 @@ final class SnapshotDryRun {
             }
             throw failed;
         }
-        // the guest sets its clock while the monitor deletes the checkpoint: the two do not touch,
-        // and the first guest call after a restore is its slowest (TCG translates the guest anew)
-        Thread clock = Thread.ofVirtual().name("vivarium-clock-" + id).start(() -> Checkpointing.setClock(sb, restored));
+        // the guest sets its clock while the monitor deletes the checkpoint: the first guest call
+        // after a restore is its slowest (TCG translates the guest anew), and QEMU's main loop
+        // serves the delete and the agent's bytes in turn, so only the guest's part overlaps
+        FutureTask<Boolean> clock = new FutureTask<>(() -> Checkpointing.setClock(sb, restored));
+        Thread.ofVirtual().name("vivarium-clock-" + id).start(clock);
+        boolean clockDone;
         try {
-            intents.write(id, intent.restored());
+            recordRestored(sb, id, intent);
             deleteCheckpoint(sb, restored instanceof Checkpoints after ? after : c, id, intent.tag());
         } finally {
-            awaitClock(clock);
+            clockDone = awaitClock(clock);
+        }
+        if (!clockDone) {
+            // once more, now that the monitor is free: the first try may have waited behind the delete
+            Checkpointing.setClock(sb, restored);
         }
     }
 
-    /** Nobody reaches the guest before its clock is set: the caller holds the gate until this returns. */
-    private static void awaitClock(Thread clock) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                clock.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
+    /**
+     * Says the checkpoint was restored, so that a crash before its delete does not restore it
+     * again at start-up. If that cannot be written, the delete right after makes it moot (a
+     * start-up finds no checkpoint and drops the intent), so the dry-run goes on.
+     */
+    private void recordRestored(Sandbox sb, String id, DryRunIntents.Intent intent) {
+        try {
+            intents.write(id, intent.restored());
+        } catch (ApiException e) {
+            LOG.log(Level.ERROR, "sandbox " + sb.record().id() + ": cannot record that dry-run checkpoint "
+                    + intent.tag() + " was restored; deleting it now", e);
         }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
+    }
+
+    /**
+     * What the clock thread's {@link Checkpointing#setClock} returned; nobody reaches the guest before it ends, since the
+     * caller holds the gate until this returns. A thread that died of an error counts as not done,
+     * and the caller's second try meets that error itself.
+     */
+    private static boolean awaitClock(FutureTask<Boolean> clock) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return clock.get();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    return false;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

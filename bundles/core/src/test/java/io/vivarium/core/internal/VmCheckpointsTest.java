@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
@@ -126,32 +127,62 @@ class VmCheckpointsTest {
     }
 
     @Test
-    void aDryRunReturnsOnlyOnceTheGuestClockIsSetThoughItIsSetWhileTheCheckpointIsDeleted() throws Exception {
+    void theClockIsSetWhileTheCheckpointIsDeletedWithTheGateHeldAndTheDryRunAnswersAfterBoth() throws Exception {
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
+        CountDownLatch settingClock = new CountDownLatch(1);
         CountDownLatch deleting = new CountDownLatch(1);
-        Set<Boolean> deletedWhileSettingTheClock = ConcurrentHashMap.newKeySet();
+        Set<String> seen = ConcurrentHashMap.newKeySet();
         vm.onSetTime = () -> {
+            settingClock.countDown();
             try {
-                deletedWhileSettingTheClock.add(deleting.await(5, TimeUnit.SECONDS));
+                seen.add("delete during clock: " + deleting.await(5, TimeUnit.SECONDS));
+                seen.add("exec during clock: " + assertThrows(ApiException.class, () -> m.exec(ALICE, id,
+                        new ExecRequest(List.of("true"), null, null, null, null, null))).status());
                 Thread.sleep(200);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         };
-        vm.beforeDelete = deleting::countDown;
+        vm.beforeDelete = () -> {
+            deleting.countDown();
+            try {
+                seen.add("clock during delete: " + settingClock.await(5, TimeUnit.SECONDS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
 
         DryRunResult r = m.dryRun(ALICE, id, dryRun("true"));
 
         assertTrue(r.discarded());
-        assertEquals(Set.of(true), deletedWhileSettingTheClock, "the checkpoint is deleted while the clock is set");
+        assertEquals(Set.of("delete during clock: true", "clock during delete: true", "exec during clock: 409"), seen);
         assertEquals(1, vm.clockSets.size(), "the answer comes only after the clock is set");
         assertTrue(vm.saved.isEmpty());
     }
 
     @Test
-    void aClockTheGuestCannotSetDoesNotUndoARevertThatWorked() throws Exception {
+    void aClockThatFailsBesideTheDeleteIsSetOnceMoreAfterIt() throws Exception {
+        WholeCore m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        AtomicInteger tries = new AtomicInteger();
+        vm.onSetTime = () -> {
+            if (tries.incrementAndGet() == 1) {
+                throw ApiException.unavailable("the agent did not answer in time", 1);
+            }
+        };
+
+        DryRunResult r = m.dryRun(ALICE, id, dryRun("true"));
+
+        assertTrue(r.discarded());
+        assertEquals(2, tries.get());
+        assertEquals(1, vm.clockSets.size());
+    }
+
+    @Test
+    void aClockTheGuestCannotSetDoesNotUndoARevertOrARestoreThatWorked() throws Exception {
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
@@ -165,6 +196,32 @@ class VmCheckpointsTest {
         assertEquals("snapshot", r.revertedVia());
         assertTrue(vm.saved.isEmpty(), "the checkpoint is deleted all the same");
         assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
+        assertEquals("t1", m.snapshotVm(ALICE, id, tag("t1")).tag());
+        assertEquals("running", m.restoreVm(ALICE, id, tag("t1")).status());
+        assertTrue(vm.clockSets.isEmpty());
+    }
+
+    @Test
+    void aRestoredPhaseThatCannotBeRecordedStillEndsTheDryRunWithTheCheckpointDeleted() throws Exception {
+        WholeCore m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        guestWithWork();
+        Path intents = dirOf(id).resolve(DryRunIntents.FILE);
+        vm.commands = command -> {
+            // the store cannot write the intent again once the command ran: its file is now a directory
+            try {
+                Files.delete(intents);
+                Files.createDirectory(intents);
+                Files.writeString(intents.resolve("x"), "in the way");
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+
+        DryRunResult r = m.dryRun(ALICE, id, dryRun("true"));
+
+        assertTrue(r.discarded());
+        assertTrue(vm.saved.isEmpty(), "deleted, so a start-up has nothing to restore again");
     }
 
     @Test
