@@ -21,10 +21,12 @@ import io.vivarium.api.spi.StoredArtifact;
 import io.vivarium.guest.client.Deadline;
 import io.vivarium.guest.client.GuestAgentException;
 import io.vivarium.common.exec.HostCommand;
+import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.common.files.FileClones;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,6 +58,8 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration QUIT_WAIT = Duration.ofSeconds(3);
     private static final int CONSOLE_TAIL_BYTES = 2000;
+    /** Why a VM is stopped whose boot in a new QEMU did not finish ({@link VmFiles#poweredOff}). */
+    private static final String POWERED_OFF = "powered off; its last start, in a new QEMU, did not finish";
     private static final System.Logger LOG = System.getLogger(QemuBackend.class.getName());
     private static final FileClones CLONES = new FileClones();
     /** A VM's console and QEMU log: past 1 MiB, cut to the last 256 KiB, looked at every 5 s. */
@@ -396,29 +400,47 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
         }
         VmFiles files = old.files();
         context.checkpoint("booting again");
+        AtomicFiles.write(files.poweredOff(), POWERED_OFF.getBytes(StandardCharsets.UTF_8));
         stopped.close();
         quit(null, files);
         if (!old.process().awaitExit(QUIT_WAIT)) {
             old.process().kill(QemuInstance.KILL_WAIT);
         }
         if (old.process().isRunning()) {
+            Files.deleteIfExists(files.poweredOff());
             throw new IOException("its QEMU (pid " + old.process().pid() + ") did not exit, so it was not booted again");
         }
-        String lost = "; its QEMU was stopped and its disk is kept, but it could not be booted again: delete it";
+        QemuInstance started;
         try {
             Files.deleteIfExists(files.ram());
             Files.deleteIfExists(files.pidFile());
             Files.deleteIfExists(files.failure());
             Instant boot = Instant.now().plus(settings.bootTimeout());
             // a fork child boots as a VM of its own RAM; its disk still stands on the snapshot's
-            return boot(stopped.id(), image, kernel, files,
+            started = boot(stopped.id(), image, kernel, files,
                     new VmRecord.Memory(mib, old.memory().vcpus(), null, old.memory().snapshot()),
                     boot.isBefore(context.deadline()) ? boot : context.deadline(), context);
         } catch (IOException | RuntimeException e) {
             launched(files).ifPresent(p -> p.kill(QemuInstance.KILL_WAIT));
-            throw new IOException(e.getMessage() + lost + "; the console's last lines: "
+            stopped.poweredOff(POWERED_OFF);
+            IOException stays = new IOException(e.getMessage() + "; it could not be booted again and stays stopped "
+                    + "with its disk (start it again, or delete it); the console's last lines: "
                     + VmFiles.tail(files.console(), CONSOLE_TAIL_BYTES), e);
+            try {
+                // what the failed boot recorded: the VM is stopped, and this error says why
+                Files.deleteIfExists(files.failure());
+            } catch (IOException left) {
+                stays.addSuppressed(left);
+            }
+            throw stays;
         }
+        try {
+            Files.deleteIfExists(files.poweredOff());
+        } catch (IOException e) {
+            // harmless: the new QEMU runs, and an adoption that finds it running removes the marker
+            LOG.log(System.Logger.Level.WARNING, "sandbox " + stopped.id() + ": cannot remove " + files.poweredOff(), e);
+        }
+        return started;
     }
 
     /** The image's kernel, if it boots through the PVH loader (which finds it in guest RAM, not QEMU). */
@@ -471,10 +493,21 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             throw new InstanceGoneException(e.getMessage());
         }
         if (!record.process().isRunning()) {
-            throw new InstanceGoneException(QemuInstance.exitReason(record));
+            Optional<String> off = QemuInstance.poweredOffWithoutQemu(record);
+            if (off.isEmpty()) {
+                throw new InstanceGoneException(QemuInstance.exitReason(record));
+            }
+            // a boot in a new QEMU that a daemon stop cut short: its QEMU was never registered
+            launched(record.files()).ifPresent(p -> p.kill(QemuInstance.KILL_WAIT));
+            QemuInstance vm = new QemuInstance(spec.id(), record, this::bootAgain);
+            vm.poweredOff(off.get());
+            register(vm);
+            return vm;
         }
         QemuInstance vm = new QemuInstance(spec.id(), record, this::bootAgain);
         try {
+            // a daemon stopped before a boot in a new QEMU let this one go: it is still the VM's
+            Files.deleteIfExists(record.files().poweredOff());
             // the link lives in a temporary directory, which a reboot of the host could have emptied
             record.files().prepare();
             vm.watch();

@@ -184,6 +184,34 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
         record.process().kill(KILL_WAIT);
     }
 
+    /**
+     * Why a VM whose QEMU is gone is powered off rather than failed ({@link VmFiles#poweredOff}), if
+     * it is: a boot in a new QEMU let the old one go and did not finish, and nothing failed it since.
+     */
+    static Optional<String> poweredOffWithoutQemu(VmRecord record) {
+        if (Files.exists(record.files().failure())) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Files.readString(record.files().poweredOff()));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Marks this VM powered off with {@code why}: its QEMU is gone on purpose ({@link #poweredOffWithoutQemu}). */
+    void poweredOff(String why) {
+        stopped = why;
+    }
+
+    /** Whether it runs in a QEMU, which a VM powered off for a boot in a new QEMU may lack: then start it first. */
+    private void requireQemu() {
+        if (!record.process().isRunning() && status() == SandboxStatus.STOPPED) {
+            throw ApiException.conflict("sandbox " + id + " is stopped with no QEMU (" + reason() + "); start it first "
+                    + "(POST /v1/vms/" + id + "/start)");
+        }
+    }
+
     /** Why a VM whose QEMU is gone ended: what the daemon saw, else QEMU's log and the console's last lines. */
     static String exitReason(VmRecord record) {
         try {
@@ -224,7 +252,8 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
 
     @Override
     public SandboxStatus status() {
-        if (failure == null && stopped != null && record.process().isRunning()) {
+        if (failure == null && stopped != null
+                && (record.process().isRunning() || Files.exists(record.files().poweredOff()))) {
             return SandboxStatus.STOPPED;
         }
         if (!alive()) {
@@ -238,7 +267,7 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
         if (failure != null) {
             return failure;
         }
-        if (!record.process().isRunning()) {
+        if (!record.process().isRunning() && status() != SandboxStatus.STOPPED) {
             return exitReason(record);
         }
         return stopped;
@@ -256,12 +285,14 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
 
     @Override
     public CheckpointInfo create(String tag, OperationContext context) {
+        requireQemu();
         return checkpoints.create(tag, context);
     }
 
     /** In place: the same QEMU runs on from the checkpoint, a guest that had powered off included. */
     @Override
     public SandboxInstance restore(String tag, OperationContext context) {
+        requireQemu();
         checkpoints.restore(tag, context);
         stopped = null;
         return this;
@@ -269,11 +300,13 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
 
     @Override
     public boolean delete(String tag) {
+        requireQemu();
         return checkpoints.delete(tag);
     }
 
     @Override
     public List<CheckpointInfo> list() {
+        requireQemu();
         return checkpoints.list();
     }
 

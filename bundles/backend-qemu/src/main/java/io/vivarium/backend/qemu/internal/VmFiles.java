@@ -99,6 +99,15 @@ record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
         return dir.resolve("failure");
     }
 
+    /**
+     * Says the VM is powered off with no QEMU on purpose: written before a boot in a new QEMU lets
+     * the old one go, removed once the new one runs, so a boot that fails (or a daemon that stops)
+     * in between leaves the VM stopped rather than failed.
+     */
+    Path poweredOff() {
+        return dir.resolve("powered-off");
+    }
+
     Path qmpSocket() {
         return link.resolve("qmp.sock");
     }
@@ -142,7 +151,7 @@ record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
     /** Removes every file of the VM and the link; the directory itself is core's. */
     void remove() throws IOException {
         for (Path file : List.of(qmpSocket(), agentSocket(), disk(), ram(), deviceState(), branchRam(), frozenDisk(),
-                console(), qemuLog(), pidFile(), failure())) {
+                console(), qemuLog(), pidFile(), failure(), poweredOff())) {
             Files.deleteIfExists(dir.resolve(file.getFileName()));
         }
         if (vmstate != null) {

@@ -30,6 +30,7 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -182,6 +183,38 @@ class QemuLifecycleTest {
             assertEquals(adopted, started);
             assertEquals(pid, started.state().pid(), "in the same QEMU");
         }
+    }
+
+    @Test
+    void aStartWhoseBootInANewQemuFailsLeavesTheVmStoppedForTheNextAdopterAndAStartAgainRunsIt() throws Exception {
+        QemuInstance vm = (QemuInstance) create(backend, "again");
+        InstanceSpec spec = made.get(made.size() - 1);
+        Assumptions.assumeTrue(Files.isRegularFile(vm.record().image().resolve(GuestImage.LOADER)),
+                "only an image with the PVH loader boots again in a new QEMU");
+        OperationContext context = OperationContext.until(Instant.now().plus(PATIENCE));
+        exec(vm, "/bin/sh", "-c", "echo kept > /work/kept");
+        assertEquals(vm, vm.stop(context));
+        backend.close();
+        // the next start cannot wait for any guest: its boot fails once the old QEMU is gone
+        backend = QemuHost.backend(QemuHost.settings().withBootTimeout(Duration.ofMillis(100)));
+        QemuInstance adopted = (QemuInstance) backend.adopt(spec, vm.state());
+
+        ApiException e = assertThrows(ApiException.class, () -> adopted.start(context));
+
+        assertTrue(e.getMessage().contains("stays stopped with its disk"), e.getMessage());
+        assertEquals(SandboxStatus.STOPPED, adopted.status());
+        assertEquals(List.of(), qemusOf(spec), "neither the old QEMU nor the one that did not boot runs");
+        assertEquals(409, assertThrows(ApiException.class, adopted::list).status(), "no checkpoints without a QEMU");
+        backend.close();
+        backend = QemuHost.backend(QemuHost.settings());
+        QemuInstance again = (QemuInstance) backend.adopt(spec, adopted.state());
+        assertEquals(SandboxStatus.STOPPED, again.status(), "a daemon that adopts it finds it stopped, not failed");
+        assertTrue(again.reason().contains("did not finish"), again.reason());
+
+        SandboxInstance started = again.start(context);
+        assertEquals(SandboxStatus.RUNNING, started.status());
+        assertEquals("kept\n", exec(started, "/bin/cat", "/work/kept").stdout(), "booted again from its disk");
+        assertFalse(Files.exists(spec.dir().resolve("powered-off")));
     }
 
     @Test
