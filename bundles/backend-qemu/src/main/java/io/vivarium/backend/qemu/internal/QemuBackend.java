@@ -21,12 +21,10 @@ import io.vivarium.api.spi.StoredArtifact;
 import io.vivarium.guest.client.Deadline;
 import io.vivarium.guest.client.GuestAgentException;
 import io.vivarium.common.exec.HostCommand;
-import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.common.files.FileClones;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -379,8 +377,8 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
      * Boots the powered-off {@code stopped} again in a new QEMU with the same files (disk, checkpoints'
      * RAM states), its RAM file made afresh with the kernel in it ({@link GuestKernel}): a new
      * process, so a new record for core to persist. Everything that can be checked is checked before
-     * the old QEMU goes; a boot that fails after that leaves no QEMU running, the VM's files in place
-     * and the error saying so (the sandbox is then reported failed: delete it).
+     * the old QEMU goes; a boot that fails after that leaves no QEMU running, the VM's files in place,
+     * the error saying so and the VM stopped ({@link VmFiles#poweredOff}): start it again or delete it.
      */
     QemuInstance bootAgain(QemuInstance stopped, OperationContext context) throws IOException {
         VmRecord old = stopped.record();
@@ -400,7 +398,7 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
         }
         VmFiles files = old.files();
         context.checkpoint("booting again");
-        AtomicFiles.write(files.poweredOff(), POWERED_OFF.getBytes(StandardCharsets.UTF_8));
+        QemuInstance.markPoweredOff(old, POWERED_OFF);
         stopped.close();
         quit(null, files);
         if (!old.process().awaitExit(QUIT_WAIT)) {
@@ -434,12 +432,9 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             }
             throw stays;
         }
-        try {
-            Files.deleteIfExists(files.poweredOff());
-        } catch (IOException e) {
-            // harmless: the new QEMU runs, and an adoption that finds it running removes the marker
-            LOG.log(System.Logger.Level.WARNING, "sandbox " + stopped.id() + ": cannot remove " + files.poweredOff(), e);
-        }
+        // the marker stays until an adoption finds a QEMU running: it names the old QEMU, so it does
+        // not hold for the new record, and a daemon stopped before core records the new QEMU finds
+        // the VM stopped (its record says so) rather than failed
         return started;
     }
 
@@ -497,7 +492,8 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
             if (off.isEmpty()) {
                 throw new InstanceGoneException(QemuInstance.exitReason(record));
             }
-            // a boot in a new QEMU that a daemon stop cut short: its QEMU was never registered
+            // a boot in a new QEMU that a daemon stop cut short, before or after it ran: core never
+            // recorded that QEMU, and its record says stopped, so the VM is stopped
             launched(record.files()).ifPresent(p -> p.kill(QemuInstance.KILL_WAIT));
             QemuInstance vm = new QemuInstance(spec.id(), record, this::bootAgain);
             vm.poweredOff(off.get());
@@ -549,7 +545,10 @@ final class QemuBackend implements SandboxBackend, Images, AutoCloseable {
         }
         VmFiles files = record != null ? record.files()
                 : VmFiles.of(spec.dir(), settings.linkDir(), settings.scratchDir(), spec.id(), ramInMemory(spec.dir()));
-        Optional<QemuProcess> process = record != null ? Optional.of(record.process()) : launched(files);
+        // with no record, or a recorded QEMU that is gone: the one the pid file names (a create or a
+        // boot in a new QEMU that a daemon stop cut short, which no record names), if it runs
+        Optional<QemuProcess> process = record != null && record.process().isRunning() ? Optional.of(record.process())
+                : launched(files);
         if (process.filter(QemuProcess::isRunning).isPresent()) {
             quit(live, files);
             if (!process.get().awaitExit(QUIT_WAIT)) {

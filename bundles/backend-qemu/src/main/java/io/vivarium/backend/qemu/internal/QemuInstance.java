@@ -145,8 +145,9 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
             context.checkpoint("waiting for the guest agent");
             Duration left = Duration.between(Instant.now(), bootDeadline);
             if (left.isNegative() || left.isZero()) {
-                throw new IOException("the guest agent did not answer within " + allowed.toSeconds()
-                        + " s" + (last == null ? "" : " (" + last.getMessage() + ")"));
+                throw new IOException("the guest agent did not answer within " + (allowed.toMillis() < 1000
+                        ? allowed.toMillis() + " ms" : allowed.toSeconds() + " s")
+                        + (last == null ? "" : " (" + last.getMessage() + ")"));
             }
             try {
                 agent.ping(Deadline.after(left.compareTo(PING_WAIT) < 0 ? left : PING_WAIT));
@@ -186,17 +187,27 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
 
     /**
      * Why a VM whose QEMU is gone is powered off rather than failed ({@link VmFiles#poweredOff}), if
-     * it is: a boot in a new QEMU let the old one go and did not finish, and nothing failed it since.
+     * it is: a boot in a new QEMU let go of exactly the QEMU its record names ({@link #markPoweredOff})
+     * and did not finish, and nothing failed it since. A marker naming another QEMU is stale.
      */
     static Optional<String> poweredOffWithoutQemu(VmRecord record) {
         if (Files.exists(record.files().failure())) {
             return Optional.empty();
         }
+        String marker;
         try {
-            return Optional.of(Files.readString(record.files().poweredOff()));
+            marker = Files.readString(record.files().poweredOff());
         } catch (IOException e) {
             return Optional.empty();
         }
+        int newline = marker.indexOf('\n');
+        return newline > 0 && marker.substring(0, newline).equals(Long.toString(record.process().pid()))
+                ? Optional.of(marker.substring(newline + 1)) : Optional.empty();
+    }
+
+    /** Says, before {@code old}'s QEMU is let go for a boot in a new one, that it went on purpose and why. */
+    static void markPoweredOff(VmRecord old, String why) throws IOException {
+        AtomicFiles.write(old.files().poweredOff(), (old.process().pid() + "\n" + why).getBytes(StandardCharsets.UTF_8));
     }
 
     /** Marks this VM powered off with {@code why}: its QEMU is gone on purpose ({@link #poweredOffWithoutQemu}). */
@@ -253,7 +264,7 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
     @Override
     public SandboxStatus status() {
         if (failure == null && stopped != null
-                && (record.process().isRunning() || Files.exists(record.files().poweredOff()))) {
+                && (record.process().isRunning() || poweredOffWithoutQemu(record).isPresent())) {
             return SandboxStatus.STOPPED;
         }
         if (!alive()) {
@@ -381,7 +392,9 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
         if (status() == SandboxStatus.RUNNING) {
             return this;
         }
-        if (bootAgain != null && Files.isRegularFile(record.image().resolve(GuestImage.LOADER))) {
+        // a new QEMU also when the old one is gone (a boot in a new QEMU that did not finish)
+        if (bootAgain != null && (!record.process().isRunning()
+                || Files.isRegularFile(record.image().resolve(GuestImage.LOADER)))) {
             try {
                 return bootAgain.boot(this, context);
             } catch (IOException e) {

@@ -101,8 +101,9 @@ record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
 
     /**
      * Says the VM is powered off with no QEMU on purpose: written before a boot in a new QEMU lets
-     * the old one go, removed once the new one runs, so a boot that fails (or a daemon that stops)
-     * in between leaves the VM stopped rather than failed.
+     * the old one go, naming it, so a boot that fails (or a daemon that stops) afterwards leaves a
+     * VM whose record names that QEMU stopped rather than failed; removed when an adoption finds a
+     * QEMU running.
      */
     Path poweredOff() {
         return dir.resolve("powered-off");
