@@ -7,8 +7,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
+import java.util.concurrent.CompletableFuture;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.ChangeSet;
@@ -92,14 +91,17 @@ final class SnapshotDryRun {
         // the guest sets its clock while the monitor deletes the checkpoint: the first guest call
         // after a restore is its slowest (TCG translates the guest anew), and QEMU's main loop
         // serves the delete and the agent's bytes in turn, so only the guest's part overlaps
-        FutureTask<Boolean> clock = new FutureTask<>(() -> Checkpointing.setClock(sb, restored));
-        Thread.ofVirtual().name("vivarium-clock-" + id).start(clock);
+        CompletableFuture<Boolean> clock = CompletableFuture.supplyAsync(() -> Checkpointing.setClock(sb, restored),
+                task -> Thread.ofVirtual().name("vivarium-clock-" + id).start(task));
         boolean clockDone;
         try {
             recordRestored(sb, id, intent);
             deleteCheckpoint(sb, restored instanceof Checkpoints after ? after : c, id, intent.tag());
         } finally {
-            clockDone = awaitClock(clock);
+            // join waits through interrupts: nobody reaches the guest before the clock thread ends, since
+            // the caller holds the gate; a thread that died of an error counts as not done, and the
+            // second try below meets that error itself
+            clockDone = clock.exceptionally(e -> false).join();
         }
         if (!clockDone) {
             // once more, now that the monitor is free: the first try may have waited behind the delete
@@ -118,30 +120,6 @@ final class SnapshotDryRun {
         } catch (ApiException e) {
             LOG.log(Level.ERROR, "sandbox " + sb.record().id() + ": cannot record that dry-run checkpoint "
                     + intent.tag() + " was restored; deleting it now", e);
-        }
-    }
-
-    /**
-     * What the clock thread's {@link Checkpointing#setClock} returned; nobody reaches the guest before it ends, since the
-     * caller holds the gate until this returns. A thread that died of an error counts as not done,
-     * and the caller's second try meets that error itself.
-     */
-    private static boolean awaitClock(FutureTask<Boolean> clock) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return clock.get();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    return false;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
         }
     }
 
