@@ -9,16 +9,19 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.Capability;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
 import io.vivarium.api.spi.Availability;
-import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.SandboxInstance;
@@ -48,14 +51,20 @@ public final class FakeBackend implements SandboxBackend {
     /** Instances (by id) that say they were stopped on purpose, with the reason they give. */
     public final Map<String, String> stopped = new ConcurrentHashMap<>();
     /**
-     * Instances (by id) that are paused, when {@link #capabilities} say the backend can pause;
-     * shared with a "restarted" backend to model a pause that outlives the daemon.
+     * Instances (by id) that are paused through {@link #pauseControl()}; shared with a "restarted"
+     * backend to model a pause that outlives the daemon.
      */
     public volatile Set<String> paused = ConcurrentHashMap.newKeySet();
-    public volatile Capabilities capabilities = new Capabilities(true, false, false, false, false, false, false, false, true);
+    /** What {@link #capabilities()} reports. */
+    public volatile Set<String> capabilities = Set.of(Capability.EXEC, Capability.MEMORY_LIMIT);
+    /** What {@link #machine()} answers. */
+    public volatile boolean machine;
     /** What the instances answer to {@link SandboxInstance#channelOutlivesBackend()}. */
     public volatile boolean channelOutlivesBackend;
-    /** When set, instances are VMs with these checkpoints (and can be stopped and started). */
+    /**
+     * When set, instances are VMs with these checkpoints (and can be stopped and started): register
+     * {@link FakeCheckpoints#checkpoints()} and {@link FakeCheckpoints#power()} as its seams.
+     */
     public volatile FakeCheckpoints checkpoints;
 
     public FakeBackend(String name, Set<Long> running) {
@@ -77,8 +86,13 @@ public final class FakeBackend implements SandboxBackend {
     }
 
     @Override
-    public Capabilities capabilities() {
+    public Set<String> capabilities() {
         return capabilities;
+    }
+
+    @Override
+    public boolean machine() {
+        return machine;
     }
 
     @Override
@@ -95,7 +109,7 @@ public final class FakeBackend implements SandboxBackend {
     }
 
     @Override
-    public SandboxInstance create(InstanceSpec spec) {
+    public SandboxInstance create(InstanceSpec spec, StorageStrategies storage, OperationContext context) {
         creates.add(spec);
         if (failCreate != null) {
             throw failCreate;
@@ -134,20 +148,19 @@ public final class FakeBackend implements SandboxBackend {
         return wrap(spec, instance(spec, state));
     }
 
-    @Override
-    public void pause(SandboxInstance instance) {
-        if (!capabilities.pause()) {
-            SandboxBackend.super.pause(instance);
-        }
-        paused.add(instance.id());
-    }
+    /** The pause seam of this backend, which core finds only if the test registers it. */
+    public PauseControl pauseControl() {
+        return new PauseControl() {
+            @Override
+            public void pause(SandboxInstance instance) {
+                paused.add(instance.id());
+            }
 
-    @Override
-    public void resume(SandboxInstance instance) {
-        if (!capabilities.pause()) {
-            SandboxBackend.super.resume(instance);
-        }
-        paused.remove(instance.id());
+            @Override
+            public void resume(SandboxInstance instance) {
+                paused.remove(instance.id());
+            }
+        };
     }
 
     @Override

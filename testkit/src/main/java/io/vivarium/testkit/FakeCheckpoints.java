@@ -36,7 +36,8 @@ import io.vivarium.api.spi.SandboxInstance;
 
 /**
  * A VM's checkpoints for {@link FakeBackend}: given to {@link FakeBackend#checkpoints}, every
- * instance the backend makes or adopts also implements {@link Checkpoints} and {@link PowerControl}.
+ * instance the backend makes or adopts is a VM that {@link #checkpoints()} and {@link #power()},
+ * the seams a test registers beside the backend, can checkpoint, stop and start.
  * The guest is modelled by {@link #files} (its disk) and {@link #processes} (its memory), which a
  * checkpoint copies and a restore puts back. Its channel answers {@link #LIST} with a guest listing
  * of {@link #files} and runs {@code sh -c COMMAND} by handing COMMAND to {@link #commands}, so a test
@@ -88,6 +89,68 @@ public final class FakeCheckpoints {
         return new Vm(backend, spec, instance);
     }
 
+    /** The checkpoints seam: what a test registers for the backend these checkpoints were given to. */
+    public Checkpoints checkpoints() {
+        return new Checkpoints() {
+            @Override
+            public CheckpointInfo create(SandboxInstance instance, String tag, OperationContext context) {
+                return vm(instance).create(tag);
+            }
+
+            @Override
+            public SandboxInstance restore(SandboxInstance instance, String tag, OperationContext context) {
+                return vm(instance).restore(tag);
+            }
+
+            @Override
+            public boolean delete(SandboxInstance instance, String tag) {
+                vm(instance);
+                return FakeCheckpoints.this.delete(tag);
+            }
+
+            @Override
+            public List<CheckpointInfo> list(SandboxInstance instance) {
+                vm(instance);
+                return FakeCheckpoints.this.list();
+            }
+        };
+    }
+
+    /** The power-control seam, for the same backend. */
+    public PowerControl power() {
+        return new PowerControl() {
+            @Override
+            public SandboxInstance stop(SandboxInstance instance, OperationContext context) {
+                return vm(instance).stop();
+            }
+
+            @Override
+            public SandboxInstance start(SandboxInstance instance, OperationContext context) {
+                return vm(instance).start();
+            }
+        };
+    }
+
+    private static Vm vm(SandboxInstance instance) {
+        if (!(instance instanceof Vm vm)) {
+            throw new IllegalArgumentException("not an instance of a fake VM backend: " + instance);
+        }
+        return vm;
+    }
+
+    private boolean delete(String tag) {
+        beforeDelete.run();
+        if (failDelete != null) {
+            throw failDelete;
+        }
+        return saved.remove(tag) != null;
+    }
+
+    private List<CheckpointInfo> list() {
+        return saved.values().stream().map(Saved::info)
+                .sorted(java.util.Comparator.comparingLong(CheckpointInfo::createdAtUnix)).toList();
+    }
+
     private static void await(CountDownLatch entered, CountDownLatch release) {
         if (entered == null) {
             return;
@@ -103,7 +166,7 @@ public final class FakeCheckpoints {
         }
     }
 
-    private final class Vm implements SandboxInstance, Checkpoints, PowerControl {
+    private final class Vm implements SandboxInstance {
         private final FakeBackend backend;
         private final InstanceSpec spec;
         private final SandboxInstance inner;
@@ -114,8 +177,7 @@ public final class FakeCheckpoints {
             this.inner = inner;
         }
 
-        @Override
-        public CheckpointInfo create(String tag, OperationContext context) {
+        CheckpointInfo create(String tag) {
             beforeCreate.run();
             if (saved.containsKey(tag)) {
                 throw ApiException.conflict("checkpoint " + tag + " exists");
@@ -125,8 +187,7 @@ public final class FakeCheckpoints {
             return info;
         }
 
-        @Override
-        public SandboxInstance restore(String tag, OperationContext context) {
+        SandboxInstance restore(String tag) {
             await(restoreEntered, releaseRestore);
             Saved s = saved.get(tag);
             if (s == null) {
@@ -146,30 +207,13 @@ public final class FakeCheckpoints {
             return backend.launch(spec, Map.of());
         }
 
-        @Override
-        public boolean delete(String tag) {
-            beforeDelete.run();
-            if (failDelete != null) {
-                throw failDelete;
-            }
-            return saved.remove(tag) != null;
-        }
-
-        @Override
-        public List<CheckpointInfo> list() {
-            return saved.values().stream().map(Saved::info)
-                    .sorted(java.util.Comparator.comparingLong(CheckpointInfo::createdAtUnix)).toList();
-        }
-
-        @Override
-        public SandboxInstance stop(OperationContext context) {
+        SandboxInstance stop() {
             backend.running.remove(state().pid());
             processes.clear();
             return backend.wrap(spec, backend.stoppedInstance(spec, state().pid()));
         }
 
-        @Override
-        public SandboxInstance start(OperationContext context) {
+        SandboxInstance start() {
             return backend.launch(spec, Map.of());
         }
 

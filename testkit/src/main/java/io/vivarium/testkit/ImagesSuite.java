@@ -99,11 +99,8 @@ public abstract class ImagesSuite {
     /** The storage strategies core would hand over, e.g. one that {@link StorageStrategies#choose chooses} a reflink strategy. */
     protected abstract StorageStrategies storage();
 
-    /** The images of {@code backend}: by default the backend itself, as core finds them ({@code instanceof}). */
-    protected Images images(SandboxBackend backend) {
-        Assumptions.assumeTrue(backend instanceof Images, () -> backend.name() + " does not implement Images");
-        return (Images) backend;
-    }
+    /** The images seam the backend's bundle registers beside {@code backend} (the same revision). */
+    protected abstract Images images(SandboxBackend backend);
 
     /** The spec of a new instance (the source, or a child); override to exercise a backend's own options. */
     protected InstanceSpec spec(String id, Path dir) {
@@ -308,7 +305,7 @@ public abstract class ImagesSuite {
         if (source == null) {
             String id = newId();
             InstanceSpec spec = spec(id, Files.createDirectories(sharedDir.resolve("state/sandboxes").resolve(id)));
-            SandboxInstance instance = backend.create(spec);
+            SandboxInstance instance = backend.create(spec, storage(), operation());
             source = new Source(spec, instance, null);
             assertEquals(0, sh(instance, "echo '" + MARKED + "' > " + MARKER).exitCode());
             String pid = sh(instance, "sleep 600 >/dev/null 2>&1 </dev/null & echo $!").stdout().strip();

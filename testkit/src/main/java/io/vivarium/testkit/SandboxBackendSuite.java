@@ -24,14 +24,19 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
+import io.vivarium.api.Capability;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.spi.StorageStrategies;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -143,11 +148,24 @@ public abstract class SandboxBackendSuite {
 
     /** The spec of a new instance; override to exercise a backend's own options. */
     protected InstanceSpec spec(String id, Path dir, Integer pidsLimit, Integer diskLimitMib) {
-        if (pidsLimit == null && diskLimitMib == null) {
-            // the SPI 1.1 constructor: a backend built and tested against API 1.2 runs the kit too
-            return new InstanceSpec(id, dir, null);
-        }
         return new InstanceSpec(id, dir, null, null, null, pidsLimit, diskLimitMib);
+    }
+
+    /**
+     * The storage strategies core would hand {@link SandboxBackend#create}: by default none, for a
+     * backend that stores nothing at create (one that does reports {@link SandboxBackend#storedKinds()}
+     * and its test supplies them, e.g. with {@link FixedStorage}).
+     */
+    protected StorageStrategies storage() {
+        return FixedStorage.of();
+    }
+
+    /**
+     * The pause seam the backend's bundle registers beside {@code backend}, or null when it
+     * registers none: the pause check is then skipped with that reason.
+     */
+    protected PauseControl pauseControl(SandboxBackend backend) {
+        return null;
     }
 
     @BeforeEach
@@ -419,7 +437,8 @@ public abstract class SandboxBackendSuite {
     void forksPastThePidsLimitFailInside() throws IOException {
         need(Feature.PROCESSES);
         need(Feature.LIMITS);
-        assertTrue(backend.capabilities().pidsLimit(), "declared in its capabilities, or core refuses pids_limit");
+        assertTrue(backend.capabilities().contains(Capability.PIDS_LIMIT),
+                "reported in its capabilities, or core refuses pids_limit");
         SandboxInstance i = create(32, null).instance();
         // the forks run in a subshell, which exits at the first refused fork; the count and the
         // clean-up after it use only shell builtins, which need no fork
@@ -435,7 +454,8 @@ public abstract class SandboxBackendSuite {
     void writingPastTheDiskLimitGivesEnospcInside() throws IOException {
         need(Feature.PROCESSES);
         need(Feature.LIMITS);
-        assertTrue(backend.capabilities().diskLimit(), "declared in its capabilities, or core refuses disk_limit_mib");
+        assertTrue(backend.capabilities().contains(Capability.DISK_LIMIT),
+                "reported in its capabilities, or core refuses disk_limit_mib");
         SandboxInstance i = create(null, 32).instance();
         ExecResult fill = exec(i, "/bin/sh", "-c", "dd if=/dev/zero of=fill bs=1M count=64 2>&1; echo status $?");
         assertTrue(fill.stdout().contains("No space left on device"), fill.stdout());
@@ -445,9 +465,23 @@ public abstract class SandboxBackendSuite {
     }
 
     @Test
-    void evalKeepsStateAndReturnsExceptionsWhenTheBackendDeclaresIt() throws IOException {
-        Assumptions.assumeTrue(backend.capabilities().eval(), () -> backend.name() + " declares no eval in its capabilities");
+    void evalKeepsStateAndReturnsExceptionsWhenTheBackendReportsIt() throws IOException {
+        Assumptions.assumeTrue(backend.capabilities().contains(Capability.EVAL),
+                () -> backend.name() + " reports no eval in its capabilities");
         EvalCheck.run(shared());
+    }
+
+    @Test
+    void aPausedInstanceSaysSoAndRunsOnWhenResumed() throws IOException {
+        PauseControl pause = pauseControl(backend);
+        Assumptions.assumeTrue(pause != null, () -> backend.name() + " registers no PauseControl");
+        SandboxInstance i = create().instance();
+        pause.pause(i);
+        assertEquals(SandboxStatus.PAUSED, i.status(), "a paused instance says so");
+        assertTrue(i.alive(), "a paused instance is alive");
+        pause.resume(i);
+        assertEquals(SandboxStatus.RUNNING, i.status(), "a resumed instance runs");
+        assertTrue(i.channel().ping().pong(), "and answers");
     }
 
     // ---- helpers for the checks and for subclasses -------------------------------------------
@@ -468,7 +502,7 @@ public abstract class SandboxBackendSuite {
         String id = newId();
         InstanceSpec spec = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), pidsLimit,
                 diskLimitMib);
-        Created c = new Created(spec, backend.create(spec));
+        Created c = new Created(spec, backend.create(spec, storage(), operation()));
         created.add(c);
         return c;
     }
@@ -496,7 +530,7 @@ public abstract class SandboxBackendSuite {
             String id = newId();
             InstanceSpec spec = spec(id, Files.createDirectories(sharedStateDir.resolve("sandboxes").resolve(id)), null,
                     null);
-            shared = new Created(spec, backend.create(spec));
+            shared = new Created(spec, backend.create(spec, storage(), operation()));
             sharedBy = backend;
         }
         return shared.instance();
@@ -505,6 +539,11 @@ public abstract class SandboxBackendSuite {
     /** The backend the kit currently holds: the latest that adopted. */
     protected final SandboxBackend backend() {
         return backend;
+    }
+
+    /** The context core gives a long call (a create, a checkpoint): five minutes, never cancelled. */
+    protected static OperationContext operation() {
+        return OperationContext.until(java.time.Instant.now().plus(Duration.ofMinutes(5)));
     }
 
     /** Runs {@code args} with core's defaults: 30 s, 1 MiB per stream, the workspace as cwd and HOME. */

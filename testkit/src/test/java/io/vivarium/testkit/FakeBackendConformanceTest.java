@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 
@@ -17,6 +18,11 @@ class FakeBackendConformanceTest extends SandboxBackendSuite {
     @Override
     protected SandboxBackend newBackend(Path stateDir) {
         return new FakeBackend(running);
+    }
+
+    @Override
+    protected PauseControl pauseControl(SandboxBackend backend) {
+        return ((FakeBackend) backend).pauseControl();
     }
 
     @Override

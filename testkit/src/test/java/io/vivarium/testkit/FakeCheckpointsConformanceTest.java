@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 
@@ -19,6 +20,11 @@ class FakeCheckpointsConformanceTest extends CheckpointsSuite {
         FakeBackend b = new FakeBackend(running);
         b.checkpoints = checkpoints;
         return b;
+    }
+
+    @Override
+    protected Checkpoints checkpoints(SandboxBackend backend) {
+        return checkpoints.checkpoints();
     }
 
     @Override

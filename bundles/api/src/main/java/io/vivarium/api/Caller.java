@@ -8,8 +8,4 @@ public record Caller(String tenant, Role role) {
         Objects.requireNonNull(tenant, "tenant");
         Objects.requireNonNull(role, "role");
     }
-
-    public boolean isAdmin() {
-        return role == Role.ADMIN;
-    }
 }

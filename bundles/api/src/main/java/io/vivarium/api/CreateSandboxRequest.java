@@ -3,8 +3,8 @@ package io.vivarium.api;
 /**
  * Body of {@code POST /v1/sandboxes}. Every field is optional; a null backend means the configured
  * default backend, or the only registered one, and a null limit means the backend's default for it.
- * A backend that cannot honour {@code vcpus} or {@code image} (see its
- * {@link io.vivarium.api.spi.Capabilities}) makes the create a 400.
+ * A backend that cannot honour a field (see its {@link BackendInfo#capabilities()}: {@link Capability#VCPUS},
+ * {@link Capability#IMAGE}, the limits) makes the create a 400 naming it.
  *
  * @param backend name of the backend (see {@code GET /v1/backends})
  * @param memoryLimitMib memory limit for the whole sandbox, in MiB

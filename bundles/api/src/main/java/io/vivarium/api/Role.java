@@ -1,13 +1,23 @@
 package io.vivarium.api;
 
-/** What a token may do. Admins may do everything within their tenant, plus runtime administration. */
+/**
+ * What a token may do, each role everything the one before it may: {@link #USER} manages its
+ * tenant's sandboxes, {@link #ADMIN} also reaches into them, {@link #OPERATOR} also administers
+ * the daemon for every tenant.
+ */
 public enum Role {
-    /** Creates, lists and deletes its tenant's sandboxes. */
+    /** Creates, lists, pauses, touches and deletes its tenant's sandboxes. */
     USER,
-    /** Also reaches into sandboxes (exec, ping, files) and administers the runtime. */
-    ADMIN;
+    /** Also reaches into its tenant's sandboxes: exec, eval, files, change-sets, checkpoints, branches. */
+    ADMIN,
+    /**
+     * Also administers the daemon, for every tenant: plugin bundles (code that runs inside the
+     * daemon) and features; later templates, nodes and policy bounds. Since 2.0.
+     */
+    OPERATOR;
 
+    /** Whether a caller of this role may use a route that needs {@code required}. */
     public boolean allows(Role required) {
-        return this == ADMIN || required == USER;
+        return compareTo(required) >= 0;
     }
 }

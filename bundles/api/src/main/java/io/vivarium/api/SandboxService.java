@@ -32,9 +32,7 @@ public interface SandboxService {
      * stopped or another eval runs, 422 if the sandbox has no Python, 501 if its backend has no
      * interpreter. Since 1.3.
      */
-    default EvalResult eval(Caller caller, String id, EvalRequest request) {
-        throw ApiException.notImplemented("this service cannot evaluate code");
-    }
+    EvalResult eval(Caller caller, String id, EvalRequest request);
 
     /**
      * Freezes every process of the sandbox (a VM's virtual CPUs), its memory kept, until
@@ -46,6 +44,29 @@ public interface SandboxService {
 
     /** Runs a paused sandbox again; resuming a running one returns it as it is. Since 1.3. */
     SandboxInfo resume(Caller caller, String id);
+
+    /**
+     * Saves the whole state of the sandbox (memory, processes, files) under a tag, local to it
+     * ({@link Capability#CHECKPOINTS}; not a registry snapshot). 400 bad tag, 409 tag taken or
+     * another exclusive operation running, 501 if its backend has no checkpoints. Since 2.0.
+     */
+    CheckpointInfo checkpoint(Caller caller, String id, CheckpointRequest request);
+
+    /**
+     * Returns the sandbox to its checkpoint {@code tag}: processes started since are gone. 404
+     * unknown tag, 409 while another exclusive operation runs, 501 if its backend has no
+     * checkpoints. Since 2.0.
+     */
+    SandboxInfo restoreCheckpoint(Caller caller, String id, String tag);
+
+    /** The sandbox's checkpoints, oldest first; 501 if its backend has none. Since 2.0. */
+    List<CheckpointInfo> checkpoints(Caller caller, String id);
+
+    /**
+     * Deletes the checkpoint {@code tag} and frees what it holds: 404 unknown tag, 409 while a
+     * restore, dry-run or another exclusive operation runs on the sandbox. Since 2.0.
+     */
+    void deleteCheckpoint(Caller caller, String id, String tag);
 
     List<BackendInfo> backends();
 

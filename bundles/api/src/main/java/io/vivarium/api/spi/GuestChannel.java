@@ -23,7 +23,7 @@ import org.osgi.annotation.versioning.ConsumerType;
  *
  * <p>Implementations must be safe to call from several threads at once: core serialises lifecycle
  * operations, not execs. Optional operations throw {@link ApiException} 501 by default, and the
- * backend's {@link Capabilities} say which are there.
+ * backend's {@link SandboxBackend#capabilities()} say which are there ({@link io.vivarium.api.Capability#EVAL}).
  */
 @ConsumerType
 public interface GuestChannel {

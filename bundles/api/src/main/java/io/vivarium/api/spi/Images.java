@@ -12,15 +12,16 @@ import org.osgi.annotation.versioning.ConsumerType;
 /**
  * Images: forkable snapshots that core keeps in its registry (build from a fresh instance, branch
  * a running one, fork N children, delete), shared by every child forked from them. An optional
- * capability of a backend: a {@link SandboxBackend} service that can do it also implements this
- * interface, and core finds it with {@code instanceof}. Not {@link Checkpoints}, which are local
- * to one instance.
+ * seam: the backend's bundle registers it as a service of its own with the backend's
+ * {@value SandboxBackend#NAME_PROPERTY}, and core derives {@link io.vivarium.api.Capability#SNAPSHOT},
+ * {@link io.vivarium.api.Capability#BRANCH} and {@link io.vivarium.api.Capability#FORK} from it. Not
+ * {@link Checkpoints}, which are local to one instance.
  *
  * <p>Core owns the directories: it gives {@link #capture} an empty staging directory, renames it
  * into place once the call returns and records the image; an image directory holds only what the
  * backend wrote. Every artifact is written and read through the {@link StorageStrategies} core
  * passes, so the copy-on-write mode is the installed strategies' business, not the backend's.
- * Since 1.3.
+ * Since 1.3; a service of its own since 2.0.
  */
 @ConsumerType
 public interface Images {
@@ -44,7 +45,8 @@ public interface Images {
     /**
      * Creates and starts a new instance from the image in {@code imageDir}, with its own writable
      * copy of every artifact (the image is never changed), under the same rules as
-     * {@link SandboxBackend#create(InstanceSpec, OperationContext)}: undo what was made on failure.
+     * {@link SandboxBackend#create}: undo what was made on failure. Core calls it only after
+     * {@link #missingArtifact} found nothing missing (a 409 otherwise), so it need not check again.
      */
     SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context);
 
@@ -72,7 +74,8 @@ public interface Images {
 
     /**
      * The first artifact the image in {@code imageDir} needs that is missing or unreadable, named
-     * so a person can find it, or null when it can be forked. Cheap: no content is read.
+     * so a person can find it, or null when it can be forked. Cheap: no content is read. Core asks
+     * before every fork and answers 409 with it.
      */
     String missingArtifact(Path imageDir);
 }

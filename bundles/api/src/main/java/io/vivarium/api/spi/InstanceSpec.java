@@ -12,9 +12,9 @@ import java.nio.file.Path;
  *        beside core's record and is removed by core after {@link SandboxBackend#destroy}
  * @param memoryLimitMib memory limit, or null for none
  * @param vcpus virtual CPUs, or null for the backend's default; only set for a backend whose
- *        {@link Capabilities#vcpus()} is true; since 1.2
+ *        {@link SandboxBackend#machine()} is true; since 1.2
  * @param image image or template name, or null for the backend's default; only set for a backend
- *        whose {@link Capabilities#images()} is true; since 1.2
+ *        that reports {@link io.vivarium.api.Capability#IMAGE}; since 1.2
  * @param pidsLimit most processes and threads the instance may have at once, or null for the
  *        default; since 1.2
  * @param diskLimitMib size of the instance's workspace in MiB, or null for the default; since 1.2

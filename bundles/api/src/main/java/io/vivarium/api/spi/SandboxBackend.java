@@ -1,9 +1,10 @@
 package io.vivarium.api.spi;
 
 import java.util.Map;
+import java.util.Set;
 
 import io.vivarium.api.ApiException;
-import io.vivarium.api.ExecRequest;
+import io.vivarium.api.Capability;
 
 import org.osgi.annotation.versioning.ConsumerType;
 
@@ -11,6 +12,17 @@ import org.osgi.annotation.versioning.ConsumerType;
  * A hypervisor or sandboxing technology. Register one OSGi service per backend with the service
  * property {@value #NAME_PROPERTY} set to {@link #name()}; core discovers backends dynamically and
  * never refers to one by name in code.
+ *
+ * <h2>What a backend can do is said once</h2>
+ * The lifecycle here (create, adopt, destroy) is all a backend must implement. Everything else is
+ * an <b>optional seam</b>: a service of its own that the backend's bundle registers under the same
+ * {@value #NAME_PROPERTY}, which core finds by that name (never on this object): {@link Images},
+ * {@link Checkpoints}, {@link PowerControl}, {@link PauseControl}, {@link ScratchRuns}. The
+ * capabilities {@code GET /v1/backends} lists are derived from the seams registered, from
+ * {@link #machine()}, and from the few facts only the backend knows on its host, which
+ * {@link #capabilities()} reports ({@link Capability#REPORTED}). Register the seams before this
+ * service (a static reference of this component to each of them does it), so that core never sees
+ * the backend without them.
  *
  * <h2>Lifecycle rules</h2>
  * <ul>
@@ -21,55 +33,70 @@ import org.osgi.annotation.versioning.ConsumerType;
  * anyway and report it through {@link #availability()}.</li>
  * <li>Core serialises {@link #create}, {@link #adopt} and {@link #destroy} per instance, and
  * persists the returned state atomically before it reports the instance to a caller.</li>
+ * <li>A seam is handed only instances this backend's current revision created or adopted.</li>
  * </ul>
- *
- * <p>Optional operations (snapshot, restore, fork, pause, dry-run) are advertised through
- * {@link Capabilities} and default to {@link ApiException} 501.
  */
 @ConsumerType
 public interface SandboxBackend {
 
-    /** Service property naming the backend, e.g. {@code vivarium.backend=procbox}. */
+    /** Service property naming the backend, e.g. {@code vivarium.backend=procbox}; the optional seams carry it too. */
     String NAME_PROPERTY = "vivarium.backend";
 
-    /** {@link #details()} key: the accelerator chosen and why, e.g. {@code "tcg (the CPU has no vmx/svm)"}. Since 1.2. */
+    /** {@link #details()} key: the accelerator chosen and why, e.g. {@code "tcg (the CPU has no vmx/svm)"}. */
     String DETAIL_ACCELERATOR = "accelerator";
-    /** {@link #details()} key: the platform or machine, e.g. {@code "ptrace"} for gVisor, {@code "microvm"}. Since 1.2. */
+    /** {@link #details()} key: the platform or machine, e.g. {@code "ptrace"} for gVisor, {@code "microvm"}. */
     String DETAIL_PLATFORM = "platform";
-    /** {@link #details()} key: how the daemon reaches inside an instance, e.g. {@code "nsenter"}, {@code "vivarium-agent"}. Since 1.2. */
+    /** {@link #details()} key: how the daemon reaches inside an instance, e.g. {@code "vivarium-agent"}. */
     String DETAIL_AGENT = "agent";
-    /** {@link #details()} key: what isolates an instance, e.g. {@code "bubblewrap 0.8.0"}. Since 1.2. */
+    /** {@link #details()} key: what isolates an instance, e.g. {@code "bubblewrap 0.8.0"}. */
     String DETAIL_ISOLATION = "isolation";
 
     String name();
 
-    Capabilities capabilities();
+    /**
+     * What this backend can do on this host that no seam says: names of {@link Capability#REPORTED}
+     * (e.g. {@link Capability#MEMORY_LIMIT} only where a memory cgroup is writable) and names of
+     * its own ({@link Capability#NAME}). Core adds what it derives and ignores derived names
+     * reported here. Cheap: called on every listing and create. Since 2.0.
+     */
+    Set<String> capabilities();
+
+    /**
+     * Whether instances are machines: VMs with virtual CPUs, which honour
+     * {@link InstanceSpec#vcpus()} and which {@code /v1/vms} shows. False by default. Since 2.0.
+     */
+    default boolean machine() {
+        return false;
+    }
 
     Availability availability();
 
     /**
-     * Creates and starts an instance. Throws {@link ApiException} (4xx for bad specs, 503 when the
-     * host lacks something) rather than leaving a half-made instance behind.
-     */
-    SandboxInstance create(InstanceSpec spec);
-
-    /**
-     * Like {@link #create(InstanceSpec)}, for a call that may take long (a VM boot): stop early when
-     * {@code context} is cancelled or past its deadline, undoing what was made, and report progress
-     * through it. Core calls this one. By default ignores the context. Since 1.2.
-     */
-    default SandboxInstance create(InstanceSpec spec, OperationContext context) {
-        return create(spec);
-    }
-
-    /**
      * What a person needs to know about how this backend runs on this host, shown beside
      * {@link #availability()} in {@code GET /v1/backends}: the {@code DETAIL_*} keys where they
-     * apply, plus any of the backend's own. Cheap: called on every listing. Since 1.2.
+     * apply, plus any of the backend's own. Cheap: called on every listing.
      */
     default Map<String, String> details() {
         return Map.of();
     }
+
+    /**
+     * The kinds of artifact {@link #create} stores through the {@link StorageStrategies} it is
+     * handed (a VM's disk): core reports the backend unavailable, saying which, while no installed
+     * strategy handles one of them. Empty by default. Since 2.0.
+     */
+    default Set<ArtifactKind> storedKinds() {
+        return Set.of();
+    }
+
+    /**
+     * Creates and starts an instance. Stop early when {@code context} is cancelled or past its
+     * deadline, undoing what was made, and report progress through it. Store artifacts (a VM's
+     * disk) through {@code storage}, the strategies core chooses from, as {@link Images} does.
+     * Throws {@link ApiException} (4xx for bad specs, 503 when the host lacks something) rather
+     * than leaving a half-made instance behind. Since 2.0 (one method, with storage and context).
+     */
+    SandboxInstance create(InstanceSpec spec, StorageStrategies storage, OperationContext context);
 
     /**
      * Re-attaches to an instance from the state {@link SandboxInstance#state()} returned earlier.
@@ -83,36 +110,4 @@ public interface SandboxBackend {
      * whatever was left from {@code spec.dir()}.
      */
     void destroy(InstanceSpec spec, InstanceState state);
-
-    /** Pauses every process of the instance. */
-    default void pause(SandboxInstance instance) {
-        throw ApiException.notImplemented(name() + " cannot pause instances");
-    }
-
-    default void resume(SandboxInstance instance) {
-        throw ApiException.notImplemented(name() + " cannot resume instances");
-    }
-
-    /**
-     * Runs {@code request} against a throwaway copy-on-write view of the instance's workspace (the
-     * instance itself is never changed) and returns it for comparison; core closes it to discard the
-     * effects. Advertised by {@link Capabilities#dryRun()}. A command that fails or times out still
-     * returns a run that can be discarded.
-     */
-    default ScratchRun dryRun(SandboxInstance instance, ExecRequest request) {
-        throw ApiException.notImplemented(name() + " cannot dry-run commands");
-    }
-
-    /** Saves the instance's state (memory and disk, or workspace) under a tag. */
-    default void snapshot(SandboxInstance instance, String tag) {
-        throw ApiException.notImplemented(name() + " cannot snapshot instances");
-    }
-
-    /**
-     * Returns the instance to a tagged state: in place if {@link Capabilities#restoreInPlace()},
-     * otherwise by relaunch, in which case the returned instance has a new state to persist.
-     */
-    default SandboxInstance restore(SandboxInstance instance, String tag) {
-        throw ApiException.notImplemented(name() + " cannot restore instances");
-    }
 }

@@ -9,7 +9,7 @@ import org.osgi.annotation.versioning.ConsumerType;
 
 /**
  * A command that ran against a throwaway copy-on-write view of an instance's files, returned by
- * {@link SandboxBackend#dryRun}. Core compares {@link #before()} and {@link #after()} to report the
+ * {@link ScratchRuns#run}. Core compares {@link #before()} and {@link #after()} to report the
  * changes, then closes it, which discards every effect of the command.
  */
 @ConsumerType

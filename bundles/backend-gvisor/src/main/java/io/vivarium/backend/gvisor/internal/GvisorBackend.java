@@ -9,7 +9,7 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.common.agent.AgentBinary;
+import io.vivarium.kit.agent.AgentBinary;
 import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.common.process.ProcessStarts;
 

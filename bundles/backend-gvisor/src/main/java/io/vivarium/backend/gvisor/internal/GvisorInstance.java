@@ -8,10 +8,10 @@ import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.guest.client.ClientGuestChannel;
-import io.vivarium.guest.client.Deadline;
-import io.vivarium.guest.client.GuestAgentClient;
-import io.vivarium.guest.client.GuestAgentException;
+import io.vivarium.kit.guest.ClientGuestChannel;
+import io.vivarium.kit.guest.Deadline;
+import io.vivarium.kit.guest.GuestAgentClient;
+import io.vivarium.kit.guest.GuestAgentException;
 
 import java.io.IOException;
 import java.time.Duration;

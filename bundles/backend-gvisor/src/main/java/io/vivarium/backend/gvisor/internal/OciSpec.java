@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import io.vivarium.common.agent.AgentBinary;
+import io.vivarium.kit.agent.AgentBinary;
 import io.vivarium.common.files.AtomicFiles;
 
 import java.io.IOException;

@@ -1,8 +1,8 @@
 package io.vivarium.backend.procbox.internal;
 
-import io.vivarium.guest.client.AgentGuestChannel;
-import io.vivarium.guest.client.Deadline;
-import io.vivarium.guest.client.GuestAgentClient;
+import io.vivarium.kit.guest.AgentGuestChannel;
+import io.vivarium.kit.guest.Deadline;
+import io.vivarium.kit.guest.GuestAgentClient;
 
 import java.nio.file.Path;
 import java.time.Duration;

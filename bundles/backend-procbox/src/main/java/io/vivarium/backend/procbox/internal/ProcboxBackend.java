@@ -1,6 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
-import io.vivarium.common.agent.AgentBinary;
+import io.vivarium.kit.agent.AgentBinary;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.spi.Availability;

@@ -1,7 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
 import io.vivarium.api.ApiException;
-import io.vivarium.common.agent.AgentBinary;
+import io.vivarium.kit.agent.AgentBinary;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,9 @@
 package io.vivarium.backend.procbox.internal;
 
 import io.vivarium.api.ApiException;
-import io.vivarium.guest.client.Deadline;
-import io.vivarium.guest.client.GuestAgentClient;
-import io.vivarium.guest.client.GuestAgentException;
+import io.vivarium.kit.guest.Deadline;
+import io.vivarium.kit.guest.GuestAgentClient;
+import io.vivarium.kit.guest.GuestAgentException;
 
 import java.io.File;
 import java.io.IOException;

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.vivarium.guest.client.Deadline;
-import io.vivarium.guest.client.GuestAgentClient;
-import io.vivarium.guest.client.GuestAgentException;
+import io.vivarium.kit.guest.Deadline;
+import io.vivarium.kit.guest.GuestAgentClient;
+import io.vivarium.kit.guest.GuestAgentException;
 
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;

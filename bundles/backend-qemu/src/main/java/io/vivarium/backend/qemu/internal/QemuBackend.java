@@ -18,8 +18,8 @@ import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.api.spi.StoredArtifact;
-import io.vivarium.guest.client.Deadline;
-import io.vivarium.guest.client.GuestAgentException;
+import io.vivarium.kit.guest.Deadline;
+import io.vivarium.kit.guest.GuestAgentException;
 import io.vivarium.common.exec.HostCommand;
 import io.vivarium.common.files.FileClones;
 

@@ -13,10 +13,10 @@ import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.common.files.AtomicFiles;
-import io.vivarium.guest.client.Deadline;
-import io.vivarium.guest.client.GuestAgentClient;
-import io.vivarium.guest.client.GuestAgentException;
-import io.vivarium.guest.client.GuestTransport;
+import io.vivarium.kit.guest.Deadline;
+import io.vivarium.kit.guest.GuestAgentClient;
+import io.vivarium.kit.guest.GuestAgentException;
+import io.vivarium.kit.guest.GuestTransport;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;

@@ -1,7 +1,7 @@
 package io.vivarium.backend.qemu.internal;
 
-import io.vivarium.guest.client.ClientGuestChannel;
-import io.vivarium.guest.client.GuestAgentClient;
+import io.vivarium.kit.guest.ClientGuestChannel;
+import io.vivarium.kit.guest.GuestAgentClient;
 
 import java.time.Duration;
 import java.time.Instant;

@@ -11,10 +11,10 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
-import io.vivarium.guest.client.AgentCapabilities;
-import io.vivarium.guest.client.AgentCapabilities.Feature;
-import io.vivarium.guest.client.AgentCapabilities.Support;
-import io.vivarium.guest.client.Deadline;
+import io.vivarium.kit.guest.AgentCapabilities;
+import io.vivarium.kit.guest.AgentCapabilities.Feature;
+import io.vivarium.kit.guest.AgentCapabilities.Support;
+import io.vivarium.kit.guest.Deadline;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

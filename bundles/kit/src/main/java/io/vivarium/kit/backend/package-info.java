@@ -1,0 +1,11 @@
+/**
+ * What every backend keeps the same way: the table of the instances a revision created or adopted
+ * ({@link io.vivarium.kit.backend.InstanceTable}), and the check that an instance a seam is handed
+ * is one of its own ({@link io.vivarium.kit.backend.InstanceTable#own}).
+ */
+@Export
+@Version("1.0.0")
+package io.vivarium.kit.backend;
+
+import org.osgi.annotation.bundle.Export;
+import org.osgi.annotation.versioning.Version;
