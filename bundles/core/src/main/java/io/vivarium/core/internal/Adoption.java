@@ -66,10 +66,10 @@ final class Adoption {
      * the sweep has not reached yet adopts that one itself ({@link #adoptIfDetached}), so after an
      * upgrade a request waits for its own sandbox's adoption, not for every sandbox's.
      */
-    void backendArrived(BackendRegistry.Entry entry) {
+    void backendArrived(BackendRegistry.Entry arrived) {
         List<Sandbox> adopted = List.of();
         synchronized (reconcile) {
-            registry.add(entry);
+            BackendRegistry.Entry entry = registry.add(arrived);
             if (sandboxes.open()) {
                 adopted = adoptAll(entry);
             }

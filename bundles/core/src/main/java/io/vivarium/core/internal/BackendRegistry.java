@@ -10,30 +10,74 @@ import java.util.Optional;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.SandboxBackend;
 
 /**
- * The backends registered right now, by name. Fed by the component's dynamic reference; readers
- * may wait a bounded time for a backend that is away (being upgraded) to come back.
+ * The backends registered right now, by name, and the optional seams their bundles registered.
+ * Fed by the component's dynamic references; readers may wait a bounded time for a backend that is
+ * away (being upgraded) to come back.
  */
 final class BackendRegistry {
 
-    /** A registered backend and the bundle that provides it. */
-    record Entry(String name, SandboxBackend backend, String bundle, String version, long serviceId) {
+    /**
+     * A registered backend, the bundle that provides it, and through {@link #seam} the optional
+     * seams that bundle registered under its name.
+     */
+    record Entry(String name, SandboxBackend backend, String bundle, String version, long serviceId, long bundleId,
+            BackendSeams seams) {
+
+        /** An entry of a backend alone in its bundle (whose id is taken to be {@code serviceId}), before it is added. */
+        Entry(String name, SandboxBackend backend, String bundle, String version, long serviceId) {
+            this(name, backend, bundle, version, serviceId, serviceId, new BackendSeams());
+        }
+
+        /** The seam of {@code type} this backend's bundle registered under its name, if any. */
+        <T> Optional<T> seam(Class<T> type) {
+            return seams.find(name, bundleId, type);
+        }
+
+        /** The seam of {@code type}, or a 501 saying this backend cannot do {@code what}. */
+        <T> T require(Class<T> type, String what) {
+            return seam(type).orElseThrow(() -> ApiException.notImplemented("backend " + name + " cannot " + what));
+        }
+
+        /** What the backend can do: {@link BackendCapabilities#of}. */
+        List<String> capabilities() {
+            return BackendCapabilities.of(this);
+        }
     }
 
+    private final BackendSeams seams = new BackendSeams();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final Map<String, Entry> byName = new HashMap<>();
 
-    void add(Entry entry) {
+    /** An entry for a backend service, its seams looked up in this registry's table. */
+    Entry entry(String name, SandboxBackend backend, String bundle, String version, long serviceId, long bundleId) {
+        return new Entry(name, backend, bundle, version, serviceId, bundleId, seams);
+    }
+
+    void seamArrived(String backend, long bundleId, long serviceId, Object seam) {
+        seams.add(backend, bundleId, serviceId, seam);
+    }
+
+    void seamLeft(long serviceId) {
+        seams.remove(serviceId);
+    }
+
+    /** Registers {@code entry}, its seams looked up in this registry's table from now on; returns it so. */
+    Entry add(Entry entry) {
+        Entry here = entry.seams() == seams ? entry : new Entry(entry.name(), entry.backend(), entry.bundle(),
+                entry.version(), entry.serviceId(), entry.bundleId(), seams);
         lock.lock();
         try {
-            byName.put(entry.name(), entry);
+            byName.put(here.name(), here);
             changed.signalAll();
         } finally {
             lock.unlock();
         }
+        return here;
     }
 
     /** Removes the entry only if it is still the one registered under its service id. */
@@ -44,6 +88,12 @@ final class BackendRegistry {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The registered backend of {@code sb}, or 503 with Retry-After while it is away (being upgraded). */
+    Entry of(Sandbox sb) {
+        return get(sb.record().backend()).orElseThrow(() -> ApiException.unavailable("backend " + sb.record().backend()
+                + " of sandbox " + sb.record().id() + " is not available right now; retry shortly", 2));
     }
 
     Optional<Entry> get(String name) {

@@ -81,7 +81,7 @@ final class Captures {
                     + "or be left out");
         }
         BackendRegistry.Entry e = lifecycle.chooseBackend(request.backend());
-        SandboxLifecycle.checkAvailable(e);
+        lifecycle.checkAvailable(e);
         Images images = imagesOf(e);
         try (Capacity.Reservation place = lifecycle.reserve(1)) {
             return build(caller, request, tag, bootWait, e, images, place);
@@ -98,9 +98,8 @@ final class Captures {
         try {
             CreateSandboxRequest create = new CreateSandboxRequest(e.name(), request.memoryLimitMib(), null, null, null,
                     request.diskLimitMib());
-            CreateRequests.check(create, e.name(), e.backend().capabilities());
-            SandboxInfo made = lifecycle.createOn(caller, e, create, null, place,
-                    (spec, context) -> e.backend().create(spec, context));
+            CreateRequests.check(create, e.name(), e.capabilities());
+            SandboxInfo made = lifecycle.createOn(caller, e, create, null, place, lifecycle.fresh(e));
             builder = made.id();
             SnapshotRecord withBuilder = reserved.withBuilder(builder);
             snapshots.update(reserved, withBuilder);
@@ -257,10 +256,7 @@ final class Captures {
     }
 
     static Images imagesOf(BackendRegistry.Entry e) {
-        if (e.backend() instanceof Images images) {
-            return images;
-        }
-        throw ApiException.notImplemented("backend " + e.name() + " cannot snapshot or fork its sandboxes");
+        return e.require(Images.class, "snapshot or fork its sandboxes");
     }
 
     private void waitFor(int seconds) {

@@ -2,6 +2,7 @@ package io.vivarium.core.internal;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.BaselineRequest;
@@ -15,9 +16,9 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.FingerprintMode;
-import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
+import io.vivarium.api.spi.ScratchRuns;
 
 /** Baselines, change sets and dry-runs of a sandbox's files, over the {@link ChangeTracker}. */
 final class ChangeSets {
@@ -60,26 +61,28 @@ final class ChangeSets {
     }
 
     /**
-     * A sandbox with checkpoints whose backend has no scratch run (a VM, its workspace not on the
-     * host; a gVisor container) is reverted through its checkpoints; any other sandbox through its
-     * backend's scratch run (procbox's overlay), if it has one.
+     * A sandbox whose backend has checkpoints and no scratch runs for it (its workspace is not on
+     * the host: a VM; or the backend has none: a gVisor container) is reverted through its
+     * checkpoints; any other sandbox through its backend's scratch runs (procbox's overlay), if
+     * it has them.
      */
     private DryRunResult dryRun(Sandbox sb, List<String> paths, DryRunRequest request) {
         SandboxInstance instance = live.of(sb);
         ExecRequest exec = ExecRequests.complete(new ExecRequest(List.of("sh", "-c", request.command()),
                 request.timeoutSecs(), null, null, null, null), instance.workspace());
-        SandboxBackend backend = registry.get(sb.record().backend()).map(BackendRegistry.Entry::backend)
-                .orElseThrow(() -> ApiException.unavailable("backend " + sb.record().backend() + " went away", 2));
-        if ((instance.hostFiles().isEmpty() || !backend.capabilities().dryRun()) && instance instanceof Checkpoints c) {
-            return snapshotDryRun.run(sb, instance, c, exec, paths, fingerprints.best());
+        BackendRegistry.Entry backend = registry.of(sb);
+        Optional<ScratchRuns> scratchRuns = backend.seam(ScratchRuns.class)
+                .filter(s -> instance.hostFiles().isPresent());
+        Optional<Checkpoints> checkpoints = backend.seam(Checkpoints.class);
+        if (scratchRuns.isEmpty() && checkpoints.isPresent()) {
+            return snapshotDryRun.run(sb, instance, checkpoints.get(), exec, paths, fingerprints.best());
         }
-        if (!backend.capabilities().dryRun()) {
-            throw ApiException.notImplemented("backend " + sb.record().backend() + " cannot dry-run commands");
-        }
+        ScratchRuns scratch = scratchRuns.orElseThrow(() -> ApiException.notImplemented("backend "
+                + sb.record().backend() + " cannot dry-run commands"));
         FingerprintMode mode = fingerprints.best();
         int filesBefore = tracker.countBeforeDryRun(instance, paths);
         long startedAt = Instant.now().getEpochSecond();
-        ScratchRun run = backend.dryRun(instance, exec);
+        ScratchRun run = scratch.run(instance, exec);
         ChangeSet changes;
         try {
             changes = tracker.compare(run, paths, mode, filesBefore, startedAt);

@@ -3,20 +3,24 @@ package io.vivarium.core.internal;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.CheckpointInfo;
+import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 
 /**
- * Core's side of the checkpoint seam: checks tags, finds an instance's {@link Checkpoints} (by
- * {@code instanceof}, never by backend), and after every restore persists what runs and sets the
- * guest clock. Callers hold the sandbox's {@link OperationGate} exclusively.
+ * Core's side of the checkpoint seam: checks tags, finds the {@link Checkpoints} a sandbox's
+ * backend registered (by its name, never by backend), runs each checkpoint operation alone on its
+ * sandbox ({@link OperationGate}), and after every restore persists what runs and sets the guest
+ * clock. Tags starting with {@value #DRY_RUN_PREFIX} are core's own: callers cannot take, restore or
+ * delete them, and listings leave them out.
  */
 final class Checkpointing {
     private static final System.Logger LOG = System.getLogger(Checkpointing.class.getName());
@@ -26,11 +30,15 @@ final class Checkpointing {
     /** How long a backend may take to write or load a checkpoint (a relaunch under TCG included). */
     private static final Duration DEADLINE = Duration.ofMinutes(5);
 
+    private final BackendRegistry registry;
     private final Sandboxes sandboxes;
+    private final LiveInstances live;
     private final BooleanSupplier stopping;
 
-    Checkpointing(Sandboxes sandboxes, BooleanSupplier stopping) {
+    Checkpointing(BackendRegistry registry, Sandboxes sandboxes, LiveInstances live, BooleanSupplier stopping) {
+        this.registry = registry;
         this.sandboxes = sandboxes;
+        this.live = live;
         this.stopping = stopping;
     }
 
@@ -49,28 +57,64 @@ final class Checkpointing {
         return tag;
     }
 
-    static Checkpoints of(Sandbox sb, SandboxInstance instance) {
-        if (instance instanceof Checkpoints c) {
-            return c;
-        }
-        throw ApiException.notImplemented("backend " + sb.record().backend() + " cannot checkpoint its instances");
+    /** The checkpoints seam of the sandbox's backend: 503 while the backend is away, 501 if it has none. */
+    Checkpoints of(Sandbox sb) {
+        return registry.of(sb).require(Checkpoints.class, "checkpoint its instances");
     }
 
     OperationContext context(String what) {
         return new CoreOperation(what, Instant.now().plus(DEADLINE), stopping);
     }
 
-    CheckpointInfo create(Sandbox sb, Checkpoints c, String tag) {
-        if (c.list().stream().anyMatch(i -> i.tag().equals(tag))) {
-            throw ApiException.conflict("sandbox " + sb.record().id() + " already has a checkpoint " + tag
-                    + "; choose another tag");
-        }
-        return c.create(tag, context("checkpointing sandbox " + sb.record().id() + " as " + tag));
+    /** Checkpoints the running sandbox under {@code tag} (already checked): 409 if it has one so named. */
+    CheckpointInfo create(Sandbox sb, String tag) {
+        return sb.gate.exclusive("checkpoint", live.patience(), () -> {
+            SandboxInstance instance = live.of(sb);
+            Checkpoints c = of(sb);
+            if (exists(c, instance, tag)) {
+                throw ApiException.conflict("sandbox " + sb.record().id() + " already has a checkpoint " + tag
+                        + "; choose another tag");
+            }
+            return c.create(instance, tag, context("checkpointing sandbox " + sb.record().id() + " as " + tag));
+        });
+    }
+
+    /** Returns the sandbox (running, or stopped: then started from it) to its checkpoint {@code tag}: 404 if none. */
+    SandboxInfo restore(Sandbox sb, String tag) {
+        return sb.gate.exclusive("restore", live.patience(), () -> {
+            SandboxInstance instance = live.ofEvenStopped(sb);
+            Checkpoints c = of(sb);
+            if (!exists(c, instance, tag)) {
+                throw ApiException.notFound("sandbox " + sb.record().id() + " has no checkpoint " + tag);
+            }
+            restore(sb, instance, c, tag);
+            return sb.info();
+        });
+    }
+
+    /** The sandbox's checkpoints, oldest first, without core's own dry-run ones. */
+    List<CheckpointInfo> list(Sandbox sb) {
+        return sb.gate.exclusive("checkpoint listing", live.patience(), () -> {
+            SandboxInstance instance = live.ofEvenStopped(sb);
+            return of(sb).list(instance).stream().filter(i -> !i.tag().startsWith(DRY_RUN_PREFIX)).toList();
+        });
+    }
+
+    /** Deletes the checkpoint {@code tag} (already checked): 404 if there is none. */
+    void delete(Sandbox sb, String tag) {
+        sb.gate.exclusive("checkpoint delete", live.patience(), () -> {
+            SandboxInstance instance = live.ofEvenStopped(sb);
+            if (!of(sb).delete(instance, tag)) {
+                throw ApiException.notFound("sandbox " + sb.record().id() + " has no checkpoint " + tag);
+            }
+            return null;
+        });
     }
 
     /**
      * Restores {@code tag}, records what runs afterwards (a relaunch's new state is persisted
-     * before anything else) and sets the guest clock. Returns the instance now running.
+     * before anything else) and sets the guest clock. Returns the instance now running. The caller
+     * holds the sandbox's gate exclusively.
      */
     SandboxInstance restore(Sandbox sb, SandboxInstance before, Checkpoints c, String tag) {
         SandboxInstance after = restoreLeavingClock(sb, before, c, tag);
@@ -80,7 +124,7 @@ final class Checkpointing {
 
     /** {@link #restore} without the clock: the caller must {@link #setClock} before it lets anyone reach the guest. */
     SandboxInstance restoreLeavingClock(Sandbox sb, SandboxInstance before, Checkpoints c, String tag) {
-        SandboxInstance after = c.restore(tag, context("restoring sandbox " + sb.record().id() + " to " + tag));
+        SandboxInstance after = c.restore(before, tag, context("restoring sandbox " + sb.record().id() + " to " + tag));
         if (after != before || !after.state().equals(sb.record().state())
                 || sb.record().status() != SandboxStatus.RUNNING) {
             sandboxes.replace(sb, before, after, SandboxStatus.RUNNING);
@@ -88,8 +132,8 @@ final class Checkpointing {
         return after;
     }
 
-    boolean exists(Checkpoints c, String tag) {
-        return c.list().stream().anyMatch(i -> i.tag().equals(tag));
+    static boolean exists(Checkpoints c, SandboxInstance instance, String tag) {
+        return c.list(instance).stream().anyMatch(i -> i.tag().equals(tag));
     }
 
     /**

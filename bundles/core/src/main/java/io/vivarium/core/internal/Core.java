@@ -5,10 +5,10 @@ import java.util.function.BooleanSupplier;
 
 /**
  * What the sandbox, VM and snapshot components share, built and owned by {@link SandboxManager}
- * (which the other two reference): the backends, the sandboxes over the state store (each with its
+ * (which the other two reference): the backends and their seams, the storage strategies, the sandboxes over the state store (each with its
  * lifecycle lock and {@link OperationGate}), creating and deleting them within {@code max_sandboxes},
  * and the ways into a live one. {@code stopping} turns true when the owner is deactivated.
  */
-record Core(BackendRegistry registry, Sandboxes sandboxes, SandboxLifecycle lifecycle, LiveInstances live,
+record Core(BackendRegistry registry, StorageRegistry storage, Sandboxes sandboxes, SandboxLifecycle lifecycle, LiveInstances live,
         GuestAccess guest, Checkpointing checkpointing, Path stateDir, BooleanSupplier stopping) {
 }

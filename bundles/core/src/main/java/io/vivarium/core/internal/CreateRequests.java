@@ -2,9 +2,11 @@ package io.vivarium.core.internal;
 
 import java.util.regex.Pattern;
 
+import java.util.List;
+
 import io.vivarium.api.ApiException;
+import io.vivarium.api.Capability;
 import io.vivarium.api.CreateSandboxRequest;
-import io.vivarium.api.spi.Capabilities;
 
 /** Checks a create request against the chosen backend's capabilities, once, before anything is made. */
 final class CreateRequests {
@@ -22,26 +24,27 @@ final class CreateRequests {
     private CreateRequests() {
     }
 
-    static void check(CreateSandboxRequest req, String backend, Capabilities caps) {
+    static void check(CreateSandboxRequest req, String backend, List<String> caps) {
         Integer mem = req.memoryLimitMib();
         if (mem != null) {
             if (mem < MIN_MEMORY_MIB || mem > MAX_MEMORY_MIB) {
                 throw ApiException.badRequest("memory_limit_mib must be between " + MIN_MEMORY_MIB + " and "
                         + MAX_MEMORY_MIB + ", got " + mem);
             }
-            if (!caps.memoryLimit()) {
+            if (!caps.contains(Capability.MEMORY_LIMIT)) {
                 throw ApiException.badRequest("memory_limit_mib is not supported by backend " + backend
                         + " on this host (no writable memory cgroup); omit it to create the sandbox without a limit");
             }
         }
-        limit("pids_limit", req.pidsLimit(), MIN_PIDS_LIMIT, MAX_PIDS_LIMIT, caps.pidsLimit(), backend);
-        limit("disk_limit_mib", req.diskLimitMib(), MIN_DISK_LIMIT_MIB, MAX_DISK_LIMIT_MIB, caps.diskLimit(), backend);
+        limit("pids_limit", req.pidsLimit(), MIN_PIDS_LIMIT, MAX_PIDS_LIMIT, caps.contains(Capability.PIDS_LIMIT), backend);
+        limit("disk_limit_mib", req.diskLimitMib(), MIN_DISK_LIMIT_MIB, MAX_DISK_LIMIT_MIB,
+                caps.contains(Capability.DISK_LIMIT), backend);
         Integer vcpus = req.vcpus();
         if (vcpus != null) {
             if (vcpus < 1 || vcpus > MAX_VCPUS) {
                 throw ApiException.badRequest("vcpus must be between 1 and " + MAX_VCPUS + ", got " + vcpus);
             }
-            if (!caps.vcpus()) {
+            if (!caps.contains(Capability.VCPUS)) {
                 throw ApiException.badRequest("vcpus is not supported by backend " + backend
                         + " (its sandboxes are not machines with virtual CPUs); omit it or choose a VM backend");
             }
@@ -52,7 +55,7 @@ final class CreateRequests {
                 throw ApiException.badRequest("image must be a name of letters, digits, '.', '_' and '-' (at most 128, "
                         + "not starting with a punctuation mark), got \"" + image + "\"");
             }
-            if (!caps.images()) {
+            if (!caps.contains(Capability.IMAGE)) {
                 throw ApiException.badRequest("image is not supported by backend " + backend
                         + " (it has no images or templates); omit it");
             }

@@ -4,10 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.Capability;
 import io.vivarium.api.Caller;
 import io.vivarium.api.EvalRequest;
 import io.vivarium.api.EvalResult;
-import io.vivarium.api.spi.SandboxBackend;
 
 /**
  * Eval in a sandbox's warm interpreter, through {@link io.vivarium.api.spi.GuestChannel#evaluate}:
@@ -46,13 +46,13 @@ final class Evaluation {
                     + ", got " + timeout);
         }
         Sandbox sb = sandboxes.find(caller, id);
-        Optional<SandboxBackend> backend = registry.get(sb.record().backend()).map(BackendRegistry.Entry::backend);
+        Optional<BackendRegistry.Entry> backend = registry.get(sb.record().backend());
         if (backend.isEmpty() && sb.leaving() == null) {
             throw ApiException.unavailable("backend " + sb.record().backend() + " of sandbox " + id
                     + " is not available right now; retry shortly", 2);
         }
         // while its backend is away, the instance it left answers for itself (a channel without an interpreter: 501)
-        if (backend.isPresent() && !backend.get().capabilities().eval()) {
+        if (backend.isPresent() && !backend.get().capabilities().contains(Capability.EVAL)) {
             throw ApiException.notImplemented("backend " + sb.record().backend() + " has no warm interpreter: "
                     + "eval is not available in sandbox " + id + "; use exec with python3 -c");
         }

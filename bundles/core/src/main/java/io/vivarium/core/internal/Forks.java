@@ -65,7 +65,7 @@ final class Forks {
             throw ApiException.conflict("snapshot " + tag + " is not restorable: " + warning);
         }
         BackendRegistry.Entry e = lifecycle.chooseBackend(snapshot.backend());
-        SandboxLifecycle.checkAvailable(e);
+        lifecycle.checkAvailable(e);
         Images images = Captures.imagesOf(e);
         Capacity.Reservation places;
         try {

@@ -53,6 +53,22 @@ final class LiveInstances {
         return of(sb);
     }
 
+    /**
+     * The instance of a running or a stopped sandbox: a stopped VM is restored or started from its
+     * instance, which its backend adopted stopped; 503 while that backend is away.
+     */
+    SandboxInstance ofEvenStopped(Sandbox sb) {
+        SandboxInstance i = sb.instance();
+        if (sb.record().status() == SandboxStatus.STOPPED && i != null) {
+            return i;
+        }
+        if (sb.record().status() == SandboxStatus.STOPPED) {
+            throw ApiException.unavailable("backend " + sb.record().backend() + " of sandbox " + sb.record().id()
+                    + " is not available right now; retry shortly", 2);
+        }
+        return of(sb);
+    }
+
     /** The live instance, running or paused (what pause and resume act on). */
     SandboxInstance ofEvenPaused(Sandbox sb) {
         String id = sb.record().id();

@@ -4,12 +4,12 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
-import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxInstance;
 
 /**
- * Pause and resume through the backend's {@link SandboxBackend#pause}/{@link SandboxBackend#resume}
- * (501 by default), each alone on its sandbox ({@link OperationGate}: running execs end first). The
+ * Pause and resume through the {@link PauseControl} the sandbox's backend registered (501 if it
+ * has none), each alone on its sandbox ({@link OperationGate}: running execs end first). The
  * status is the instance's own ({@link SandboxStatus#PAUSED}), so a backend whose pause outlives the
  * daemon (a QEMU kept stopped) is found paused again by the next one; nothing is persisted.
  */
@@ -29,7 +29,7 @@ final class Pausing {
         return sb.gate.exclusive("pause", live.patience(), () -> {
             SandboxInstance instance = live.ofEvenPaused(sb);
             if (instance.status() != SandboxStatus.PAUSED) {
-                backendOf(sb).pause(instance);
+                pauseControl(sb).pause(instance);
             }
             return sb.info();
         });
@@ -40,15 +40,13 @@ final class Pausing {
         return sb.gate.exclusive("resume", live.patience(), () -> {
             SandboxInstance instance = live.ofEvenPaused(sb);
             if (instance.status() == SandboxStatus.PAUSED) {
-                backendOf(sb).resume(instance);
+                pauseControl(sb).resume(instance);
             }
             return sb.info();
         });
     }
 
-    private SandboxBackend backendOf(Sandbox sb) {
-        return registry.get(sb.record().backend()).map(BackendRegistry.Entry::backend).orElseThrow(() ->
-                ApiException.unavailable("backend " + sb.record().backend() + " of sandbox " + sb.record().id()
-                        + " is not available right now; retry shortly", 2));
+    private PauseControl pauseControl(Sandbox sb) {
+        return registry.of(sb).require(PauseControl.class, "pause its sandboxes");
     }
 }

@@ -12,6 +12,7 @@ import io.vivarium.api.Caller;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
@@ -31,17 +32,19 @@ final class SandboxLifecycle {
     private final BackendRegistry registry;
     private final Sandboxes sandboxes;
     private final Adoption adoption;
+    private final StorageRegistry storage;
     private volatile String defaultBackend;
     private final Duration backendWait;
     private final BooleanSupplier stopping;
     private final Capacity capacity;
 
-    SandboxLifecycle(BackendRegistry registry, Sandboxes sandboxes, Adoption adoption, String defaultBackend,
-            Duration backendWait, BooleanSupplier stopping, Capacity capacity) {
+    SandboxLifecycle(BackendRegistry registry, Sandboxes sandboxes, Adoption adoption, StorageRegistry storage,
+            String defaultBackend, Duration backendWait, BooleanSupplier stopping, Capacity capacity) {
         this.capacity = capacity;
         this.registry = registry;
         this.sandboxes = sandboxes;
         this.adoption = adoption;
+        this.storage = storage;
         this.defaultBackend = defaultBackend;
         this.backendWait = backendWait;
         this.stopping = stopping;
@@ -80,10 +83,15 @@ final class SandboxLifecycle {
         CreateSandboxRequest req = request == null ? new CreateSandboxRequest(null, null) : request;
         BackendRegistry.Entry e = chooseBackend(req.backend());
         checkAvailable(e);
-        CreateRequests.check(req, e.name(), e.backend().capabilities());
+        CreateRequests.check(req, e.name(), e.capabilities());
         try (Capacity.Reservation place = capacity.reserve(1)) {
-            return createOn(caller, e, req, null, place, (spec, context) -> e.backend().create(spec, context));
+            return createOn(caller, e, req, null, place, fresh(e));
         }
+    }
+
+    /** Makes a fresh instance on {@code e}, whose artifacts core's storage strategies store. */
+    InstanceMaker fresh(BackendRegistry.Entry e) {
+        return (spec, context) -> e.backend().create(spec, storage, context);
     }
 
     /** Room for {@code n} sandboxes about to be created, before anything starts; a 503 with Retry-After if the host is full. */
@@ -91,12 +99,30 @@ final class SandboxLifecycle {
         return capacity.reserve(n);
     }
 
-    static void checkAvailable(BackendRegistry.Entry e) {
-        Availability availability = e.backend().availability();
+    void checkAvailable(BackendRegistry.Entry e) {
+        Availability availability = availability(e);
         if (!availability.available()) {
             throw new ApiException(503, "backend " + e.name() + " cannot create sandboxes on this host: "
                     + availability.reason());
         }
+    }
+
+    /**
+     * Whether {@code e} can create sandboxes now: what it says of this host, and a storage strategy
+     * installed for each kind of artifact its create stores.
+     */
+    Availability availability(BackendRegistry.Entry e) {
+        Availability said = e.backend().availability();
+        if (!said.available()) {
+            return said;
+        }
+        for (ArtifactKind kind : e.backend().storedKinds()) {
+            if (!storage.handles(kind)) {
+                return Availability.no("no storage strategy for its " + StorageRegistry.name(kind) + " artifacts is "
+                        + "installed: enable the feature that brings one (GET /v1/features)");
+            }
+        }
+        return said;
     }
 
     /** Makes the instance of a sandbox being created: a fresh one, or a child of an image. */
@@ -118,7 +144,7 @@ final class SandboxLifecycle {
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
                 req.memoryLimitMib(), req.vcpus(), snapshotTag != null ? snapshotTag : req.image(), req.pidsLimit(),
                 req.diskLimitMib(), SandboxRecord.CREATING, Adoption.emptyState(),
-                SandboxStatus.RUNNING, null, e.backend().capabilities().vcpus(), snapshotTag);
+                SandboxStatus.RUNNING, null, e.backend().machine(), snapshotTag);
         Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {

@@ -16,6 +16,8 @@ import io.vivarium.api.BaselineResult;
 import io.vivarium.api.Caller;
 import io.vivarium.api.ChangeSet;
 import io.vivarium.api.ChangesRequest;
+import io.vivarium.api.CheckpointInfo;
+import io.vivarium.api.CheckpointRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.DryRunRequest;
 import io.vivarium.api.DryRunResult;
@@ -29,9 +31,15 @@ import io.vivarium.api.SandboxService;
 import io.vivarium.api.SnapshotService;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.Availability;
+import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.FingerprintMode;
+import io.vivarium.api.spi.Images;
+import io.vivarium.api.spi.PauseControl;
+import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.ScratchRuns;
+import io.vivarium.api.spi.StorageStrategy;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.framework.Constants;
@@ -49,8 +57,9 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /**
- * Sandbox orchestration as a component: the wiring (configuration, backends, fingerprint modes,
- * the observer), the {@link Core} it owns and shares, and the {@link SandboxService} it offers, each
+ * Sandbox orchestration as a component: the wiring (configuration, backends and their optional
+ * seams, storage strategies, fingerprint modes, the observer), the {@link Core} it owns and shares,
+ * and the {@link SandboxService} it offers, each
  * concern delegated to its own class: {@link Adoption} binds sandboxes to backends,
  * {@link SandboxLifecycle} creates and deletes them within {@link Capacity}, {@link GuestAccess}
  * reaches into them, {@link ChangeSets} tracks their files (dry-runs included, {@link SnapshotDryRun}
@@ -94,6 +103,7 @@ public class SandboxManager implements SandboxService {
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
 
     private final BackendRegistry registry = new BackendRegistry();
+    private final StorageRegistry storage = new StorageRegistry();
     private final FingerprintModes fingerprints = new FingerprintModes();
     private final Sandboxes sandboxes = new Sandboxes(() -> this.observer);
     private final Adoption adoption = new Adoption(registry, sandboxes);
@@ -104,6 +114,7 @@ public class SandboxManager implements SandboxService {
     private Evaluation evaluation;
     private ChangeSets changeSets;
     private Pausing pausing;
+    private Checkpointing checkpointing;
     private Core core;
     private volatile int maxSandboxes = 1000;
     private volatile boolean stopping;
@@ -144,11 +155,11 @@ public class SandboxManager implements SandboxService {
         hashPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors());
         LiveInstances live = new LiveInstances(registry, sandboxes, adoption, patience);
         adoption.keepLeavingInstancesFor(patience);
-        lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, defaultBackendName, patience, () -> stopping,
-                capacity);
+        lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, storage, defaultBackendName, patience,
+                () -> stopping, capacity);
         guest = new GuestAccess(sandboxes, live);
         evaluation = new Evaluation(registry, sandboxes, live);
-        Checkpointing checkpointing = new Checkpointing(sandboxes, () -> stopping);
+        checkpointing = new Checkpointing(registry, sandboxes, live, () -> stopping);
         SnapshotDryRun snapshotDryRun = new SnapshotDryRun(sandboxes, checkpointing);
         changeSets = new ChangeSets(registry, sandboxes, live, fingerprints,
                 new ChangeTracker(fingerprints, new HostLister(hashPool)), snapshotDryRun);
@@ -162,7 +173,7 @@ public class SandboxManager implements SandboxService {
             }
         });
         adoption.start(stateDir.toAbsolutePath());
-        core = new Core(registry, sandboxes, lifecycle, live, guest, checkpointing, stateDir.toAbsolutePath(),
+        core = new Core(registry, storage, sandboxes, lifecycle, live, guest, checkpointing, stateDir.toAbsolutePath(),
                 () -> stopping);
         LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in " + stateDir);
     }
@@ -214,12 +225,108 @@ public class SandboxManager implements SandboxService {
                     + " property from bundle " + ref.getBundle().getSymbolicName());
             return;
         }
-        backendArrived(new BackendRegistry.Entry(n, backend, ref.getBundle().getSymbolicName(),
-                ref.getBundle().getVersion().toString(), (Long) ref.getProperty(Constants.SERVICE_ID)));
+        backendArrived(registry.entry(n, backend, ref.getBundle().getSymbolicName(),
+                ref.getBundle().getVersion().toString(), (Long) ref.getProperty(Constants.SERVICE_ID),
+                ref.getBundle().getBundleId()));
     }
 
     void unbindBackend(SandboxBackend backend, ServiceReference<SandboxBackend> ref) {
         backendLeft((Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    /** A registry entry for a backend service, for {@link #backendArrived} (and tests, without a framework). */
+    BackendRegistry.Entry entry(String name, SandboxBackend backend, String bundle, String version, long serviceId,
+            long bundleId) {
+        return registry.entry(name, backend, bundle, version, serviceId, bundleId);
+    }
+
+    // The optional seams: each a service of its own under its backend's name (SandboxBackend.NAME_PROPERTY).
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindImages(Images seam, ServiceReference<Images> ref) {
+        seamArrived(ref, seam);
+    }
+
+    void unbindImages(Images seam, ServiceReference<Images> ref) {
+        seamLeft(ref);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindCheckpoints(Checkpoints seam, ServiceReference<Checkpoints> ref) {
+        seamArrived(ref, seam);
+    }
+
+    void unbindCheckpoints(Checkpoints seam, ServiceReference<Checkpoints> ref) {
+        seamLeft(ref);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindPowerControl(PowerControl seam, ServiceReference<PowerControl> ref) {
+        seamArrived(ref, seam);
+    }
+
+    void unbindPowerControl(PowerControl seam, ServiceReference<PowerControl> ref) {
+        seamLeft(ref);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindPauseControl(PauseControl seam, ServiceReference<PauseControl> ref) {
+        seamArrived(ref, seam);
+    }
+
+    void unbindPauseControl(PauseControl seam, ServiceReference<PauseControl> ref) {
+        seamLeft(ref);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindScratchRuns(ScratchRuns seam, ServiceReference<ScratchRuns> ref) {
+        seamArrived(ref, seam);
+    }
+
+    void unbindScratchRuns(ScratchRuns seam, ServiceReference<ScratchRuns> ref) {
+        seamLeft(ref);
+    }
+
+    private void seamArrived(ServiceReference<?> ref, Object seam) {
+        Object name = ref.getProperty(SandboxBackend.NAME_PROPERTY);
+        if (!(name instanceof String n) || n.isBlank()) {
+            LOG.log(Level.WARNING, "ignoring a " + seam.getClass().getInterfaces()[0].getSimpleName() + " without the "
+                    + SandboxBackend.NAME_PROPERTY + " property from bundle " + ref.getBundle().getSymbolicName());
+            return;
+        }
+        seamArrived(n, ref.getBundle().getBundleId(), (Long) ref.getProperty(Constants.SERVICE_ID), seam);
+    }
+
+    private void seamLeft(ServiceReference<?> ref) {
+        seamLeft((Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    void seamLeft(long serviceId) {
+        registry.seamLeft(serviceId);
+    }
+
+    /** Registers {@code seam} for backend {@code name} as bundle {@code bundleId} did (and tests, without a framework). */
+    void seamArrived(String name, long bundleId, long serviceId, Object seam) {
+        registry.seamArrived(name, bundleId, serviceId, seam);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
+        storageArrived((Long) ref.getProperty(Constants.SERVICE_ID), strategy);
+    }
+
+    void unbindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
+        storage.remove((Long) ref.getProperty(Constants.SERVICE_ID));
+    }
+
+    void storageArrived(long serviceId, StorageStrategy strategy) {
+        storage.add(serviceId, strategy);
     }
 
     void backendArrived(BackendRegistry.Entry entry) {
@@ -295,13 +402,34 @@ public class SandboxManager implements SandboxService {
     }
 
     @Override
+    public CheckpointInfo checkpoint(Caller caller, String id, CheckpointRequest request) {
+        String tag = Checkpointing.checkTag(request == null ? null : request.tag());
+        return checkpointing.create(sandboxes.find(caller, id), tag);
+    }
+
+    @Override
+    public SandboxInfo restoreCheckpoint(Caller caller, String id, String tag) {
+        return checkpointing.restore(sandboxes.find(caller, id), Checkpointing.checkTag(tag));
+    }
+
+    @Override
+    public List<CheckpointInfo> checkpoints(Caller caller, String id) {
+        return checkpointing.list(sandboxes.find(caller, id));
+    }
+
+    @Override
+    public void deleteCheckpoint(Caller caller, String id, String tag) {
+        checkpointing.delete(sandboxes.find(caller, id), Checkpointing.checkTag(tag));
+    }
+
+    @Override
     public List<BackendInfo> backends() {
         return registry.all().stream().map(e -> {
-            Availability a = e.backend().availability();
+            Availability a = lifecycle.availability(e);
             int count = (int) sandboxes.all().stream()
                     .filter(sb -> sb.record().backend().equals(e.name())).count();
-            return new BackendInfo(e.name(), e.bundle(), e.version(), e.backend().capabilities(), a.available(),
-                    a.reason(), count, details(e));
+            return new BackendInfo(e.name(), e.bundle(), e.version(), e.capabilities(), e.backend().machine(),
+                    a.available(), a.reason(), count, details(e));
         }).toList();
     }
 

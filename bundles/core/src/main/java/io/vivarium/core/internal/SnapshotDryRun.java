@@ -47,7 +47,7 @@ final class SnapshotDryRun {
         DryRunIntents.Intent intent = new DryRunIntents.Intent(tag, DryRunIntents.CHECKPOINTING, startedAt);
         intents.write(id, intent);
         try {
-            c.create(tag, checkpointing.context("checkpointing sandbox " + sb.record().id() + " for a dry-run"));
+            c.create(instance, tag, checkpointing.context("checkpointing sandbox " + sb.record().id() + " for a dry-run"));
         } catch (RuntimeException e) {
             clearQuietly(id);
             throw e;
@@ -96,7 +96,7 @@ final class SnapshotDryRun {
         boolean clockDone;
         try {
             recordRestored(sb, id, intent);
-            deleteCheckpoint(sb, restored instanceof Checkpoints after ? after : c, id, intent.tag());
+            deleteCheckpoint(sb, restored, c, id, intent.tag());
         } finally {
             // join waits through interrupts: nobody reaches the guest before the clock thread ends, since
             // the caller holds the gate; a thread that died of an error counts as not done, and the
@@ -123,9 +123,9 @@ final class SnapshotDryRun {
         }
     }
 
-    private void deleteCheckpoint(Sandbox sb, Checkpoints c, String id, String tag) {
+    private void deleteCheckpoint(Sandbox sb, SandboxInstance instance, Checkpoints c, String id, String tag) {
         try {
-            c.delete(tag);
+            c.delete(instance, tag);
             intents.clear(id);
         } catch (RuntimeException | IOException e) {
             // the VM was reverted; the intent stays so that the next start-up deletes the checkpoint
@@ -149,13 +149,13 @@ final class SnapshotDryRun {
         DryRunIntents.Intent intent = found.get();
         sb.gate.exclusive("dry-run recovery", patience, () -> {
             try {
-                Checkpoints c = Checkpointing.of(sb, instance);
-                if (checkpointing.exists(c, intent.tag())) {
+                Checkpoints c = checkpointing.of(sb);
+                if (Checkpointing.exists(c, instance, intent.tag())) {
                     SandboxInstance now = instance;
                     if (!DryRunIntents.RESTORED.equals(intent.phase())) {
                         now = checkpointing.restore(sb, instance, c, intent.tag());
                     }
-                    (now instanceof Checkpoints after ? after : c).delete(intent.tag());
+                    c.delete(now, intent.tag());
                 }
                 intents.clear(id);
                 LOG.log(Level.WARNING, "sandbox " + sb.record().id() + ": finished a dry-run the daemon stopped in the "

@@ -13,23 +13,17 @@ import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.SnapshotService;
-import io.vivarium.api.spi.StorageStrategy;
 
-import org.osgi.framework.Constants;
-import org.osgi.framework.ServiceReference;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
-import org.osgi.service.component.annotations.ReferenceCardinality;
-import org.osgi.service.component.annotations.ReferencePolicy;
-import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * The {@link SnapshotService} as a component: the snapshot registry ({@link Snapshots}), builds,
  * branches and compactions ({@link Captures}) and forks ({@link Forks}) over the {@link Core} of the
- * {@link SandboxManager}, with the storage strategies (dynamic: they come and go with their bundles).
+ * {@link SandboxManager}, with its storage strategies (dynamic: they come and go with their bundles).
  * It activates after the sandbox manager has loaded and started adopting its sandboxes, as it did
  * when both were one component; immediate, so that it recovers interrupted snapshots at start-up.
  */
@@ -37,7 +31,6 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 public class SnapshotManager implements SnapshotService {
     @Reference
     private SandboxManager manager;
-    private final StorageRegistry storage = new StorageRegistry();
     private final IdleClocks idleClocks = new IdleClocks();
     private Core core;
     private Snapshots snapshots;
@@ -60,9 +53,9 @@ public class SnapshotManager implements SnapshotService {
     void start(Core core, Duration branchTimeout) throws IOException {
         this.core = core;
         snapshots = new Snapshots(core.registry());
-        captures = new Captures(snapshots, core.sandboxes(), core.lifecycle(), core.live(), core.guest(), storage,
+        captures = new Captures(snapshots, core.sandboxes(), core.lifecycle(), core.live(), core.guest(), core.storage(),
                 () -> stopping || core.stopping().getAsBoolean(), branchTimeout);
-        forks = new Forks(snapshots, core.sandboxes(), core.lifecycle(), storage);
+        forks = new Forks(snapshots, core.sandboxes(), core.lifecycle(), core.storage());
         List<SnapshotRecord> interrupted = snapshots.open(core.sandboxes().state(), core.stateDir());
         SnapshotBuilders.removeLeftOvers(interrupted, core.lifecycle());
     }
@@ -70,20 +63,6 @@ public class SnapshotManager implements SnapshotService {
     @Deactivate
     void deactivate() {
         stopping = true;
-    }
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
-        storageArrived((Long) ref.getProperty(Constants.SERVICE_ID), strategy);
-    }
-
-    void unbindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
-        storage.remove((Long) ref.getProperty(Constants.SERVICE_ID));
-    }
-
-    void storageArrived(long serviceId, StorageStrategy strategy) {
-        storage.add(serviceId, strategy);
     }
 
     @Override

@@ -327,10 +327,11 @@ final class Snapshots {
         if (e.isEmpty()) {
             return "backend " + r.backend() + " that forks snapshot " + r.tag() + " is not installed";
         }
-        if (!(e.get().backend() instanceof Images images)) {
+        Optional<Images> images = e.get().seam(Images.class);
+        if (images.isEmpty()) {
             return "backend " + r.backend() + " cannot fork snapshots";
         }
-        return images.missingArtifact(this.images.imageOf(r));
+        return images.get().missingArtifact(this.images.imageOf(r));
     }
 
     static long now() {

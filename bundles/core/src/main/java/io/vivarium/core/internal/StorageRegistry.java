@@ -23,6 +23,16 @@ final class StorageRegistry implements StorageStrategies {
         byServiceId.remove(serviceId);
     }
 
+    /** Whether a strategy for {@code kind} is installed. */
+    boolean handles(ArtifactKind kind) {
+        return byServiceId.values().stream().anyMatch(s -> s.kinds().contains(kind));
+    }
+
+    /** {@code kind} as messages name it: {@code disk}, {@code memory}, {@code workspace}. */
+    static String name(ArtifactKind kind) {
+        return kind.name().toLowerCase(Locale.ROOT);
+    }
+
     @Override
     public StorageStrategy choose(ArtifactKind kind, Path dir) {
         StorageStrategy working = null;
@@ -40,8 +50,8 @@ final class StorageRegistry implements StorageStrategies {
             fallback = fallback == null ? s : fallback;
         }
         if (fallback == null) {
-            throw new ApiException(503, "no storage strategy for " + kind.name().toLowerCase(Locale.ROOT)
-                    + " artifacts is installed: enable the storage-reflink feature (POST /v1/features/storage-reflink/enable)");
+            throw new ApiException(503, "no storage strategy for " + name(kind) + " artifacts is installed: enable a "
+                    + "feature that brings one (GET /v1/features lists them)");
         }
         return working != null ? working : fallback;
     }
@@ -53,8 +63,7 @@ final class StorageRegistry implements StorageStrategies {
                 return s;
             }
         }
-        throw new ApiException(503, "no installed storage strategy reads " + artifact.kind().name().toLowerCase(Locale.ROOT)
-                + " artifacts stored as '" + artifact.mode() + "' (" + artifact.path().getFileName()
+        throw new ApiException(503, "no installed storage strategy reads " + name(artifact.kind()) + " artifacts stored as '" + artifact.mode() + "' (" + artifact.path().getFileName()
                 + "): enable the feature whose storage bundle wrote it");
     }
 }

@@ -60,12 +60,22 @@ public class VmManager implements VmService {
     }
 
     @Override
-    public CheckpointInfo snapshotVm(Caller caller, String id, CheckpointRequest request) {
-        return vms.snapshot(caller, id, request);
+    public CheckpointInfo checkpointVm(Caller caller, String id, CheckpointRequest request) {
+        return vms.checkpoint(caller, id, request);
     }
 
     @Override
     public SandboxInfo restoreVm(Caller caller, String id, CheckpointRequest request) {
         return vms.restore(caller, id, request);
+    }
+
+    @Override
+    public List<CheckpointInfo> listVmCheckpoints(Caller caller, String id) {
+        return vms.checkpoints(caller, id);
+    }
+
+    @Override
+    public void deleteVmCheckpoint(Caller caller, String id, String tag) {
+        vms.deleteCheckpoint(caller, id, tag);
     }
 }

@@ -9,15 +9,14 @@ import io.vivarium.api.CheckpointRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
-import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.SandboxInstance;
 
 /**
- * The machine view of sandboxes ({@code /v1/vms}): the sandboxes whose backend runs machines, with
- * what only machines do: stop, start, snapshot and restore, each alone on its VM
- * ({@link OperationGate}). Capabilities are found on the instance ({@link Checkpoints},
- * {@link PowerControl}), never from a backend's name.
+ * The machine view of sandboxes ({@code /v1/vms}): the sandboxes whose backend runs machines
+ * ({@link io.vivarium.api.spi.SandboxBackend#machine()}), with what only machines do: stop and
+ * start through the backend's {@link PowerControl}, each alone on its VM ({@link OperationGate}),
+ * and the same checkpoints as every sandbox has ({@link Checkpointing}). Never by a backend's name.
  */
 final class Vms {
     private final BackendRegistry registry;
@@ -41,7 +40,7 @@ final class Vms {
         }
         BackendRegistry.Entry e = registry.await(request.backend(), live.patience()).orElseThrow(() ->
                 ApiException.badRequest("backend " + request.backend() + " is not installed"));
-        if (!e.backend().capabilities().vcpus()) {
+        if (!e.backend().machine()) {
             throw ApiException.badRequest("backend " + e.name() + " runs process sandboxes, not machines; create them "
                     + "with POST /v1/sandboxes");
         }
@@ -75,10 +74,7 @@ final class Vms {
         Sandbox sb = find(caller, id);
         return sb.gate.exclusive("stop", live.patience(), () -> {
             SandboxInstance running = live.of(sb);
-            if (!(running instanceof PowerControl power)) {
-                throw ApiException.notImplemented("backend " + sb.record().backend() + " cannot stop its instances");
-            }
-            SandboxInstance stopped = power.stop(checkpointing.context("stopping VM " + id));
+            SandboxInstance stopped = power(sb, "stop").stop(running, checkpointing.context("stopping VM " + id));
             sandboxes.replace(sb, running, stopped, SandboxStatus.STOPPED);
             return sb.info();
         });
@@ -90,50 +86,34 @@ final class Vms {
             if (sb.record().status() != SandboxStatus.STOPPED) {
                 throw ApiException.conflict("VM " + id + " is " + sb.status().wire() + ", not stopped");
             }
-            SandboxInstance stopped = attached(sb);
-            if (!(stopped instanceof PowerControl power)) {
-                throw ApiException.notImplemented("backend " + sb.record().backend() + " cannot start its instances");
-            }
-            SandboxInstance started = power.start(checkpointing.context("starting VM " + id));
+            SandboxInstance stopped = live.ofEvenStopped(sb);
+            SandboxInstance started = power(sb, "start").start(stopped, checkpointing.context("starting VM " + id));
             sandboxes.replace(sb, stopped, started, SandboxStatus.RUNNING);
             return sb.info();
         });
     }
 
-    CheckpointInfo snapshot(Caller caller, String id, CheckpointRequest request) {
+    private PowerControl power(Sandbox sb, String what) {
+        return registry.of(sb).require(PowerControl.class, what + " its instances");
+    }
+
+    CheckpointInfo checkpoint(Caller caller, String id, CheckpointRequest request) {
         String tag = Checkpointing.checkTag(request == null ? null : request.tag());
-        Sandbox sb = find(caller, id);
-        return sb.gate.exclusive("checkpoint", live.patience(), () -> {
-            SandboxInstance instance = live.of(sb);
-            return checkpointing.create(sb, Checkpointing.of(sb, instance), tag);
-        });
+        return checkpointing.create(find(caller, id), tag);
     }
 
     SandboxInfo restore(Caller caller, String id, CheckpointRequest request) {
         String tag = Checkpointing.checkTag(request == null ? null : request.tag());
-        Sandbox sb = find(caller, id);
-        return sb.gate.exclusive("restore", live.patience(), () -> {
-            SandboxInstance instance = attached(sb);
-            Checkpoints c = Checkpointing.of(sb, instance);
-            if (!checkpointing.exists(c, tag)) {
-                throw ApiException.notFound("VM " + id + " has no checkpoint " + tag);
-            }
-            checkpointing.restore(sb, instance, c, tag);
-            return sb.info();
-        });
+        return checkpointing.restore(find(caller, id), tag);
     }
 
-    /** The VM's instance, running or stopped (a stopped VM is restored or started from it). */
-    private SandboxInstance attached(Sandbox sb) {
-        SandboxInstance i = sb.instance();
-        if (sb.record().status() == SandboxStatus.STOPPED && i != null) {
-            return i;
-        }
-        if (sb.record().status() == SandboxStatus.STOPPED) {
-            throw ApiException.unavailable("backend " + sb.record().backend() + " of VM " + sb.record().id()
-                    + " is not available right now; retry shortly", 2);
-        }
-        return live.of(sb);
+    List<CheckpointInfo> checkpoints(Caller caller, String id) {
+        return checkpointing.list(find(caller, id));
+    }
+
+    void deleteCheckpoint(Caller caller, String id, String tag) {
+        String checked = Checkpointing.checkTag(tag);
+        checkpointing.delete(find(caller, id), checked);
     }
 
     private boolean isMachine(Sandbox sb) {
@@ -141,6 +121,6 @@ final class Vms {
         if (machine != null) {
             return machine;
         }
-        return registry.get(sb.record().backend()).map(e -> e.backend().capabilities().vcpus()).orElse(false);
+        return registry.get(sb.record().backend()).map(e -> e.backend().machine()).orElse(false);
     }
 }

@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.Availability;
-import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.CapturedImage;
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.InstanceGoneException;
@@ -27,7 +26,8 @@ import io.vivarium.testkit.FakeBackend;
 
 /**
  * A {@link FakeBackend} whose instances have images: an image is one file, {@value #FILE}, holding
- * the instance's id, written and copied through the storage strategy core hands over.
+ * the instance's id, written and copied through the storage strategy core hands over. The one
+ * object is the backend and its images seam (a test double; a real bundle registers them apart).
  */
 final class ImagingBackend implements SandboxBackend, Images {
     static final String FILE = "ws";
@@ -52,7 +52,7 @@ final class ImagingBackend implements SandboxBackend, Images {
     }
 
     @Override
-    public Capabilities capabilities() {
+    public Set<String> capabilities() {
         return fake.capabilities();
     }
 
@@ -62,7 +62,7 @@ final class ImagingBackend implements SandboxBackend, Images {
     }
 
     @Override
-    public SandboxInstance create(InstanceSpec spec) {
+    public SandboxInstance create(InstanceSpec spec, StorageStrategies storage, OperationContext context) {
         creating.incrementAndGet();
         CountDownLatch hold = holdCreates;
         if (hold != null) {
@@ -73,7 +73,7 @@ final class ImagingBackend implements SandboxBackend, Images {
                 throw new IllegalStateException("interrupted while held", e);
             }
         }
-        return fake.create(spec);
+        return fake.create(spec, storage, context);
     }
 
     @Override
@@ -121,7 +121,7 @@ final class ImagingBackend implements SandboxBackend, Images {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return fake.create(spec);
+        return fake.create(spec, storage, context);
     }
 
     @Override
@@ -131,6 +131,17 @@ final class ImagingBackend implements SandboxBackend, Images {
 
     /** A strategy that copies files plainly. */
     static final class CopyStrategy implements StorageStrategy {
+        private final Set<ArtifactKind> kinds;
+
+        /** A strategy for workspaces. */
+        CopyStrategy() {
+            this(ArtifactKind.WORKSPACE);
+        }
+
+        CopyStrategy(ArtifactKind... kinds) {
+            this.kinds = Set.of(kinds);
+        }
+
         @Override
         public String name() {
             return "copy";
@@ -138,7 +149,7 @@ final class ImagingBackend implements SandboxBackend, Images {
 
         @Override
         public Set<ArtifactKind> kinds() {
-            return Set.of(ArtifactKind.WORKSPACE);
+            return kinds;
         }
 
         @Override

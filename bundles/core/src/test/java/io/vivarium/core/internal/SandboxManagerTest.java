@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -21,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
+import io.vivarium.api.Capability;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.EvalRequest;
 import io.vivarium.api.ExecRequest;
@@ -31,12 +33,13 @@ import io.vivarium.api.SandboxService;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.Availability;
-import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.core.internal.state.FileStateStore;
 import io.vivarium.testkit.FakeBackend;
 
@@ -223,9 +226,11 @@ class SandboxManagerTest {
         List<String> sweepStuckAt = new CopyOnWriteArrayList<>();
         SandboxBackend slowSweep = new SandboxBackend() {
             public String name() { return next.name(); }
-            public Capabilities capabilities() { return next.capabilities(); }
+            public Set<String> capabilities() { return next.capabilities(); }
             public Availability availability() { return next.availability(); }
-            public SandboxInstance create(InstanceSpec spec) { return next.create(spec); }
+            public SandboxInstance create(InstanceSpec spec, StorageStrategies storage, OperationContext context) {
+                return next.create(spec, storage, context);
+            }
             public void destroy(InstanceSpec spec, InstanceState state) { next.destroy(spec, state); }
             public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
                 if (Thread.currentThread().getName().equals("upgrade") && sweepStuckAt.isEmpty()) {
@@ -366,7 +371,7 @@ class SandboxManagerTest {
                 .getMessage().startsWith("disk_limit_mib is not supported by backend fake"));
         assertTrue(backend.creates.isEmpty(), "a bad or unenforceable limit never reaches the backend");
 
-        backend.capabilities = new Capabilities(true, false, false, false, false, false, false, false, true, false, false, true, true);
+        backend.capabilities = Set.of(Capability.EXEC, Capability.MEMORY_LIMIT, Capability.PIDS_LIMIT, Capability.DISK_LIMIT);
         m.create(ALICE, new CreateSandboxRequest(null, null, null, null, 100, 256));
         assertEquals(100, backend.creates.get(0).pidsLimit());
         assertEquals(256, backend.creates.get(0).diskLimitMib());
@@ -435,7 +440,8 @@ class SandboxManagerTest {
                 () -> m.create(ALICE, new CreateSandboxRequest(null, null, null, "debian", null, null))).status());
         assertTrue(backend.creates.isEmpty());
 
-        backend.capabilities = new Capabilities(true, false, false, false, false, false, false, false, true, true, true);
+        backend.machine = true;
+        backend.capabilities = Set.of(Capability.EXEC, Capability.MEMORY_LIMIT, Capability.IMAGE);
         for (CreateSandboxRequest bad : List.of(new CreateSandboxRequest(null, null, 0, null, null, null),
                 new CreateSandboxRequest(null, null, 257, null, null, null), new CreateSandboxRequest(null, null, null, "../etc", null, null),
                 new CreateSandboxRequest(null, null, null, "", null, null))) {

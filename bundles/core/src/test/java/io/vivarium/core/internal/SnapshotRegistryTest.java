@@ -57,6 +57,7 @@ class SnapshotRegistryTest {
 
     private WholeCore started() throws Exception {
         WholeCore manager = new WholeCore();
+        manager.seamArrived("fake", 1, 2, backend);
         manager.backendArrived(new BackendRegistry.Entry("fake", backend, "test.bundle", "1.0.0", 1));
         manager.storageArrived(5, new ImagingBackend.CopyStrategy());
         manager.start(state, "", Duration.ZERO);

@@ -29,7 +29,6 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
-import io.vivarium.api.spi.Capabilities;
 import io.vivarium.testkit.FakeBackend;
 import io.vivarium.testkit.FakeCheckpoints;
 
@@ -40,8 +39,6 @@ import org.junit.jupiter.api.io.TempDir;
 class VmCheckpointsTest {
     static final Caller ALICE = new Caller("alice", Role.ADMIN);
     static final Caller BOB = new Caller("bob", Role.ADMIN);
-    static final Capabilities MACHINE = new Capabilities(true, true, true, false, false, false, false, false, true, true,
-            false);
     private static final Duration LONG = Duration.ofMinutes(1);
 
     @TempDir
@@ -54,16 +51,31 @@ class VmCheckpointsTest {
     private FakeBackend vmBackend() {
         FakeBackend b = new FakeBackend("vmm", running);
         b.checkpoints = vm;
-        b.capabilities = MACHINE;
+        b.machine = true;
         return b;
     }
+
+    /** The backends whose bundle registers their pause seam too. */
+    private final Set<FakeBackend> pausable = ConcurrentHashMap.newKeySet();
 
     private WholeCore started(FakeBackend b, long serviceId, Duration patience) throws Exception {
         WholeCore m = new WholeCore();
         m.fingerprintArrived(1, TestModes.fakeGuest());
-        m.backendArrived(new BackendRegistry.Entry(b.name(), b, "test.vmm", "1.0.0", serviceId));
+        m.backendArrived(registered(m, b, serviceId, "1.0.0"));
         m.start(state, "", patience);
         return m;
+    }
+
+    /** Registers {@code b}'s seams as its bundle (id {@code serviceId}) would, before it; returns its entry. */
+    private BackendRegistry.Entry registered(WholeCore m, FakeBackend b, long serviceId, String version) {
+        if (b.checkpoints != null) {
+            m.seamArrived(b.name(), serviceId, 100 * serviceId + 1, b.checkpoints.checkpoints());
+            m.seamArrived(b.name(), serviceId, 100 * serviceId + 2, b.checkpoints.power());
+        }
+        if (pausable.contains(b)) {
+            m.seamArrived(b.name(), serviceId, 100 * serviceId + 3, b.pauseControl());
+        }
+        return new BackendRegistry.Entry(b.name(), b, "test.vmm", version, serviceId);
     }
 
     private static String newVm(WholeCore m) {
@@ -196,7 +208,7 @@ class VmCheckpointsTest {
         assertEquals("snapshot", r.revertedVia());
         assertTrue(vm.saved.isEmpty(), "the checkpoint is deleted all the same");
         assertFalse(Files.exists(dirOf(id).resolve(DryRunIntents.FILE)));
-        assertEquals("t1", m.snapshotVm(ALICE, id, tag("t1")).tag());
+        assertEquals("t1", m.checkpointVm(ALICE, id, tag("t1")).tag());
         assertEquals("running", m.restoreVm(ALICE, id, tag("t1")).status());
         assertTrue(vm.clockSets.isEmpty());
     }
@@ -258,13 +270,65 @@ class VmCheckpointsTest {
     }
 
     @Test
+    void checkpointsAreListedAndDeletedWithoutTheDryRunsOwnAndASandboxReachesTheSameOnes() throws Exception {
+        WholeCore m = started(backend, 1, Duration.ZERO);
+        String id = newVm(m);
+        m.checkpointVm(ALICE, id, tag("t1"));
+        m.checkpoint(ALICE, id, tag("t2"));
+        vm.saved.put("dryrun-left", new FakeCheckpoints.Saved(new io.vivarium.api.CheckpointInfo("dryrun-left", 0, 1L,
+                "fake"), Map.of(), Set.of()));
+
+        assertEquals(List.of("t1", "t2"), m.listVmCheckpoints(ALICE, id).stream().map(i -> i.tag()).sorted().toList(),
+                "a dry-run's own checkpoint is not listed");
+        assertEquals(m.listVmCheckpoints(ALICE, id), m.checkpoints(ALICE, id), "the sandbox view lists the same");
+        assertEquals("fake", m.checkpoints(ALICE, id).get(0).mode());
+
+        m.deleteVmCheckpoint(ALICE, id, "t1");
+        assertFalse(vm.saved.containsKey("t1"));
+        assertEquals(404, assertThrows(ApiException.class, () -> m.deleteVmCheckpoint(ALICE, id, "t1")).status());
+        assertEquals(400, assertThrows(ApiException.class, () -> m.deleteCheckpoint(ALICE, id, "dryrun-left")).status(),
+                "core's own tags are not the caller's to delete");
+        assertEquals(400, assertThrows(ApiException.class, () -> m.deleteCheckpoint(ALICE, id, "../t2")).status());
+        assertEquals(404, assertThrows(ApiException.class, () -> m.checkpoints(BOB, id)).status(), "another tenant's");
+        assertEquals(404, assertThrows(ApiException.class, () -> m.deleteVmCheckpoint(BOB, id, "t2")).status());
+
+        assertEquals("running", m.restoreCheckpoint(ALICE, id, "t2").status());
+        m.deleteCheckpoint(ALICE, id, "t2");
+        assertEquals(List.of(), m.checkpoints(ALICE, id));
+    }
+
+    @Test
+    void aCheckpointIsNotDeletedWhileARestoreRuns() throws Exception {
+        WholeCore m = started(backend, 1, Duration.ofMillis(200));
+        String id = newVm(m);
+        m.checkpointVm(ALICE, id, tag("t"));
+        vm.restoreEntered = new CountDownLatch(1);
+        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
+        new Thread(restoring, "restore").start();
+        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        try {
+            ApiException busy = assertThrows(ApiException.class, () -> m.deleteVmCheckpoint(ALICE, id, "t"));
+            assertEquals(409, busy.status());
+            assertTrue(busy.getMessage().contains("a restore is already running"), busy.getMessage());
+            assertEquals(409, assertThrows(ApiException.class, () -> m.listVmCheckpoints(ALICE, id)).status());
+        } finally {
+            vm.releaseRestore.countDown();
+        }
+        restoring.get(30, TimeUnit.SECONDS);
+        assertTrue(vm.saved.containsKey("t"), "kept through the refused delete");
+    }
+
+    @Test
     void aProcessSandboxKeepsItsOwnDryRunAndAVmWithoutCheckpointsCannotDryRun() throws Exception {
         backend.checkpoints = null;
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         assertEquals(501, assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("make"))).status());
-        assertEquals(501, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag("t"))).status());
+        assertEquals(501, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, id, tag("t"))).status());
         assertEquals(501, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag("t"))).status());
+        assertEquals(501, assertThrows(ApiException.class, () -> m.listVmCheckpoints(ALICE, id)).status());
+        assertEquals(501, assertThrows(ApiException.class, () -> m.deleteCheckpoint(ALICE, id, "t")).status());
+        assertEquals(501, assertThrows(ApiException.class, () -> m.stopVm(ALICE, id)).status());
     }
 
     @Test
@@ -272,7 +336,7 @@ class VmCheckpointsTest {
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         guestWithWork();
-        assertEquals("t1", m.snapshotVm(ALICE, id, tag("t1")).tag());
+        assertEquals("t1", m.checkpointVm(ALICE, id, tag("t1")).tag());
         vm.files.put("/work/new", "n");
         vm.processes.add("background");
         long pid = m.getVm(ALICE, id).pid();
@@ -285,14 +349,14 @@ class VmCheckpointsTest {
         assertEquals(Set.of("counter"), vm.processes);
         assertEquals(1, vm.clockSets.size());
         assertTrue(vm.saved.containsKey("t1"), "a restored checkpoint can be restored again");
-        assertEquals(409, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag("t1"))).status());
+        assertEquals(409, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, id, tag("t1"))).status());
     }
 
     @Test
     void aRestoreThatRelaunchesRewritesTheRecordSoARestartAdoptsTheNewProcess() throws Exception {
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
-        m.snapshotVm(ALICE, id, tag("t1"));
+        m.checkpointVm(ALICE, id, tag("t1"));
         long oldPid = m.getVm(ALICE, id).pid();
         vm.relaunch = true;
 
@@ -314,14 +378,14 @@ class VmCheckpointsTest {
         String id = newVm(m);
         for (String bad : Arrays.asList(null, "", "../../etc/passwd", "a/b", "..", ".hidden", "-x", "a b", "a\nb",
                 "x".repeat(65), "dryrun-1234")) {
-            assertEquals(400, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag(bad))).status(), bad);
+            assertEquals(400, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, id, tag(bad))).status(), bad);
             assertEquals(400, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag(bad))).status(), bad);
         }
-        assertEquals(400, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, null)).status());
+        assertEquals(400, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, id, null)).status());
         assertTrue(vm.saved.isEmpty(), "no bad tag reached the backend");
         assertEquals(404, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag("never-taken"))).status());
         assertEquals(404, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, "sb-000000000000", tag("t"))).status());
-        m.snapshotVm(ALICE, id, tag("t"));
+        m.checkpointVm(ALICE, id, tag("t"));
         assertEquals(404, assertThrows(ApiException.class, () -> m.restoreVm(BOB, id, tag("t"))).status());
         assertEquals(404, assertThrows(ApiException.class, () -> m.getVm(BOB, id)).status());
         assertTrue(m.listVms(BOB).isEmpty());
@@ -350,7 +414,7 @@ class VmCheckpointsTest {
         assertEquals(400, assertThrows(ApiException.class, () -> m.createVm(ALICE, new CreateSandboxRequest(null, null))).status());
         assertEquals(400, assertThrows(ApiException.class, () -> m.createVm(ALICE, new CreateSandboxRequest("procs", null))).status());
         assertEquals(404, assertThrows(ApiException.class, () -> m.getVm(ALICE, sandboxId)).status());
-        assertEquals(404, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, sandboxId, tag("t"))).status());
+        assertEquals(404, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, sandboxId, tag("t"))).status());
         assertEquals(List.of(vmId), m.listVms(ALICE).stream().map(SandboxInfo::id).toList());
         assertEquals(2, m.list(ALICE).size(), "a VM is a sandbox too");
         m.deleteVm(ALICE, vmId);
@@ -361,7 +425,7 @@ class VmCheckpointsTest {
     void duringARestoreASecondRestoreOrDryRunIs409AnExecWaitsThen409AndReadoptionIsNotBlocked() throws Exception {
         WholeCore m = started(backend, 1, Duration.ofMillis(200));
         String id = newVm(m);
-        m.snapshotVm(ALICE, id, tag("t"));
+        m.checkpointVm(ALICE, id, tag("t"));
         vm.restoreEntered = new CountDownLatch(1);
         FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
         new Thread(restoring, "restore").start();
@@ -371,15 +435,15 @@ class VmCheckpointsTest {
             assertEquals(409, second.status());
             assertTrue(second.getMessage().contains("a restore is already running"), second.getMessage());
             assertEquals(409, assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("true"))).status());
-            assertEquals(409, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag("u"))).status());
+            assertEquals(409, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, id, tag("u"))).status());
             ApiException exec = assertThrows(ApiException.class,
                     () -> m.exec(ALICE, id, new ExecRequest(List.of("true"), null, null, null, null, null)));
             assertEquals(409, exec.status());
             assertTrue(exec.getMessage().contains("busy with a restore"), exec.getMessage());
 
             // a bundle update re-adopts the VM while the restore still runs
-            FutureTask<Void> upgrade = new FutureTask<>(() -> m.backendArrived(
-                    new BackendRegistry.Entry("vmm", vmBackend(), "test.vmm", "1.1.0", 2)), null);
+            FutureTask<Void> upgrade = new FutureTask<>(() -> m.backendArrived(registered(m, vmBackend(), 2, "1.1.0")),
+                    null);
             new Thread(upgrade, "upgrade").start();
             upgrade.get(30, TimeUnit.SECONDS);
         } finally {
@@ -392,7 +456,7 @@ class VmCheckpointsTest {
     void anExecArrivingDuringARestoreRunsOnceItEnds() throws Exception {
         WholeCore m = started(backend, 1, LONG);
         String id = newVm(m);
-        m.snapshotVm(ALICE, id, tag("t"));
+        m.checkpointVm(ALICE, id, tag("t"));
         vm.restoreEntered = new CountDownLatch(1);
         FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
         new Thread(restoring, "restore").start();
@@ -509,7 +573,7 @@ class VmCheckpointsTest {
     void aStoppedVmStaysStoppedAcrossARestartAndStartsAgain() throws Exception {
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
-        m.snapshotVm(ALICE, id, tag("t"));
+        m.checkpointVm(ALICE, id, tag("t"));
         assertEquals("stopped", m.stopVm(ALICE, id).status());
         assertEquals(409, assertThrows(ApiException.class,
                 () -> m.exec(ALICE, id, new ExecRequest(List.of("true"), null, null, null, null, null))).status());
@@ -527,7 +591,7 @@ class VmCheckpointsTest {
     void aDeleteDuringARestoreWaitsThen409AndSucceedsOnceItEnds() throws Exception {
         WholeCore m = started(backend, 1, Duration.ofMillis(200));
         String id = newVm(m);
-        m.snapshotVm(ALICE, id, tag("t"));
+        m.checkpointVm(ALICE, id, tag("t"));
         vm.restoreEntered = new CountDownLatch(1);
         FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
         new Thread(restoring, "restore").start();
@@ -569,15 +633,12 @@ class VmCheckpointsTest {
         assertTrue(vm.saved.isEmpty(), "and deleted its checkpoint");
     }
 
-    static final Capabilities PAUSABLE = new Capabilities(true, true, true, false, false, false, true, false, true,
-            true, false);
-
     @Test
     void aPausedVmRefusesExecAndOperationsUntilResumedAndStaysPausedAcrossARestart() throws Exception {
-        backend.capabilities = PAUSABLE;
+        pausable.add(backend);
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
-        m.snapshotVm(ALICE, id, tag("t"));
+        m.checkpointVm(ALICE, id, tag("t"));
         assertEquals("paused", m.pause(ALICE, id).status());
         assertEquals("paused", m.pause(ALICE, id).status(), "pausing a paused VM returns it as it is");
         ApiException exec = assertThrows(ApiException.class,
@@ -585,13 +646,13 @@ class VmCheckpointsTest {
         assertEquals(409, exec.status());
         assertTrue(exec.getMessage().contains("is paused; resume it first"), exec.getMessage());
         assertEquals(409, assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("true"))).status());
-        assertEquals(409, assertThrows(ApiException.class, () -> m.snapshotVm(ALICE, id, tag("u"))).status());
+        assertEquals(409, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, id, tag("u"))).status());
         assertEquals(409, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag("t"))).status());
         assertEquals(409, assertThrows(ApiException.class, () -> m.stopVm(ALICE, id)).status());
         assertEquals(404, assertThrows(ApiException.class, () -> m.pause(BOB, id)).status(), "another tenant's");
 
         FakeBackend again = vmBackend();
-        again.capabilities = PAUSABLE;
+        pausable.add(again);
         again.paused = backend.paused;
         WholeCore restarted = started(again, 2, Duration.ZERO);
         assertEquals("paused", restarted.get(ALICE, id).status(), "a restart finds it paused");
@@ -608,8 +669,8 @@ class VmCheckpointsTest {
         assertEquals(501, assertThrows(ApiException.class, () -> m.pause(ALICE, id)).status());
         assertEquals("running", m.get(ALICE, id).status());
 
-        backend.capabilities = PAUSABLE;
-        m.snapshotVm(ALICE, id, tag("t"));
+        m.seamArrived("vmm", 1, 103, backend.pauseControl());
+        m.checkpointVm(ALICE, id, tag("t"));
         vm.restoreEntered = new CountDownLatch(1);
         FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
         new Thread(restoring, "restore").start();

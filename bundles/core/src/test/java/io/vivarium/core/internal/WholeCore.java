@@ -18,7 +18,6 @@ import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.SnapshotService;
 import io.vivarium.api.VmService;
-import io.vivarium.api.spi.StorageStrategy;
 
 /**
  * Core's three components started together over one state directory, as Declarative Services
@@ -34,10 +33,6 @@ class WholeCore extends SandboxManager implements VmService, SnapshotService {
         super.start(stateDir, defaultBackendName, patience);
         vms.start(core());
         snaps.start(core(), Duration.ofSeconds(SnapshotService.BRANCH_TIMEOUT_SECS));
-    }
-
-    void storageArrived(long serviceId, StorageStrategy strategy) {
-        snaps.storageArrived(serviceId, strategy);
     }
 
     @Override
@@ -71,8 +66,18 @@ class WholeCore extends SandboxManager implements VmService, SnapshotService {
     }
 
     @Override
-    public CheckpointInfo snapshotVm(Caller caller, String id, CheckpointRequest request) {
-        return vms.snapshotVm(caller, id, request);
+    public CheckpointInfo checkpointVm(Caller caller, String id, CheckpointRequest request) {
+        return vms.checkpointVm(caller, id, request);
+    }
+
+    @Override
+    public List<CheckpointInfo> listVmCheckpoints(Caller caller, String id) {
+        return vms.listVmCheckpoints(caller, id);
+    }
+
+    @Override
+    public void deleteVmCheckpoint(Caller caller, String id, String tag) {
+        vms.deleteVmCheckpoint(caller, id, tag);
     }
 
     @Override
