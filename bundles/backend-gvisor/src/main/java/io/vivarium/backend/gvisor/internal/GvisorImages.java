@@ -6,6 +6,7 @@ import io.vivarium.api.spi.CapturedImage;
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.api.spi.StoredArtifact;
@@ -19,22 +20,28 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+
 /**
  * Images of gVisor containers ({@link GvisorImage}): a runsc checkpoint (the memory of every
  * process and the sandbox's kernel state, /tmp included) and the workspace tree, copied while the
- * container is paused for the checkpoint, which then runs on ({@link GvisorBackend#checkpointAndResume});
- * a capture stores the artifacts;
- * a child is a new container restored from the checkpoint with its own copy of the workspace (a
+ * container is paused for the checkpoint, which then runs on ({@link ContainerCheckpointer#checkpointAndResume});
+ * a capture stores the artifacts through the storage strategies; a child is a new container
+ * restored from the checkpoint ({@link GvisorLauncher}) with its own copy of the workspace (a
  * reflink where the filesystem clones). The root filesystem is read-only and shared.
  */
-final class GvisorImages implements Images {
+@Component(service = Images.class, property = SandboxBackend.NAME_PROPERTY + "=" + GvisorBackend.NAME)
+public final class GvisorImages implements Images {
 
     private static final FileClones CLONES = new FileClones();
 
-    private final GvisorBackend backend;
+    private final GvisorRuntime runtime;
 
-    GvisorImages(GvisorBackend backend) {
-        this.backend = backend;
+    @Activate
+    public GvisorImages(@Reference GvisorRuntime runtime) {
+        this.runtime = runtime;
     }
 
     @Override
@@ -45,9 +52,7 @@ final class GvisorImages implements Images {
     @Override
     public CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage,
             OperationContext context) {
-        if (!(instance instanceof GvisorInstance container)) {
-            throw new IllegalArgumentException("not a gvisor instance: " + instance.getClass().getName());
-        }
+        GvisorInstance container = runtime.instances().own(instance);
         ContainerFiles files = container.record().files();
         Path checkpoint = files.checkpoint();
         Path frozen = files.frozenWorkspace();
@@ -55,8 +60,8 @@ final class GvisorImages implements Images {
             FileClones.deleteTree(checkpoint);
             FileClones.deleteTree(frozen);
             GvisorImage image = new GvisorImage(rootfsOf(files), OciSpec.memoryLimitMib(files.config()),
-                    backend.runscVersion());
-            long pause = backend.checkpointAndResume(container, checkpoint,
+                    runtime.probe().runscVersion());
+            long pause = runtime.checkpointer().checkpointAndResume(container, checkpoint,
                     () -> CLONES.cloneOrCopy(files.workspace(), frozen, () -> HostCommand.timeFor(context.remaining())),
                     context);
             Path memoryDir = Files.createDirectories(imageDir.resolve(GvisorImage.MEMORY));
@@ -98,17 +103,13 @@ final class GvisorImages implements Images {
      */
     @Override
     public SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
-        String missing = missingArtifact(imageDir);
-        if (missing != null) {
-            throw ApiException.conflict(missing);
-        }
         GvisorImage image;
         try {
             image = GvisorImage.read(imageDir);
         } catch (IOException e) {
             throw ApiException.conflict("the gVisor snapshot in " + imageDir + " cannot be read: " + e.getMessage());
         }
-        image.requireRunsc(backend.runscVersion());
+        image.requireRunsc(runtime.probe().runscVersion());
         if (spec.memoryLimitMib() != null && !spec.memoryLimitMib().equals(image.memoryLimitMib())) {
             throw ApiException.badRequest("a child of this snapshot has its memory limit ("
                     + (image.memoryLimitMib() == null ? "none" : image.memoryLimitMib() + " MiB") + "); omit memory_limit_mib");
@@ -118,7 +119,7 @@ final class GvisorImages implements Images {
         }
         StoredArtifact work = new StoredArtifact(ArtifactKind.WORKSPACE, imageDir.resolve(GvisorImage.WORK), null, 0,
                 null, null, 0);
-        return backend.start(spec, new GvisorBackend.Start(image.memoryLimitMib(), image.rootfs(),
+        return runtime.launcher().start(spec, new GvisorLauncher.Start(image.memoryLimitMib(), image.rootfs(),
                 imageDir.resolve(GvisorImage.MEMORY), files -> {
                     // the child's own workspace, made empty by start(), which removes it all if this fails:
                     // nothing live to keep, unlike a checkpoint restore's swap (ContainerFiles.replaceWorkspace)

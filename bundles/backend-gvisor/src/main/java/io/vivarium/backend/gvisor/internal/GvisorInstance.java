@@ -1,8 +1,6 @@
 package io.vivarium.backend.gvisor.internal;
 
-import io.vivarium.api.CheckpointInfo;
 import io.vivarium.api.SandboxStatus;
-import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
@@ -16,7 +14,6 @@ import io.vivarium.kit.guest.GuestAgentException;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 
 /**
@@ -25,7 +22,7 @@ import java.util.Optional;
  * A checkpoint leaves the container in its sandbox process; a restore runs it on in a new one
  * ({@link #restored}): the record and the agent's connections are replaced then.
  */
-final class GvisorInstance implements SandboxInstance, Checkpoints, AutoCloseable {
+final class GvisorInstance implements SandboxInstance, AutoCloseable {
 
     private static final Duration PING_WAIT = Duration.ofSeconds(1);
     /** Past a command's own timeout, how long the agent has to report it (it kills the group at the timeout). */
@@ -36,15 +33,12 @@ final class GvisorInstance implements SandboxInstance, Checkpoints, AutoCloseabl
     private volatile ContainerRecord record;
     private volatile GuestAgentClient agent;
     private volatile ClientGuestChannel channel;
-
-    private final GvisorCheckpoints checkpoints;
     /** Frozen by {@code runsc pause} until a {@code runsc resume}; runsc keeps it so across daemons ({@link GvisorBackend#adopt}). */
     private volatile boolean paused;
 
-    GvisorInstance(String id, ContainerRecord record, GvisorBackend backend, boolean paused) {
+    GvisorInstance(String id, ContainerRecord record, boolean paused) {
         this.id = id;
         this.paused = paused;
-        this.checkpoints = new GvisorCheckpoints(backend, this);
         connect(record);
     }
 
@@ -158,28 +152,6 @@ final class GvisorInstance implements SandboxInstance, Checkpoints, AutoCloseabl
     @Override
     public Optional<HostFiles> hostFiles() {
         return Optional.of(new HostFiles(record.files().workspace(), OciSpec.WORKSPACE, record.uid(), record.gid()));
-    }
-
-    @Override
-    public CheckpointInfo create(String tag, OperationContext context) {
-        return checkpoints.create(tag, context);
-    }
-
-    /** In place: the container is replaced by one restored from the checkpoint, this instance stays. */
-    @Override
-    public SandboxInstance restore(String tag, OperationContext context) {
-        checkpoints.restore(tag, context);
-        return this;
-    }
-
-    @Override
-    public boolean delete(String tag) {
-        return checkpoints.delete(tag);
-    }
-
-    @Override
-    public List<CheckpointInfo> list() {
-        return checkpoints.list();
     }
 
     @Override

@@ -27,8 +27,8 @@ class BuiltRootfsTest {
         GvisorHost.assumeRunsc();
         Path rootfs = GvisorHost.assumeBuiltRootfs();
         InstanceSpec spec = new InstanceSpec("built", tmp.resolve("built"), null);
-        try (GvisorBackend backend = new GvisorBackend(GvisorHost.settings(tmp, Optional.of(rootfs)))) {
-            SandboxInstance i = backend.create(spec);
+        try (Revision revision = GvisorHost.revision(tmp, Optional.of(rootfs))) {
+            SandboxInstance i = revision.create(spec);
             try {
                 ExecResult py = i.channel().exec(new ExecRequest(List.of("python3", "-c", "print(6 * 7)"), 20,
                         Map.of("PATH", "/usr/bin:/bin"), "/work", null, 1 << 16));
@@ -37,7 +37,7 @@ class BuiltRootfsTest {
                         Map.of("PATH", "/usr/bin:/bin"), "/work", null, 1 << 16));
                 assertNotEquals(0, write.exitCode(), "the root filesystem is read-only");
             } finally {
-                backend.destroy(spec, i.state());
+                revision.backend().destroy(spec, i.state());
             }
         }
     }

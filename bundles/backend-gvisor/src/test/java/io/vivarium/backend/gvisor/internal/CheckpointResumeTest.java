@@ -38,26 +38,30 @@ class CheckpointResumeTest {
     @TempDir
     Path tmp;
 
-    private GvisorBackend backend;
+    private Revision revision;
     private InstanceSpec spec;
     private GvisorInstance instance;
 
     @BeforeEach
     void start() {
         GvisorHost.assumeRunsc();
-        backend = new GvisorBackend(GvisorHost.settings(tmp));
+        revision = GvisorHost.revision(tmp);
         spec = new InstanceSpec("cp", tmp.resolve("cp"), null, null, null, null, null);
-        instance = (GvisorInstance) backend.create(spec);
+        instance = (GvisorInstance) revision.create(spec);
     }
 
     @AfterEach
     void destroy() {
         if (instance != null) {
-            backend.destroy(spec, instance.state());
+            revision.backend().destroy(spec, instance.state());
         }
-        if (backend != null) {
-            backend.close();
+        if (revision != null) {
+            revision.close();
         }
+    }
+
+    private ContainerCheckpointer checkpointer() {
+        return revision.runtime().checkpointer();
     }
 
     static String sh(SandboxInstance i, String script) {
@@ -76,7 +80,7 @@ class CheckpointResumeTest {
         ContainerFiles files = instance.record().files();
         String[] stateDuringWork = {null};
 
-        long pause = backend.checkpointAndResume(instance, image,
+        long pause = checkpointer().checkpointAndResume(instance, image,
                 () -> stateDuringWork[0] = runsc.state(files, instance.record().containerId()).orElseThrow().status(),
                 OperationContext.until(Instant.now().plusSeconds(60)));
 
@@ -94,19 +98,19 @@ class CheckpointResumeTest {
         String bg = sh(instance, "sleep 100000 >/dev/null 2>&1 </dev/null & echo $!").strip();
         long pidBefore = instance.record().sandboxPid();
         OperationContext context = OperationContext.until(Instant.now().plusSeconds(60));
-        instance.create("c1", context);
-        instance.restore("c1", context);
+        revision.checkpoints().create(instance, "c1", context);
+        revision.checkpoints().restore(instance, "c1", context);
         assertNotEquals(pidBefore, instance.record().sandboxPid(), "a restore runs a new sandbox process");
 
-        backend.close();
-        backend = new GvisorBackend(GvisorHost.settings(tmp));
+        revision.close();
+        revision = GvisorHost.revision(tmp);
         SandboxInstance adopted = adoptFromCreateTimeState(pidBefore);
         assertEquals(instance.record().sandboxPid(), ((GvisorInstance) adopted).record().sandboxPid(),
                 "adoption finds the restored sandbox, not the one core recorded at create");
         assertEquals("alive\n", sh(adopted, "kill -0 " + bg + " && echo alive"));
         instance = (GvisorInstance) adopted;
 
-        backend.checkpointAndResume(instance, tmp.resolve("again"), () -> { }, context);
+        checkpointer().checkpointAndResume(instance, tmp.resolve("again"), () -> { }, context);
         assertEquals("alive\n", sh(instance, "kill -0 " + bg + " && echo alive"),
                 "a container adopted after a restore is checkpointed again");
     }
@@ -122,10 +126,10 @@ class CheckpointResumeTest {
         runsc.signal(files, containerId, "USR1");
         awaitAbsent(files.agentDir().resolve(ContainerFiles.SOCKET_NAME));
         runsc.pause(files, containerId);
-        backend.close();
-        backend = new GvisorBackend(GvisorHost.settings(tmp));
+        revision.close();
+        revision = GvisorHost.revision(tmp);
 
-        instance = (GvisorInstance) backend.adopt(spec, instance.state());
+        instance = (GvisorInstance) revision.backend().adopt(spec, instance.state());
 
         assertEquals(io.vivarium.api.SandboxStatus.RUNNING, instance.status());
         assertEquals("up\n", sh(instance, "echo up"), "the agent listens again");
@@ -139,14 +143,14 @@ class CheckpointResumeTest {
         String containerId = instance.record().containerId();
 
         // resumed behind the checkpoint's back: its own resume then fails
-        IOException thrown = assertThrows(IOException.class, () -> backend.checkpointAndResume(instance,
+        IOException thrown = assertThrows(IOException.class, () -> checkpointer().checkpointAndResume(instance,
                 tmp.resolve("image"), () -> runsc.resume(files, containerId),
                 OperationContext.until(Instant.now().plusSeconds(60))));
 
         assertTrue(thrown.getMessage().contains("resume"), thrown.getMessage());
         assertEquals(io.vivarium.api.SandboxStatus.PAUSED, instance.status(), "the checkpoint does not know it runs");
         assertTrue(Files.exists(files.checkpointing()), "marked for the resume or the next adopt");
-        backend.resume(instance);
+        revision.pause().resume(instance);
         assertEquals(io.vivarium.api.SandboxStatus.RUNNING, instance.status());
         assertEquals("up\n", sh(instance, "echo up"), "the agent listens again");
         assertFalse(Files.exists(files.checkpointing()));
@@ -163,31 +167,32 @@ class CheckpointResumeTest {
     @Test
     void aRestoredCheckpointBringsBackFilesTmpAndProcessesAndIsListedUntilDeleted() {
         OperationContext context = OperationContext.until(Instant.now().plusSeconds(60));
+        GvisorCheckpoints checkpoints = revision.checkpoints();
         String bg = sh(instance, "echo before > /work/f; echo before > /tmp/t; "
                 + "sleep 100000 >/dev/null 2>&1 </dev/null & echo $!").strip();
-        var info = instance.create("c1", context);
+        var info = checkpoints.create(instance, "c1", context);
         assertEquals("c1", info.tag());
         assertTrue(info.mode().startsWith("checkpoint+"), info.mode());
-        assertEquals(List.of("c1"), instance.list().stream().map(i -> i.tag()).toList());
+        assertEquals(List.of("c1"), checkpoints.list(instance).stream().map(i -> i.tag()).toList());
 
         sh(instance, "echo after > /work/f; echo new > /work/g; echo after > /tmp/t; kill " + bg);
-        assertEquals(instance, instance.restore("c1", context), "restored in place");
+        assertSame(instance, checkpoints.restore(instance, "c1", context), "restored in place");
         assertEquals("before\nbefore\nalive\nno g\n", sh(instance, "cat /work/f /tmp/t; kill -0 " + bg
                 + " && echo alive; test -e /work/g || echo no g"));
 
         sh(instance, "echo again > /work/f");
-        instance.restore("c1", context);
+        checkpoints.restore(instance, "c1", context);
         assertEquals("before\n", sh(instance, "cat /work/f"), "a checkpoint can be restored again");
-        assertTrue(instance.delete("c1"));
-        assertTrue(instance.list().isEmpty());
-        assertTrue(!instance.delete("c1"), "deleted once");
+        assertTrue(checkpoints.delete(instance, "c1"));
+        assertTrue(checkpoints.list(instance).isEmpty());
+        assertTrue(!checkpoints.delete(instance, "c1"), "deleted once");
     }
 
     @Test
     void whenTheWorkFailsTheCallerHearsOfItAndTheContainerRunsOnWithItsAgent() throws Exception {
         IOException work = new IOException("the work failed");
 
-        IOException thrown = assertThrows(IOException.class, () -> backend.checkpointAndResume(instance,
+        IOException thrown = assertThrows(IOException.class, () -> checkpointer().checkpointAndResume(instance,
                 tmp.resolve("image"), () -> {
                     throw work;
                 }, OperationContext.until(Instant.now().plusSeconds(60))));
@@ -202,7 +207,7 @@ class CheckpointResumeTest {
     void aContainerARestoreStartedWithoutRecordingItIsRemovedByDestroy() throws Exception {
         ProcessHandle leaked = restoreAndCrash();
 
-        backend.destroy(spec, instance.state());
+        revision.backend().destroy(spec, instance.state());
         instance = null;
 
         awaitGone(leaked);
@@ -211,10 +216,10 @@ class CheckpointResumeTest {
     @Test
     void aContainerARestoreStartedWithoutRecordingItIsRemovedByAdoption() throws Exception {
         ProcessHandle leaked = restoreAndCrash();
-        backend.close();
-        backend = new GvisorBackend(GvisorHost.settings(tmp));
+        revision.close();
+        revision = GvisorHost.revision(tmp);
 
-        assertThrows(InstanceGoneException.class, () -> backend.adopt(spec, instance.state()),
+        assertThrows(InstanceGoneException.class, () -> revision.backend().adopt(spec, instance.state()),
                 "the recorded container was killed for the restore, so it is gone");
 
         awaitGone(leaked);
@@ -222,12 +227,12 @@ class CheckpointResumeTest {
     }
 
     /**
-     * What a daemon killed during {@link GvisorBackend#restoreFrom} leaves: the recorded container
+     * What a daemon killed during {@link ContainerCheckpointer#restoreFrom} leaves: the recorded container
      * killed, and a container restored from a checkpoint that only the restoring file names.
      */
     private ProcessHandle restoreAndCrash() throws Exception {
         Path image = tmp.resolve("image");
-        backend.checkpointAndResume(instance, image, () -> { }, OperationContext.until(Instant.now().plusSeconds(60)));
+        checkpointer().checkpointAndResume(instance, image, () -> { }, OperationContext.until(Instant.now().plusSeconds(60)));
         ContainerFiles files = instance.record().files();
         Runsc runsc = new Runsc(GvisorHost.RUNSC);
         ProcessHandle recorded = ProcessHandle.of(instance.record().sandboxPid()).orElseThrow();
@@ -253,6 +258,6 @@ class CheckpointResumeTest {
     private SandboxInstance adoptFromCreateTimeState(long pidBefore) throws InstanceGoneException {
         Map<String, String> data = new java.util.HashMap<>(instance.state().data());
         data.put("pid", Long.toString(pidBefore));
-        return backend.adopt(spec, new io.vivarium.api.spi.InstanceState(pidBefore, data));
+        return revision.backend().adopt(spec, new io.vivarium.api.spi.InstanceState(pidBefore, data));
     }
 }

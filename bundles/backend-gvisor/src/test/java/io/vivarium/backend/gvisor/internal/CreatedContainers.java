@@ -12,8 +12,8 @@ final class CreatedContainers {
     private final List<InstanceSpec> specs = new ArrayList<>();
     private final List<SandboxInstance> instances = new ArrayList<>();
 
-    SandboxInstance create(GvisorBackend backend, InstanceSpec spec) {
-        SandboxInstance i = backend.create(spec);
+    SandboxInstance create(Revision revision, InstanceSpec spec) {
+        SandboxInstance i = revision.create(spec);
         specs.add(spec);
         instances.add(i);
         return i;
@@ -29,18 +29,18 @@ final class CreatedContainers {
     }
 
     /** Destroys the {@code k}th container; it is no longer this list's to destroy. */
-    void destroy(GvisorBackend backend, int k) {
-        backend.destroy(specs.remove(k), instances.remove(k).state());
+    void destroy(Revision revision, int k) {
+        revision.backend().destroy(specs.remove(k), instances.remove(k).state());
     }
 
-    /** Destroys every container left and lets go of {@code backend}; nothing to do without one. */
-    void destroyAll(GvisorBackend backend) {
-        if (backend == null) {
+    /** Destroys every container left and lets go of {@code revision}; nothing to do without one. */
+    void destroyAll(Revision revision) {
+        if (revision == null) {
             return;
         }
         while (!specs.isEmpty()) {
-            destroy(backend, 0);
+            destroy(revision, 0);
         }
-        backend.close();
+        revision.close();
     }
 }

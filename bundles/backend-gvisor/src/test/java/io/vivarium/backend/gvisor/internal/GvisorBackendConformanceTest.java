@@ -1,25 +1,32 @@
 package io.vivarium.backend.gvisor.internal;
 
+import io.vivarium.api.spi.Checkpoints;
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.testkit.CheckpointsSuite;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The kit's contract, checkpoints included, on real gVisor containers, with the host's /usr as their root filesystem. */
+/**
+ * The kit's contract, checkpoints and pause included, on real gVisor containers, with the host's
+ * /usr as their root filesystem.
+ */
 class GvisorBackendConformanceTest extends CheckpointsSuite {
 
     @TempDir
     static Path agentDir;
 
-    /** The revision before the current one, let go of when the next one comes, as OSGi deactivates it first. */
-    private static GvisorBackend current;
+    /** Every revision made, the latest last; each is let go of when the next one comes, as OSGi deactivates it first. */
+    private static final List<Revision> REVISIONS = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void needsRunsc() {
@@ -28,19 +35,30 @@ class GvisorBackendConformanceTest extends CheckpointsSuite {
 
     @Override
     protected SandboxBackend newBackend(Path stateDir) {
-        if (current != null) {
-            current.close();
+        if (!REVISIONS.isEmpty()) {
+            REVISIONS.getLast().close();
         }
-        current = new GvisorBackend(GvisorHost.settings(agentDir));
-        return current;
+        Revision next = GvisorHost.revision(agentDir);
+        REVISIONS.add(next);
+        return next.backend();
     }
 
     @AfterAll
     static void letGo() {
-        if (current != null) {
-            current.close();
-            current = null;
+        if (!REVISIONS.isEmpty()) {
+            REVISIONS.getLast().close();
         }
+        REVISIONS.clear();
+    }
+
+    @Override
+    protected Checkpoints checkpoints(SandboxBackend backend) {
+        return Revision.of(backend, REVISIONS).checkpoints();
+    }
+
+    @Override
+    protected PauseControl pauseControl(SandboxBackend backend) {
+        return Revision.of(backend, REVISIONS).pause();
     }
 
     @Override

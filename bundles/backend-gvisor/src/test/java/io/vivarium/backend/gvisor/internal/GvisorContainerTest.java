@@ -32,23 +32,23 @@ class GvisorContainerTest {
     @TempDir
     Path tmp;
 
-    private GvisorBackend backend;
+    private Revision revision;
     private final CreatedContainers created = new CreatedContainers();
 
     @BeforeEach
     void start() {
         GvisorHost.assumeRunsc();
-        backend = new GvisorBackend(GvisorHost.settings(tmp));
+        revision = GvisorHost.revision(tmp);
     }
 
     @AfterEach
     void destroyAll() {
-        created.destroyAll(backend);
+        created.destroyAll(revision);
     }
 
     private SandboxInstance create(String id, Integer memoryMib) {
         InstanceSpec spec = new InstanceSpec(id, tmp.resolve(id), memoryMib, null, null, null, null);
-        return created.create(backend, spec);
+        return created.create(revision, spec);
     }
 
     private static ExecResult sh(SandboxInstance i, String script) {
@@ -70,11 +70,11 @@ class GvisorContainerTest {
 
     @Test
     void pidsAndDiskLimitsAreRefusedWithTheReason() {
-        ApiException pids = assertThrows(ApiException.class, () -> backend.create(
+        ApiException pids = assertThrows(ApiException.class, () -> revision.create(
                 new InstanceSpec("pids", tmp.resolve("pids"), null, null, null, 32, null)));
         assertEquals(501, pids.status());
         assertTrue(pids.getMessage().contains("pids_limit"), pids.getMessage());
-        ApiException disk = assertThrows(ApiException.class, () -> backend.create(
+        ApiException disk = assertThrows(ApiException.class, () -> revision.create(
                 new InstanceSpec("disk", tmp.resolve("disk"), null, null, null, null, 64)));
         assertEquals(501, disk.status());
         assertFalse(Files.exists(tmp.resolve("pids").resolve("runsc")), "nothing was made for a refused create");
@@ -105,7 +105,7 @@ class GvisorContainerTest {
     @Test
     void aMemoryLimitTooSmallToStartIsA400ThatLeavesNoCgroupAndNoFiles() {
         // a 1 MiB limit: runsc makes the cgroup, then its gofer cannot start in it
-        ApiException e = assertThrows(ApiException.class, () -> backend.create(
+        ApiException e = assertThrows(ApiException.class, () -> revision.create(
                 new InstanceSpec("tiny", tmp.resolve("tiny"), 1, null, null, null, null)));
         assertEquals(400, e.status(), e.getMessage());
         assertTrue(e.getMessage().startsWith("memory_limit_mib 1 is too small"), e.getMessage());
@@ -131,7 +131,7 @@ class GvisorContainerTest {
         assertFalse(i.alive());
         assertTrue(i.reason().contains("exited"), i.reason());
 
-        created.destroy(backend, 0);
+        created.destroy(revision, 0);
 
         assertTrue(ProcessHandle.of(record.sandboxPid()).map(p -> !p.isAlive()).orElse(true), "the sandbox process");
         assertFalse(Files.exists(record.files().runscRoot()), "runsc's state root");

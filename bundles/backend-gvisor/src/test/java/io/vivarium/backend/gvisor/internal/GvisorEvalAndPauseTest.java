@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.Capability;
 import io.vivarium.api.EvalResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.SandboxStatus;
@@ -32,21 +33,21 @@ class GvisorEvalAndPauseTest {
     @TempDir
     Path tmp;
 
-    private GvisorBackend backend;
+    private Revision revision;
     private final CreatedContainers created = new CreatedContainers();
 
     @AfterEach
     void destroyAll() {
-        created.destroyAll(backend);
+        created.destroyAll(revision);
     }
 
     private SandboxInstance create(Optional<Path> rootfs, String id) {
         GvisorHost.assumeRunsc();
-        if (backend == null) {
-            backend = new GvisorBackend(GvisorHost.settings(tmp, rootfs));
+        if (revision == null) {
+            revision = GvisorHost.revision(tmp, rootfs);
         }
         InstanceSpec spec = new InstanceSpec(id, tmp.resolve(id), null, null, null, null, null);
-        return created.create(backend, spec);
+        return created.create(revision, spec);
     }
 
     private static EvalResult eval(SandboxInstance i, String code, int timeoutSecs) {
@@ -56,7 +57,7 @@ class GvisorEvalAndPauseTest {
     @Test
     void evalKeepsStateReturnsErrorsAndOutputAndATimeoutReplacesTheInterpreter() {
         SandboxInstance i = create(Optional.of(GvisorHost.assumeBuiltRootfs()), "eval");
-        assertTrue(backend.capabilities().eval());
+        assertTrue(revision.backend().capabilities().contains(Capability.EVAL));
         assertEquals(null, i.channel().ping().pythonVersion(), "no interpreter before the first eval");
         EvalResult set = eval(i, "x = 41", 10);
         assertEquals(new EvalResult(null, null, 0, "", true), set);
@@ -99,27 +100,26 @@ class GvisorEvalAndPauseTest {
     @Test
     void pauseFreezesTheContainerAcrossAnAdoptionAndResumeRunsItOn() throws Exception {
         SandboxInstance i = create(Optional.empty(), "pause");
-        assertTrue(backend.capabilities().pause());
         assertEquals(0, i.channel().exec(new ExecRequest(List.of("/bin/sh", "-c",
                 "(while :; do echo x >> /work/ticks; sleep 0.05; done) >/dev/null 2>&1 </dev/null &"), 10,
                 Map.of("PATH", "/usr/bin:/bin"), "/work", null, 1 << 10)).exitCode());
         Path ticks = ((GvisorInstance) i).record().files().workspace().resolve("ticks");
         awaitGrowth(ticks);
 
-        backend.pause(i);
+        revision.pause().pause(i);
         assertEquals(SandboxStatus.PAUSED, i.status());
         long frozen = Files.size(ticks);
         Thread.sleep(300); // a span in which the loop, were it running, would add about 6 lines
         assertEquals(frozen, Files.size(ticks), "nothing runs in a paused container");
 
         InstanceState state = i.state();
-        backend.close();
-        backend = new GvisorBackend(GvisorHost.settings(tmp, Optional.empty()));
-        SandboxInstance adopted = backend.adopt(created.spec(0), state);
+        revision.close();
+        revision = GvisorHost.revision(tmp, Optional.empty());
+        SandboxInstance adopted = revision.backend().adopt(created.spec(0), state);
         created.adopted(0, adopted);
         assertEquals(SandboxStatus.PAUSED, adopted.status(), "runsc keeps it paused for the next daemon");
 
-        backend.resume(adopted);
+        revision.pause().resume(adopted);
         assertEquals(SandboxStatus.RUNNING, adopted.status());
         awaitGrowth(ticks);
         assertTrue(adopted.channel().ping().pong());
@@ -128,9 +128,9 @@ class GvisorEvalAndPauseTest {
     @Test
     void aPausedContainerIsDestroyed() throws Exception {
         GvisorInstance i = (GvisorInstance) create(Optional.empty(), "paused-delete");
-        backend.pause(i);
+        revision.pause().pause(i);
         long pid = i.record().sandboxPid();
-        created.destroy(backend, 0);
+        created.destroy(revision, 0);
         assertTrue(ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true), "the sandbox process is gone");
         assertFalse(Files.exists(i.record().files().runscRoot()), "runsc's state root is removed");
     }

@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
+
+import io.vivarium.api.spi.OperationContext;
 
 import org.junit.jupiter.api.Assumptions;
 
@@ -12,6 +15,7 @@ import org.junit.jupiter.api.Assumptions;
 final class GvisorHost {
 
     static final Path RUNSC = Path.of("/usr/bin/runsc");
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
 
     private GvisorHost() {
     }
@@ -53,7 +57,21 @@ final class GvisorHost {
     }
 
     static GvisorSettings settings(Path dir, Optional<Path> rootfs) {
-        return new GvisorSettings(RUNSC, rootfs, 65534, 65534, Duration.ofSeconds(30), dir.resolve("agent-bin"),
+        return new GvisorSettings(RUNSC, rootfs, 65534, 65534, START_TIMEOUT, dir.resolve("agent-bin"),
                 GvisorSettings.defaultLinkDir());
+    }
+
+    /** A revision of the backend with the host's /usr as the root filesystem, and the agent binary and links in {@code dir}. */
+    static Revision revision(Path dir) {
+        return Revision.of(settings(dir));
+    }
+
+    static Revision revision(Path dir, Optional<Path> rootfs) {
+        return Revision.of(settings(dir, rootfs));
+    }
+
+    /** The context of a create or checkpoint: the start timeout and half a minute more. */
+    static OperationContext operation() {
+        return OperationContext.until(Instant.now().plus(START_TIMEOUT).plusSeconds(30));
     }
 }

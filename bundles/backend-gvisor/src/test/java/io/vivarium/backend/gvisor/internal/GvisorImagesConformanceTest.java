@@ -22,7 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 class GvisorImagesConformanceTest extends ImagesSuite {
 
     private static final StorageStrategies STORAGE = FixedStorage.of(new ReflinkStrategyComponent());
-    private static final List<GvisorBackend> BACKENDS = new CopyOnWriteArrayList<>();
+    private static final List<Revision> REVISIONS = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void needsRunsc() {
@@ -30,21 +30,21 @@ class GvisorImagesConformanceTest extends ImagesSuite {
     }
 
     @AfterAll
-    static void closeBackends() {
-        BACKENDS.forEach(GvisorBackend::close);
-        BACKENDS.clear();
+    static void closeRevisions() {
+        REVISIONS.forEach(Revision::close);
+        REVISIONS.clear();
     }
 
     @Override
     protected SandboxBackend newBackend(Path stateDir) {
-        GvisorBackend backend = new GvisorBackend(GvisorHost.settings(stateDir));
-        BACKENDS.add(backend);
-        return backend;
+        Revision revision = GvisorHost.revision(stateDir);
+        REVISIONS.add(revision);
+        return revision.backend();
     }
 
     @Override
     protected Images images(SandboxBackend backend) {
-        return ((GvisorBackend) backend).images();
+        return Revision.of(backend, REVISIONS).images();
     }
 
     @Override
