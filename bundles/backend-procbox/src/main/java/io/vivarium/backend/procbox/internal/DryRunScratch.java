@@ -1,5 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.ApiException;
+
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -33,7 +35,7 @@ final class DryRunScratch {
     }
 
     /** What dry-runs interrupted by a crash of the daemon left in {@code sandboxDir}. */
-    static List<DryRunScratch> leftovers(Path sandboxDir) throws IOException {
+    private static List<DryRunScratch> leftovers(Path sandboxDir) throws IOException {
         List<DryRunScratch> found = new ArrayList<>();
         if (!Files.isDirectory(sandboxDir)) {
             return found;
@@ -46,6 +48,21 @@ final class DryRunScratch {
             }
         }
         return found;
+    }
+
+    /**
+     * Ends, unmounts and removes what dry-runs interrupted by a crash of the daemon left in
+     * {@code home}, the directory of sandbox {@code sandboxId}'s files.
+     */
+    static void discardLeftovers(String sandboxId, Path home, HostTools tools) {
+        try {
+            for (DryRunScratch leftover : leftovers(home)) {
+                leftover.discard(tools);
+            }
+        } catch (IOException e) {
+            throw ApiException.internal("cannot discard what an interrupted dry-run left in sandbox " + sandboxId
+                    + ": " + e.getMessage(), e);
+        }
     }
 
     Path upper() {

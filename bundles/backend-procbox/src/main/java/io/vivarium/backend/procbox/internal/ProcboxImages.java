@@ -12,10 +12,15 @@ import io.vivarium.api.spi.CapturedImage;
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.api.spi.StorageStrategy;
 import io.vivarium.api.spi.StoredArtifact;
+
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
 
 /**
  * Images of process sandboxes: the workspace only, never the memory of the sandbox's processes
@@ -23,9 +28,11 @@ import io.vivarium.api.spi.StoredArtifact;
  * loop-mounted images, the image file is stored while its filesystem is frozen ({@code fsfreeze}),
  * so it is consistent and the sandbox's writes wait only for that moment; a child gets its own
  * copy of the file (a reflink where the state directory's filesystem clones). Where they are
- * plain directories (a daemon that is not root), the tree is copied while the sandbox runs.
+ * plain directories (a daemon that is not root), the tree is copied while the sandbox runs. A
+ * child is started as a create is ({@link ProcboxLauncher}), on its own copy of the workspace.
  */
-final class ProcboxImages implements Images {
+@Component(service = Images.class, property = SandboxBackend.NAME_PROPERTY + "=" + ProcboxBackend.NAME)
+public final class ProcboxImages implements Images {
 
     static final String DESCRIPTION = "files only: a snapshot, branch or fork captures the workspace (/work), "
             + "not the memory or processes of the sandbox";
@@ -34,13 +41,14 @@ final class ProcboxImages implements Images {
     /** Where a directory workspace goes in an image. */
     private static final String TREE = "work";
 
-    private final ProcboxBackend backend;
+    private final ProcboxRuntime runtime;
+    /** Whether workspaces are loop-mounted image files on this host. */
     private final boolean imageFiles;
 
-    /** @param imageFiles whether workspaces are loop-mounted image files on this host */
-    ProcboxImages(ProcboxBackend backend, boolean imageFiles) {
-        this.backend = backend;
-        this.imageFiles = imageFiles;
+    @Activate
+    public ProcboxImages(@Reference ProcboxRuntime runtime) {
+        this.runtime = runtime;
+        this.imageFiles = runtime.probe().workspaces().supported();
     }
 
     @Override
@@ -51,9 +59,7 @@ final class ProcboxImages implements Images {
     @Override
     public CapturedImage capture(SandboxInstance instance, Path imageDir, StorageStrategies storage,
             OperationContext context) {
-        if (!(instance instanceof ProcboxInstance procbox)) {
-            throw new IllegalArgumentException("not a procbox instance: " + instance.getClass().getName());
-        }
+        ProcboxInstance procbox = runtime.instances().own(instance);
         Path file = procbox.dir().resolve(WorkspaceImages.IMAGE);
         Path workDir = ProcboxInstance.workspaceDir(procbox.dir());
         try {
@@ -92,25 +98,26 @@ final class ProcboxImages implements Images {
 
     @Override
     public SandboxInstance fork(InstanceSpec spec, Path imageDir, StorageStrategies storage, OperationContext context) {
-        String missing = missingArtifact(imageDir);
-        if (missing != null) {
-            throw ApiException.conflict(missing);
-        }
         try {
             Files.createDirectories(spec.dir());
             if (imageFiles) {
                 Path target = spec.dir().resolve(WorkspaceImages.IMAGE);
                 materialise(storage, imageDir.resolve(WorkspaceImages.IMAGE), target, context);
                 context.checkpoint("starting sandbox " + spec.id());
-                return backend.createWithImage(spec, target);
+                return start(spec, target);
             }
             materialise(storage, imageDir.resolve(TREE), ProcboxInstance.workspaceDir(spec.dir()), context);
             context.checkpoint("starting sandbox " + spec.id());
-            return backend.createWithImage(spec, null);
+            return start(spec, null);
         } catch (IOException e) {
             throw ApiException.internal("cannot copy the workspace of snapshot " + imageDir + " for sandbox " + spec.id()
                     + ": " + e.getMessage(), e);
         }
+    }
+
+    /** @param copiedImage the child's workspace image, or null for a tree already copied into its workspace */
+    private SandboxInstance start(InstanceSpec spec, Path copiedImage) {
+        return runtime.instances().put(runtime.launcher().start(spec, copiedImage));
     }
 
     private static void materialise(StorageStrategies storage, Path stored, Path target, OperationContext context)

@@ -10,8 +10,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 
-/** A running bubblewrap sandbox, created or adopted. */
-final class ProcboxInstance implements SandboxInstance {
+/**
+ * A running bubblewrap sandbox, created or adopted. Closing it lets go of this revision's hold on
+ * it (its agent's idle connections); the sandbox runs on.
+ */
+final class ProcboxInstance implements SandboxInstance, AutoCloseable {
 
     private static final String WORKSPACE_DIR = "work";
     private static final String AGENT_DIR = "agent";
@@ -137,5 +140,13 @@ final class ProcboxInstance implements SandboxInstance {
      */
     HostFiles workspaceOnHost() {
         return new HostFiles(workspaceDir(dir), SandboxCommands.WORKSPACE, sandbox.uid(), sandbox.gid());
+    }
+
+    /** Retires the agent channel's pooled connections: a request that still holds this instance connects for itself. */
+    @Override
+    public void close() {
+        if (channel instanceof AgentChannel agent) {
+            agent.close();
+        }
     }
 }

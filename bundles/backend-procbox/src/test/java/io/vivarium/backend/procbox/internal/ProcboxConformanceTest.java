@@ -25,18 +25,18 @@ class ProcboxConformanceTest extends SandboxBackendSuite {
     }
 
     /** Closed once every test of the class has destroyed its sandboxes: that deletes their pools of ready images. */
-    private static final List<ProcboxBackend> BACKENDS = new CopyOnWriteArrayList<>();
+    private static final List<Procbox> REVISIONS = new CopyOnWriteArrayList<>();
 
     @AfterAll
-    static void closeBackends() {
-        BACKENDS.forEach(ProcboxBackend::close);
+    static void closeRevisions() {
+        REVISIONS.forEach(Procbox::close);
     }
 
     @Override
     protected SandboxBackend newBackend(Path stateDir) {
-        ProcboxBackend backend = ProcboxSandboxTest.rootBackend();
-        BACKENDS.add(backend);
-        return backend;
+        Procbox procbox = Procbox.root();
+        REVISIONS.add(procbox);
+        return procbox.backend();
     }
 
     @Override

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.spi.InstanceSpec;
-import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
 
@@ -39,9 +38,8 @@ class ProcboxDryRunLatencyTest {
     @Test
     void measure() throws Exception {
         Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
-        ProcboxBackend overlay = ProcboxSandboxTest.rootBackend();
-        ProcboxBackend copy = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
-                ProcboxSettings.DEFAULT_CGROUP_ROOT, false), false);
+        Procbox overlay = Procbox.root();
+        Procbox copy = new Procbox(new ProcboxRuntime(Procbox.rootSettings(false), false));
         InstanceSpec spec = new InstanceSpec("bench", Files.createDirectory(tmp.resolve("bench")), null);
         SandboxInstance instance = overlay.create(spec);
         try {
@@ -65,15 +63,17 @@ class ProcboxDryRunLatencyTest {
             assertTrue(overlayOverhead < 100, "overlay overhead " + overlayOverhead + " ms");
             assertTrue(copyOverhead >= 20 * overlayOverhead, "copy " + copyOverhead + " ms, overlay " + overlayOverhead);
         } finally {
-            overlay.destroy(spec, instance.state());
+            overlay.backend().destroy(spec, instance.state());
+            overlay.close();
+            copy.close();
         }
     }
 
-    private static double[] dryRuns(SandboxBackend backend, SandboxInstance instance, String mechanism) {
+    private static double[] dryRuns(Procbox procbox, SandboxInstance instance, String mechanism) {
         double[] samples = new double[RUNS];
         for (int i = -2; i < RUNS; i++) {
             long start = System.nanoTime();
-            ScratchRun run = backend.dryRun(instance, TRUE);
+            ScratchRun run = procbox.scratchRuns().run(instance, TRUE);
             run.close();
             record(samples, i, start);
             assertEquals(mechanism, run.mechanism());

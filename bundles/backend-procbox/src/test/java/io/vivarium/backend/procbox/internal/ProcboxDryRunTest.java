@@ -84,24 +84,24 @@ class ProcboxDryRunTest {
     Path tmp;
 
     private final List<Created> created = new ArrayList<>();
-    private ProcboxBackend backend;
+    private Procbox procbox;
 
-    private record Created(ProcboxBackend backend, InstanceSpec spec, SandboxInstance instance) {
+    private record Created(Procbox procbox, InstanceSpec spec, SandboxInstance instance) {
     }
 
     @BeforeEach
     void requireBubblewrapAndRoot() {
         Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
-        backend = ProcboxSandboxTest.rootBackend();
+        procbox = Procbox.root();
     }
 
     @AfterEach
     void destroyAll() {
-        created.forEach(c -> c.backend().destroy(c.spec(), c.instance().state()));
-        // deletes the backends' pools of ready workspace images
-        created.stream().map(Created::backend).distinct().forEach(ProcboxBackend::close);
-        if (backend != null) {
-            backend.close();
+        created.forEach(c -> c.procbox().backend().destroy(c.spec(), c.instance().state()));
+        // deletes the runtimes' pools of ready workspace images
+        created.stream().map(Created::procbox).distinct().forEach(Procbox::close);
+        if (procbox != null) {
+            procbox.close();
         }
     }
 
@@ -113,16 +113,15 @@ class ProcboxDryRunTest {
                 Arguments.of(false, true));
     }
 
-    private static ProcboxBackend backend(boolean overlay, boolean userNamespace) {
-        return new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
-                ProcboxSettings.DEFAULT_CGROUP_ROOT, userNamespace), overlay);
+    private static Procbox procbox(boolean overlay, boolean userNamespace) {
+        return new Procbox(new ProcboxRuntime(Procbox.rootSettings(userNamespace), overlay));
     }
 
-    private Created create(ProcboxBackend on) throws IOException {
+    private Created create(Procbox on) throws IOException {
         return create(on, null);
     }
 
-    private Created create(ProcboxBackend on, Integer memoryLimitMib) throws IOException {
+    private Created create(Procbox on, Integer memoryLimitMib) throws IOException {
         String id = "dr-" + UUID.randomUUID().toString().substring(0, 8);
         InstanceSpec spec = new InstanceSpec(id, Files.createDirectory(tmp.resolve(id)), memoryLimitMib);
         Created sandbox = new Created(on, spec, on.create(spec));
@@ -142,13 +141,13 @@ class ProcboxDryRunTest {
     @MethodSource("mechanisms")
     void runsAgainstAThrowawayViewAndLeavesTheWorkspaceAsItWas(boolean overlay, boolean userNamespace)
             throws Exception {
-        ProcboxBackend on = backend(overlay, userNamespace);
+        Procbox on = procbox(overlay, userNamespace);
         Created sandbox = create(on);
         assertEquals(0, exec(sandbox.instance(), POPULATE).exitCode());
         Path work = sandbox.spec().dir().resolve("work");
         SortedMap<String, String> before = snapshot(work);
 
-        ScratchRun run = on.dryRun(sandbox.instance(), command(CHANGE, 30));
+        ScratchRun run = on.scratchRuns().run(sandbox.instance(), command(CHANGE, 30));
         try {
             assertEquals("done\n" + sandbox.spec().id() + "\n", run.result().stdout(), run.result().stderr());
             assertEquals(0, run.result().exitCode());
@@ -186,10 +185,10 @@ class ProcboxDryRunTest {
 
     @Test
     void aTimeoutKillsTheCommandAndStillDiscardsItsEffects() throws Exception {
-        Created sandbox = create(backend);
+        Created sandbox = create(procbox);
         SortedMap<String, String> before = snapshot(sandbox.spec().dir().resolve("work"));
 
-        ScratchRun run = backend.dryRun(sandbox.instance(), command("echo x > partial; sleep " + LONG_NAP + " & sleep " + SHORT_NAP, 1));
+        ScratchRun run = procbox.scratchRuns().run(sandbox.instance(), command("echo x > partial; sleep " + LONG_NAP + " & sleep " + SHORT_NAP, 1));
         run.close();
 
         // both sleeps are killed: assertClean finds neither
@@ -202,14 +201,14 @@ class ProcboxDryRunTest {
     @Test
     void theTwinHasItsOwnProcessesButTheSandboxsLoopbackAndHostname() throws Exception {
         ProcboxSandboxTest.assumeSystemPython();
-        Created sandbox = create(backend);
+        Created sandbox = create(procbox);
         SandboxInstance instance = sandbox.instance();
         exec(instance, "python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &");
         String fetch = "python3 -c 'import urllib.request; "
                 + "print(urllib.request.urlopen(\"http://127.0.0.1:8765/\").status)'";
         assertTrue(awaitZeroExit(instance, fetch), "the server in the sandbox did not come up");
 
-        ScratchRun run = backend.dryRun(instance, command(fetch + "; hostname; ps -eo args", 10));
+        ScratchRun run = procbox.scratchRuns().run(instance, command(fetch + "; hostname; ps -eo args", 10));
         run.close();
 
         List<String> lines = run.result().stdout().lines().toList();
@@ -225,10 +224,10 @@ class ProcboxDryRunTest {
 
     @Test
     void runsInTheRequestedDirectoryWithTheRequestedEnvironment() throws Exception {
-        Created sandbox = create(backend);
+        Created sandbox = create(procbox);
         exec(sandbox.instance(), "mkdir -p sub/dir");
 
-        ScratchRun run = backend.dryRun(sandbox.instance(), new ExecRequest(List.of("sh", "-c", "pwd; echo \"$FOO\""),
+        ScratchRun run = procbox.scratchRuns().run(sandbox.instance(), new ExecRequest(List.of("sh", "-c", "pwd; echo \"$FOO\""),
                 10, Map.of("PATH", "/usr/bin:/bin", "FOO", "a b"), "/work/sub/dir", null, 1000));
         run.close();
 
@@ -239,12 +238,12 @@ class ProcboxDryRunTest {
     void theTwinIsChargedToTheSandboxsMemoryCgroup() throws Exception {
         ProcboxSandboxTest.assumeMemoryCgroup();
         ProcboxSandboxTest.assumeSystemPython();
-        Created sandbox = create(backend, 64);
+        Created sandbox = create(procbox, 64);
         String allocate = "python3 -c 'b = bytearray(%d * 1024 * 1024); print(len(b))'";
 
-        ScratchRun small = backend.dryRun(sandbox.instance(), command(allocate.formatted(16), 10));
+        ScratchRun small = procbox.scratchRuns().run(sandbox.instance(), command(allocate.formatted(16), 10));
         small.close();
-        ScratchRun big = backend.dryRun(sandbox.instance(), command(allocate.formatted(200), 10));
+        ScratchRun big = procbox.scratchRuns().run(sandbox.instance(), command(allocate.formatted(200), 10));
         big.close();
 
         assertEquals(0, small.result().exitCode(), small.result().stderr());
@@ -254,11 +253,11 @@ class ProcboxDryRunTest {
 
     @Test
     void refusesASandboxThatIsNotRunning() throws Exception {
-        Created sandbox = create(backend);
+        Created sandbox = create(procbox);
         ProcFs.liveStartTime(sandbox.instance().state().pid()).ifPresent(
                 t -> new InitProcess(sandbox.instance().state().pid(), t).kill(java.time.Duration.ofSeconds(2)));
 
-        ApiException e = assertThrows(ApiException.class, () -> backend.dryRun(sandbox.instance(), command("true", 5)));
+        ApiException e = assertThrows(ApiException.class, () -> procbox.scratchRuns().run(sandbox.instance(), command("true", 5)));
 
         assertEquals(503, e.status());
         assertEquals(List.of(), scratchDirs(sandbox));
@@ -267,20 +266,21 @@ class ProcboxDryRunTest {
     @ParameterizedTest(name = "adopt={0}")
     @MethodSource("adoptOrDestroy")
     void adoptAndDestroyDiscardWhatAnInterruptedDryRunLeft(boolean adopt) throws Exception {
-        Created sandbox = create(backend);
+        Created sandbox = create(procbox);
         exec(sandbox.instance(), "echo kept > kept.txt");
         Path work = sandbox.spec().dir().resolve("work");
         SortedMap<String, String> before = snapshot(work);
         CompletableFuture<ScratchRun> interrupted = CompletableFuture.supplyAsync(
-                () -> backend.dryRun(sandbox.instance(), command("rm kept.txt; echo x > new; sleep " + LONG_NAP, 60)));
+                () -> procbox.scratchRuns().run(sandbox.instance(), command("rm kept.txt; echo x > new; sleep " + LONG_NAP, 60)));
         Path scratch = awaitRunningTwin(sandbox);
 
         // a restarted daemon: another backend instance finds the leftovers
-        ProcboxBackend restarted = ProcboxSandboxTest.rootBackend();
-        if (adopt) {
-            restarted.adopt(sandbox.spec(), sandbox.instance().state());
-        } else {
-            restarted.destroy(sandbox.spec(), sandbox.instance().state());
+        try (Procbox restarted = Procbox.root()) {
+            if (adopt) {
+                restarted.backend().adopt(sandbox.spec(), sandbox.instance().state());
+            } else {
+                restarted.backend().destroy(sandbox.spec(), sandbox.instance().state());
+            }
         }
 
         assertFalse(Files.exists(scratch));

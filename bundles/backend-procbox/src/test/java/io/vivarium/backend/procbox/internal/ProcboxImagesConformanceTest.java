@@ -23,7 +23,7 @@ import org.junit.jupiter.api.BeforeEach;
 class ProcboxImagesConformanceTest extends ImagesSuite {
 
     private static final StorageStrategy REFLINK = new ReflinkStrategyComponent();
-    private static final List<ProcboxBackend> BACKENDS = new CopyOnWriteArrayList<>();
+    private static final List<Procbox> REVISIONS = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void requireBubblewrapAndRoot() {
@@ -31,21 +31,22 @@ class ProcboxImagesConformanceTest extends ImagesSuite {
     }
 
     @AfterAll
-    static void closeBackends() {
-        BACKENDS.forEach(ProcboxBackend::close);
-        BACKENDS.clear();
+    static void closeRevisions() {
+        REVISIONS.forEach(Procbox::close);
+        REVISIONS.clear();
     }
 
     @Override
     protected SandboxBackend newBackend(Path stateDir) {
-        ProcboxBackend backend = ProcboxSandboxTest.rootBackend();
-        BACKENDS.add(backend);
-        return backend;
+        Procbox procbox = Procbox.root();
+        REVISIONS.add(procbox);
+        return procbox.backend();
     }
 
+    /** The images seam made on the same runtime as {@code backend}, as DS wires them. */
     @Override
     protected Images images(SandboxBackend backend) {
-        return ((ProcboxBackend) backend).images();
+        return REVISIONS.stream().filter(p -> p.backend() == backend).findFirst().orElseThrow().images();
     }
 
     @Override

@@ -26,11 +26,9 @@ class ProcboxLatencyTest {
     @Test
     void measure() throws IOException {
         Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
-        ProcboxBackend unlimited = backend(0, 0);
-        ProcboxBackend defaults = ProcboxSandboxTest.rootBackend();
-        ProcboxBackend pooled = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
-                ProcboxSettings.DEFAULT_CGROUP_ROOT, false, ProcboxSettings.DEFAULT_PIDS_LIMIT,
-                ProcboxSettings.DEFAULT_DISK_LIMIT_MIB, tmp.resolve("templates")).withSandboxPool(2), true, null);
+        Procbox unlimited = procbox(0, 0);
+        Procbox defaults = Procbox.root();
+        Procbox pooled = Procbox.pooled(tmp.resolve("templates"), 2, null);
         try {
             measure(unlimited, defaults, pooled);
         } finally {
@@ -38,7 +36,7 @@ class ProcboxLatencyTest {
         }
     }
 
-    private void measure(ProcboxBackend unlimited, ProcboxBackend defaults, ProcboxBackend pooled) throws IOException {
+    private void measure(Procbox unlimited, Procbox defaults, Procbox pooled) throws IOException {
         ExecRequest trueRequest = new ExecRequest(List.of("true"), 10, Map.of("PATH", "/usr/bin:/bin"), "/work", null,
                 1000);
         double[] creates = new double[20];
@@ -52,29 +50,29 @@ class ProcboxLatencyTest {
             bare[i] = millisSince(start);
         }
         System.out.printf("bare bwrap spawn (setsid bwrap --unshare-all ... true): %s%n", stats(bare));
-        record Variant(String label, ProcboxBackend backend, Integer memoryLimitMib) {
+        record Variant(String label, Procbox procbox, Integer memoryLimitMib) {
         }
         for (Variant variant : List.of(new Variant("no limits", unlimited, null),
-                new Variant("pids limit only", backend(ProcboxSettings.DEFAULT_PIDS_LIMIT, 0), null),
+                new Variant("pids limit only", procbox(ProcboxSettings.DEFAULT_PIDS_LIMIT, 0), null),
                 new Variant("default pids + 1 GiB workspace", defaults, null),
                 new Variant("defaults + memory limit", defaults, 256),
                 new Variant("defaults, from the sandbox pool (full before each create)", pooled, null))) {
-            ProcboxBackend backend = variant.backend();
+            Procbox procbox = variant.procbox();
             Integer limit = variant.memoryLimitMib();
             double[] exec = new double[100];
             for (int i = 0; i < creates.length; i++) {
                 String id = "lat-" + i + "-" + variant.label().replaceAll("[^a-z0-9]", "");
                 InstanceSpec spec = new InstanceSpec(id, Files.createDirectories(tmp.resolve("sandboxes").resolve(id)),
                         limit);
-                if (backend == pooled) {
+                if (procbox == pooled) {
                     // untimed: the pool refills between creates, as it does between a client's creates
-                    pooled.startSandboxPool(tmp);
-                    while (pooled.pooledReady() < 2 && Sleep.briefly(5)) {
+                    pooled.runtime().pool().start(tmp);
+                    while (pooled.runtime().pool().ready() < 2 && Sleep.briefly(5)) {
                         // waiting for the refill
                     }
                 }
                 long start = System.nanoTime();
-                SandboxInstance instance = backend.create(spec);
+                SandboxInstance instance = procbox.create(spec);
                 creates[i] = millisSince(start);
                 if (i == 0) {
                     for (int j = 0; j < 5; j++) {
@@ -87,7 +85,7 @@ class ProcboxLatencyTest {
                     }
                 }
                 start = System.nanoTime();
-                backend.destroy(spec, instance.state());
+                procbox.backend().destroy(spec, instance.state());
                 destroys[i] = millisSince(start);
             }
             System.out.printf("procbox %s: create %s | exec true %s | destroy %s%n", variant.label(), stats(creates),
@@ -95,8 +93,8 @@ class ProcboxLatencyTest {
         }
     }
 
-    private ProcboxBackend backend(int pidsLimit, int diskLimitMib) {
-        return new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+    private Procbox procbox(int pidsLimit, int diskLimitMib) {
+        return new Procbox(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
                 ProcboxSettings.DEFAULT_CGROUP_ROOT, false, pidsLimit, diskLimitMib, tmp.resolve("templates")));
     }
 

@@ -34,31 +34,31 @@ class ProcboxLimitsTest {
     @TempDir
     Path tmp;
 
-    private ProcboxBackend backend;
+    private Procbox procbox;
     private final List<InstanceSpec> specs = new ArrayList<>();
     private final List<SandboxInstance> instances = new ArrayList<>();
 
     @BeforeEach
     void requireBubblewrapAndRoot() {
         Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
-        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+        procbox = new Procbox(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
                 ProcboxSettings.DEFAULT_CGROUP_ROOT, false, 512, 1024, tmp.resolve("templates")));
     }
 
     @AfterEach
     void destroyAll() {
         for (int i = 0; i < instances.size(); i++) {
-            backend.destroy(specs.get(i), instances.get(i).state());
+            procbox.backend().destroy(specs.get(i), instances.get(i).state());
         }
-        // deletes the backend's pool of ready workspace images
-        if (backend != null) {
-            backend.close();
+        // deletes the runtime's pool of ready workspace images
+        if (procbox != null) {
+            procbox.close();
         }
     }
 
     private SandboxInstance create(String id, Integer pidsLimit, Integer diskLimitMib) throws IOException {
         InstanceSpec spec = new InstanceSpec(id, Files.createDirectory(tmp.resolve(id)), null, null, null, pidsLimit, diskLimitMib);
-        SandboxInstance instance = backend.create(spec);
+        SandboxInstance instance = procbox.create(spec);
         specs.add(spec);
         instances.add(instance);
         return instance;
@@ -143,7 +143,7 @@ class ProcboxLimitsTest {
         Assumptions.assumeTrue(Files.isDirectory(shm) && !Files.getAttribute(shm, "unix:dev")
                 .equals(Files.getAttribute(tmp, "unix:dev")), "no /dev/shm on another filesystem than " + tmp);
         Path templates = Files.createTempDirectory(shm, "procbox-templates-");
-        ProcboxBackend own = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+        Procbox own = new Procbox(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
                 ProcboxSettings.DEFAULT_CGROUP_ROOT, false, 512, 1024, templates));
         InstanceSpec spec = new InstanceSpec("t-shm", Files.createDirectory(tmp.resolve("t-shm")), null, null, null,
                 null, 16);
@@ -154,7 +154,7 @@ class ProcboxLimitsTest {
                 long total = Files.getFileStore(ProcboxInstance.workspaceDir(spec.dir())).getTotalSpace();
                 assertTrue(total > 8L << 20 && total <= 16L << 20, "a 16 MiB filesystem: " + total);
             } finally {
-                own.destroy(spec, sandbox.state());
+                own.backend().destroy(spec, sandbox.state());
             }
         } finally {
             own.close();
@@ -182,9 +182,9 @@ class ProcboxLimitsTest {
         Path recordedWork = ProcboxInstance.workspaceDir(tmp.resolve("t-disk-destroy"));
         Path crashedWork = ProcboxInstance.workspaceDir(tmp.resolve("t-disk-crash"));
 
-        backend.destroy(specs.get(0), recorded.state());
+        procbox.backend().destroy(specs.get(0), recorded.state());
         // as after a crash between launch and record: core only has the directory
-        backend.destroy(specs.get(1), new InstanceState(0, Map.of()));
+        procbox.backend().destroy(specs.get(1), new InstanceState(0, Map.of()));
 
         assertFalse(ProcFs.isMountPoint(recordedWork), "destroy unmounts the workspace");
         assertFalse(ProcFs.isMountPoint(crashedWork), "so does the cleanup of a create the daemon did not record");
@@ -193,11 +193,12 @@ class ProcboxLimitsTest {
 
     @Test
     void limitsAskedForThatTheHostCannotEnforceAreRefused() throws IOException {
-        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534, tmp.resolve("none"),
+        procbox.close();
+        procbox = new Procbox(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534, tmp.resolve("none"),
                 false, 512, 0, tmp.resolve("templates")));
         InstanceSpec spec = new InstanceSpec("t-nopids", Files.createDirectory(tmp.resolve("t-nopids")), null, null, null, 64, null);
 
-        ApiException e = assertThrows(ApiException.class, () -> backend.create(spec));
+        ApiException e = assertThrows(ApiException.class, () -> procbox.create(spec));
 
         assertEquals(501, e.status());
         assertTrue(e.getMessage().startsWith("pids_limit is not supported on this host: "), e.getMessage());

@@ -23,8 +23,8 @@ class ProcboxPooledConformanceTest extends SandboxBackendSuite {
     private static final int POOL = 2;
     private static final long FILL_WAIT_NANOS = 30_000_000_000L;
 
-    /** The backends of the running check, closed after it: that discards their pooled sandboxes before its state directory goes. */
-    private final List<ProcboxBackend> backends = new CopyOnWriteArrayList<>();
+    /** The revisions of the running check, closed after it: that discards their pooled sandboxes before its state directory goes. */
+    private final List<Procbox> revisions = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void requireBubblewrapAndRoot() {
@@ -32,25 +32,22 @@ class ProcboxPooledConformanceTest extends SandboxBackendSuite {
     }
 
     @AfterEach
-    void closeBackends() {
-        backends.forEach(ProcboxBackend::close);
+    void closeRevisions() {
+        revisions.forEach(Procbox::close);
     }
 
     @Override
     protected SandboxBackend newBackend(Path stateDir) {
-        ProcboxBackend backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
-                ProcboxSettings.DEFAULT_CGROUP_ROOT, false, ProcboxSettings.DEFAULT_PIDS_LIMIT,
-                ProcboxSettings.DEFAULT_DISK_LIMIT_MIB, ProcboxSettings.defaultTemplateDir()).withSandboxPool(POOL), true,
-                null);
-        backends.add(backend);
-        backend.startSandboxPool(stateDir);
+        Procbox procbox = Procbox.pooled(ProcboxSettings.defaultTemplateDir(), POOL, null);
+        revisions.add(procbox);
+        procbox.runtime().pool().start(stateDir);
         long deadline = System.nanoTime() + FILL_WAIT_NANOS;
-        while (backend.pooledReady() < POOL) {
+        while (procbox.runtime().pool().ready() < POOL) {
             if (System.nanoTime() > deadline || !Sleep.briefly(10)) {
-                fail("the sandbox pool did not fill within 30 s: " + backend.details().get("sandbox_pool"));
+                fail("the sandbox pool did not fill within 30 s: " + procbox.backend().details().get("sandbox_pool"));
             }
         }
-        return backend;
+        return procbox.backend();
     }
 
     @Override

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * procbox's pool of sandboxes launched ahead, with real sandboxes: a pooled create is a sandbox
- * like a cold one, and no pooled sandbox outlives its backend or, killed, its daemon.
+ * like a cold one, and no pooled sandbox outlives its runtime or, killed, its daemon.
  */
 class ProcboxSandboxPoolTest {
 
@@ -41,10 +41,10 @@ class ProcboxSandboxPoolTest {
     @TempDir
     Path state;
 
-    private final List<ProcboxBackend> backends = new ArrayList<>();
+    private final List<Procbox> revisions = new ArrayList<>();
     private final List<Created> created = new ArrayList<>();
 
-    private record Created(ProcboxBackend backend, InstanceSpec spec, SandboxInstance instance) {
+    private record Created(Procbox procbox, InstanceSpec spec, SandboxInstance instance) {
     }
 
     @BeforeEach
@@ -52,20 +52,20 @@ class ProcboxSandboxPoolTest {
         Assumptions.assumeTrue(ProcboxSandboxTest.runnable(), "needs bubblewrap and root");
     }
 
-    /** Destroys what the test created, then closes the backends, which discards their pools: nothing stays mounted in the temporary directory. */
+    /** Destroys what the test created, then closes the runtimes, which discards their pools: nothing stays mounted in the temporary directory. */
     @AfterEach
     void cleanUp() {
-        created.forEach(c -> c.backend().destroy(c.spec(), c.instance().state()));
-        backends.forEach(ProcboxBackend::close);
+        created.forEach(c -> c.procbox().backend().destroy(c.spec(), c.instance().state()));
+        revisions.forEach(Procbox::close);
     }
 
     @Test
     void aPooledCreateIsASandboxLikeAColdOne() throws Exception {
-        ProcboxBackend backend = pooledBackend(null, 1);
-        SandboxInstance cold = create(backend).instance();
-        await("the pool launched a sandbox", () -> backend.pooledReady() == 1);
+        Procbox procbox = pooled(null, 1);
+        SandboxInstance cold = create(procbox).instance();
+        await("the pool launched a sandbox", () -> procbox.runtime().pool().ready() == 1);
 
-        Created pooled = create(backend);
+        Created pooled = create(procbox);
 
         assertTrue(Files.isDirectory(ProcboxInstance.pooledHome(pooled.spec().dir())), "it came from the pool");
         assertFalse(Files.exists(ProcboxInstance.pooledHome(((ProcboxInstance) cold).dir())), "the first create was cold");
@@ -87,123 +87,120 @@ class ProcboxSandboxPoolTest {
         assertEquals(exec(cold, "id").stdout(), exec(instance, "id").stdout(), "the same sandbox user");
         assertNotEquals(cold.state().pid(), instance.state().pid());
 
-        ProcboxBackend next = pooledBackend(null, 0);
-        SandboxInstance adopted = next.adopt(pooled.spec(), instance.state());
+        Procbox next = pooled(null, 0);
+        SandboxInstance adopted = next.backend().adopt(pooled.spec(), instance.state());
         assertEquals("x\n", exec(adopted, "cat", "/work/f").stdout(), "a new backend adopts it");
     }
 
-    /** A sandbox {@code backend}'s pool launched, created from it; the test destroys it itself. */
-    private Created takenFromThePool(ProcboxBackend backend) throws IOException {
-        backend.startSandboxPool(state);
-        await("the pool launched a sandbox", () -> backend.pooledReady() == 1);
-        Created pooled = create(backend);
+    /** A sandbox {@code procbox}'s pool launched, created from it; the test destroys it itself. */
+    private Created takenFromThePool(Procbox procbox) throws IOException {
+        procbox.runtime().pool().start(state);
+        await("the pool launched a sandbox", () -> procbox.runtime().pool().ready() == 1);
+        Created pooled = create(procbox);
         created.remove(pooled);
         return pooled;
     }
 
     @Test
     void destroyEndsAPooledSandboxAndLeavesNothingMountedOrInACgroup() throws IOException {
-        ProcboxBackend backend = pooledBackend(null, 1);
-        Created pooled = takenFromThePool(backend);
+        Procbox procbox = pooled(null, 1);
+        Created pooled = takenFromThePool(procbox);
         SandboxRecord record = ((ProcboxInstance) pooled.instance()).sandbox();
 
-        backend.destroy(pooled.spec(), pooled.instance().state());
+        procbox.backend().destroy(pooled.spec(), pooled.instance().state());
 
         assertGone(record, pooled.spec().dir());
     }
 
     @Test
     void aPooledSandboxTakenButNotYetRecordedByCoreIsStillDestroyed() throws IOException {
-        ProcboxBackend backend = pooledBackend(null, 1);
-        Created pooled = takenFromThePool(backend);
+        Procbox procbox = pooled(null, 1);
+        Created pooled = takenFromThePool(procbox);
         SandboxRecord record = ((ProcboxInstance) pooled.instance()).sandbox();
 
         // the daemon died after the take, before core wrote the record: the next one destroys with no state
-        pooledBackend(null, 0).destroy(pooled.spec(), new InstanceState(0, Map.of()));
+        pooled(null, 0).backend().destroy(pooled.spec(), new InstanceState(0, Map.of()));
 
         assertGone(record, pooled.spec().dir());
     }
 
     @Test
-    void closingTheBackendEndsItsPooledSandboxes() throws Exception {
-        assertClosingEndsThePooledSandboxes(ProcboxBackend::close);
+    void closingTheRuntimeEndsItsPooledSandboxes() throws Exception {
+        assertClosingEndsThePooledSandboxes(ProcboxRuntime::close);
     }
 
     /** What a revision being replaced does: it returns at once, and its thread ends the pool. */
     @Test
-    void closingTheBackendInTheBackgroundEndsItsPooledSandboxesByTheEndOfItsThread() throws Exception {
-        assertClosingEndsThePooledSandboxes(backend -> {
-            Thread closing = backend.closeInBackground();
+    void closingTheRuntimeInTheBackgroundEndsItsPooledSandboxesByTheEndOfItsThread() throws Exception {
+        assertClosingEndsThePooledSandboxes(runtime -> {
+            Thread closing = runtime.closeInBackground();
             closing.join(TimeUnit.SECONDS.toMillis(60));
             assertFalse(closing.isAlive(), "the close did not end within 60 s");
         });
     }
 
     private interface Closing {
-        void close(ProcboxBackend backend) throws Exception;
+        void close(ProcboxRuntime runtime) throws Exception;
     }
 
     private void assertClosingEndsThePooledSandboxes(Closing closing) throws Exception {
-        ProcboxBackend backend = pooledBackend(null, 2);
-        backend.startSandboxPool(state);
-        await("the pool launched two sandboxes", () -> backend.pooledReady() == 2);
+        Procbox procbox = pooled(null, 2);
+        procbox.runtime().pool().start(state);
+        await("the pool launched two sandboxes", () -> procbox.runtime().pool().ready() == 2);
         List<SandboxRecord> records = pooledRecords();
         assertEquals(2, records.size());
 
-        closing.close(backend);
+        closing.close(procbox.runtime());
 
         for (SandboxRecord record : records) {
-            assertGone(record, state.resolve(ProcboxBackend.SANDBOX_POOL_DIR));
+            assertGone(record, state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR));
         }
-        assertEquals(List.of(), list(state.resolve(ProcboxBackend.SANDBOX_POOL_DIR)), "the pool's directory is gone");
+        assertEquals(List.of(), list(state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR)), "the pool's directory is gone");
     }
 
     @Test
     void theNextDaemonEndsThePooledSandboxesOfOneThatWasKilled() throws IOException {
         // a pool named after a process that does not run: its daemon was killed with -9
-        ProcboxBackend killed = pooledBackend("pool-999999999-1-killed", 2);
-        killed.startSandboxPool(state);
-        await("the pool launched two sandboxes", () -> killed.pooledReady() == 2);
+        Procbox killed = pooled("pool-999999999-1-killed", 2);
+        killed.runtime().pool().start(state);
+        await("the pool launched two sandboxes", () -> killed.runtime().pool().ready() == 2);
         List<SandboxRecord> records = pooledRecords();
         assertEquals(2, records.size());
 
-        pooledBackend(null, 0).removeAbandonedPools(state);
+        pooled(null, 0).runtime().removeAbandonedPools(state);
 
         for (SandboxRecord record : records) {
-            assertGone(record, state.resolve(ProcboxBackend.SANDBOX_POOL_DIR));
+            assertGone(record, state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR));
         }
-        assertFalse(Files.exists(state.resolve(ProcboxBackend.SANDBOX_POOL_DIR).resolve("pool-999999999-1-killed")));
+        assertFalse(Files.exists(state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR).resolve("pool-999999999-1-killed")));
     }
 
     @Test
     void aCreateWithLimitsOfItsOwnIsNeverServedFromThePool() throws IOException {
-        ProcboxBackend backend = pooledBackend(null, 1);
-        backend.startSandboxPool(state);
-        await("the pool launched a sandbox", () -> backend.pooledReady() == 1);
+        Procbox procbox = pooled(null, 1);
+        procbox.runtime().pool().start(state);
+        await("the pool launched a sandbox", () -> procbox.runtime().pool().ready() == 1);
         String id = "t-" + UUID.randomUUID().toString().substring(0, 8);
         InstanceSpec spec = new InstanceSpec(id, Files.createDirectories(state.resolve("sandboxes").resolve(id)), null,
                 null, null, 64, null);
-        SandboxInstance instance = backend.create(spec);
-        created.add(new Created(backend, spec, instance));
+        SandboxInstance instance = procbox.create(spec);
+        created.add(new Created(procbox, spec, instance));
 
         assertFalse(Files.exists(ProcboxInstance.pooledHome(spec.dir())));
-        assertEquals(1, backend.pooledReady());
+        assertEquals(1, procbox.runtime().pool().ready());
         assertEquals(List.of("64"), Files.readAllLines(((ProcboxInstance) instance).sandbox().pidsCgroup().resolve("pids.max")));
     }
 
-    private ProcboxBackend pooledBackend(String poolName, int size) {
-        ProcboxSettings settings = new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
-                ProcboxSettings.DEFAULT_CGROUP_ROOT, false, ProcboxSettings.DEFAULT_PIDS_LIMIT,
-                ProcboxSettings.DEFAULT_DISK_LIMIT_MIB, ProcboxSettings.defaultTemplateDir()).withSandboxPool(size);
-        ProcboxBackend backend = new ProcboxBackend(settings, true, poolName);
-        backends.add(backend);
-        return backend;
+    private Procbox pooled(String poolName, int size) {
+        Procbox procbox = Procbox.pooled(ProcboxSettings.defaultTemplateDir(), size, poolName);
+        revisions.add(procbox);
+        return procbox;
     }
 
-    private Created create(ProcboxBackend backend) throws IOException {
+    private Created create(Procbox procbox) throws IOException {
         String id = "t-" + UUID.randomUUID().toString().substring(0, 8);
         InstanceSpec spec = new InstanceSpec(id, Files.createDirectories(state.resolve("sandboxes").resolve(id)), null);
-        Created c = new Created(backend, spec, backend.create(spec));
+        Created c = new Created(procbox, spec, procbox.create(spec));
         created.add(c);
         return c;
     }
@@ -211,7 +208,7 @@ class ProcboxSandboxPoolTest {
     /** The records the pools under {@link #state} left in their sandboxes' directories. */
     private List<SandboxRecord> pooledRecords() throws IOException {
         List<SandboxRecord> records = new ArrayList<>();
-        for (Path pool : list(state.resolve(ProcboxBackend.SANDBOX_POOL_DIR))) {
+        for (Path pool : list(state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR))) {
             for (Path sandbox : list(pool)) {
                 records.add(SandboxRecord.readPooled(sandbox).orElseThrow());
             }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.Capability;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
@@ -44,7 +45,7 @@ class ProcboxSandboxTest {
     @TempDir
     Path tmp;
 
-    private ProcboxBackend backend;
+    private Procbox procbox;
     private final List<Created> created = new ArrayList<>();
 
     private record Created(InstanceSpec spec, SandboxInstance instance) {
@@ -66,11 +67,6 @@ class ProcboxSandboxTest {
                 "needs /usr/bin/python3 (apt-get install python3; .ci/run installs it)");
     }
 
-    static ProcboxBackend rootBackend() {
-        return new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
-                ProcboxSettings.DEFAULT_CGROUP_ROOT, false));
-    }
-
     /**
      * Does what a sandbox process may: {@code kill -9 -1} as the sandbox user, which takes the
      * agent's worker (and the exec itself) along; the call then fails with the agent gone.
@@ -87,22 +83,28 @@ class ProcboxSandboxTest {
     @BeforeEach
     void requireBubblewrapAndRoot() {
         Assumptions.assumeTrue(runnable(), "needs bubblewrap and root");
-        backend = rootBackend();
+        procbox = Procbox.root();
     }
 
     @AfterEach
     void destroyAll() {
-        created.forEach(c -> backend.destroy(c.spec(), c.instance().state()));
-        // deletes the backend's pool of ready workspace images
-        if (backend != null) {
-            backend.close();
+        created.forEach(c -> procbox.backend().destroy(c.spec(), c.instance().state()));
+        // deletes the runtime's pool of ready workspace images
+        if (procbox != null) {
+            procbox.close();
         }
+    }
+
+    /** Closes the revision of the test's start (nothing was created with it yet) for one with settings of the test's own. */
+    private void replaceProcbox(Procbox next) {
+        procbox.close();
+        procbox = next;
     }
 
     private Created create(Integer memoryLimitMib) throws IOException {
         String id = "t-" + UUID.randomUUID().toString().substring(0, 8);
         InstanceSpec spec = new InstanceSpec(id, Files.createDirectory(tmp.resolve(id)), memoryLimitMib);
-        Created sandbox = new Created(spec, backend.create(spec));
+        Created sandbox = new Created(spec, procbox.create(spec));
         created.add(sandbox);
         return sandbox;
     }
@@ -160,10 +162,10 @@ class ProcboxSandboxTest {
         exec(parent.instance(), "sh", "-c", "echo mine > /work/f");
         StorageStrategies storage = FixedStorage.of(new ReflinkStrategyComponent());
         Path image = Files.createDirectory(tmp.resolve("image"));
-        backend.images().capture(parent.instance(), image, storage, OperationContext.until(Instant.now().plusSeconds(60)));
+        procbox.images().capture(parent.instance(), image, storage, OperationContext.until(Instant.now().plusSeconds(60)));
         String id = "t-" + UUID.randomUUID().toString().substring(0, 8);
         InstanceSpec spec = new InstanceSpec(id, tmp.resolve(id), null);
-        SandboxInstance child = backend.images().fork(spec, image, storage,
+        SandboxInstance child = procbox.images().fork(spec, image, storage,
                 OperationContext.until(Instant.now().plusSeconds(60)));
         created.add(new Created(spec, child));
         Path view = spec.dir().resolve("view");
@@ -187,7 +189,7 @@ class ProcboxSandboxTest {
         assertThrows(java.nio.file.FileSystemException.class, () -> Files.readAttributes(view.resolve("d/passwd"),
                 java.nio.file.attribute.BasicFileAttributes.class), "the kernel refuses to follow d out of the workspace");
 
-        backend.destroy(sandbox.spec(), sandbox.instance().state());
+        procbox.backend().destroy(sandbox.spec(), sandbox.instance().state());
         assertFalse(Files.readString(Path.of("/proc/self/mountinfo")).contains(view.toString()), "the view is unmounted");
         assertFalse(Files.exists(view));
     }
@@ -259,8 +261,8 @@ class ProcboxSandboxTest {
 
     @Test
     void inAUserNamespaceTheSandboxCannotSwapTheAgentsSocketForALink() throws IOException {
-        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
-                ProcboxSettings.DEFAULT_CGROUP_ROOT, true));
+        replaceProcbox(new Procbox(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+                ProcboxSettings.DEFAULT_CGROUP_ROOT, true)));
         SandboxInstance instance = create();
 
         ExecResult swap = exec(instance, "sh", "-c", "id -u; rm -f /run/vivarium/agent.sock; "
@@ -277,8 +279,8 @@ class ProcboxSandboxTest {
      */
     @Test
     void inAUserNamespaceTheSandboxCannotReachItsInitsFdsOrEnvironment() throws IOException {
-        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
-                ProcboxSettings.DEFAULT_CGROUP_ROOT, true));
+        replaceProcbox(new Procbox(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534,
+                ProcboxSettings.DEFAULT_CGROUP_ROOT, true)));
         Created sandbox = create(null);
         Path log = LaunchFiles.in(sandbox.spec().dir()).logFile();
         // a log that a truncation would visibly change
@@ -352,7 +354,7 @@ class ProcboxSandboxTest {
         Map<String, String> legacy = new java.util.HashMap<>(sandbox.instance().state().data());
         legacy.remove("agent");
 
-        SandboxInstance adopted = rootBackend().adopt(sandbox.spec(),
+        SandboxInstance adopted = Procbox.root().backend().adopt(sandbox.spec(),
                 new io.vivarium.api.spi.InstanceState(sandbox.instance().state().pid(), legacy));
 
         assertTrue(adopted.channel() instanceof NsenterChannel, adopted.channel().getClass().getName());
@@ -423,7 +425,8 @@ class ProcboxSandboxTest {
 
     @Test
     void aRootDaemonWalksThroughTheNosymfollowViewSoItIsNotDegraded() {
-        assertEquals(Availability.yes(), backend.availability(), "a root daemon must be able to mount the walk view");
+        assertEquals(Availability.yes(), procbox.backend().availability(),
+                "a root daemon must be able to mount the walk view");
     }
 
     @Test
@@ -438,7 +441,8 @@ class ProcboxSandboxTest {
     void enforcesTheMemoryLimit() throws IOException {
         assumeMemoryCgroup();
         assumeSystemPython();
-        assertTrue(backend.capabilities().memoryLimit(), "the host has a memory cgroup but the backend does not use it");
+        assertTrue(procbox.backend().capabilities().contains(Capability.MEMORY_LIMIT),
+                "the host has a memory cgroup but the backend does not use it");
         Created sandbox = create(64);
         String allocate = "b = bytearray(%d * 1024 * 1024); print(len(b))";
 
@@ -452,11 +456,11 @@ class ProcboxSandboxTest {
 
     @Test
     void refusesMemoryLimitsWithoutAMemoryCgroup() throws IOException {
-        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534, tmp.resolve("none"),
-                false));
+        replaceProcbox(new Procbox(new ProcboxSettings(Path.of("/usr/bin/bwrap"), 65534, 65534, tmp.resolve("none"),
+                false)));
         InstanceSpec spec = new InstanceSpec("t-nolimit", Files.createDirectory(tmp.resolve("t-nolimit")), 64);
 
-        ApiException e = assertThrows(ApiException.class, () -> backend.create(spec));
+        ApiException e = assertThrows(ApiException.class, () -> procbox.create(spec));
 
         assertEquals(501, e.status());
         assertTrue(e.getMessage().startsWith("memory_limit_mib is not supported on this host: "), e.getMessage());
@@ -464,11 +468,11 @@ class ProcboxSandboxTest {
 
     @Test
     void reportsWhatBubblewrapSaidWhenTheLaunchFails() throws IOException {
-        backend = new ProcboxBackend(new ProcboxSettings(Path.of("/usr/bin/ls"), 65534, 65534, tmp.resolve("none"),
-                false));
+        replaceProcbox(new Procbox(new ProcboxSettings(Path.of("/usr/bin/ls"), 65534, 65534, tmp.resolve("none"),
+                false)));
         InstanceSpec spec = new InstanceSpec("t-fails", Files.createDirectory(tmp.resolve("t-fails")), null);
 
-        ApiException e = assertThrows(ApiException.class, () -> backend.create(spec));
+        ApiException e = assertThrows(ApiException.class, () -> procbox.create(spec));
 
         assertEquals(500, e.status());
         assertTrue(e.getMessage().contains("failed to start (bubblewrap exited)"), e.getMessage());
@@ -480,7 +484,7 @@ class ProcboxSandboxTest {
         Created sandbox = create(null);
         exec(sandbox.instance(), "sh", "-c", "echo kept > /tmp/marker");
 
-        SandboxInstance adopted = rootBackend().adopt(sandbox.spec(), sandbox.instance().state());
+        SandboxInstance adopted = Procbox.root().backend().adopt(sandbox.spec(), sandbox.instance().state());
 
         assertTrue(adopted.alive());
         assertEquals("kept\n", exec(adopted, "cat", "/tmp/marker").stdout());
@@ -497,14 +501,14 @@ class ProcboxSandboxTest {
         List<Long> before = hostPidsInNamespaceOf(init);
         Path cgroup = Path.of(instance.state().data().get("cgroup"));
 
-        backend.destroy(sandbox.spec(), instance.state());
-        backend.destroy(sandbox.spec(), instance.state());
+        procbox.backend().destroy(sandbox.spec(), instance.state());
+        procbox.backend().destroy(sandbox.spec(), instance.state());
 
         assertTrue(before.size() >= 4, before.toString());
         assertTrue(before.stream().allMatch(pid -> ProcFs.liveStartTime(pid).isEmpty()), before.toString());
         assertFalse(instance.alive());
         assertFalse(Files.exists(cgroup));
-        assertThrows(InstanceGoneException.class, () -> backend.adopt(sandbox.spec(), instance.state()));
+        assertThrows(InstanceGoneException.class, () -> procbox.backend().adopt(sandbox.spec(), instance.state()));
         ApiException gone = assertThrows(ApiException.class, () -> exec(instance, "true"));
         assertEquals(503, gone.status());
     }
