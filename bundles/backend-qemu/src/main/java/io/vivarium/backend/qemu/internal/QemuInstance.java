@@ -3,14 +3,11 @@ package io.vivarium.backend.qemu.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import io.vivarium.api.ApiException;
-import io.vivarium.api.CheckpointInfo;
 import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.SandboxStatus;
-import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
-import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.kit.guest.Deadline;
@@ -26,7 +23,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 
 /**
@@ -35,18 +31,18 @@ import java.util.Optional;
  * by an internal or I/O error is {@code failed} with that reason, and its QEMU is killed so that
  * nothing useless is left running; a QEMU that exited is {@code failed} with its last words.
  * {@link #close()} lets go of the VM (a bundle update, a daemon stopping); the VM keeps running.
- * Its checkpoints are restored in place ({@link VmCheckpoints}); it is stopped in its QEMU and started
- * in the same one, or in a new one for an image with the PVH loader ({@link #start}).
+ * Its checkpoints ({@link VmCheckpoints}, through {@link QemuCheckpoints}), its power
+ * ({@link QemuPower}) and its pause ({@link QemuPause}) are the seams' business; this is what they
+ * share: the QMP connection, the agent and how the VM stands.
  */
-final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, AutoCloseable {
+final class QemuInstance implements SandboxInstance, AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(QemuInstance.class.getName());
     static final Duration QMP_TIMEOUT = Duration.ofSeconds(5);
     static final Duration KILL_WAIT = Duration.ofSeconds(5);
     private static final int TAIL_BYTES = 1500;
-    private static final Duration PING_WAIT = Duration.ofSeconds(1);
-    private static final Duration GRACEFUL_STOP = Duration.ofSeconds(10);
-    private static final long RETRY_MILLIS = 50;
+    static final Duration PING_WAIT = Duration.ofSeconds(1);
+    static final long RETRY_MILLIS = 50;
 
     private final String id;
     private final VmRecord record;
@@ -60,19 +56,10 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
     private volatile String stopped;
     /** Its vCPUs stopped on purpose (QMP {@code stop}, QEMU's run state {@code paused}) until a {@code cont}. */
     private volatile boolean paused;
-    /** Boots it again in a new QEMU (its backend's {@link QemuBackend#bootAgain}); null where none is needed. */
-    private final Relaunch bootAgain;
 
-    /** A new QEMU for a powered-off VM whose kernel the PVH loader enters from RAM. */
-    @FunctionalInterface
-    interface Relaunch {
-        QemuInstance boot(QemuInstance stopped, OperationContext context) throws IOException;
-    }
-
-    QemuInstance(String id, VmRecord record, Relaunch bootAgain) {
+    QemuInstance(String id, VmRecord record) {
         this.id = id;
         this.record = record;
-        this.bootAgain = bootAgain;
         this.agent = new GuestAgentClient(GuestTransport.stream("the agent of sandbox " + id,
                 () -> SocketChannel.open(UnixDomainSocketAddress.of(record.files().agentSocket()))));
         this.channel = new VmChannel(id, agent, this::alive);
@@ -155,11 +142,11 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
             } catch (GuestAgentException e) {
                 last = e;
             }
-            pause(RETRY_MILLIS, "waiting for the guest agent");
+            sleep(RETRY_MILLIS, "waiting for the guest agent");
         }
     }
 
-    private static void pause(long millis, String what) throws IOException {
+    static void sleep(long millis, String what) throws IOException {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {
@@ -215,8 +202,18 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
         stopped = why;
     }
 
+    /** Its guest runs again in the same QEMU (a start, or a checkpoint loaded into a guest that had powered off). */
+    void runsAgain() {
+        stopped = null;
+    }
+
+    /** Records that its vCPUs were stopped ({@link QemuPause}) or run again. */
+    void paused(boolean paused) {
+        this.paused = paused;
+    }
+
     /** Whether it runs in a QEMU, which a VM powered off for a boot in a new QEMU may lack: then start it first. */
-    private void requireQemu() {
+    void requireQemu() {
         if (!record.process().isRunning() && status() == SandboxStatus.STOPPED) {
             throw ApiException.conflict("sandbox " + id + " is stopped with no QEMU (" + reason() + "); start it first "
                     + "(POST /v1/vms/" + id + "/start)");
@@ -244,6 +241,11 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
 
     QmpClient qmp() {
         return qmp;
+    }
+
+    /** Its checkpoints in QEMU, which remember what the last listing found. */
+    VmCheckpoints checkpoints() {
+        return checkpoints;
     }
 
     @Override
@@ -292,127 +294,6 @@ final class QemuInstance implements SandboxInstance, Checkpoints, PowerControl, 
     @Override
     public String workspace() {
         return "/work";
-    }
-
-    @Override
-    public CheckpointInfo create(String tag, OperationContext context) {
-        requireQemu();
-        return checkpoints.create(tag, context);
-    }
-
-    /** In place: the same QEMU runs on from the checkpoint, a guest that had powered off included. */
-    @Override
-    public SandboxInstance restore(String tag, OperationContext context) {
-        requireQemu();
-        checkpoints.restore(tag, context);
-        stopped = null;
-        return this;
-    }
-
-    @Override
-    public boolean delete(String tag) {
-        requireQemu();
-        return checkpoints.delete(tag);
-    }
-
-    @Override
-    public List<CheckpointInfo> list() {
-        requireQemu();
-        return checkpoints.list();
-    }
-
-    /**
-     * Powers the guest off, its QEMU kept (as a guest that powers off itself): the agent syncs and
-     * powers off; if that has not happened within {@link #GRACEFUL_STOP}, a reset, which
-     * {@code -no-reboot} turns into a shutdown, stops it at once. A daemon that adopts it later
-     * reads QEMU's run state and finds it stopped again.
-     */
-    @Override
-    public SandboxInstance stop(OperationContext context) {
-        if (status() == SandboxStatus.STOPPED) {
-            return this;
-        }
-        try {
-            agent.shutdown("powerdown", Deadline.after(PING_WAIT));
-        } catch (GuestAgentException e) {
-            LOG.log(Level.DEBUG, "sandbox " + id + ": the agent did not power off (" + e.getMessage() + "); resetting");
-        }
-        try {
-            if (!awaitStopped(Instant.now().plus(GRACEFUL_STOP), context)) {
-                qmp.execute("system_reset", null, QMP_TIMEOUT);
-                if (!awaitStopped(context.deadline(), context)) {
-                    throw new IOException("it is still " + status().wire());
-                }
-            }
-        } catch (IOException e) {
-            throw ApiException.internal("cannot stop sandbox " + id + ": " + e.getMessage(), e);
-        }
-        return this;
-    }
-
-    private boolean awaitStopped(Instant deadline, OperationContext context) throws IOException {
-        while (status() != SandboxStatus.STOPPED) {
-            if (!alive() || !Instant.now().isBefore(deadline)) {
-                return false;
-            }
-            context.checkpoint("waiting for the guest to power off");
-            pause(RETRY_MILLIS, "waiting for the guest to power off");
-        }
-        return true;
-    }
-
-    /** Stops the guest's vCPUs (QMP {@code stop}); its memory, devices and the agent's connection stay. */
-    void pause() {
-        try {
-            qmp.execute("stop", null, QMP_TIMEOUT);
-            paused = true;
-        } catch (IOException e) {
-            throw ApiException.internal("cannot pause sandbox " + id + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Runs the paused guest on (QMP {@code cont}). */
-    void resume() {
-        try {
-            qmp.execute("cont", null, QMP_TIMEOUT);
-            paused = false;
-        } catch (IOException e) {
-            throw ApiException.internal("cannot resume sandbox " + id + ": " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * Boots the powered-off guest again from its kernel and its disk: in the same QEMU, whose reset
-     * loads the kernel again; or, for an image with the PVH loader, in a new QEMU, since that kernel
-     * is written into guest RAM by the backend and the old QEMU's TCG would run its stale
-     * translations of the code that ran before (only QEMU's own writes invalidate them).
-     */
-    @Override
-    public SandboxInstance start(OperationContext context) {
-        if (status() == SandboxStatus.RUNNING) {
-            return this;
-        }
-        // a new QEMU also when the old one is gone (a boot in a new QEMU that did not finish)
-        if (bootAgain != null && (!record.process().isRunning()
-                || Files.isRegularFile(record.image().resolve(GuestImage.LOADER)))) {
-            try {
-                return bootAgain.boot(this, context);
-            } catch (IOException e) {
-                throw ApiException.internal("cannot start sandbox " + id + ": " + e.getMessage(), e);
-            }
-        }
-        try {
-            stopped = null;
-            // a guest booted again after a power-off resets once more early on (seen here after
-            // SeaBIOS), which must not become a shutdown: the reboot action stays reset until it answers
-            RunState.resetOutOfShutdown(qmp, context, () -> {
-                RunState.cont(qmp);
-                awaitAgent(context.deadline(), context.remaining(), context);
-            });
-        } catch (IOException e) {
-            throw ApiException.internal("cannot start sandbox " + id + ": " + e.getMessage(), e);
-        }
-        return this;
     }
 
     /** QEMU's resident memory (the guest's RAM it has touched, and QEMU's own) and the overlay's size. */

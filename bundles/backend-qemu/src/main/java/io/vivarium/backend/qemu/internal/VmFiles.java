@@ -33,7 +33,7 @@ record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
      */
     static VmFiles of(Path dir, Path linkDir, Path scratchDir, String id, boolean ramInMemory) {
         return new VmFiles(dir, linkDir.resolve(id), scratchDir.resolve(id + ".vmstate.qcow2"),
-                ramInMemory ? scratchDir.resolve(id + QemuBackend.RAM_IN_MEMORY_SUFFIX) : null);
+                ramInMemory ? scratchDir.resolve(id + QemuLauncher.RAM_IN_MEMORY_SUFFIX) : null);
     }
 
     /** These files without the RAM-state file (a VM for which it could not be made). */
@@ -60,7 +60,7 @@ record VmFiles(Path dir, Path link, Path vmstate, Path memoryRam) {
      * reset, the ROM blobs: an image without the PVH loader has its whole kernel among them) first takes a page fault into the file system
      * ({@code ext4_page_mkwrite}): a restore after a write-back took twice as long (docs/benchmarks.md).
      * Where the state directory clones files (reflink), the RAM file stays there, for a capture
-     * clones it while the VM is stopped (QemuBackend decides, {@code ramInMemory} of {@link #of}).
+     * clones it while the VM is stopped (QemuLauncher decides, {@code ramInMemory} of {@link #of}).
      */
     boolean ramInMemory() {
         return memoryRam != null;

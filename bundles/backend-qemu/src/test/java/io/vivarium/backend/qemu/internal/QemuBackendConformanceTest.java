@@ -1,7 +1,10 @@
 package io.vivarium.backend.qemu.internal;
 
+import io.vivarium.api.spi.Checkpoints;
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.testkit.CheckpointsSuite;
 
 import java.nio.file.Path;
@@ -11,8 +14,9 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * The kit's contract, checkpoints included, on real VMs of the default image. The checks that only exec share one VM;
- * every other check boots a VM of its own (about 3 to 6 s under TCG on 2 cores).
+ * The kit's contract, checkpoints and pause included, on real VMs of the default image, their disks
+ * made through the qemu feature's storage. The checks that only exec share one VM; every other check
+ * boots a VM of its own (about 3 to 6 s under TCG on 2 cores).
  */
 class QemuBackendConformanceTest extends CheckpointsSuite {
 
@@ -22,10 +26,10 @@ class QemuBackendConformanceTest extends CheckpointsSuite {
     }
 
     /** The revision before the current one, let go of when the next one comes, as OSGi deactivates it first. */
-    private QemuBackend current;
+    private QemuHost.Revision current;
 
     /**
-     * QEMU serves one client per socket, so the previous backend lets go of its VMs first, as a
+     * QEMU serves one client per socket, so the previous revision lets go of its VMs first, as a
      * deactivated bundle revision or a stopped daemon does before the next one adopts them.
      */
     @Override
@@ -33,8 +37,23 @@ class QemuBackendConformanceTest extends CheckpointsSuite {
         if (current != null) {
             current.close();
         }
-        current = QemuHost.backend(QemuHost.settings());
-        return current;
+        current = QemuHost.revision(QemuHost.settings());
+        return current.backend();
+    }
+
+    @Override
+    protected StorageStrategies storage() {
+        return QemuHost.STORAGE;
+    }
+
+    @Override
+    protected Checkpoints checkpoints(SandboxBackend backend) {
+        return current.of(backend).checkpoints();
+    }
+
+    @Override
+    protected PauseControl pauseControl(SandboxBackend backend) {
+        return current.of(backend).pause();
     }
 
     @Override

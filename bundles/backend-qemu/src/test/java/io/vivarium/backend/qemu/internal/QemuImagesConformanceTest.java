@@ -1,16 +1,13 @@
 package io.vivarium.backend.qemu.internal;
 
 import java.nio.file.Path;
-import java.time.Duration;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 
+import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.StorageStrategies;
-import io.vivarium.storage.diffchain.internal.DiffChainStorage;
-import io.vivarium.storage.qcow2.internal.Qcow2Storage;
-import io.vivarium.testkit.FixedStorage;
 import io.vivarium.testkit.ImagesSuite;
 
 /**
@@ -20,9 +17,7 @@ import io.vivarium.testkit.ImagesSuite;
  */
 class QemuImagesConformanceTest extends ImagesSuite {
 
-    private static final StorageStrategies STORAGE = FixedStorage.of(new Qcow2Storage(Path.of("/usr/bin/qemu-img")),
-            new DiffChainStorage(16, Duration.ofSeconds(2)));
-    private static QemuBackend current;
+    private static QemuHost.Revision current;
 
     @BeforeEach
     void needsQemuAndImage() {
@@ -42,12 +37,17 @@ class QemuImagesConformanceTest extends ImagesSuite {
         if (current != null) {
             current.close();
         }
-        current = QemuHost.backend(QemuHost.settings());
-        return current;
+        current = QemuHost.revision(QemuHost.settings());
+        return current.backend();
     }
 
     @Override
     protected StorageStrategies storage() {
-        return STORAGE;
+        return QemuHost.STORAGE;
+    }
+
+    @Override
+    protected Images images(SandboxBackend backend) {
+        return current.of(backend).images();
     }
 }

@@ -8,6 +8,7 @@ import io.vivarium.api.SandboxStatus;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
@@ -66,7 +67,7 @@ class QemuInstanceTest {
                     : "{\"return\": {}, \"id\": " + id + "}");
         });
         QemuProcess process = QemuProcess.find(qemu.pid()).orElseThrow();
-        vm = new QemuInstance("x", new VmRecord(process, files, dir, "vivarium", null), null);
+        vm = new QemuInstance("x", new VmRecord(process, files, dir, "vivarium", null));
         vm.watch();
         return vm;
     }
@@ -123,15 +124,20 @@ class QemuInstanceTest {
     @Test
     void aPauseIsQmpStopAndContAndAPausedQemuIsFoundPausedByTheNextAdopter() throws Exception {
         QemuInstance vm = watched();
-        vm.pause();
-        assertEquals(SandboxStatus.PAUSED, vm.status());
-        assertTrue(vm.alive(), "a paused VM is alive");
-        vm.resume();
-        assertEquals(SandboxStatus.RUNNING, vm.status());
-        assertEquals(List.of("stop", "cont"), commands);
+        QemuSettings settings = new QemuSettings(Path.of("/bin/true"), dir, "default", 256, 1, Duration.ofSeconds(5),
+                dir.resolve("links"), dir.resolve("scratch"));
+        try (QemuRuntime runtime = new QemuRuntime(settings, Accelerator.detect(dir.resolve("none"), dir.resolve("none")))) {
+            QemuPause pause = new QemuPause(runtime);
+            pause.pause(vm);
+            assertEquals(SandboxStatus.PAUSED, vm.status());
+            assertTrue(vm.alive(), "a paused VM is alive");
+            pause.resume(vm);
+            assertEquals(SandboxStatus.RUNNING, vm.status());
+            assertEquals(List.of("stop", "cont"), commands);
 
-        // a cont from elsewhere (a restore) resumes it too
-        vm.pause();
+            // a cont from elsewhere (a restore) resumes it too
+            pause.pause(vm);
+        }
         monitor.send("{\"event\": \"RESUME\", \"timestamp\": {\"seconds\": 1, \"microseconds\": 0}}");
         await("the VM runs", () -> vm.status() == SandboxStatus.RUNNING);
 

@@ -42,19 +42,19 @@ class QemuLifecycleTest {
     @TempDir
     Path state;
 
-    private QemuBackend backend;
+    private QemuHost.Revision backend;
     private final List<InstanceSpec> made = new ArrayList<>();
 
     @BeforeEach
     void needsQemuAndImage() {
         QemuHost.assumeImage("default");
-        backend = QemuHost.backend(QemuHost.settings());
+        backend = QemuHost.revision(QemuHost.settings());
     }
 
     @AfterEach
     void destroyAll() {
         for (InstanceSpec spec : made) {
-            backend.destroy(spec, new InstanceState(0, Map.of()));
+            backend.backend().destroy(spec, new InstanceState(0, Map.of()));
         }
         backend.close();
     }
@@ -66,11 +66,8 @@ class QemuLifecycleTest {
         return spec;
     }
 
-    private SandboxInstance create(QemuBackend on, String id) throws IOException {
-        InstanceSpec spec = spec(id);
-        SandboxInstance vm = on.create(spec);
-        made.set(made.indexOf(spec), spec);
-        return vm;
+    private QemuInstance create(QemuHost.Revision on, String id) throws IOException {
+        return on.create(spec(id));
     }
 
     private static ExecResult exec(SandboxInstance vm, String... argv) {
@@ -113,11 +110,12 @@ class QemuLifecycleTest {
             Files.createSymbolicLink(image.resolve(file), good.resolve(file).toRealPath());
         }
         Files.writeString(image.resolve(GuestImage.KERNEL), "not a kernel");
-        QemuBackend broken = QemuHost.backend(QemuHost.settings().withImageDir(state.resolve("images"))
-                .withBootTimeout(Duration.ofSeconds(20)));
         InstanceSpec spec = spec("garbage");
-
-        ApiException e = assertThrows(ApiException.class, () -> broken.create(spec));
+        ApiException e;
+        try (QemuHost.Revision broken = QemuHost.revision(QemuHost.settings().withImageDir(state.resolve("images"))
+                .withBootTimeout(Duration.ofSeconds(20)))) {
+            e = assertThrows(ApiException.class, () -> broken.create(spec));
+        }
 
         assertEquals(500, e.status());
         assertTrue(e.getMessage().contains("failed to start"), e.getMessage());
@@ -126,10 +124,11 @@ class QemuLifecycleTest {
 
     @Test
     void aBootPastItsTimeoutFailsWithTheConsoleAndLeavesNothing() throws IOException {
-        QemuBackend impatient = QemuHost.backend(QemuHost.settings().withBootTimeout(Duration.ofSeconds(1)));
         InstanceSpec spec = spec("impatient");
-
-        ApiException e = assertThrows(ApiException.class, () -> impatient.create(spec));
+        ApiException e;
+        try (QemuHost.Revision impatient = QemuHost.revision(QemuHost.settings().withBootTimeout(Duration.ofSeconds(1)))) {
+            e = assertThrows(ApiException.class, () -> impatient.create(spec));
+        }
 
         assertTrue(e.getMessage().contains("the guest agent did not answer within 1 s"), e.getMessage());
         assertTrue(e.getMessage().contains("the console's last lines: "), e.getMessage());
@@ -138,10 +137,10 @@ class QemuLifecycleTest {
 
     @Test
     void aGuestThatPowersOffIsStoppedNotFailedRunsAgainFromACheckpointAndDeleteRemovesIt() throws Exception {
-        QemuInstance vm = (QemuInstance) create(backend, "poweroff");
+        QemuInstance vm = create(backend, "poweroff");
         InstanceSpec spec = made.get(made.size() - 1);
         OperationContext context = OperationContext.until(Instant.now().plus(PATIENCE));
-        vm.create("up", context);
+        backend.checkpoints().create(vm, "up", context);
         exec(vm, "/bin/sh", "-c", "(sleep 0.3; poweroff -f) >/dev/null 2>&1 </dev/null &");
 
         await("the VM is stopped", () -> vm.status() == SandboxStatus.STOPPED);
@@ -149,34 +148,34 @@ class QemuLifecycleTest {
         assertFalse(vm.alive());
         assertEquals(1, qemusOf(spec).size(), "a stopped VM keeps its QEMU (and disk) until it is deleted");
 
-        assertEquals(vm, vm.restore("up", context), "restored in place");
+        assertEquals(vm, backend.checkpoints().restore(vm, "up", context), "restored in place");
         assertEquals(SandboxStatus.RUNNING, vm.status());
         assertEquals("back\n", exec(vm, "/bin/echo", "back").stdout(), "a stopped VM runs again from a checkpoint");
 
-        backend.destroy(spec, vm.state());
+        backend.backend().destroy(spec, vm.state());
         assertNothingLeft(spec);
     }
 
     @Test
     void aStoppedVmStaysStoppedForTheNextAdopterAndStartsAgainWithItsDisk() throws Exception {
-        QemuInstance vm = (QemuInstance) create(backend, "power");
+        QemuInstance vm = create(backend, "power");
         InstanceSpec spec = made.get(made.size() - 1);
         OperationContext context = OperationContext.until(Instant.now().plus(PATIENCE));
         exec(vm, "/bin/sh", "-c", "echo kept > /work/kept");
         long pid = vm.state().pid();
 
-        assertEquals(vm, vm.stop(context));
+        assertEquals(vm, backend.power().stop(vm, context));
         assertEquals(SandboxStatus.STOPPED, vm.status());
         backend.close();
-        backend = QemuHost.backend(QemuHost.settings());
-        QemuInstance adopted = (QemuInstance) backend.adopt(spec, vm.state());
+        backend = QemuHost.revision(QemuHost.settings());
+        QemuInstance adopted = (QemuInstance) backend.backend().adopt(spec, vm.state());
         assertEquals(SandboxStatus.STOPPED, adopted.status(), "a daemon that adopts it finds it stopped");
 
-        SandboxInstance started = adopted.start(context);
+        SandboxInstance started = backend.power().start(adopted, context);
         assertEquals(SandboxStatus.RUNNING, started.status());
         assertEquals("kept\n", exec(started, "/bin/cat", "/work/kept").stdout(), "booted again from its disk");
         if (Files.isRegularFile(adopted.record().image().resolve(GuestImage.LOADER))) {
-            // its kernel is written into a new QEMU's RAM (QemuInstance.start)
+            // its kernel is written into a new QEMU's RAM (QemuPower.start)
             assertNotEquals(pid, started.state().pid(), "in a new QEMU");
             assertFalse(adopted.record().process().isRunning(), "the old QEMU is gone");
         } else {
@@ -187,39 +186,40 @@ class QemuLifecycleTest {
 
     @Test
     void aStartWhoseBootInANewQemuFailsLeavesTheVmStoppedForTheNextAdopterAndAStartAgainRunsIt() throws Exception {
-        QemuInstance vm = (QemuInstance) create(backend, "again");
+        QemuInstance vm = create(backend, "again");
         InstanceSpec spec = made.get(made.size() - 1);
         Assumptions.assumeTrue(Files.isRegularFile(vm.record().image().resolve(GuestImage.LOADER)),
                 "only an image with the PVH loader boots again in a new QEMU");
         OperationContext context = OperationContext.until(Instant.now().plus(PATIENCE));
         exec(vm, "/bin/sh", "-c", "echo kept > /work/kept");
-        assertEquals(vm, vm.stop(context));
+        assertEquals(vm, backend.power().stop(vm, context));
         backend.close();
         // the next start cannot wait for any guest: its boot fails once the old QEMU is gone
-        backend = QemuHost.backend(QemuHost.settings().withBootTimeout(Duration.ofMillis(100)));
-        QemuInstance adopted = (QemuInstance) backend.adopt(spec, vm.state());
+        backend = QemuHost.revision(QemuHost.settings().withBootTimeout(Duration.ofMillis(100)));
+        QemuInstance adopted = (QemuInstance) backend.backend().adopt(spec, vm.state());
+        QemuHost.Revision impatient = backend;
 
-        ApiException e = assertThrows(ApiException.class, () -> adopted.start(context));
+        ApiException e = assertThrows(ApiException.class, () -> impatient.power().start(adopted, context));
 
         assertTrue(e.getMessage().contains("stays stopped with its disk"), e.getMessage());
         assertEquals(SandboxStatus.STOPPED, adopted.status());
         assertEquals(List.of(), qemusOf(spec), "neither the old QEMU nor the one that did not boot runs");
-        assertEquals(409, assertThrows(ApiException.class, () -> adopted.restore("any", context)).status(),
-                "no checkpoints without a QEMU");
+        assertEquals(409, assertThrows(ApiException.class,
+                () -> impatient.checkpoints().restore(adopted, "any", context)).status(), "no checkpoints without a QEMU");
         backend.close();
-        backend = QemuHost.backend(QemuHost.settings());
-        QemuInstance again = (QemuInstance) backend.adopt(spec, adopted.state());
+        backend = QemuHost.revision(QemuHost.settings());
+        QemuInstance again = (QemuInstance) backend.backend().adopt(spec, adopted.state());
         assertEquals(SandboxStatus.STOPPED, again.status(), "a daemon that adopts it finds it stopped, not failed");
         assertTrue(again.reason().contains("did not finish"), again.reason());
 
-        SandboxInstance started = again.start(context);
+        SandboxInstance started = backend.power().start(again, context);
         assertEquals(SandboxStatus.RUNNING, started.status());
         assertEquals("kept\n", exec(started, "/bin/cat", "/work/kept").stdout(), "booted again from its disk");
 
         // a daemon stopped before core recorded the new QEMU: the next one adopts the record core has
         backend.close();
-        backend = QemuHost.backend(QemuHost.settings());
-        QemuInstance unrecorded = (QemuInstance) backend.adopt(spec, again.state());
+        backend = QemuHost.revision(QemuHost.settings());
+        QemuInstance unrecorded = (QemuInstance) backend.backend().adopt(spec, again.state());
         assertEquals(SandboxStatus.STOPPED, unrecorded.status(), "stopped, as core's record says");
         assertEquals(List.of(), qemusOf(spec), "the QEMU no record names is stopped");
     }
@@ -264,8 +264,9 @@ class QemuLifecycleTest {
         assertEquals(SandboxStatus.FAILED, vm.status());
         assertTrue(vm.reason().startsWith("QEMU (pid " + persisted.pid() + ") exited"), vm.reason());
         backend.close();
-        backend = QemuHost.backend(QemuHost.settings());
-        var gone = assertThrows(io.vivarium.api.spi.InstanceGoneException.class, () -> backend.adopt(spec, persisted));
+        backend = QemuHost.revision(QemuHost.settings());
+        var gone = assertThrows(io.vivarium.api.spi.InstanceGoneException.class,
+                () -> backend.backend().adopt(spec, persisted));
         assertTrue(gone.getMessage().startsWith("QEMU (pid " + persisted.pid() + ") exited"), gone.getMessage());
     }
 }

@@ -24,7 +24,7 @@ class RamReserveTest {
     void aRamFileThatFitsIsMadeSparseAtTheGuestsSize() throws IOException {
         VmFiles files = VmFiles.of(dir.resolve("vm"), dir.resolve("links"), dir, "vm1", true);
 
-        QemuBackend.reserveRam(files, 16);
+        QemuLauncher.reserveRam(files, 16);
 
         assertEquals(16L << 20, Files.size(files.ram()));
     }
@@ -32,12 +32,12 @@ class RamReserveTest {
     @Test
     void theRamOtherVmsMayStillTakeCountsAgainstTheRoom() throws IOException {
         long total = Files.getFileStore(dir).getTotalSpace();
-        try (RandomAccessFile other = new RandomAccessFile(dir.resolve("vm0" + QemuBackend.RAM_IN_MEMORY_SUFFIX).toFile(), "rw")) {
+        try (RandomAccessFile other = new RandomAccessFile(dir.resolve("vm0" + QemuLauncher.RAM_IN_MEMORY_SUFFIX).toFile(), "rw")) {
             other.setLength(total); // sparse: takes no room yet, may take all of it
         }
         VmFiles files = VmFiles.of(dir.resolve("vm"), dir.resolve("links"), dir, "vm1", true);
 
-        ApiException refused = assertThrows(ApiException.class, () -> QemuBackend.reserveRam(files, 16));
+        ApiException refused = assertThrows(ApiException.class, () -> QemuLauncher.reserveRam(files, 16));
 
         assertEquals(503, refused.status());
         assertTrue(refused.getMessage().contains("may take"), refused.getMessage());

@@ -35,11 +35,11 @@ class StockAgentImageTest {
     @Test
     void execPingAndFilesWorkAndWhatItLacksIsReported() throws Exception {
         QemuHost.assumeImage("qemu-ga");
-        QemuBackend backend = QemuHost.backend(QemuHost.settings());
+        QemuHost.Revision backend = QemuHost.revision(QemuHost.settings());
         InstanceSpec spec = new InstanceSpec("stock-" + ProcessHandle.current().pid(), Files.createDirectories(
                 state.resolve("stock")), 256, 1, "qemu-ga", null, null);
         try {
-            QemuInstance vm = (QemuInstance) backend.create(spec);
+            QemuInstance vm = backend.create(spec);
             assertTrue(vm.channel().ping().pong());
 
             ExecResult r = vm.channel().exec(new ExecRequest(List.of("/bin/sh", "-c", "echo out; echo err >&2; exit 3"),
@@ -59,7 +59,7 @@ class StockAgentImageTest {
                     List.of("/bin/true"), 30, Map.of(), "/work", null, 1024), "1000"));
             assertEquals(501, asUser.status());
         } finally {
-            backend.destroy(spec, new InstanceState(0, Map.of()));
+            backend.backend().destroy(spec, new InstanceState(0, Map.of()));
             backend.close();
         }
     }
