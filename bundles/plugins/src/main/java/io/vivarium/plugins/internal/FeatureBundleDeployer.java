@@ -23,7 +23,7 @@ import org.apache.felix.fileinstall.ArtifactInstaller;
 final class FeatureBundleDeployer implements ArtifactInstaller {
     private static final System.Logger LOG = System.getLogger(FeatureBundleDeployer.class.getName());
 
-    /** What the deployer changes: implemented by {@link PluginAdmin}. */
+    /** What the deployer changes: implemented by {@link BundleAdmin}. */
     interface FeatureBundles {
         boolean isFeatureBundle(String symbolicName);
 

@@ -23,29 +23,33 @@ import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
- * The {@link PluginService}: {@link PluginAdmin} on the folders the launcher passes as framework
- * properties ({@code vivarium.state.dir}, {@code vivarium.features.dir}, {@code vivarium.system.dir})
- * and the features it started ({@code vivarium.features}); and the deploy folder's installer of
- * feature bundles ({@link FeatureBundleDeployer}) on the same admin, so that changes from both are
- * serialised.
+ * The {@link PluginService}: {@link BundleAdmin} and {@link FeatureAdmin} on the folders the launcher
+ * passes as framework properties ({@code vivarium.state.dir}, {@code vivarium.features.dir},
+ * {@code vivarium.system.dir}) and the features it started ({@code vivarium.features}); and the
+ * deploy folder's installer of feature bundles ({@link FeatureBundleDeployer}) on the same
+ * {@link BundleAdmin}. All of them change the framework through one {@link BundleChanges}, so that
+ * their changes are serialised.
  */
 @Component(service = PluginService.class)
 public class PluginServiceComponent implements PluginService {
 
-    private final PluginAdmin admin;
+    private final BundleChanges changes;
+    private final BundleAdmin bundles;
+    private final FeatureAdmin features;
     private final ServiceRegistration<ArtifactInstaller> deployer;
 
     @Activate
     public PluginServiceComponent(BundleContext context, @Reference FeatureConfigurations configurations) {
         Path state = Path.of(orDefault(context.getProperty("vivarium.state.dir"), "var"));
-        admin = new PluginAdmin(context.getBundle(Constants.SYSTEM_BUNDLE_ID).getBundleContext(),
-                FeatureCatalog.of(context), configurations,
-                new EnabledFeatures(state, names(context.getProperty("vivarium.features"))),
-                new PluginStore(state.resolve("plugins")));
-        deployer = context.registerService(ArtifactInstaller.class, new FeatureBundleDeployer(admin), null);
+        PluginStore store = new PluginStore(state.resolve("plugins"));
+        changes = new BundleChanges(context.getBundle(Constants.SYSTEM_BUNDLE_ID).getBundleContext());
+        features = new FeatureAdmin(changes, FeatureCatalog.of(context), configurations,
+                new EnabledFeatures(state, names(context.getProperty("vivarium.features"))), store);
+        bundles = new BundleAdmin(changes, features, store);
+        deployer = context.registerService(ArtifactInstaller.class, new FeatureBundleDeployer(bundles), null);
         // Not on the activating thread: that is the framework's start-level thread, which also runs
         // the refreshes a restore waits for.
-        Thread restore = new Thread(admin::restore, "vivarium-plugins-restore");
+        Thread restore = new Thread(bundles::restore, "vivarium-plugins-restore");
         restore.setDaemon(true);
         restore.start();
     }
@@ -53,54 +57,54 @@ public class PluginServiceComponent implements PluginService {
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
     void bindObserver(RuntimeObserver o) {
-        admin.observer(o);
+        changes.observer(o);
     }
 
     void unbindObserver(RuntimeObserver o) {
-        if (admin.observer() == o) {
-            admin.observer(RuntimeObserver.NONE);
+        if (changes.observer() == o) {
+            changes.observer(RuntimeObserver.NONE);
         }
     }
 
     @Deactivate
     void deactivate() {
         deployer.unregister();
-        admin.close();
+        bundles.close();
     }
 
     @Override
     public List<PluginInfo> plugins() {
-        return admin.plugins();
+        return bundles.plugins();
     }
 
     @Override
     public PluginInfo install(byte[] jar) {
-        return admin.install(jar);
+        return bundles.install(jar);
     }
 
     @Override
     public PluginInfo update(String symbolicName, byte[] jar) {
-        return admin.update(symbolicName, jar);
+        return bundles.update(symbolicName, jar);
     }
 
     @Override
     public void uninstall(String symbolicName) {
-        admin.uninstall(symbolicName);
+        bundles.uninstall(symbolicName);
     }
 
     @Override
     public List<FeatureInfo> features() {
-        return admin.features();
+        return features.features();
     }
 
     @Override
     public FeatureInfo enable(String feature) {
-        return admin.enable(feature);
+        return features.enable(feature);
     }
 
     @Override
     public FeatureInfo disable(String feature) {
-        return admin.disable(feature);
+        return features.disable(feature);
     }
 
     private static String orDefault(String value, String fallback) {
