@@ -18,10 +18,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
- * {@code vivarium plugins ...} and {@code vivarium features ...}: the admin HTTP routes of a running
- * daemon, from a shell. The daemon is {@code --url} (or {@code $VIVARIUM_URL}, default
- * {@code http://127.0.0.1:8889}); the token is the first one in {@code --token-file} (or
- * {@code $VIVARIUM_TOKEN_FILE}, default {@code ./var/tokens}).
+ * {@code vivarium plugins ...} and {@code vivarium features ...}: the operator's HTTP routes of a
+ * running daemon, from a shell. The daemon is {@code --url} (or {@code $VIVARIUM_URL}, default
+ * {@code http://127.0.0.1:8889}); the token is the first operator token in {@code --token-file} (or
+ * {@code $VIVARIUM_TOKEN_FILE}, default {@code ./var/tokens}), else its first token.
  */
 final class AdminClient {
     static final String USAGE = """
@@ -62,6 +62,10 @@ final class AdminClient {
         try {
             HttpResponse<String> response = send(url, token(tokenFile), call);
             JsonNode body = response.body().isEmpty() ? null : JSON.readTree(response.body());
+            if (response.statusCode() == 403) {
+                err.println(notAnOperator(tokenFile));
+                return 1;
+            }
             if (response.statusCode() != call.expect()) {
                 err.println("vivarium: " + (body != null && body.has("error") ? body.get("error").asText() : response.body())
                         + " (HTTP " + response.statusCode() + ")");
@@ -114,17 +118,37 @@ final class AdminClient {
         }
     }
 
-    private static String token(Path file) throws IOException {
+    /** The advice for a 403: these routes are daemon-wide administration, which needs an operator token. */
+    static String notAnOperator(Path tokenFile) {
+        return "vivarium: plugins and features are daemon-wide administration, which needs an operator token, and the"
+                + " token sent from " + tokenFile + " is not one (HTTP 403). In " + tokenFile + ", change 'admin' to"
+                + " 'operator' on the line of the token that administers the daemon (a file from before the operator role"
+                + " has no operator), or add a line '<token> <tenant> operator'; the daemon re-reads the file when it changes.";
+    }
+
+    /** The first operator token of the file, else its first token (the daemon then says whether it may). */
+    static String token(Path file) throws IOException {
         if (!Files.isReadable(file)) {
             throw new IOException("cannot read the token file " + file + " (pass --token-file, or set VIVARIUM_TOKEN_FILE)");
         }
+        String first = null;
         for (String line : Files.readAllLines(file)) {
             String t = line.strip();
-            if (!t.isEmpty() && !t.startsWith("#")) {
-                return t.split("\\s+")[0];
+            if (t.isEmpty() || t.startsWith("#")) {
+                continue;
+            }
+            String[] fields = t.split("\\s+");
+            if (fields.length == 3 && fields[2].equalsIgnoreCase("operator")) {
+                return fields[0];
+            }
+            if (first == null) {
+                first = fields[0];
             }
         }
-        throw new IOException("the token file " + file + " holds no token");
+        if (first == null) {
+            throw new IOException("the token file " + file + " holds no token");
+        }
+        return first;
     }
 
     static String render(String noun, Call call, JsonNode body) {

@@ -19,7 +19,7 @@ final class FrameworkLog extends Logger {
             case LOG_INFO -> "INFO";
             default -> "DEBUG";
         };
-        String source = bundle == null ? "org.apache.felix.framework" : Main.describe(bundle);
+        String source = bundle == null ? "org.apache.felix.framework" : FrameworkStarter.describe(bundle);
         Console.log(lvl, source, msg, throwable);
     }
 }

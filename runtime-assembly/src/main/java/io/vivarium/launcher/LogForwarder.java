@@ -112,7 +112,7 @@ final class LogForwarder implements ServiceListener {
                 return;
             }
             Bundle bundle = (Bundle) getBundle.invoke(entry);
-            String source = bundle != null ? Main.describe(bundle) : (logger != null ? logger : "osgi");
+            String source = bundle != null ? FrameworkStarter.describe(bundle) : (logger != null ? logger : "osgi");
             Console.log(level <= 1 ? "ERROR" : "WARN", source, String.valueOf(getMessage.invoke(entry)),
                     (Throwable) getException.invoke(entry));
         } catch (ReflectiveOperationException | RuntimeException e) {

@@ -26,7 +26,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             "  --port N           HTTP port (default " + DEFAULT_PORT + ")",
             "  --host H           address to listen on (default " + DEFAULT_HOST + ")",
             "  --token-file F     bearer token file, lines of '<token> <tenant> <role>'",
-            "                     (default: DIR/tokens, created with one admin token if absent)",
+            "                     (default: DIR/tokens, created with one operator token if absent)",
             "  --features LIST    comma-separated features to run (default: the set last chosen through the",
             "                     admin API, saved in DIR/features.json, else " + String.join(",", DEFAULT_FEATURES) + ")",
             "  --deploy DIR       folder watched for plugin jars and .cfg files (default: deploy/ of the distribution)",

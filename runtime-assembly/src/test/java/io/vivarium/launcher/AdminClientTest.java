@@ -37,7 +37,7 @@ class AdminClientTest {
 
     @Test
     void talksToTheDaemonWithTheTokenAndReportsItsErrors() throws Exception {
-        Path tokens = Files.writeString(dir.resolve("tokens"), "# comment\nsecret default admin\n");
+        Path tokens = Files.writeString(dir.resolve("tokens"), "# comment\nsecret default operator\n");
         Path jar = Files.write(dir.resolve("p.jar"), new byte[] { 1, 2, 3 });
         List<String> seen = new CopyOnWriteArrayList<>();
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -68,6 +68,38 @@ class AdminClientTest {
                     Map.of(), new PrintStream(out), new PrintStream(err));
             assertEquals(1, code);
             assertTrue(err.toString().contains("no bundle x.y (HTTP 404)"), err.toString());
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    @Test
+    void sendsTheFirstOperatorTokenElseTheFirstToken() throws Exception {
+        Path mixed = Files.writeString(dir.resolve("mixed"), "# c\nacme-admin acme admin\nops default OPERATOR\nlater x operator\n");
+        assertEquals("ops", AdminClient.token(mixed));
+        Path older = Files.writeString(dir.resolve("older"), "# c\n\nbare\nacme-admin acme admin\n");
+        assertEquals("bare", AdminClient.token(older));
+    }
+
+    @Test
+    void aRefusalForLackOfAnOperatorTokenSaysHowToGetOne() throws Exception {
+        Path tokens = Files.writeString(dir.resolve("tokens"), "abc default admin\n");
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/", exchange -> {
+            byte[] bytes = "{\"error\":\"GET /v1/features needs an operator token\"}".getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(403, bytes.length);
+            exchange.getResponseBody().write(bytes);
+            exchange.close();
+        });
+        server.start();
+        try {
+            var err = new ByteArrayOutputStream();
+            int code = AdminClient.run("features", List.of("--url", "http://127.0.0.1:" + server.getAddress().getPort(),
+                    "--token-file", tokens.toString()), Map.of(), new PrintStream(new ByteArrayOutputStream()), new PrintStream(err));
+            assertEquals(1, code);
+            assertEquals(AdminClient.notAnOperator(tokens) + "\n", err.toString());
+            assertTrue(err.toString().contains("change 'admin' to 'operator' on the line of the token that administers the daemon"),
+                    err.toString());
         } finally {
             server.stop(0);
         }

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -57,11 +58,11 @@ class LauncherIT {
         assertEquals("Vivarium is listening on http://127.0.0.1:" + port, listening, "first stdout line; stderr:\n" + stderr);
         String token = stdout.poll(5, TimeUnit.SECONDS);
         Path tokens = state.resolve("tokens");
-        assertEquals("Admin token: " + tokens + "  (curl -H \"Authorization: Bearer $(awk '{print $1; exit}' " + tokens
+        assertEquals("Operator token: " + tokens + "  (curl -H \"Authorization: Bearer $(awk '!/^#/ && NF {print $1; exit}' " + tokens
                 + ")\" http://127.0.0.1:" + port + "/v1/backends)", token);
 
         assertEquals(200, get("http://127.0.0.1:" + port + "/healthz"));
-        assertTrue(Files.readString(tokens).matches("[0-9a-f]{64} default admin\n"));
+        assertTrue(Files.readString(tokens).matches("(?s)" + Pattern.quote(Tokens.HEADER) + "[0-9a-f]{64} default operator\n"));
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(tokens)));
         assertTrue(Files.isDirectory(state.resolve("felix-cache")), "framework storage under the state dir");
 

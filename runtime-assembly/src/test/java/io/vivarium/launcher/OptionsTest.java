@@ -59,7 +59,7 @@ class OptionsTest {
     @Test
     void fileInstallWatchesTheDeployFolderAndIgnoresHiddenFiles() throws Exception {
         Options o = Options.parse(List.of("--deploy", "/srv/plugins"), CWD);
-        Map<String, Object> c = Main.frameworkConfig(o, CWD, o.state(), o.deploy(), o.state().resolve("tokens"), 2);
+        Map<String, Object> c = FrameworkStarter.config(o, CWD, o.state(), o.deploy(), o.state().resolve("tokens"), 2);
         assertEquals("/srv/plugins", c.get("felix.fileinstall.dir"));
         Pattern filter = Pattern.compile((String) c.get("felix.fileinstall.filter"));
         for (String seen : List.of("example-backend.jar", "io.vivarium.core.cfg", "x.config")) {
@@ -78,8 +78,8 @@ class OptionsTest {
         Options console = Options.parse(List.of("--console"), CWD);
         assertFalse(plain.console());
         assertTrue(console.console());
-        assertEquals("--nointeractive", Main.frameworkConfig(plain, CWD, plain.state(), CWD, plain.state(), 2).get("gosh.args"));
-        assertEquals("", Main.frameworkConfig(console, CWD, console.state(), CWD, console.state(), 2).get("gosh.args"));
+        assertEquals("--nointeractive", FrameworkStarter.config(plain, CWD, plain.state(), CWD, plain.state(), 2).get("gosh.args"));
+        assertEquals("", FrameworkStarter.config(console, CWD, console.state(), CWD, console.state(), 2).get("gosh.args"));
         assertThrows(Options.UsageException.class, () -> Options.parse(List.of("--console=yes"), CWD));
     }
 
@@ -112,7 +112,7 @@ class OptionsTest {
 
     @Test
     void shellQuoting() {
-        assertEquals("/tmp/vv-state/tokens", Main.shellWord("/tmp/vv-state/tokens"));
-        assertEquals("'/tmp/a b/it'\\''s'", Main.shellWord("/tmp/a b/it's"));
+        assertEquals("/tmp/vv-state/tokens", Serve.shellWord("/tmp/vv-state/tokens"));
+        assertEquals("'/tmp/a b/it'\\''s'", Serve.shellWord("/tmp/a b/it's"));
     }
 }

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -20,11 +21,18 @@ class TokensTest {
     Path dir;
 
     @Test
-    void createsOneAdminTokenPrivately() throws Exception {
+    void createsOneOperatorTokenPrivatelyBelowACommentOnTheRoles() throws Exception {
         Path f = dir.resolve("state/tokens");
         assertTrue(Tokens.createIfAbsent(f));
         String text = Files.readString(f, StandardCharsets.US_ASCII);
-        assertTrue(text.matches("[0-9a-f]{64} default admin\n"), text);
+        List<String> tokens = text.lines().filter(l -> !l.startsWith("#")).toList();
+        assertEquals(1, tokens.size(), text);
+        assertTrue(tokens.get(0).matches("[0-9a-f]{64} default operator"), text);
+        assertTrue(text.startsWith(Tokens.HEADER), text);
+        for (String said : List.of("<token> <tenant> <role>", "user ", "admin ", "operator ",
+                "Change 'admin' to 'operator' on the line of the token")) {
+            assertTrue(text.contains(said), "the comment explains " + said);
+        }
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(f)));
         try (Stream<Path> s = Files.list(f.getParent())) {
             assertEquals(1, s.count(), "no temp file left behind");

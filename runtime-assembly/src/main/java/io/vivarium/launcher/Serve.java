@@ -1,0 +1,233 @@
+package io.vivarium.launcher;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import io.vivarium.common.features.EnabledFeatures;
+import io.vivarium.common.features.Feature;
+
+import org.osgi.framework.BundleException;
+
+/**
+ * {@code vivarium serve}: runs the daemon in the foreground, in steps: the features to run and
+ * their bundles, the state directory (its token file and its lock), the port, the framework, the
+ * wait until it answers {@code /healthz}; then it prints where it listens and waits for a stop.
+ * A step that fails has said why and ends the command with its exit code.
+ */
+final class Serve {
+
+    /** Held until the process exits: a channel no one references could be closed by the collector, and the lock with it. */
+    private static StateLock stateLock;
+
+    /** The end of the command at a failed step, which has reported it. */
+    private static final class Exit extends Exception {
+        private static final long serialVersionUID = 1L;
+        final int code;
+
+        Exit(int code) {
+            super(null, null, false, false);
+            this.code = code;
+        }
+    }
+
+    private final Options opts;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final StartupTrace trace = StartupTrace.fromSystemProperty();
+
+    private Serve(Options opts, PrintStream out, PrintStream err) {
+        this.opts = opts;
+        this.out = out;
+        this.err = err;
+    }
+
+    static int run(Options opts, PrintStream out, PrintStream err) {
+        try {
+            return new Serve(opts, out, err).serve();
+        } catch (Exit e) {
+            return e.code;
+        }
+    }
+
+    private int serve() throws Exit {
+        mark("main");
+        Distribution dist = distribution();
+        List<String> featureNames = featureNames();
+        Map<String, Feature.FeatureBundle> bundles = Distribution.bundles(features(dist, featureNames));
+        checkComplete(dist, bundles);
+
+        Path state = opts.state();
+        Path deploy = opts.deploy() != null ? opts.deploy() : dist.home().resolve("deploy");
+        Path tokenFile = prepareState(state, deploy);
+        lockState(state);
+        String portInUse = checkPortFree(opts.host(), opts.port());
+        if (portInUse != null) {
+            throw fail(portInUse);
+        }
+
+        FrameworkStarter.applySystemProperties(dist.home().resolve("etc").resolve("system.properties"));
+        int beginning = bundles.values().stream().mapToInt(Feature.FeatureBundle::startOrder).max().orElse(1);
+        Map<String, Object> config = FrameworkStarter.config(opts, dist.home(), state, deploy, tokenFile, beginning);
+        config.put("vivarium.features", String.join(",", featureNames)); // the plugins bundle starts from these
+        mark("launcher-ready");
+        FrameworkStarter framework = startFramework(config, bundles, dist);
+
+        String url = "http://" + Options.urlHost(opts.host()) + ":" + opts.port();
+        String probe = "http://" + Options.probeHost(opts.host()) + ":" + opts.port() + "/healthz";
+        if (!framework.awaitHealthy(probe, FrameworkStarter.HEALTH_TIMEOUT)) {
+            if (FrameworkStarter.stopping()) {
+                return 0; // a signal arrived while starting; the hook is stopping the framework
+            }
+            Console.error("no answer 200 from " + probe + " within " + FrameworkStarter.HEALTH_TIMEOUT.toSeconds() + " s");
+            framework.reportInactive(true);
+            return framework.abort(1);
+        }
+        if (trace != null) {
+            trace.mark("healthy");
+            trace.reportActivations();
+        }
+        announce(url, tokenFile);
+        framework.reportInactive(false);
+        framework.awaitStop();
+        return 0;
+    }
+
+    private Distribution distribution() throws Exit {
+        try {
+            return Distribution.locate();
+        } catch (IllegalStateException e) {
+            throw fail(e.getMessage());
+        }
+    }
+
+    /** --features, else the set saved at run time, else the defaults. */
+    private List<String> featureNames() throws Exit {
+        try {
+            return opts.features() != null ? opts.features() : EnabledFeatures.saved(opts.state()).orElse(Options.DEFAULT_FEATURES);
+        } catch (IOException e) {
+            throw fail("cannot read the saved features: " + e.getMessage());
+        }
+    }
+
+    /** The features by name; an unknown name, or a token file that is not one, is a usage error. */
+    private List<Feature> features(Distribution dist, List<String> names) throws Exit {
+        List<Feature> features;
+        try {
+            features = dist.features(names);
+        } catch (Distribution.UnknownFeature e) {
+            throw usage("unknown feature '" + e.getMessage() + "' (available: " + dist.available() + ")");
+        } catch (IOException e) {
+            throw fail("cannot read " + e.getMessage());
+        }
+        if (opts.tokenFile() != null && !Files.isRegularFile(opts.tokenFile())) {
+            throw usage("--token-file: " + opts.tokenFile() + " is not a file");
+        }
+        return features;
+    }
+
+    private static void checkComplete(Distribution dist, Map<String, Feature.FeatureBundle> bundles) throws Exit {
+        for (Feature.FeatureBundle b : bundles.values()) {
+            if (!Files.isRegularFile(b.file(dist.systemDir()))) {
+                throw fail("the distribution is incomplete: " + b.id() + " is not at " + b.file(dist.systemDir())
+                        + " (rebuild it: mvn -B install)");
+            }
+        }
+    }
+
+    /** Creates the state and deploy folders and, without --token-file, the operator's token file; returns the token file. */
+    private Path prepareState(Path state, Path deploy) throws Exit {
+        try {
+            Files.createDirectories(state);
+            Files.createDirectories(deploy);
+            if (opts.tokenFile() != null) {
+                return opts.tokenFile();
+            }
+            Path tokenFile = state.resolve("tokens");
+            if (Tokens.createIfAbsent(tokenFile)) {
+                Console.log("INFO", "vivarium-launcher", "created " + tokenFile + " with an operator token", null);
+            }
+            return tokenFile;
+        } catch (IOException e) {
+            throw fail("cannot prepare the state directory " + state + ": " + e);
+        }
+    }
+
+    private static void lockState(Path state) throws Exit {
+        try {
+            stateLock = StateLock.acquire(state);
+        } catch (IllegalStateException e) {
+            throw fail(e.getMessage());
+        } catch (IOException e) {
+            throw fail("cannot lock the state directory " + state + ": " + e);
+        }
+    }
+
+    /** A quick bind test, so a busy port is reported at once instead of after the health wait. */
+    static String checkPortFree(String host, int port) {
+        String bindHost = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(bindHost, port));
+            return null;
+        } catch (IOException e) {
+            return "cannot listen on " + host + ":" + port + ": " + e.getMessage();
+        }
+    }
+
+    private FrameworkStarter startFramework(Map<String, Object> config, Map<String, Feature.FeatureBundle> bundles,
+                                            Distribution dist) throws Exit {
+        FrameworkStarter framework;
+        try {
+            framework = FrameworkStarter.init(config, trace);
+        } catch (BundleException | RuntimeException e) {
+            Console.log("ERROR", "vivarium-launcher", "cannot create the OSGi framework", e);
+            throw new Exit(1);
+        }
+        try {
+            framework.start(bundles.values(), dist.systemDir(), trace);
+        } catch (BundleException | RuntimeException e) {
+            Console.log("ERROR", "vivarium-launcher", "cannot install the bundles", e);
+            throw new Exit(framework.abort(1));
+        }
+        return framework;
+    }
+
+    private void announce(String url, Path tokenFile) {
+        out.println("Vivarium is listening on " + url);
+        out.println((opts.tokenFile() == null ? "Operator token: " : "Token file: ") + tokenFile
+                + "  (curl -H \"Authorization: Bearer $(awk '!/^#/ && NF {print $1; exit}' " + shellWord(tokenFile.toString())
+                + ")\" " + url + "/v1/backends)");
+        out.flush();
+    }
+
+    /** Quotes a path for a POSIX shell only if it needs it. */
+    static String shellWord(String s) {
+        if (s.matches("[A-Za-z0-9_./:@%+=,-]+")) {
+            return s;
+        }
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+
+    private void mark(String step) {
+        if (trace != null) {
+            trace.mark(step);
+        }
+    }
+
+    private static Exit fail(String message) {
+        Console.error(message);
+        return new Exit(1);
+    }
+
+    private Exit usage(String message) {
+        err.println("vivarium: " + message);
+        err.print(Options.USAGE);
+        return new Exit(2);
+    }
+}
