@@ -9,7 +9,6 @@ import java.util.stream.Stream;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.BaselineRequest;
 import io.vivarium.api.ChangesRequest;
-import io.vivarium.api.CheckpointRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.DryRunRequest;
 import io.vivarium.api.EvalRequest;
@@ -30,10 +29,11 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 
 /**
- * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, eval, files, baseline, changes, dry-run, a VM's snapshot
- * and restore) are admin-only, as in the
- * reference API; lifecycle routes are open to every role, always scoped to the caller's tenant. The admin routes of
- * {@link AdminRoutes} answer 503 while no {@link PluginService} runs, so the sandbox routes never depend on it.
+ * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, eval, files, baseline, changes,
+ * dry-run, branch, checkpoints) are for admins, as in the reference API; lifecycle routes are open
+ * to every role, always scoped to the caller's tenant; daemon-wide administration
+ * ({@link OperatorRoutes}) is for operators, and answers 503 while no {@link PluginService} runs, so
+ * the sandbox routes never depend on it.
  */
 @Component(service = ApiSurface.class)
 public class V1Surface implements ApiSurface {
@@ -91,14 +91,11 @@ public class V1Surface implements ApiSurface {
                     sandboxes.writeFile(r.caller(), r.pathParam("id"), r.queryParam("path").orElse(null), r.rawBody());
                     return null;
                 }, SandboxService.MAX_FILE_BYTES));
-        this.routes = Stream.of(sandboxRoutes, SnapshotRoutes.of(snapshots), vmRoutes(vms), AdminRoutes.of(this::plugins)).flatMap(List::stream)
-                .toList();
+        this.routes = Stream.of(sandboxRoutes, SnapshotRoutes.of(snapshots), vmRoutes(vms),
+                CheckpointRoutes.of(sandboxes, vms), OperatorRoutes.of(this::plugins)).flatMap(List::stream).toList();
     }
 
-    /**
-     * The machine view of sandboxes: lifecycle routes for every role, as for sandboxes; snapshot
-     * and restore, which reach into the guest's state, for admins.
-     */
+    /** The machine view of sandboxes: lifecycle routes for every role, as for sandboxes (checkpoints are {@link CheckpointRoutes}). */
     private static List<Route> vmRoutes(VmService vms) {
         return List.of(
                 new Route("POST", "/vms", Role.USER, 201,
@@ -110,11 +107,7 @@ public class V1Surface implements ApiSurface {
                     return null;
                 }),
                 new Route("POST", "/vms/{id}/stop", Role.USER, 200, r -> vms.stopVm(r.caller(), r.pathParam("id"))),
-                new Route("POST", "/vms/{id}/start", Role.USER, 200, r -> vms.startVm(r.caller(), r.pathParam("id"))),
-                new Route("POST", "/vms/{id}/snapshot", Role.ADMIN, 201,
-                        r -> vms.snapshotVm(r.caller(), r.pathParam("id"), r.body(CheckpointRequest.class))),
-                new Route("POST", "/vms/{id}/restore", Role.ADMIN, 200,
-                        r -> vms.restoreVm(r.caller(), r.pathParam("id"), r.body(CheckpointRequest.class))));
+                new Route("POST", "/vms/{id}/start", Role.USER, 200, r -> vms.startVm(r.caller(), r.pathParam("id"))));
     }
 
     static byte[] openApiDocument() {

@@ -20,9 +20,9 @@ import org.osgi.service.component.annotations.Reference;
 
 /**
  * Operator commands for the Gogo console ({@code vivarium:plugins}, {@code vivarium:features},
- * {@code vivarium:backends}, {@code vivarium:sandboxes}): the same operations as the admin HTTP
- * routes, for someone at the daemon's console. Errors come back as their message, as a shell user
- * would want them.
+ * {@code vivarium:backends}, {@code vivarium:sandboxes}): the same operations as the operator's HTTP
+ * routes, for someone at the daemon's console, who is the daemon's operator. Errors come back as
+ * their message, as a shell user would want them.
  */
 @Component(service = ConsoleCommands.class, property = {
         "osgi.command.scope=vivarium",
@@ -91,9 +91,10 @@ public class ConsoleCommands {
     }
 
     public String backends() {
-        Table t = new Table("BACKEND", "AVAILABLE", "VERSION", "SANDBOXES", "REASON");
+        Table t = new Table("BACKEND", "AVAILABLE", "MACHINE", "VERSION", "SANDBOXES", "CAPABILITIES", "REASON");
         for (BackendInfo b : sandboxes.backends()) {
-            t.row(b.name(), b.available() ? "yes" : "no", b.version(), b.sandboxes(), b.reason());
+            t.row(b.name(), b.available() ? "yes" : "no", b.machine() ? "yes" : "no", b.version(), b.sandboxes(),
+                    b.capabilities().isEmpty() ? null : String.join(",", b.capabilities()), b.reason());
         }
         return t.toString();
     }
@@ -105,7 +106,7 @@ public class ConsoleCommands {
 
     public String sandboxes(String tenant) {
         Table t = new Table("ID", "BACKEND", "STATUS", "PID", "CREATED", "REASON");
-        for (SandboxInfo s : sandboxes.list(new Caller(tenant, Role.ADMIN))) {
+        for (SandboxInfo s : sandboxes.list(new Caller(tenant, Role.OPERATOR))) {
             t.row(s.id(), s.backend(), s.status(), s.pid(), s.createdAtUnix(), s.reason());
         }
         return t.toString();

@@ -3,15 +3,19 @@ package io.vivarium.cli.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.BackendInfo;
 import io.vivarium.api.FeatureInfo;
 import io.vivarium.api.PluginInfo;
 import io.vivarium.api.PluginService;
+import io.vivarium.api.SandboxService;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -59,7 +63,22 @@ class ConsoleCommandsTest {
             return new FeatureInfo(feature, "", false, List.of());
         }
     };
-    private final ConsoleCommands commands = new ConsoleCommands(plugins, null);
+    private final ConsoleCommands commands = new ConsoleCommands(plugins, backends(List.of(
+            new BackendInfo("qemu", "io.vivarium.backend-qemu", "0.1.0", List.of("checkpoints", "exec", "vcpus"), true,
+                    true, null, 2, Map.of()),
+            new BackendInfo("procbox", "io.vivarium.backend-procbox", "0.1.0", List.of(), false, false,
+                    "bwrap is not installed", 0, Map.of()))));
+
+    /** A sandbox service that only lists backends. */
+    private static SandboxService backends(List<BackendInfo> infos) {
+        return (SandboxService) Proxy.newProxyInstance(SandboxService.class.getClassLoader(),
+                new Class<?>[] { SandboxService.class }, (proxy, method, args) -> {
+                    if (method.getName().equals("backends")) {
+                        return infos;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+    }
 
     @Test
     void listsInAlignedColumns() {
@@ -67,6 +86,14 @@ class ConsoleCommandsTest {
         assertTrue(lines[0].startsWith("ID  STATE   BUNDLE"), lines[0]);
         assertTrue(lines[1].contains("io.vivarium.backend-procbox") && lines[1].endsWith("backend:procbox"), lines[1]);
         assertTrue(commands.features("list").contains("procbox  yes"));
+    }
+
+    @Test
+    void backendsShowTheirCapabilityNamesAndWhetherTheyRunMachines() {
+        String[] lines = commands.backends().split("\n");
+        assertEquals("BACKEND  AVAILABLE  MACHINE  VERSION  SANDBOXES  CAPABILITIES            REASON", lines[0]);
+        assertEquals("qemu     yes        yes      0.1.0    2          checkpoints,exec,vcpus  -", lines[1]);
+        assertEquals("procbox  no         no       0.1.0    0          -                       bwrap is not installed", lines[2]);
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,6 +17,7 @@ import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
+import io.vivarium.api.Role;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BinaryBody;
 import io.vivarium.api.http.Route;
@@ -71,6 +73,22 @@ public class HttpEdge extends HttpServlet {
         version = v.getMajor() + "." + v.getMinor() + "." + v.getMicro();
         if (tokens == null) {
             LOG.log(Level.WARNING, "vivarium.token.file is not set: every route but /healthz will answer 401");
+        } else {
+            warnWithoutOperator(tokens);
+        }
+    }
+
+    /** Existing token files keep working, but their admins lost daemon-wide administration: say so once, at start. */
+    private static void warnWithoutOperator(TokenFile tokens) {
+        try {
+            if (!tokens.hasOperator()) {
+                LOG.log(Level.WARNING, "the token file " + tokens.file() + " has no operator token: plugin and feature"
+                        + " administration (/v1/plugins, /v1/features, ./vivarium plugins|features) will answer 403."
+                        + " To fix it: " + TokenFile.HOW_TO_GET_AN_OPERATOR_TOKEN);
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            LOG.log(Level.WARNING, "cannot read the token file " + tokens.file() + ": " + e.getMessage()
+                    + "; requests will fail until it is fixed");
         }
     }
 
@@ -160,8 +178,7 @@ public class HttpEdge extends HttpServlet {
         Route route = m.route();
         routeLabel[0] = router.prefix() + route.template();
         if (!caller.role().allows(route.role())) {
-            throw ApiException.forbidden(method + " " + req.getRequestURI() + " needs an " + route.role().name().toLowerCase()
-                    + " token; this token's role is " + caller.role().name().toLowerCase());
+            throw ApiException.forbidden(forbidden(method + " " + req.getRequestURI(), route.role(), caller.role()));
         }
         var request = new ParsedRequest(caller, m.params(), query(req.getQueryString()), readBody(req, route.maxBodyBytes()), json);
         Object result = route.handler().handle(request);
@@ -199,6 +216,18 @@ public class HttpEdge extends HttpServlet {
             throw new ApiException(503, "cannot read the token file (" + e + "); retry shortly", 1, e);
         }
         return caller.orElseThrow(() -> new ApiException(401, "invalid bearer token"));
+    }
+
+    static String forbidden(String request, Role needed, Role has) {
+        String message = request + " needs " + (needed == Role.USER ? "a " : "an ") + name(needed) + " token; this token's role is "
+                + name(has);
+        return needed == Role.OPERATOR
+                ? message + " (daemon-wide administration is not a tenant's): " + TokenFile.HOW_TO_GET_AN_OPERATOR_TOKEN
+                : message;
+    }
+
+    private static String name(Role role) {
+        return role.name().toLowerCase(Locale.ROOT);
     }
 
     private Router routerFor(String prefix) {

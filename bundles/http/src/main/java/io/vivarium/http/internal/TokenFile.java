@@ -18,12 +18,17 @@ import io.vivarium.api.Role;
 
 /**
  * Bearer tokens from a file, one per line: {@code <token> <tenant> <role>}, where role is
- * {@code admin} or {@code user}. A line holding only a token is an admin of tenant
- * {@code default}. Blank lines and lines starting with {@code #} are ignored. The file is re-read
- * when its modification time changes, so tokens can be added or revoked without a restart.
+ * {@code user}, {@code admin} or {@code operator}. A line holding only a token is an admin of
+ * tenant {@code default}. Blank lines and lines starting with {@code #} are ignored. The file is
+ * re-read when its modification time changes, so tokens can be added or revoked without a restart.
  */
 final class TokenFile {
     static final String DEFAULT_TENANT = "default";
+
+    /** How to get a token for daemon-wide administration, for the 403 and the warning at start. */
+    static final String HOW_TO_GET_AN_OPERATOR_TOKEN = "an operator token is a token-file line '<token> <tenant> operator';"
+            + " in a token file written before the operator role existed, change 'admin' to 'operator' on the line of"
+            + " the token that administers the daemon (the file is re-read when it changes, no restart needed)";
 
     private final Path file;
     private volatile Snapshot snapshot = new Snapshot(null, Map.of());
@@ -38,6 +43,15 @@ final class TokenFile {
     /** The caller a token belongs to, if it is listed. */
     Optional<Caller> lookup(String token) throws IOException {
         return Optional.ofNullable(current().byDigest().get(digest(token)));
+    }
+
+    /** Whether any token of the file may administer the daemon ({@link Role#OPERATOR}). */
+    boolean hasOperator() throws IOException {
+        return current().byDigest().values().stream().anyMatch(c -> c.role() == Role.OPERATOR);
+    }
+
+    Path file() {
+        return file;
     }
 
     private Snapshot current() throws IOException {
@@ -74,7 +88,9 @@ final class TokenFile {
         return switch (s.toLowerCase(Locale.ROOT)) {
             case "admin" -> Role.ADMIN;
             case "user" -> Role.USER;
-            default -> throw new IllegalArgumentException("token file line " + line + ": role must be admin or user, got " + s);
+            case "operator" -> Role.OPERATOR;
+            default -> throw new IllegalArgumentException("token file line " + line
+                    + ": role must be user, admin or operator, got " + s);
         };
     }
 

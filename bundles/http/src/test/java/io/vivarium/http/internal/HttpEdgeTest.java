@@ -15,6 +15,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Role;
@@ -68,6 +71,7 @@ class HttpEdgeTest {
                             throw new ApiException(503, "qemu-system-x86_64 is not installed");
                         }),
                         new Route("GET", "/things/{id}", Role.USER, 200, r -> Map.of("id", r.pathParam("id"))),
+                        new Route("GET", "/daemon-wide", Role.OPERATOR, 200, r -> Map.of()),
                         new Route("GET", "/file", Role.USER, 200,
                                 r -> BinaryBody.of("application/octet-stream", new byte[] { 0, 'a', 0, (byte) 0xff })));
             }
@@ -84,6 +88,55 @@ class HttpEdgeTest {
         Answer broken = call("POST", "/v1/broken");
         assertEquals(503, broken.status);
         assertNull(broken.headers.get("Retry-After"));
+    }
+
+    @Test
+    void aTenantAdminIsToldHowToGetAnOperatorToken() throws Exception {
+        Answer refused = call("GET", "/v1/daemon-wide");
+        assertEquals(403, refused.status);
+        assertTrue(refused.text().contains("needs an operator token; this token's role is admin"), refused.text());
+        assertTrue(refused.text().contains("change 'admin' to 'operator'"), refused.text());
+        assertEquals("GET /x needs an admin token; this token's role is user",
+                HttpEdge.forbidden("GET /x", Role.ADMIN, Role.USER));
+    }
+
+    @Test
+    void aTokenFileWithoutAnOperatorIsWarnedAboutOnceAtStart() throws Exception {
+        assertEquals(List.of(), startWarnings("ops acme operator\nt0ken alice admin\n"));
+        List<String> warned = startWarnings("# written by an older serve\nt0ken default admin\n");
+        assertEquals(1, warned.size(), warned.toString());
+        assertTrue(warned.get(0).contains("has no operator token: plugin and feature administration"), warned.get(0));
+        assertTrue(warned.get(0).contains("change 'admin' to 'operator'"), warned.get(0));
+    }
+
+    private List<String> startWarnings(String tokenFile) throws Exception {
+        Path tokens = Files.writeString(dir.resolve("tokens-" + tokenFile.hashCode()), tokenFile);
+        List<String> warnings = new ArrayList<>();
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+                    warnings.add(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger logger = Logger.getLogger(HttpEdge.class.getName());
+        logger.addHandler(handler);
+        try {
+            Bundle bundle = proxy(Bundle.class, Map.of("getVersion", new Version(1, 2, 3)));
+            new HttpEdge().activate(proxy(BundleContext.class, Map.of("getProperty", tokens.toString(), "getBundle", bundle)));
+        } finally {
+            logger.removeHandler(handler);
+        }
+        return warnings;
     }
 
     @Test

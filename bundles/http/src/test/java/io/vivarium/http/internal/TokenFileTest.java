@@ -1,6 +1,7 @@
 package io.vivarium.http.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -30,6 +31,19 @@ class TokenFileTest {
     }
 
     @Test
+    void anOperatorAdministersTheDaemonAndAnOlderFileStillParses() throws Exception {
+        Path f = dir.resolve("tokens");
+        Files.writeString(f, "t-ops acme operator\nt-admin acme admin\n");
+        TokenFile tokens = new TokenFile(f);
+        assertEquals(new Caller("acme", Role.OPERATOR), tokens.lookup("t-ops").orElseThrow());
+        assertTrue(tokens.hasOperator());
+        Files.writeString(f, "# written by an older serve\nbare\nt-admin acme admin\nt-user acme user\n");
+        Files.setLastModifiedTime(f, FileTime.fromMillis(System.currentTimeMillis() + 5000));
+        assertEquals(new Caller("default", Role.ADMIN), tokens.lookup("bare").orElseThrow(), "a bare token stays an admin");
+        assertFalse(tokens.hasOperator());
+    }
+
+    @Test
     void picksUpChangesWithoutARestart() throws Exception {
         Path f = dir.resolve("tokens");
         Files.writeString(f, "old\n");
@@ -45,5 +59,6 @@ class TokenFileTest {
     void rejectsMalformedLines() {
         assertThrows(IllegalArgumentException.class, () -> TokenFile.parse("a b\n"));
         assertThrows(IllegalArgumentException.class, () -> TokenFile.parse("a t root\n"));
+        assertThrows(IllegalArgumentException.class, () -> TokenFile.parse("a t\n"));
     }
 }
