@@ -35,7 +35,8 @@ packages=(python3 python3-numpy)
 hash="$( { cat "${BASH_SOURCE[0]}"; echo "$suite"; printf '%s\n' "${packages[@]}"; } | sha256sum | cut -c1-16)"
 name="gvisor-rootfs-$hash"
 mkdir -p "$out"
-exec 9>"$out/.gvisor-rootfs.lock"
+# the lock guest-agent/image/prune-images.sh takes too, by the same name as build-image.sh's
+exec 9>"$out/.lock-gvisor-rootfs"
 flock 9
 if [[ -d $out/$name/rootfs/usr ]]; then
   log "up to date: $out/$name"

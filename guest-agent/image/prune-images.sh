@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Removes the guest images nothing uses any more from DIR (${VIVARIUM_IMAGES:-~/.cache/vivarium/images}):
-# every VARIANT-<16 hex> directory that is not
-#   - what a variant's link (DIR/VARIANT) points at,
+# Removes the guest images and root filesystems nothing uses any more from DIR
+# (${VIVARIUM_IMAGES:-~/.cache/vivarium/images}): every VARIANT-<16 hex> directory none of whose
+# paths (the directory itself or anything inside it) is
+#   - where a link in DIR points (DIR/VARIANT, or a link to a file inside one, as gvisor-rootfs's),
 #   - the backing file of a qcow2 overlay under one of the STATE_DIRs given (a VM's disk),
-#   - named on the command line of a running QEMU (its kernel, initramfs or workspace).
+#   - named in a record under one of the STATE_DIRs (a gVisor container's OCI config, a snapshot's
+#     description: any text file naming it),
+#   - held by a running process: named on its command line (QEMU's kernel, initramfs or disk), its
+#     root, working directory or executable, an open file, a mapped file, or the source of a mount
+#     in its mount namespace (a runsc gofer serving a container's root filesystem, a bwrap bind).
 # Each variant's build lock is held meanwhile, so a build cannot re-point a link under it.
 # Prints each directory it removes (or would, with --dry-run) on stdout.
 set -euo pipefail
@@ -49,27 +54,41 @@ for d in "${images[@]}"; do
   fd=$((fd + 1))
 done
 
-declare -A used=()
-# the links
-for l in "$out"/*; do
-  [[ -L $l ]] && used["$(readlink -f "$l")"]=1
-done
-# the backing files of the overlays under the state directories (-U: a running VM holds a lock)
-for s in "${states[@]}"; do
-  while IFS= read -r -d '' disk; do
-    backing="$(qemu-img info -U --output=json "$disk" 2>/dev/null |
-      sed -n 's/^ *"full-backing-filename": "\(.*\)",\{0,1\}$/\1/p')"
-    [[ -n $backing ]] && used["$(dirname "$(readlink -f "$backing")")"]=1
-  done < <(find "$s" -name '*.qcow2' -type f -print0 2>/dev/null)
-done
-# what a running QEMU names
-for cmdline in /proc/[0-9]*/cmdline; do
-  tr '\0' '\n' <"$cmdline" 2>/dev/null | grep -q qemu-system || continue
-  while IFS= read -r arg; do
-    for d in "${images[@]}"; do
-      [[ $arg == *"$d/"* ]] && used[$d]=1
+# Every path something uses, one per line; an image is in use when one of them is it or lies inside it.
+uses="$(mktemp)"
+trap 'rm -f "$uses"' EXIT
+{
+  # the links in DIR, resolved
+  for l in "$out"/*; do
+    [[ -L $l ]] && readlink -f "$l"
+  done
+  for s in "${states[@]}"; do
+    # the backing files of the overlays under the state directories (-U: a running VM holds a lock)
+    while IFS= read -r -d '' disk; do
+      backing="$(qemu-img info -U --output=json "$disk" 2>/dev/null |
+        sed -n 's/^ *"full-backing-filename": "\(.*\)",\{0,1\}$/\1/p')"
+      [[ -n $backing ]] && readlink -f "$backing"
+    done < <(find "$s" -name '*.qcow2' -type f -print0 2>/dev/null)
+    # any record naming a path under DIR, by the path it names (through a link in DIR, too)
+    grep -rIhoa --exclude='*.qcow2' -e "$out/[^\"[:space:]]*" "$s" 2>/dev/null | while IFS= read -r named; do
+      readlink -f "$named" || echo "$named"
     done
-  done < <(tr '\0' '\n' <"$cmdline" 2>/dev/null | tr ',=' '\n\n')
+  done
+  # what running processes hold: command lines, root, cwd, exe, open files, mapped files, mount sources
+  for p in /proc/[0-9]*; do
+    tr '\0' '\n' <"$p/cmdline" 2>/dev/null | tr ',=' '\n\n'
+    readlink "$p/root" "$p/cwd" "$p/exe" 2>/dev/null
+    find "$p/fd" -mindepth 1 -maxdepth 1 -type l -printf '%l\n' 2>/dev/null
+    awk 'NF >= 6 && $6 ~ /^\// {print $6}' "$p/maps" 2>/dev/null
+    awk '{print $4}' "$p/mountinfo" 2>/dev/null
+  done
+} 2>/dev/null | grep -F "$out/" | sort -u >"$uses" || true
+
+declare -A used=()
+for d in "${images[@]}"; do
+  if grep -qxF -e "$d" "$uses" || grep -qF -e "$d/" "$uses"; then
+    used[$d]=1
+  fi
 done
 
 for d in "${images[@]}"; do
