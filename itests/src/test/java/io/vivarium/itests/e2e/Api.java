@@ -142,6 +142,16 @@ final class Api {
         }
     }
 
+    /** Whether {@code backend}, an entry of {@code GET /v1/backends}, lists the capability {@code name}. */
+    static boolean can(JsonNode backend, String name) {
+        for (JsonNode c : backend.get("capabilities")) {
+            if (c.asText().equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static String sh(Api api, String id, String script) throws IOException, InterruptedException {
         return api.exec(id, "sh", "-c", script).get("stdout").asText();
     }

@@ -31,7 +31,8 @@ class AuthAndInputIT {
     @BeforeAll
     static void start() throws Exception {
         Path tokens = dir.resolve("tokens.txt");
-        Files.writeString(tokens, "# operator's file\nseed-style-token\nacme-admin acme admin\nacme-user acme user\nglobex-admin globex admin\n");
+        Files.writeString(tokens, "# operator's file\nseed-style-token\nacme-admin acme admin\nacme-user acme user\n"
+                + "globex-admin globex admin\nthe-operator default operator\n");
         daemon = daemons.start(dir.resolve("state"), List.of("--token-file", tokens.toString()));
         admin = new Api(daemon.baseUrl(), "acme-admin");
         user = admin.as("acme-user");
@@ -83,6 +84,33 @@ class AuthAndInputIT {
         assertTrue(otherTenant.get("/v1/sandboxes").body().isEmpty());
         assertEquals("acme", user.get("/v1/sandboxes/" + id).body().get("tenant").asText());
         assertEquals(204, user.delete("/v1/sandboxes/" + id).status());
+    }
+
+    @Test
+    void daemonWideAdministrationIsAnOperatorsNotATenantAdmins() throws Exception {
+        for (String token : List.of("acme-admin", "seed-style-token", "acme-user")) {
+            Api.Response refused = admin.as(token).get("/v1/plugins");
+            assertEquals(403, refused.status(), token);
+            assertTrue(refused.error().contains("needs an operator token"), refused.error());
+            assertTrue(refused.error().contains("change 'admin' to 'operator'"), "says how to get one: " + refused.error());
+            assertEquals(403, admin.as(token).get("/v1/features").status(), token);
+        }
+        Api operator = admin.as("the-operator");
+        assertEquals(200, operator.get("/v1/plugins").status());
+        assertEquals(200, operator.get("/v1/features").status());
+        assertEquals(200, operator.get("/v1/sandboxes").status(), "an operator may do what an admin may");
+    }
+
+    @Test
+    void daemonWarnsAtStartWhenNoTokenIsAnOperators() throws Exception {
+        Path older = dir.resolve("older-tokens.txt");
+        Files.writeString(older, "old-admin default admin\n");
+        Daemon before = daemons.start(dir.resolve("older-state"), List.of("--token-file", older.toString()));
+        assertTrue(before.output().stream().anyMatch(l -> l.contains("has no operator token")
+                && l.contains("change 'admin' to 'operator'")), String.join("\n", before.output()));
+        assertEquals(200, new Api(before.baseUrl(), "old-admin").get("/v1/sandboxes").status(), "the older file still works");
+        assertFalse(daemon.output().stream().anyMatch(l -> l.contains("has no operator token")),
+                "no warning when a token is an operator's");
     }
 
     @Test

@@ -89,9 +89,13 @@ final class Daemon {
         return stateDir;
     }
 
-    /** The admin token the daemon created in its state directory. */
+    /**
+     * The token the daemon created in its state directory: an operator's, so it may call every route
+     * (the file starts with a comment on the roles).
+     */
     String adminToken() throws IOException {
-        return Files.readAllLines(stateDir.resolve("tokens")).get(0).split("\\s+")[0];
+        return Files.readAllLines(stateDir.resolve("tokens")).stream().map(String::strip)
+                .filter(l -> !l.isEmpty() && !l.startsWith("#")).findFirst().orElseThrow().split("\\s+")[0];
     }
 
     List<String> output() {

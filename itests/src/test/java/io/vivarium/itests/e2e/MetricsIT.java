@@ -39,7 +39,7 @@ class MetricsIT {
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         Path tokens = dir.resolve("tokens.txt");
-        Files.writeString(tokens, "root-token default admin\nuser-token default user\n");
+        Files.writeString(tokens, "root-token default operator\nuser-token default user\n");
         Daemon daemon = daemons.start(dir.resolve("state"), List.of("--token-file", tokens.toString()));
         admin = new Api(daemon.baseUrl(), "root-token");
     }

@@ -52,7 +52,7 @@ class OpenApiContractIT {
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         daemon = daemons.start(dir.resolve("state"));
-        token = daemon.adminToken();
+        token = daemon.adminToken(); // the operator's, which every route accepts
         HttpResponse<byte[]> served = send("GET", "/v1/openapi.json", null, null, token);
         assertEquals(200, served.statusCode());
         assertArrayEquals(Files.readAllBytes(Path.of("../docs/openapi.json")), served.body(),
@@ -157,15 +157,36 @@ class OpenApiContractIT {
         call("POST", "/v1/sandboxes/" + sandbox + "/resume", null, null);
         call("POST", "/v1/sandboxes/sb-does-not-exist/pause", null, null);
         call("POST", "/v1/vms/sb-does-not-exist/restore", "application/json", "{\"tag\": \"t1\"}");
+        call("GET", "/v1/vms/" + sandbox + "/checkpoints", null, null);  // 404: not a VM
+        call("DELETE", "/v1/vms/" + sandbox + "/checkpoints/t1", null, null);
         callOutsideTheContract("POST", "/v1/vms/" + sandbox + "/snapshot", "{\"tag\": \"../../etc\"}");
         callOutsideTheContract("POST", "/v1/vms/" + sandbox + "/restore", "{\"tag\": \"a/b\"}");
         call("DELETE", "/v1/sandboxes/" + sandbox, null, null);
     }
 
-    /** Operations that only succeed on a backend that runs machines with checkpoints and can pause (QEMU). */
+    /** A sandbox's checkpoints, against a backend that has none (procbox): each route answers 501, a bad tag 400. */
+    @Test
+    void checkpointRoutesRefuseABackendWithoutCheckpoints() throws Exception {
+        String id = json(call("POST", "/v1/sandboxes", null, null)).get("id").asText();
+        call("GET", "/v1/sandboxes/" + id + "/checkpoints", null, null);
+        call("POST", "/v1/sandboxes/" + id + "/checkpoints", "application/json", "{\"tag\": \"t1\"}");
+        call("POST", "/v1/sandboxes/" + id + "/checkpoints/t1/restore", null, null);
+        call("DELETE", "/v1/sandboxes/" + id + "/checkpoints/t1", null, null);
+        call("GET", "/v1/sandboxes/sb-does-not-exist/checkpoints", null, null);
+        callOutsideTheContract("POST", "/v1/sandboxes/" + id + "/checkpoints", "{\"tag\": \"../x\"}");
+        call("DELETE", "/v1/sandboxes/" + id, null, null);
+    }
+
+    /**
+     * Operations that only succeed on a backend that runs machines with checkpoints and can pause
+     * (QEMU), or, for a sandbox's checkpoints, on a backend with checkpoints (QEMU, gVisor).
+     */
     static final Set<String> NEED_A_VM = Set.of("POST /v1/vms", "GET /v1/vms/{id}", "DELETE /v1/vms/{id}",
             "POST /v1/vms/{id}/stop", "POST /v1/vms/{id}/start", "POST /v1/vms/{id}/snapshot",
-            "POST /v1/vms/{id}/restore", "POST /v1/sandboxes/{id}/pause", "POST /v1/sandboxes/{id}/resume");
+            "POST /v1/vms/{id}/restore", "GET /v1/vms/{id}/checkpoints", "DELETE /v1/vms/{id}/checkpoints/{tag}",
+            "POST /v1/sandboxes/{id}/pause", "POST /v1/sandboxes/{id}/resume",
+            "GET /v1/sandboxes/{id}/checkpoints", "POST /v1/sandboxes/{id}/checkpoints",
+            "POST /v1/sandboxes/{id}/checkpoints/{tag}/restore", "DELETE /v1/sandboxes/{id}/checkpoints/{tag}");
 
     @Test
     void administrationRoutes() throws Exception {

@@ -36,16 +36,19 @@ class PluginsIT {
     @TempDir
     static Path dir;
     static Daemon daemon;
+    /** The operator's: plugins and features are daemon-wide administration. */
     static Api admin;
     static Api user;
+    static Api tenantAdmin;
 
     @BeforeAll
     static void start() throws Exception {
         Path tokens = dir.resolve("tokens.txt");
-        Files.writeString(tokens, "root-token default admin\nuser-token default user\n");
+        Files.writeString(tokens, "root-token default operator\nuser-token default user\ntenant-admin default admin\n");
         daemon = daemons.start(dir.resolve("state"), List.of("--token-file", tokens.toString()));
         admin = new Api(daemon.baseUrl(), "root-token");
         user = admin.as("user-token");
+        tenantAdmin = admin.as("tenant-admin");
     }
 
     @Test
@@ -68,14 +71,17 @@ class PluginsIT {
     }
 
     @Test
-    void onlyAdminsManageBundles() throws Exception {
+    void onlyOperatorsManageBundlesNotATenantsAdmin() throws Exception {
         byte[] jar = BundleJars.bundle("test.forbidden", "1.0.0", null);
-        assertError(user.get("/v1/plugins"), 403, "admin");
-        assertError(user.sendBytes("POST", "/v1/plugins", jar), 403, "admin");
-        assertError(user.sendBytes("PUT", "/v1/plugins/" + PROCBOX, jar), 403, "admin");
-        assertError(user.delete("/v1/plugins/" + PROCBOX), 403, "admin");
-        assertError(user.get("/v1/features"), 403, "admin");
-        assertError(user.post("/v1/features/procbox/disable", ""), 403, "admin");
+        for (Api refused : List.of(user, tenantAdmin)) {
+            assertError(refused.get("/v1/plugins"), 403, "operator");
+            assertError(refused.sendBytes("POST", "/v1/plugins", jar), 403, "operator");
+            assertError(refused.sendBytes("PUT", "/v1/plugins/" + PROCBOX, jar), 403, "operator");
+            assertError(refused.delete("/v1/plugins/" + PROCBOX), 403, "operator");
+            assertError(refused.get("/v1/features"), 403, "operator");
+            assertError(refused.post("/v1/features/procbox/disable", ""), 403, "operator");
+        }
+        assertError(tenantAdmin.get("/v1/plugins"), 403, "change 'admin' to 'operator'");
         assertFalse(plugins(admin).containsKey("test.forbidden"));
     }
 

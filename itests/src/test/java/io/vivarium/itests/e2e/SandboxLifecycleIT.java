@@ -195,7 +195,8 @@ class SandboxLifecycleIT {
         assertEquals("procbox", procbox.get("name").asText());
         assertEquals("io.vivarium.backend-procbox", procbox.get("bundle").asText());
         assertTrue(procbox.get("available").asBoolean());
-        assertTrue(procbox.get("capabilities").get("sandbox").asBoolean());
+        assertTrue(Api.can(procbox, "exec"), procbox.toString());
+        assertFalse(procbox.get("machine").asBoolean(), procbox.toString());
         String shipped = PluginsIT.plugins(api).get("io.vivarium.backend-procbox").get("version").asText();
         assertTrue(shipped.startsWith("0.1.0"), shipped);
         assertEquals(shipped, procbox.get("version").asText(), "the version of the bundle that provides it");
@@ -212,7 +213,7 @@ class SandboxLifecycleIT {
     @Test
     void memoryLimitIsEnforcedWhereTheHostHasAMemoryCgroup() throws Exception {
         Assumptions.assumeTrue(Host.hasMemoryCgroup(), Host.MEMORY_CGROUP_REASON);
-        assertTrue(procboxCapabilities().get("memory_limit").asBoolean(),
+        assertTrue(Api.can(procbox(), "memory_limit"),
                 "the host has a writable memory cgroup but procbox does not offer memory limits");
         Api.Response r = api.post("/v1/sandboxes", Map.of("memory_limit_mib", 64));
         assertEquals(201, r.status(), r.raw().body());
@@ -226,16 +227,16 @@ class SandboxLifecycleIT {
 
     @Test
     void memoryLimitIsRefusedClearlyWhereTheBackendCannotEnforceIt() throws Exception {
-        Assumptions.assumeFalse(procboxCapabilities().get("memory_limit").asBoolean(),
+        Assumptions.assumeFalse(Api.can(procbox(), "memory_limit"),
                 "procbox enforces memory limits on this host (see memoryLimitIsEnforcedWhereTheHostHasAMemoryCgroup)");
         Api.Response r = api.post("/v1/sandboxes", Map.of("memory_limit_mib", 64));
         assertEquals(400, r.status(), r.raw().body());
         assertTrue(r.error().contains("memory_limit_mib"), r.error());
     }
 
-    private static JsonNode procboxCapabilities() throws Exception {
+    private static JsonNode procbox() throws Exception {
         JsonNode procbox = api.get("/v1/backends").body().get(0);
         assertEquals("procbox", procbox.get("name").asText());
-        return procbox.get("capabilities");
+        return procbox;
     }
 }

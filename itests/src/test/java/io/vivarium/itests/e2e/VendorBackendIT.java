@@ -20,9 +20,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A third-party backend (itests/example-backend, bundle com.example.vivarium.echo, built against
- * the api bundle alone) hot-deployed into a running daemon through its deploy folder: it appears
- * in /v1/backends, runs sandboxes, survives its own removal and return (adoption), and goes away
- * with its jar, while procbox is untouched throughout.
+ * the api and kit bundles alone: the kit's agent in each sandbox, no isolation) hot-deployed into a
+ * running daemon through its deploy folder: it appears in /v1/backends with what it can do, runs
+ * sandboxes, survives its own removal and return (adoption), and goes away with its jar, while
+ * procbox is untouched throughout.
  */
 class VendorBackendIT {
     @RegisterExtension
@@ -57,16 +58,18 @@ class VendorBackendIT {
         JsonNode ours = DeployFolder.await(NAME + " in /v1/backends", FILEINSTALL, () -> backend(NAME));
         assertEquals("com.example.vivarium.echo", ours.get("bundle").asText());
         assertTrue(ours.get("available").asBoolean(), ours.toString());
-        assertTrue(ours.get("capabilities").get("sandbox").asBoolean());
-        assertFalse(ours.get("capabilities").get("snapshot").asBoolean());
-        assertFalse(ours.get("capabilities").get("dry_run").asBoolean());
+        assertTrue(ours.get("reason").asText().startsWith("no isolation"), "it says what it lacks: " + ours);
+        assertTrue(Api.can(ours, "exec") && Api.can(ours, "snapshot") && Api.can(ours, "fork"), ours.toString());
+        assertFalse(Api.can(ours, "dry_run") || Api.can(ours, "pause") || ours.get("machine").asBoolean(),
+                ours.toString());
         assertSameBackend(procbox, backend("procbox"));
 
         String id = create(NAME);
         JsonNode info = api.get("/v1/sandboxes/" + id).body();
         assertEquals(NAME, info.get("backend").asText());
         assertEquals("running", info.get("status").asText());
-        assertEquals("/work", info.get("workspace").asText());
+        Path work = daemon.stateDir().resolve("sandboxes").resolve(id).resolve("work");
+        assertEquals(work.toString(), info.get("workspace").asText(), "no namespaces: the workspace is its host path");
 
         JsonNode hi = api.exec(id, "echo", "hi");
         assertEquals("hi\n", hi.get("stdout").asText());
@@ -74,13 +77,12 @@ class VendorBackendIT {
         assertFalse(hi.get("timed_out").asBoolean());
         assertFalse(hi.get("truncated").asBoolean());
 
-        Path work = daemon.stateDir().resolve("sandboxes").resolve(id).resolve("work");
         assertEquals(work.toString() + "\n", api.exec(id, "pwd").get("stdout").asText(),
-                "no isolation: /work is the sandbox's directory on the host");
+                "no isolation: commands run in the sandbox's directory on the host");
         Files.createDirectories(work.resolve("sub"));
         Api.Response r = api.post("/v1/sandboxes/" + id + "/exec", Map.of(
                 "args", List.of("sh", "-c", "printf '%s|' \"$@\"; echo \"$GREETING\"; basename \"$PWD\"; cat", "sh", "$(id)", "a b"),
-                "env", Map.of("GREETING", "hello there"), "cwd", "/work/sub", "stdin", "from stdin"));
+                "env", Map.of("GREETING", "hello there"), "cwd", work.resolve("sub").toString(), "stdin", "from stdin"));
         assertEquals(200, r.status(), r.raw().body());
         assertEquals("$(id)|a b|hello there\nsub\nfrom stdin", r.body().get("stdout").asText());
 
@@ -96,8 +98,10 @@ class VendorBackendIT {
         assertEquals("oops", capped.body().get("stderr").asText());
         assertTrue(capped.body().get("truncated").asBoolean());
 
-        Api.Response outside = api.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("true"), "cwd", "/etc"));
-        assertEquals(400, outside.status(), outside.raw().body());
+        Api.Response nowhere = api.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("true"), "cwd",
+                work.resolve("no-such-dir").toString()));
+        assertEquals(127, nowhere.body().get("exit_code").asInt(), nowhere.raw().body());
+        assertTrue(nowhere.body().get("stderr").asText().contains("cannot chdir"), nowhere.raw().body());
 
         assertEquals(204, api.delete("/v1/sandboxes/" + id).status());
         assertFalse(Files.exists(work));

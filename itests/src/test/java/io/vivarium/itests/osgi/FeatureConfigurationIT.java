@@ -24,13 +24,15 @@ import org.osgi.framework.ServiceReference;
 /**
  * The {@code configurations} of a feature reach its components through Configuration Admin: the
  * framework starts with the procbox feature from a copied features folder whose procbox.json sets
- * {@code default_pids_limit} to 7 for PID {@code io.vivarium.backend.procbox}, and the procbox
- * backend's service (whose properties are its component's configuration) carries 7, not its
- * default of 512.
+ * {@code default_pids_limit} to 7 for PID {@code io.vivarium.backend.procbox}, and the service of
+ * procbox's runtime component (the bundle's private service that holds its configuration, whose
+ * properties are that configuration) carries 7, not its default of 512.
  */
 @RunWith(PaxExam.class)
 public class FeatureConfigurationIT extends VivariumOsgiTestSupport {
     static final long PIDS_LIMIT = 7;
+    /** The class of procbox's runtime component, which has the configuration PID. */
+    static final String PROCBOX_RUNTIME = "io.vivarium.backend.procbox.internal.ProcboxRuntime";
 
     @Override
     @Configuration
@@ -57,8 +59,9 @@ public class FeatureConfigurationIT extends VivariumOsgiTestSupport {
 
     @Test
     public void theBackendSeesTheConfigurationOfItsFeature() {
-        ServiceReference<?> ref = awaitService("(&(objectClass=" + SandboxBackend.class.getName() + ")("
-                + SandboxBackend.NAME_PROPERTY + "=procbox)(default_pids_limit=" + PIDS_LIMIT + "))");
+        awaitService("(&(objectClass=" + SandboxBackend.class.getName() + ")(" + SandboxBackend.NAME_PROPERTY + "=procbox))");
+        ServiceReference<?> ref = awaitService("(&(objectClass=" + PROCBOX_RUNTIME + ")(default_pids_limit="
+                + PIDS_LIMIT + "))");
         assertEquals(PIDS_LIMIT, ((Number) ref.getProperty("default_pids_limit")).longValue());
     }
 }

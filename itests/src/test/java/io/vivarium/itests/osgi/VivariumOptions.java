@@ -65,7 +65,7 @@ final class VivariumOptions {
             Files.createDirectories(state);
             Files.createDirectories(deploy);
             Files.createDirectories(fileinstallTmp);
-            Files.writeString(tokenFile, "# written by " + testClass.getName() + "\n" + token + " default admin\n",
+            Files.writeString(tokenFile, "# written by " + testClass.getName() + "\n" + token + " default operator\n",
                     StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare " + dir, e);
@@ -85,7 +85,7 @@ final class VivariumOptions {
         options.add(frameworkProperty(STATE_DIR).value(state.toString()));
         options.add(frameworkProperty(TOKEN_FILE).value(tokenFile.toString()));
         options.add(frameworkProperty(ADMIN_TOKEN).value(token));
-        // As the launcher sets them (runtime-assembly Main.frameworkConfig), with everything under target/.
+        // As the launcher sets them (runtime-assembly FrameworkStarter.config), with everything under target/.
         options.add(frameworkProperty("felix.fileinstall.dir").value(deploy.toString()));
         options.add(frameworkProperty("felix.fileinstall.tmpdir").value(fileinstallTmp.toString()));
         options.add(frameworkProperty("felix.fileinstall.poll").value("500"));

@@ -12,14 +12,13 @@ import java.util.Map;
 import io.vivarium.api.BackendInfo;
 import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.SandboxInfo;
-import io.vivarium.api.spi.Capabilities;
 import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
 
 import org.junit.jupiter.api.Test;
 
 class VivariumMetricsTest {
 
-    private static final Capabilities SANDBOX = new Capabilities(true, false, false, false, false, false, false, false, false);
+    private static final List<String> SANDBOX = List.of("exec");
 
     private final List<SandboxInfo> sandboxes = new ArrayList<>();
     private final List<BackendInfo> backends = new ArrayList<>();
@@ -81,8 +80,8 @@ class VivariumMetricsTest {
 
     @Test
     void backendAvailabilityIsOneOrZero() {
-        backends.add(new BackendInfo("procbox", "io.vivarium.backend-procbox", "0.1.0", SANDBOX, true, null, 0, Map.of()));
-        backends.add(new BackendInfo("qemu", "io.vivarium.backend-qemu", "0.1.0", SANDBOX, false, "no qemu", 0, Map.of()));
+        backends.add(new BackendInfo("procbox", "io.vivarium.backend-procbox", "0.1.0", SANDBOX, false, true, null, 0, Map.of()));
+        backends.add(new BackendInfo("qemu", "io.vivarium.backend-qemu", "0.1.0", SANDBOX, true, false, "no qemu", 0, Map.of()));
         String text = scrape();
         assertTrue(text.contains("vivarium_backend_available{backend=\"procbox\"} 1"), text);
         assertTrue(text.contains("vivarium_backend_available{backend=\"qemu\"} 0"), text);
