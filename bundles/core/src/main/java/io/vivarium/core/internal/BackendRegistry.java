@@ -48,22 +48,23 @@ final class BackendRegistry {
         }
     }
 
-    private final BackendSeams seams = new BackendSeams();
+    private final BackendSeams seams;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final Map<String, Entry> byName = new HashMap<>();
 
+    BackendRegistry(BackendSeams seams) {
+        this.seams = seams;
+    }
+
+    /** The optional seams registered beside the backends. */
+    BackendSeams seams() {
+        return seams;
+    }
+
     /** An entry for a backend service, its seams looked up in this registry's table. */
     Entry entry(String name, SandboxBackend backend, String bundle, String version, long serviceId, long bundleId) {
         return new Entry(name, backend, bundle, version, serviceId, bundleId, seams);
-    }
-
-    void seamArrived(String backend, long bundleId, long serviceId, Object seam) {
-        seams.add(backend, bundleId, serviceId, seam);
-    }
-
-    void seamLeft(long serviceId) {
-        seams.remove(serviceId);
     }
 
     /** Registers {@code entry}, its seams looked up in this registry's table from now on; returns it so. */

@@ -31,14 +31,9 @@ import io.vivarium.api.SandboxService;
 import io.vivarium.api.SnapshotService;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.Availability;
-import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.FingerprintMode;
-import io.vivarium.api.spi.Images;
-import io.vivarium.api.spi.PauseControl;
-import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SandboxBackend;
-import io.vivarium.api.spi.ScratchRuns;
 import io.vivarium.api.spi.StorageStrategy;
 
 import org.osgi.framework.BundleContext;
@@ -102,11 +97,11 @@ public class SandboxManager implements SandboxService {
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
 
-    private final BackendRegistry registry = new BackendRegistry();
+    private final BackendRegistry registry;
     private final StorageRegistry storage = new StorageRegistry();
     private final FingerprintModes fingerprints = new FingerprintModes();
     private final Sandboxes sandboxes = new Sandboxes(() -> this.observer);
-    private final Adoption adoption = new Adoption(registry, sandboxes);
+    private final Adoption adoption;
     private ForkJoinPool hashPool;
     private final Capacity capacity = new Capacity(sandboxes, () -> this.maxSandboxes);
     private SandboxLifecycle lifecycle;
@@ -119,6 +114,13 @@ public class SandboxManager implements SandboxService {
     private volatile int maxSandboxes = 1000;
     private volatile boolean stopping;
     private volatile RuntimeObserver observer = RuntimeObserver.NONE;
+
+    /** Core over the optional seams {@link BackendSeams} collects, as Declarative Services wires it. */
+    @Activate
+    public SandboxManager(@Reference(name = "seams") BackendSeams seams) {
+        this.registry = new BackendRegistry(seams);
+        this.adoption = new Adoption(registry, sandboxes);
+    }
 
     @Activate
     void activate(BundleContext context, Config config) throws IOException {
@@ -240,79 +242,13 @@ public class SandboxManager implements SandboxService {
         return registry.entry(name, backend, bundle, version, serviceId, bundleId);
     }
 
-    // The optional seams: each a service of its own under its backend's name (SandboxBackend.NAME_PROPERTY).
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindImages(Images seam, ServiceReference<Images> ref) {
-        seamArrived(ref, seam);
-    }
-
-    void unbindImages(Images seam, ServiceReference<Images> ref) {
-        seamLeft(ref);
-    }
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindCheckpoints(Checkpoints seam, ServiceReference<Checkpoints> ref) {
-        seamArrived(ref, seam);
-    }
-
-    void unbindCheckpoints(Checkpoints seam, ServiceReference<Checkpoints> ref) {
-        seamLeft(ref);
-    }
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindPowerControl(PowerControl seam, ServiceReference<PowerControl> ref) {
-        seamArrived(ref, seam);
-    }
-
-    void unbindPowerControl(PowerControl seam, ServiceReference<PowerControl> ref) {
-        seamLeft(ref);
-    }
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindPauseControl(PauseControl seam, ServiceReference<PauseControl> ref) {
-        seamArrived(ref, seam);
-    }
-
-    void unbindPauseControl(PauseControl seam, ServiceReference<PauseControl> ref) {
-        seamLeft(ref);
-    }
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindScratchRuns(ScratchRuns seam, ServiceReference<ScratchRuns> ref) {
-        seamArrived(ref, seam);
-    }
-
-    void unbindScratchRuns(ScratchRuns seam, ServiceReference<ScratchRuns> ref) {
-        seamLeft(ref);
-    }
-
-    private void seamArrived(ServiceReference<?> ref, Object seam) {
-        Object name = ref.getProperty(SandboxBackend.NAME_PROPERTY);
-        if (!(name instanceof String n) || n.isBlank()) {
-            LOG.log(Level.WARNING, "ignoring a " + seam.getClass().getInterfaces()[0].getSimpleName() + " without the "
-                    + SandboxBackend.NAME_PROPERTY + " property from bundle " + ref.getBundle().getSymbolicName());
-            return;
-        }
-        seamArrived(n, ref.getBundle().getBundleId(), (Long) ref.getProperty(Constants.SERVICE_ID), seam);
-    }
-
-    private void seamLeft(ServiceReference<?> ref) {
-        seamLeft((Long) ref.getProperty(Constants.SERVICE_ID));
+    /** Registers {@code seam} for backend {@code name} as bundle {@code bundleId} did (tests, without a framework). */
+    void seamArrived(String name, long bundleId, long serviceId, Object seam) {
+        registry.seams().add(name, bundleId, serviceId, seam);
     }
 
     void seamLeft(long serviceId) {
-        registry.seamLeft(serviceId);
-    }
-
-    /** Registers {@code seam} for backend {@code name} as bundle {@code bundleId} did (and tests, without a framework). */
-    void seamArrived(String name, long bundleId, long serviceId, Object seam) {
-        registry.seamArrived(name, bundleId, serviceId, seam);
+        registry.seams().remove(serviceId);
     }
 
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,

@@ -33,7 +33,7 @@ class SnapshotRecordsTest {
     @BeforeEach
     void open() throws Exception {
         store = FileStateStore.open(state, StateCollections.ALL);
-        snapshots = new Snapshots(new BackendRegistry());
+        snapshots = new Snapshots(new BackendRegistry(new BackendSeams()));
         snapshots.open(store, state);
     }
 
