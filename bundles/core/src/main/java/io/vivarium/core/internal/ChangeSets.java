@@ -27,16 +27,16 @@ final class ChangeSets {
     private final LiveInstances live;
     private final FingerprintModes fingerprints;
     private final ChangeTracker tracker;
-    private final SnapshotDryRun snapshotDryRun;
+    private final CheckpointDryRun checkpointDryRun;
 
     ChangeSets(BackendRegistry registry, Sandboxes sandboxes, LiveInstances live, FingerprintModes fingerprints,
-            ChangeTracker tracker, SnapshotDryRun snapshotDryRun) {
+            ChangeTracker tracker, CheckpointDryRun checkpointDryRun) {
         this.registry = registry;
         this.sandboxes = sandboxes;
         this.live = live;
         this.fingerprints = fingerprints;
         this.tracker = tracker;
-        this.snapshotDryRun = snapshotDryRun;
+        this.checkpointDryRun = checkpointDryRun;
     }
 
     BaselineResult baseline(Caller caller, String id, BaselineRequest request) {
@@ -75,7 +75,7 @@ final class ChangeSets {
                 .filter(s -> instance.hostFiles().isPresent());
         Optional<Checkpoints> checkpoints = backend.seam(Checkpoints.class);
         if (scratchRuns.isEmpty() && checkpoints.isPresent()) {
-            return snapshotDryRun.run(sb, instance, checkpoints.get(), exec, paths, fingerprints.best());
+            return checkpointDryRun.run(sb, instance, checkpoints.get(), exec, paths, fingerprints.best());
         }
         ScratchRuns scratch = scratchRuns.orElseThrow(() -> ApiException.notImplemented("backend "
                 + sb.record().backend() + " cannot dry-run commands"));

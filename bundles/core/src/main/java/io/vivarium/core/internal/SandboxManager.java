@@ -57,7 +57,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * and the {@link SandboxService} it offers, each
  * concern delegated to its own class: {@link Adoption} binds sandboxes to backends,
  * {@link SandboxLifecycle} creates and deletes them within {@link Capacity}, {@link GuestAccess}
- * reaches into them, {@link ChangeSets} tracks their files (dry-runs included, {@link SnapshotDryRun}
+ * reaches into them, {@link ChangeSets} tracks their files (dry-runs included, {@link CheckpointDryRun}
  * for VMs). The machine view ({@link VmManager}) and the snapshot registry ({@link SnapshotManager})
  * are components of their own that reference this one, internally, for its {@link Core}. Never names
  * a backend or a storage strategy.
@@ -162,13 +162,13 @@ public class SandboxManager implements SandboxService {
         guest = new GuestAccess(sandboxes, live);
         evaluation = new Evaluation(registry, sandboxes, live);
         checkpointing = new Checkpointing(registry, sandboxes, live, () -> stopping);
-        SnapshotDryRun snapshotDryRun = new SnapshotDryRun(sandboxes, checkpointing);
+        CheckpointDryRun checkpointDryRun = new CheckpointDryRun(sandboxes, checkpointing);
         changeSets = new ChangeSets(registry, sandboxes, live, fingerprints,
-                new ChangeTracker(fingerprints, new HostLister(hashPool)), snapshotDryRun);
+                new ChangeTracker(fingerprints, new HostLister(hashPool)), checkpointDryRun);
         pausing = new Pausing(registry, sandboxes, live);
         adoption.afterAdoption(sb -> {
             try {
-                snapshotDryRun.replay(sb, patience);
+                checkpointDryRun.replay(sb, patience);
             } catch (ApiException busy) {
                 // a dry-run of this sandbox is running (re-adoption after a bundle update): it finishes itself
                 LOG.log(Level.DEBUG, "not replaying the dry-run intent of " + sb.record().id() + ": " + busy.getMessage());

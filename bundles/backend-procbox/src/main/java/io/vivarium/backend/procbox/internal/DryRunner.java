@@ -34,7 +34,7 @@ final class DryRunner {
     }
 
     ScratchRun run(ProcboxInstance instance, ExecRequest request) {
-        SandboxRecord sandbox = instance.sandbox();
+        ProcboxRecord sandbox = instance.sandbox();
         if (!sandbox.init().isRunning()) {
             throw new ApiException(503, "sandbox " + instance.id() + " is not running");
         }

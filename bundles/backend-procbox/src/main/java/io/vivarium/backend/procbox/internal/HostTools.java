@@ -34,7 +34,7 @@ final class HostTools {
      * owner (mode 000 files, read-only directories); in the sandbox's user namespace it is root
      * over them, as the sandbox is.
      */
-    static HostTools withAccessOf(SandboxRecord sandbox) {
+    static HostTools withAccessOf(ProcboxRecord sandbox) {
         if (!sandbox.userNamespace() || !sandbox.init().isRunning()) {
             return AS_DAEMON;
         }
@@ -46,7 +46,7 @@ final class HostTools {
      * Tools run in a user-namespace sandbox's mount namespace and root, with the powers of its
      * namespace's root (the daemon's uid owns that namespace).
      */
-    static HostTools insideUserNamespace(SandboxRecord sandbox) {
+    static HostTools insideUserNamespace(ProcboxRecord sandbox) {
         return new HostTools(List.of(SandboxCommands.NSENTER, "-t", Long.toString(sandbox.init().pid()), "-U", "-m",
                 "-r", "--preserve-credentials", "--"));
     }

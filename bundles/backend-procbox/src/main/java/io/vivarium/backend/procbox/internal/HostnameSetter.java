@@ -32,7 +32,7 @@ final class HostnameSetter implements AutoCloseable {
     }
 
     /** Starts the process for {@code sandbox}; its output goes to {@code log}. */
-    static HostnameSetter start(SandboxCommands commands, SandboxRecord sandbox, Path log) throws IOException {
+    static HostnameSetter start(SandboxCommands commands, ProcboxRecord sandbox, Path log) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(commands.inUtsNamespace(sandbox, List.of(SandboxCommands.SH, "-c",
                 SCRIPT, "sh")))
                 .directory(new File("/"))

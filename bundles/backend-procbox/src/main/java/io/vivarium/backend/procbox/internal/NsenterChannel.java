@@ -18,11 +18,11 @@ final class NsenterChannel implements GuestChannel {
     private static final int PING_OUTPUT_BYTES = 4096;
 
     private final String sandboxId;
-    private final SandboxRecord sandbox;
+    private final ProcboxRecord sandbox;
     private final SandboxCommands commands;
     private final SandboxFiles files;
 
-    NsenterChannel(String sandboxId, SandboxRecord sandbox, SandboxCommands commands) {
+    NsenterChannel(String sandboxId, ProcboxRecord sandbox, SandboxCommands commands) {
         this.sandboxId = sandboxId;
         this.sandbox = sandbox;
         this.commands = commands;

@@ -93,9 +93,9 @@ public final class ProcboxBackend implements SandboxBackend {
 
     @Override
     public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
-        SandboxRecord sandbox;
+        ProcboxRecord sandbox;
         try {
-            sandbox = SandboxRecord.fromData(state.data());
+            sandbox = ProcboxRecord.fromData(state.data());
         } catch (IllegalArgumentException e) {
             throw new InstanceGoneException(e.getMessage());
         }
@@ -113,7 +113,7 @@ public final class ProcboxBackend implements SandboxBackend {
     }
 
     /** The same agent on its recorded socket; nsenter into a sandbox made before procbox had an agent. */
-    private GuestChannel channel(String sandboxId, SandboxRecord sandbox) {
+    private GuestChannel channel(String sandboxId, ProcboxRecord sandbox) {
         if (sandbox.agentSocket() == null) {
             return new NsenterChannel(sandboxId, sandbox, runtime.commands());
         }

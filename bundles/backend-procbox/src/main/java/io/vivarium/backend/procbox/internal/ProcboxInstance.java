@@ -25,7 +25,7 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     private final Path dir;
     /** The workspace as the daemon walks it ({@link WalkView}), looked up or mounted on the first walk; null until then. */
     private Path walkRoot;
-    private final SandboxRecord sandbox;
+    private final ProcboxRecord sandbox;
     private final GuestChannel channel;
 
     /**
@@ -33,7 +33,7 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
      *        for it, or {@link #home} there
      * @param channel its agent's, or nsenter for a sandbox without one
      */
-    ProcboxInstance(String id, Path dir, SandboxRecord sandbox, GuestChannel channel) {
+    ProcboxInstance(String id, Path dir, ProcboxRecord sandbox, GuestChannel channel) {
         this.id = id;
         this.dir = dir;
         this.sandbox = sandbox;
@@ -91,7 +91,7 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
         return dir;
     }
 
-    SandboxRecord sandbox() {
+    ProcboxRecord sandbox() {
         return sandbox;
     }
 

@@ -64,7 +64,7 @@ final class ProcboxLauncher implements AutoCloseable {
     }
 
     /** A running sandbox, and the channel to its agent (not yet recorded). */
-    record Launched(SandboxRecord sandbox, AgentChannel channel) {
+    record Launched(ProcboxRecord sandbox, AgentChannel channel) {
     }
 
     private Launched launch(InstanceSpec spec, Path copiedImage) {
@@ -101,15 +101,15 @@ final class ProcboxLauncher implements AutoCloseable {
             // and in the host's mount table, which every later loop mount and bwrap reads
             Path view = copiedImage == null ? walkView(spec) : null;
             SandboxLauncher.Started started = processes.launch(spec.id(), spec.dir(), workDir, view,
-                    SandboxRecord.cgroups(cgroup, pidsCgroup), image, agentDir, uid, gid, userNamespace);
-            SandboxRecord sandbox = new SandboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
+                    ProcboxRecord.cgroups(cgroup, pidsCgroup), image, agentDir, uid, gid, userNamespace);
+            ProcboxRecord sandbox = new ProcboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
                     SandboxCommands.AGENT_SOCKET);
             if (userNamespace) {
                 sealAgentDir(spec.id(), sandbox, started);
             }
             return new Launched(sandbox, new AgentChannel(spec.id(), started.init(), started.socket(), started.agent()));
         } catch (RuntimeException e) {
-            for (Path made : SandboxRecord.cgroups(cgroup, pidsCgroup)) {
+            for (Path made : ProcboxRecord.cgroups(cgroup, pidsCgroup)) {
                 LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
             }
             try {
@@ -177,7 +177,7 @@ final class ProcboxLauncher implements AutoCloseable {
      * the sandbox's root is read-only too ({@code --remount-ro /}), so {@code /run} cannot be
      * swapped either. As root the directory is root's and the sandbox user cannot write to it.
      */
-    private static void sealAgentDir(String sandboxId, SandboxRecord sandbox, SandboxLauncher.Started started) {
+    private static void sealAgentDir(String sandboxId, ProcboxRecord sandbox, SandboxLauncher.Started started) {
         try {
             HostTools.insideUserNamespace(sandbox).run("mount", "-o", "remount,bind,ro", SandboxCommands.AGENT_DIR);
         } catch (IOException e) {
@@ -219,11 +219,11 @@ final class ProcboxLauncher implements AutoCloseable {
      */
     void end(InstanceSpec spec, InstanceState state) {
         Path home = ProcboxInstance.home(spec.dir());
-        SandboxRecord sandbox;
+        ProcboxRecord sandbox;
         try {
-            sandbox = SandboxRecord.fromData(state.data());
+            sandbox = ProcboxRecord.fromData(state.data());
         } catch (IllegalArgumentException e) {
-            sandbox = SandboxRecord.readPooled(home).orElse(null);
+            sandbox = ProcboxRecord.readPooled(home).orElse(null);
         }
         if (sandbox == null) {
             processes.killUnrecorded(home);

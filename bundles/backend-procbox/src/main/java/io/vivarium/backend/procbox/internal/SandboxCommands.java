@@ -150,7 +150,7 @@ final class SandboxCommands {
      * Runs {@code command} in the sandbox's UTS namespace (where its hostname is set), with the
      * powers of its user namespace's root if it has one; in the host's PID and mount namespaces.
      */
-    List<String> inUtsNamespace(SandboxRecord sandbox, List<String> command) {
+    List<String> inUtsNamespace(ProcboxRecord sandbox, List<String> command) {
         List<String> argv = new ArrayList<>(List.of(NSENTER, "-t", Long.toString(sandbox.init().pid())));
         if (sandbox.userNamespace()) {
             argv.addAll(List.of("-U", "--preserve-credentials"));
@@ -171,7 +171,7 @@ final class SandboxCommands {
      * leader of a new process group that the whole command tree belongs to, so a timeout can
      * kill it as one.
      */
-    List<String> exec(SandboxRecord sandbox, String cwd, List<String> args) {
+    List<String> exec(ProcboxRecord sandbox, String cwd, List<String> args) {
         List<String> argv = new ArrayList<>();
         if (!sandbox.cgroups().isEmpty()) {
             argv.addAll(List.of(SH, "-c", JOIN_CGROUP_SCRIPT, "sh"));
@@ -204,7 +204,7 @@ final class SandboxCommands {
      * {@code --die-with-parent} then kills the namespace's init, which takes along everything the
      * command left running. Like {@link #exec}, the host-side process leads a process group.
      */
-    List<String> twin(SandboxRecord sandbox, LaunchFiles files, Path workDir, String cwd, List<String> args) {
+    List<String> twin(ProcboxRecord sandbox, LaunchFiles files, Path workDir, String cwd, List<String> args) {
         List<String> argv = recording(false, files, sandbox.cgroups(), null, workDir, null);
         argv.addAll(List.of(SETSID, NSENTER, "-t", Long.toString(sandbox.init().pid())));
         if (sandbox.userNamespace()) {
@@ -268,7 +268,7 @@ final class SandboxCommands {
     }
 
     /** Drops to the sandbox user, then runs {@code args} in {@code cwd}. */
-    private static List<String> asSandboxUser(SandboxRecord sandbox, String cwd, List<String> args) {
+    private static List<String> asSandboxUser(ProcboxRecord sandbox, String cwd, List<String> args) {
         List<String> argv = new ArrayList<>(dropPrivileges(sandbox.uid(), sandbox.gid(), sandbox.userNamespace()));
         argv.addAll(inCwd(cwd, args));
         return argv;

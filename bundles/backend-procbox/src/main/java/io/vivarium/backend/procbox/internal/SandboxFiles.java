@@ -46,10 +46,10 @@ final class SandboxFiles {
     private static final Duration OUTPUT_GRACE = Duration.ofSeconds(30);
 
     private final String sandboxId;
-    private final SandboxRecord sandbox;
+    private final ProcboxRecord sandbox;
     private final SandboxCommands commands;
 
-    SandboxFiles(String sandboxId, SandboxRecord sandbox, SandboxCommands commands) {
+    SandboxFiles(String sandboxId, ProcboxRecord sandbox, SandboxCommands commands) {
         this.sandboxId = sandboxId;
         this.sandbox = sandbox;
         this.commands = commands;

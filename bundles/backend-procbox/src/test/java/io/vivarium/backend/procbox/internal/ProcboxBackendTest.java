@@ -70,7 +70,7 @@ class ProcboxBackendTest {
 
     @Test
     void adoptingAnInstanceWhoseInitIsGoneFails() {
-        InstanceState state = new InstanceState(Long.MAX_VALUE, new SandboxRecord(
+        InstanceState state = new InstanceState(Long.MAX_VALUE, new ProcboxRecord(
                 new InitProcess(Long.MAX_VALUE, "1"), 65534, 65534, null, null, false).toData());
 
         assertThrows(InstanceGoneException.class,
@@ -84,7 +84,7 @@ class ProcboxBackendTest {
         Path kept = Files.writeString(Files.createDirectories(dir.resolve("work")).resolve("kept"), "k");
 
         assertDoesNotThrow(() -> backend.destroy(spec, new InstanceState(0, Map.of())));
-        assertDoesNotThrow(() -> backend.destroy(spec, new InstanceState(Long.MAX_VALUE, new SandboxRecord(
+        assertDoesNotThrow(() -> backend.destroy(spec, new InstanceState(Long.MAX_VALUE, new ProcboxRecord(
                 new InitProcess(Long.MAX_VALUE, "1"), 65534, 65534, null, null, false).toData())));
         assertEquals("k", Files.readString(kept), "the workspace is core's to delete");
     }

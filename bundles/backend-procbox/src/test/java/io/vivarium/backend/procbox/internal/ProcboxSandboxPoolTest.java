@@ -79,7 +79,7 @@ class ProcboxSandboxPoolTest {
                 "the workspace is at work/ in the sandbox's directory, as a cold sandbox's");
         assertEquals("", exec(cold, "ls", "-A", "/work").stdout(), "not shared with another sandbox");
         assertEquals(workspaceSize(cold), workspaceSize(instance), "the default workspace size");
-        SandboxRecord record = ((ProcboxInstance) instance).sandbox();
+        ProcboxRecord record = ((ProcboxInstance) instance).sandbox();
         assertEquals(List.of(Integer.toString(ProcboxSettings.DEFAULT_PIDS_LIMIT)),
                 Files.readAllLines(record.pidsCgroup().resolve("pids.max")), "the default pids limit");
         assertTrue(Files.readString(LimitCgroups.procsFile(record.pidsCgroup())).contains(
@@ -105,7 +105,7 @@ class ProcboxSandboxPoolTest {
     void destroyEndsAPooledSandboxAndLeavesNothingMountedOrInACgroup() throws IOException {
         Procbox procbox = pooled(null, 1);
         Created pooled = takenFromThePool(procbox);
-        SandboxRecord record = ((ProcboxInstance) pooled.instance()).sandbox();
+        ProcboxRecord record = ((ProcboxInstance) pooled.instance()).sandbox();
 
         procbox.backend().destroy(pooled.spec(), pooled.instance().state());
 
@@ -116,7 +116,7 @@ class ProcboxSandboxPoolTest {
     void aPooledSandboxTakenButNotYetRecordedByCoreIsStillDestroyed() throws IOException {
         Procbox procbox = pooled(null, 1);
         Created pooled = takenFromThePool(procbox);
-        SandboxRecord record = ((ProcboxInstance) pooled.instance()).sandbox();
+        ProcboxRecord record = ((ProcboxInstance) pooled.instance()).sandbox();
 
         // the daemon died after the take, before core wrote the record: the next one destroys with no state
         pooled(null, 0).backend().destroy(pooled.spec(), new InstanceState(0, Map.of()));
@@ -147,12 +147,12 @@ class ProcboxSandboxPoolTest {
         Procbox procbox = pooled(null, 2);
         procbox.runtime().pool().start(state);
         await("the pool launched two sandboxes", () -> procbox.runtime().pool().ready() == 2);
-        List<SandboxRecord> records = pooledRecords();
+        List<ProcboxRecord> records = pooledRecords();
         assertEquals(2, records.size());
 
         closing.close(procbox.runtime());
 
-        for (SandboxRecord record : records) {
+        for (ProcboxRecord record : records) {
             assertGone(record, state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR));
         }
         assertEquals(List.of(), list(state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR)), "the pool's directory is gone");
@@ -164,12 +164,12 @@ class ProcboxSandboxPoolTest {
         Procbox killed = pooled("pool-999999999-1-killed", 2);
         killed.runtime().pool().start(state);
         await("the pool launched two sandboxes", () -> killed.runtime().pool().ready() == 2);
-        List<SandboxRecord> records = pooledRecords();
+        List<ProcboxRecord> records = pooledRecords();
         assertEquals(2, records.size());
 
         pooled(null, 0).runtime().removeAbandonedPools(state);
 
-        for (SandboxRecord record : records) {
+        for (ProcboxRecord record : records) {
             assertGone(record, state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR));
         }
         assertFalse(Files.exists(state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR).resolve("pool-999999999-1-killed")));
@@ -206,17 +206,17 @@ class ProcboxSandboxPoolTest {
     }
 
     /** The records the pools under {@link #state} left in their sandboxes' directories. */
-    private List<SandboxRecord> pooledRecords() throws IOException {
-        List<SandboxRecord> records = new ArrayList<>();
+    private List<ProcboxRecord> pooledRecords() throws IOException {
+        List<ProcboxRecord> records = new ArrayList<>();
         for (Path pool : list(state.resolve(ProcboxSandboxPool.SANDBOX_POOL_DIR))) {
             for (Path sandbox : list(pool)) {
-                records.add(SandboxRecord.readPooled(sandbox).orElseThrow());
+                records.add(ProcboxRecord.readPooled(sandbox).orElseThrow());
             }
         }
         return records;
     }
 
-    private static void assertGone(SandboxRecord record, Path dir) throws IOException {
+    private static void assertGone(ProcboxRecord record, Path dir) throws IOException {
         assertFalse(record.init().isRunning(), "its init " + record.init().pid() + " was killed");
         for (Path cgroup : record.cgroups()) {
             assertFalse(Files.exists(cgroup), "its cgroup " + cgroup + " was removed");

@@ -22,8 +22,8 @@ class SandboxCommandsTest {
     private final SandboxCommands commands = new SandboxCommands(Path.of("/usr/bin/bwrap"),
             List.of("--symlink", "usr/bin", "/bin"), false, AGENT);
 
-    private static SandboxRecord sandbox(Path cgroup, boolean userNamespace) {
-        return new SandboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup, null, userNamespace);
+    private static ProcboxRecord sandbox(Path cgroup, boolean userNamespace) {
+        return new ProcboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup, null, userNamespace);
     }
 
     private List<String> launch(Path cgroup, String sandboxId, boolean userNamespace) {
@@ -91,7 +91,7 @@ class SandboxCommandsTest {
         assertEquals(List.of("/bin/sh", "-c", SandboxCommands.JOIN_CGROUP_SCRIPT, "sh",
                 "/sys/fs/cgroup/memory/vivarium/a b/cgroup.procs", "--", "/usr/bin/setsid"), argv.subList(0, 7));
 
-        SandboxRecord both = new SandboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup,
+        ProcboxRecord both = new ProcboxRecord(new InitProcess(4242, "123"), 65534, 65534, cgroup,
                 Path.of("/sys/fs/cgroup/pids/vivarium/a b"), false);
         assertEquals(List.of("/sys/fs/cgroup/memory/vivarium/a b/cgroup.procs",
                 "/sys/fs/cgroup/pids/vivarium/a b/cgroup.procs", "--", "/usr/bin/setsid"),

@@ -27,13 +27,13 @@ import java.util.stream.Stream;
  * @param agentSocket the socket its guest agent listens on, inside the sandbox; null for a sandbox
  *        made by a procbox before the agent, whose keep-alive is {@code sleep} and which is entered with nsenter
  */
-record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
+record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
         Path agentSocket) {
 
     private static final String POOLED_FILE = "pooled-sandbox.properties";
 
     /** A sandbox without an agent, as procbox made them before it had one. */
-    SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace) {
+    ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace) {
         this(init, uid, gid, cgroup, pidsCgroup, userNamespace, null);
     }
 
@@ -77,7 +77,7 @@ record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
     }
 
     /** The record {@link #writePooled} left in {@code dir}, if there is a readable one. */
-    static Optional<SandboxRecord> readPooled(Path dir) {
+    static Optional<ProcboxRecord> readPooled(Path dir) {
         Properties properties = new Properties();
         try (Reader in = Files.newBufferedReader(dir.resolve(POOLED_FILE))) {
             properties.load(in);
@@ -90,14 +90,14 @@ record SandboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
     }
 
     /** Reads a record written by {@link #toData()}; throws IllegalArgumentException if it is not one. */
-    static SandboxRecord fromData(Map<String, String> data) {
+    static ProcboxRecord fromData(Map<String, String> data) {
         String cgroup = data.getOrDefault("cgroup", "");
         // absent from the records of sandboxes made before pids limits
         String pidsCgroup = data.getOrDefault("pids_cgroup", "");
         // absent from the records of sandboxes made before the agent (legacy: nsenter)
         String agent = data.getOrDefault("agent", "");
         try {
-            return new SandboxRecord(
+            return new ProcboxRecord(
                     new InitProcess(Long.parseLong(required(data, "pid")), required(data, "starttime")),
                     Integer.parseInt(required(data, "uid")),
                     Integer.parseInt(required(data, "gid")),

@@ -24,15 +24,16 @@ import io.vivarium.api.spi.SandboxInstance;
  * recorded in a {@link DryRunIntents intent} before it is taken, so a dry-run cut short by a
  * daemon crash is finished when the sandbox is adopted again ({@link #replay}).
  */
-final class SnapshotDryRun {
-    private static final System.Logger LOG = System.getLogger(SnapshotDryRun.class.getName());
+final class CheckpointDryRun {
+    private static final System.Logger LOG = System.getLogger(CheckpointDryRun.class.getName());
+    /** What the answer's {@code reverted_via} says: the reference API's word for this mechanism, kept on the wire. */
     static final String MECHANISM = "snapshot";
 
     private final Sandboxes sandboxes;
     private final Checkpointing checkpointing;
     private final DryRunIntents intents;
 
-    SnapshotDryRun(Sandboxes sandboxes, Checkpointing checkpointing) {
+    CheckpointDryRun(Sandboxes sandboxes, Checkpointing checkpointing) {
         this.sandboxes = sandboxes;
         this.checkpointing = checkpointing;
         this.intents = new DryRunIntents(sandboxes);
