@@ -12,9 +12,8 @@ import io.vivarium.api.spi.SandboxInstance;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * The kit's eval check, in a class of its own: {@link EvalResult} is API 1.3, and a backend built
- * and tested against API 1.2 loads {@link SandboxBackendSuite} without it (only a backend that
- * declares eval gets here).
+ * The suite's eval check, in a class of its own: only a backend that reports
+ * {@code eval} gets here.
  */
 final class EvalCheck {
     private EvalCheck() {

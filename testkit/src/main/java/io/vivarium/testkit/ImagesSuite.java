@@ -55,7 +55,7 @@ import org.junit.jupiter.api.io.TempDir;
  * from are gone; a capture or fork that fails (a
  * cancelled call, an image without its artifact) leaves nothing behind.
  *
- * <p>The kit plays core: it captures into an empty {@code image.staging} directory and renames it to
+ * <p>The suite plays core: it captures into an empty {@code image.staging} directory and renames it to
  * {@code image} before forking (so an image must not depend on where it was staged), hands over the
  * {@link StorageStrategies} the implementation's test supplies, and destroys what it made, even when
  * a check fails. Files are written and read inside instances with POSIX {@code sh}, so the backend's

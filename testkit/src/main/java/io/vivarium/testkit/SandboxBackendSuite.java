@@ -53,7 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@linkplain SandboxBackend#availability() available} on this host skips every check with its
  * own reason.
  *
- * <p>The kit plays core: it gives each instance a private directory below a temporary state
+ * <p>The suite plays core: it gives each instance a private directory below a temporary state
  * directory, fills every field of an {@link ExecRequest} as core does, destroys what it created
  * and then deletes the directory, even when a check fails. Commands are POSIX {@code sh} with
  * coreutils, which every sandbox and guest image carries.
@@ -115,7 +115,7 @@ public abstract class SandboxBackendSuite {
     /** Background processes the checks started, by instance id: killed before destroy, for backends whose destroy leaves them. */
     private final Map<String, List<String>> backgrounds = new HashMap<>();
 
-    /** One instance the kit created, with the latest state it persisted and the backend that holds it. */
+    /** One instance the suite created, with the latest state it persisted and the backend that holds it. */
     protected record Created(InstanceSpec spec, SandboxInstance instance) {
     }
 
@@ -492,12 +492,12 @@ public abstract class SandboxBackendSuite {
         Assumptions.assumeTrue(reason == null, () -> backend.name() + " lacks " + feature + ": " + reason);
     }
 
-    /** Creates an instance with the backend's default limits, which the kit destroys after the check. */
+    /** Creates an instance with the backend's default limits, which the suite destroys after the check. */
     protected final Created create() throws IOException {
         return create(null, null);
     }
 
-    /** Creates an instance with these limits (null for the backend's default), which the kit destroys after the check. */
+    /** Creates an instance with these limits (null for the backend's default), which the suite destroys after the check. */
     protected final Created create(Integer pidsLimit, Integer diskLimitMib) throws IOException {
         String id = newId();
         InstanceSpec spec = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), pidsLimit,

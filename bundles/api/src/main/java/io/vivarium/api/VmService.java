@@ -9,7 +9,7 @@ import org.osgi.annotation.versioning.ProviderType;
  * backend runs machines ({@link BackendInfo#machine()}), with the same record,
  * id and tenant; a sandbox of another backend is not found here. Every method is scoped to the
  * caller's tenant and throws {@link ApiException} for what the caller can fix or retry.
- * Restore, snapshot, stop and start exclude each other, dry-runs and execs on the same VM (409
+ * Restore, checkpoint, stop and start exclude each other, dry-runs and execs on the same VM (409
  * while another runs). Method names carry {@code Vm} so that one component can provide this
  * and {@link SandboxService}. Since 1.3.
  */

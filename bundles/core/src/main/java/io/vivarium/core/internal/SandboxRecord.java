@@ -10,7 +10,7 @@ import io.vivarium.api.spi.InstanceState;
  * @param diskLimitMib the workspace size asked for at create, or null for the backend's default
  * @param phase {@code creating} until the backend has answered, then {@code created}; a record
  *        still {@code creating} at start-up belongs to a create the daemon did not finish
- * @param machine whether its backend runs machines ({@code Capabilities.vcpus}), so that it is a VM
+ * @param machine whether its backend runs machines ({@code SandboxBackend.machine()}), so that it is a VM
  *        under {@code /v1/vms}; null in records written before it was recorded
  * @param snapshotTag the tag a forked child was made from ({@code image} holds it too), else null;
  *        null in children recorded before 2026-12-01 (a branch of one then has no {@code parent_tag})

@@ -31,8 +31,8 @@ record ContainerRecord(String containerId, long sandboxPid, String startTime, Co
 
     /**
      * This container as restored from a checkpoint (another runsc container, another sandbox process), recorded in
-     * {@link ContainerFiles#sandboxProcess()} before it is returned: core persists an instance's
-     * state only when it creates it, so a branch's restore is found again from there on adoption.
+     * {@link ContainerFiles#sandboxProcess()} before it is returned, so that adoption finds it again
+     * even when the daemon dies before core has persisted the restored instance's new state.
      */
     ContainerRecord restoredAs(ContainerRecord restored) throws IOException {
         AtomicFiles.write(files.sandboxProcess(), (restored.containerId() + " " + restored.sandboxPid() + " "

@@ -8,7 +8,7 @@ import java.time.Instant;
 import java.util.function.BooleanSupplier;
 
 /**
- * The way into a VM: its guest agent on the virtio-serial port, through guest-client's stream
+ * The way into a VM: its guest agent on the virtio-serial port, through the kit's stream
  * transport (one long-lived stream per VM, reopened after a drop). With our agent the
  * {@code vivarium-*} extensions carry exec and files; with a stock qemu-ga the client emulates what
  * it can over the stock commands and refuses the rest with a 501 that says so. Every call is
