@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code GET /metrics} on the assembled daemon: guarded by an admin token, counters that move by
+ * {@code GET /metrics} on the assembled daemon: guarded by an operator token, counters that move by
  * what real requests did with route templates as labels, a scrape {@code promtool} accepts, and a
  * daemon without the metrics feature that serves no {@code /metrics} and works the same.
  */
@@ -39,19 +39,22 @@ class MetricsIT {
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         Path tokens = dir.resolve("tokens.txt");
-        Files.writeString(tokens, "root-token default operator\nuser-token default user\n");
+        Files.writeString(tokens, "root-token default operator\nuser-token default user\nadmin-token acme admin\n");
         Daemon daemon = daemons.start(dir.resolve("state"), List.of("--token-file", tokens.toString()));
         admin = new Api(daemon.baseUrl(), "root-token");
     }
 
     @Test
-    void onlyAnAdminTokenScrapes() throws Exception {
+    void onlyAnOperatorTokenScrapes() throws Exception {
         Api.Response anonymous = admin.as(null).get("/metrics");
         assertEquals(401, anonymous.status());
         assertTrue(anonymous.error().contains("bearer"), anonymous.error());
         Api.Response user = admin.as("user-token").get("/metrics");
         assertEquals(403, user.status());
-        assertTrue(user.error().contains("admin"), user.error());
+        assertTrue(user.error().contains("operator"), user.error());
+        Api.Response tenantAdmin = admin.as("admin-token").get("/metrics");
+        assertEquals(403, tenantAdmin.status(), "a tenant's admin may not see every tenant's sandboxes");
+        assertTrue(tenantAdmin.error().contains("operator"), tenantAdmin.error());
         HttpResponse<byte[]> scrape = admin.raw("GET", "/metrics", null);
         assertEquals(200, scrape.statusCode());
         assertEquals("text/plain; version=0.0.4; charset=utf-8", scrape.headers().firstValue("Content-Type").orElse(""));

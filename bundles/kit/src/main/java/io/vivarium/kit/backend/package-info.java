@@ -1,7 +1,8 @@
 /**
  * What every backend keeps the same way: the table of the instances a revision created or adopted
  * ({@link io.vivarium.kit.backend.InstanceTable}), and the check that an instance a seam is handed
- * is one of its own ({@link io.vivarium.kit.backend.InstanceTable#own}).
+ * is of its own type ({@link io.vivarium.kit.backend.InstanceTable#own}; core hands a seam only
+ * instances its revision created or adopted).
  */
 @Export
 @Version("1.0.0")

@@ -27,7 +27,7 @@ public class MetricsComponent extends VivariumMetrics implements ApiSurface {
     @Activate
     public MetricsComponent(@Reference SandboxService sandboxes) {
         super(() -> sandboxes.census(), () -> sandboxes.backends());
-        routes = List.of(new Route("GET", "", Role.ADMIN, 200,
+        routes = List.of(new Route("GET", "", Role.OPERATOR, 200,
                 r -> BinaryBody.of(VivariumMetrics.CONTENT_TYPE, scrape()), 0));
     }
 

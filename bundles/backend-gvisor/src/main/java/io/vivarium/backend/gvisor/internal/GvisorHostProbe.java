@@ -96,7 +96,7 @@ final class GvisorHostProbe {
                 + "and the workspace copied while the container is paused, which then runs on; a child is restored "
                 + "from the checkpoint with its own copy of the workspace; the root filesystem is shared, read-only; "
                 + "needs runsc " + Runsc.IN_PLACE_SINCE + " or newer");
-        d.put("not_yet", "pids_limit and disk_limit_mib are refused (501)");
+        d.put("not_yet", "pids_limit and disk_limit_mib (not listed in its capabilities: a create naming them is a 400)");
         return d;
     }
 }
