@@ -64,7 +64,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  */
 @Component(service = { SandboxService.class, SandboxManager.class }, configurationPid = SandboxManager.PID)
 @Designate(ocd = SandboxManager.Config.class)
-public class SandboxManager implements SandboxService {
+public class SandboxManager extends CoreReferences implements SandboxService {
     /** Core's one configuration, read by this component and {@link SnapshotManager}. */
     static final String PID = "io.vivarium.core.internal.SandboxManager";
 
@@ -97,11 +97,8 @@ public class SandboxManager implements SandboxService {
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
 
-    private final BackendRegistry registry;
-    private final StorageRegistry storage = new StorageRegistry();
-    private final FingerprintModes fingerprints = new FingerprintModes();
-    private final Sandboxes sandboxes = new Sandboxes(() -> this.observer);
-    private final Adoption adoption;
+    private final Sandboxes sandboxes = new Sandboxes(this::observer);
+    private final Adoption adoption = new Adoption(registry, sandboxes);
     private ForkJoinPool hashPool;
     private final Capacity capacity = new Capacity(sandboxes, () -> this.maxSandboxes);
     private SandboxLifecycle lifecycle;
@@ -113,14 +110,6 @@ public class SandboxManager implements SandboxService {
     private Core core;
     private volatile int maxSandboxes = 1000;
     private volatile boolean stopping;
-    private volatile RuntimeObserver observer = RuntimeObserver.NONE;
-
-    /** Core over the optional seams {@link BackendSeams} collects, as Declarative Services wires it. */
-    @Activate
-    public SandboxManager(@Reference(name = "seams") BackendSeams seams) {
-        this.registry = new BackendRegistry(seams);
-        this.adoption = new Adoption(registry, sandboxes);
-    }
 
     @Activate
     void activate(BundleContext context, Config config) throws IOException {
@@ -192,83 +181,12 @@ public class SandboxManager implements SandboxService {
         hashPool.shutdownNow();
     }
 
-    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindObserver(RuntimeObserver o) {
-        observer = o;
-    }
-
-    void unbindObserver(RuntimeObserver o) {
-        if (observer == o) {
-            observer = RuntimeObserver.NONE;
-        }
-    }
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindFingerprint(FingerprintMode mode, ServiceReference<FingerprintMode> ref) {
-        fingerprintArrived((Long) ref.getProperty(Constants.SERVICE_ID), mode);
-    }
-
-    void unbindFingerprint(FingerprintMode mode, ServiceReference<FingerprintMode> ref) {
-        fingerprints.remove((Long) ref.getProperty(Constants.SERVICE_ID));
-    }
-
-    void fingerprintArrived(long serviceId, FingerprintMode mode) {
-        fingerprints.add(serviceId, mode);
-    }
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindBackend(SandboxBackend backend, ServiceReference<SandboxBackend> ref) {
-        Object name = ref.getProperty(SandboxBackend.NAME_PROPERTY);
-        if (!(name instanceof String n) || n.isBlank()) {
-            LOG.log(Level.WARNING, "ignoring a SandboxBackend without the " + SandboxBackend.NAME_PROPERTY
-                    + " property from bundle " + ref.getBundle().getSymbolicName());
-            return;
-        }
-        backendArrived(registry.entry(n, backend, ref.getBundle().getSymbolicName(),
-                ref.getBundle().getVersion().toString(), (Long) ref.getProperty(Constants.SERVICE_ID),
-                ref.getBundle().getBundleId()));
-    }
-
-    void unbindBackend(SandboxBackend backend, ServiceReference<SandboxBackend> ref) {
-        backendLeft((Long) ref.getProperty(Constants.SERVICE_ID));
-    }
-
-    /** A registry entry for a backend service, for {@link #backendArrived} (and tests, without a framework). */
-    BackendRegistry.Entry entry(String name, SandboxBackend backend, String bundle, String version, long serviceId,
-            long bundleId) {
-        return registry.entry(name, backend, bundle, version, serviceId, bundleId);
-    }
-
-    /** Registers {@code seam} for backend {@code name} as bundle {@code bundleId} did (tests, without a framework). */
-    void seamArrived(String name, long bundleId, long serviceId, Object seam) {
-        registry.seams().add(name, bundleId, serviceId, seam);
-    }
-
-    void seamLeft(long serviceId) {
-        registry.seams().remove(serviceId);
-    }
-
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void bindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
-        storageArrived((Long) ref.getProperty(Constants.SERVICE_ID), strategy);
-    }
-
-    void unbindStorage(StorageStrategy strategy, ServiceReference<StorageStrategy> ref) {
-        storage.remove((Long) ref.getProperty(Constants.SERVICE_ID));
-    }
-
-    void storageArrived(long serviceId, StorageStrategy strategy) {
-        storage.add(serviceId, strategy);
-    }
-
+    @Override
     void backendArrived(BackendRegistry.Entry entry) {
         adoption.backendArrived(entry);
     }
 
+    @Override
     void backendLeft(long serviceId) {
         adoption.backendLeft(serviceId);
     }

@@ -28,7 +28,7 @@ class EvaluationTest {
 
     @BeforeEach
     void start() throws Exception {
-        manager = new SandboxManager(new BackendSeams());
+        manager = new SandboxManager();
         manager.backendArrived(new BackendRegistry.Entry("fake", new FakeBackend(), "test.bundle", "1.0.0", 1));
         manager.start(state, "", Duration.ZERO);
         id = manager.create(ALICE, null).id();

@@ -28,10 +28,6 @@ class WholeCore extends SandboxManager implements VmService, SnapshotService {
     private final VmManager vms = new VmManager();
     private final SnapshotManager snaps = new SnapshotManager();
 
-    WholeCore() {
-        super(new BackendSeams());
-    }
-
     @Override
     void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {
         super.start(stateDir, defaultBackendName, patience);
