@@ -269,7 +269,7 @@ public class LeakIT extends VivariumOsgiTestSupport {
                     s.append("- core's BackendRegistry entry ").append(entry).append('\n');
                 }
             }
-            Map<?, ?> sandboxes = (Map<?, ?>) field(manager, "sandboxes");
+            Map<?, ?> sandboxes = (Map<?, ?>) field(field(manager, "sandboxes"), "byId");
             for (Map.Entry<?, ?> sb : sandboxes.entrySet()) {
                 Object instance = field(sb.getValue(), "instance");
                 if (instance != null && instance.getClass().getClassLoader() == loader) {
@@ -283,10 +283,24 @@ public class LeakIT extends VivariumOsgiTestSupport {
         s.append("- procbox revisions now: ").append(procbox.adapt(BundleRevisions.class).getRevisions().size())
                 .append(", pending removal: ").append(frameworkWiring().getRemovalPendingBundles()).append('\n');
         if (s.indexOf("- thread") < 0 && s.indexOf("- core's") < 0) {
-            s.append("- no thread or core reference found: take a heap dump (jcmd <pid> GC.heap_dump) and look at the "
-                    + "GC roots of the BundleClassLoader of the first revision\n");
+            s.append("- no thread or core reference found: ").append(heapDump())
+                    .append("; look at the GC roots of the BundleClassLoader of the first revision\n");
         }
         return s.toString();
+    }
+
+    /** Dumps the heap beside the reports (only live objects), for a leak the reflective look above does not explain. */
+    private static String heapDump() {
+        Path file = Path.of(System.getProperty("vivarium.itests.target", "target"), "leak-" + System.currentTimeMillis()
+                + ".hprof").toAbsolutePath();
+        try {
+            java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
+                    new javax.management.ObjectName("com.sun.management:type=HotSpotDiagnostic"), "dumpHeap",
+                    new Object[] {file.toString(), true}, new String[] {"java.lang.String", "boolean"});
+            return "the heap is dumped in " + file;
+        } catch (Exception e) {
+            return "the heap could not be dumped (" + e + ")";
+        }
     }
 
     private static Object field(Object target, String name) throws ReflectiveOperationException {

@@ -12,6 +12,7 @@ import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.ScratchRuns;
 import io.vivarium.api.spi.StorageStrategy;
 
+import org.osgi.framework.Bundle;
 import org.osgi.framework.Constants;
 import org.osgi.framework.ServiceReference;
 import org.osgi.service.component.annotations.Reference;
@@ -73,6 +74,9 @@ abstract class CoreReferences {
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
     void bindBackend(SandboxBackend backend, ServiceReference<SandboxBackend> ref) {
+        if (ref.getBundle() == null) {
+            return; // unregistered before its registration reached this reference (see BackendSeams)
+        }
         Object name = ref.getProperty(SandboxBackend.NAME_PROPERTY);
         if (!(name instanceof String n) || n.isBlank()) {
             LOG.log(Level.WARNING, "ignoring a SandboxBackend without the " + SandboxBackend.NAME_PROPERTY
@@ -153,7 +157,11 @@ abstract class CoreReferences {
                     + ref.getBundle().getSymbolicName() + ": " + seam.getClass().getName());
             return;
         }
-        seamArrived(n, ref.getBundle().getBundleId(), (Long) ref.getProperty(Constants.SERVICE_ID), seam);
+        Bundle bundle = ref.getBundle();
+        if (bundle != null) {
+            registry.seams().add(n, bundle.getBundleId(), (Long) ref.getProperty(Constants.SERVICE_ID), seam,
+                    () -> ref.getBundle() != null);
+        }
     }
 
     private void seamLeft(ServiceReference<?> ref) {
@@ -162,7 +170,7 @@ abstract class CoreReferences {
 
     /** Registers {@code seam} for backend {@code name} as bundle {@code bundleId} did (tests, without a framework). */
     void seamArrived(String name, long bundleId, long serviceId, Object seam) {
-        registry.seams().add(name, bundleId, serviceId, seam);
+        registry.seams().add(name, bundleId, serviceId, seam, () -> true);
     }
 
     void seamLeft(long serviceId) {

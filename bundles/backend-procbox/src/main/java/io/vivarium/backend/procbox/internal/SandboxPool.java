@@ -14,7 +14,6 @@ import java.util.Deque;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -90,13 +89,7 @@ final class SandboxPool<T> implements AutoCloseable {
         this.size = size;
         this.factory = factory;
         this.poolName = poolName;
-        // no thread while idle; the thread holds no context class loader that would pin this bundle's revision
-        this.filler = new ThreadPoolExecutor(0, 1, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
-            Thread t = new Thread(task, "procbox-sandbox-pool");
-            t.setDaemon(true);
-            t.setContextClassLoader(null);
-            return t;
-        });
+        this.filler = PoolFiller.named("procbox-sandbox-pool");
     }
 
     /**

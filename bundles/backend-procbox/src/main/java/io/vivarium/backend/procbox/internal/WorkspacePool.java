@@ -11,7 +11,6 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -55,13 +54,7 @@ final class WorkspacePool implements AutoCloseable {
         this.dir = dir;
         this.size = size;
         this.copier = copier;
-        // no thread while idle; the thread holds no context class loader that would pin this bundle's revision
-        this.filler = new ThreadPoolExecutor(0, 1, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
-            Thread t = new Thread(task, "procbox-workspace-pool");
-            t.setDaemon(true);
-            t.setContextClassLoader(null);
-            return t;
-        });
+        this.filler = PoolFiller.named("procbox-workspace-pool");
     }
 
     /**
