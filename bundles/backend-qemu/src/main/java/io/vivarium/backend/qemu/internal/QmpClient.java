@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.vivarium.common.testpoints.TestPoints;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -147,6 +149,8 @@ final class QmpClient implements AutoCloseable {
         try {
             long deadline = System.nanoTime() + timeout.toNanos();
             execute(command, arguments.deepCopy().put("job-id", id), timeout);
+            // QEMU runs the job from here on, whether or not this daemon lives to see it end
+            TestPoints.reach(command + ".started");
             concluded.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             String error = null;
             for (JsonNode job : execute("query-jobs", null, timeout)) {
