@@ -15,6 +15,7 @@ import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -46,6 +47,12 @@ final class QmpClient implements AutoCloseable {
     private final Map<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
     private final Map<String, CompletableFuture<Void>> jobs = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
+    /**
+     * What this connection's job ids start with: a job whose end a daemon did not live to see stays
+     * in QEMU concluded and never dismissed, and the next daemon's connection must not reuse its id
+     * (QEMU: "Job ID ... already in use").
+     */
+    private final String jobPrefix = "vivarium-" + Long.toHexString(new SecureRandom().nextLong()) + "-";
     private volatile boolean open = true;
 
     private QmpClient(SocketChannel channel) {
@@ -143,7 +150,7 @@ final class QmpClient implements AutoCloseable {
      * dismisses it. A job that failed is a {@link QmpException} with QEMU's error.
      */
     void runJob(String command, ObjectNode arguments, Duration timeout) throws IOException {
-        String id = "vivarium-" + command + "-" + ids.incrementAndGet();
+        String id = jobPrefix + command + "-" + ids.incrementAndGet();
         CompletableFuture<Void> concluded = new CompletableFuture<>();
         jobs.put(id, concluded);
         try {
