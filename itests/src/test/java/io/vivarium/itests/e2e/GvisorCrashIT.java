@@ -20,17 +20,20 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A daemon that dies while a gVisor container is paused for a checkpoint (a branch captures it)
- * leaves the container frozen, its agent deaf and the backend's {@code checkpointing} mark beside
- * it; the next daemon's adoption runs it on. It is running and usable again, its processes go on
- * (a counter in its memory keeps counting), its files are intact, and the branch cut short is
- * {@code failed}. The daemon halts at the gVisor backend's test point {@code container.paused}
- * ({@code -Dvivarium.test.halt.at}): paused, its checkpoint written, not yet resumed.
+ * A daemon that dies while a gVisor container is paused for a checkpoint (a branch captures it; a
+ * dry-run takes one to revert to) leaves the container frozen, its agent deaf and the backend's
+ * {@code checkpointing} mark beside it; the next daemon's adoption runs it on. It is running and
+ * usable again, its processes go on (a counter in its memory keeps counting), its files are
+ * intact, and what was cut short is undone: the branch is {@code failed}, the dry-run's intent is
+ * dropped (its checkpoint was never finished). The daemon halts at the gVisor backend's test point
+ * {@code container.paused} ({@code -Dvivarium.test.halt.at}): paused, its checkpoint written, not
+ * yet resumed.
  */
 class GvisorCrashIT {
     @RegisterExtension
@@ -51,26 +54,34 @@ class GvisorCrashIT {
         Assumptions.assumeTrue(missing == null, missing);
     }
 
-    @Test
-    void aDaemonThatDiesWhileAContainerIsPausedForItsCheckpointLeavesItToRunOnAtTheNextStart() throws Exception {
+    @ParameterizedTest(name = "during a {0}")
+    @ValueSource(strings = { "branch", "dry-run" })
+    void aDaemonThatDiesWhileAContainerIsPausedForACheckpointLeavesItToRunOnAtTheNextStart(String operation)
+            throws Exception {
         Path state = dir.resolve("state");
         Daemon first = daemons.start(state, FEATURES, List.of("-Dvivarium.test.halt.at=container.paused"));
         Api api = new Api(first.baseUrl(), first.adminToken());
         String id = api.createSandbox(Map.of("backend", "gvisor"));
         Api.sh(api, id, "echo mine > /work/mine.txt; " + COUNTER);
         long counted = awaitCountBeyond(api, id, 0);
-        CompletableFuture<Api.Response> branch = CompletableFuture.supplyAsync(() -> {
+        String path = "/v1/sandboxes/" + id + "/" + operation;
+        Map<String, Object> body = operation.equals("branch") ? Map.of("tag", "br")
+                : Map.of("command", "echo changed > /work/mine.txt", "paths", List.of("/work"));
+        CompletableFuture<Api.Response> cut = CompletableFuture.supplyAsync(() -> {
             try {
-                return api.post("/v1/sandboxes/" + id + "/branch", Map.of("tag", "br"));
+                return api.post(path, body);
             } catch (Exception halted) {
                 return null;
             }
         });
-        assertTrue(first.awaitExit(PATIENCE), "the daemon did not reach container.paused");
-        assertNull(branch.get(60, TimeUnit.SECONDS), "the branch never answered");
-        Path mark = checkpointingMark(state.resolve("sandboxes").resolve(id));
+        assertTrue(first.awaitExit(PATIENCE), "the daemon did not reach container.paused in a " + operation);
+        assertNull(cut.get(60, TimeUnit.SECONDS), "the " + operation + " never answered");
+        Path sandboxDir = state.resolve("sandboxes").resolve(id);
+        Path mark = checkpointingMark(sandboxDir);
         Path runscRoot = mark.resolveSibling("runsc");
         assertEquals("paused", runscStatus(runscRoot), "the daemon died with the container frozen");
+        Path intent = sandboxDir.resolve("dry-run-intent.json");
+        assertEquals(operation.equals("dry-run"), Files.exists(intent), "a dry-run's intent is left for the next daemon");
 
         Daemon second = daemons.start(state, FEATURES);
         Api after = new Api(second.baseUrl(), second.adminToken());
@@ -80,12 +91,17 @@ class GvisorCrashIT {
         assertFalse(Files.exists(mark), "the mark is gone with what it marked");
         awaitCountBeyond(after, id, counted);
         assertEquals("mine\n", Api.sh(after, id, "cat /work/mine.txt"), "its files are intact");
-        JsonNode br = SnapshotsIT.find(after.get("/v1/snapshots").body(), "br");
-        assertEquals("failed", br.get("status").asText(), br.toString());
-        assertEquals(409, after.post("/v1/sandboxes", Map.of("snapshot_tag", "br")).status(), "never forked");
-        assertEquals(204, after.delete("/v1/snapshots/br").status());
-        assertEquals(201, after.post("/v1/sandboxes/" + id + "/branch", Map.of("tag", "br")).status(),
-                "and it can be branched again");
+        if (operation.equals("branch")) {
+            JsonNode br = SnapshotsIT.find(after.get("/v1/snapshots").body(), "br");
+            assertEquals("failed", br.get("status").asText(), br.toString());
+            assertEquals(409, after.post("/v1/sandboxes", Map.of("snapshot_tag", "br")).status(), "never forked");
+            assertEquals(204, after.delete("/v1/snapshots/br").status());
+        } else {
+            assertFalse(Files.exists(intent), "the dry-run's intent is dropped");
+        }
+        Api.Response again = after.post(path, body);
+        assertTrue(again.status() == 200 || again.status() == 201, operation + " again: " + again.raw().body());
+        assertEquals("mine\n", Api.sh(after, id, "cat /work/mine.txt"), "and the sandbox runs on");
     }
 
     /** Waits until the container's counter is past {@code than}: its processes run. */
