@@ -3,6 +3,7 @@ package io.vivarium.itests.e2e;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -100,6 +101,22 @@ final class Daemon {
 
     List<String> output() {
         return output;
+    }
+
+    /** The first line the daemon printed that contains {@code fragment}, waiting up to {@code patience} for it. */
+    String awaitOutput(String fragment, Duration patience) throws Exception {
+        return DeployFolder.await("the daemon to print \"" + fragment + "\"", patience,
+                () -> output.stream().filter(l -> l.contains(fragment)).findFirst().orElse(null));
+    }
+
+    /** Types {@code command} at the daemon's console: the Gogo shell that {@code serve --console} runs on its stdin. */
+    void console(String command) throws IOException {
+        if (!extraArgs.contains("--console")) {
+            throw new IllegalStateException("the daemon was started without --console");
+        }
+        OutputStream stdin = process.getOutputStream();
+        stdin.write((command + "\n").getBytes(StandardCharsets.UTF_8));
+        stdin.flush();
     }
 
     /** SIGTERM and wait: a clean stop. Returns the exit code. */

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +28,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Dry-run on a process sandbox: report the changes, then leave the workspace exactly as it was. */
+/**
+ * Dry-run on a process sandbox: report the changes, then leave the workspace exactly as it was,
+ * also when the daemon is killed in the middle.
+ */
 class DryRunIT {
     @RegisterExtension
     static final Daemons daemons = new Daemons();
@@ -42,6 +46,7 @@ class DryRunIT {
     private static final String NAP_617 = "617." + RUN;
     private static final String NAP_61 = "61." + RUN;
     private static final String NAP_3 = "3." + RUN;
+    private static final String NAP_CRASH = "618." + RUN;
 
     @BeforeAll
     static void start() throws Exception {
@@ -51,7 +56,13 @@ class DryRunIT {
     }
 
     private static Path workspace(String id) {
-        return daemon.stateDir().resolve("sandboxes").resolve(id).resolve("work");
+        return workspace(daemon.stateDir(), id);
+    }
+
+    /** The workspace on the host: in the sandbox's directory, or in the directory it came with from procbox's pool. */
+    private static Path workspace(Path stateDir, String id) {
+        Path dir = stateDir.resolve("sandboxes").resolve(id);
+        return Files.isDirectory(dir.resolve("pooled")) ? dir.resolve("pooled/work") : dir.resolve("work");
     }
 
     /** Every entry of the workspace: type, mode, owner, size, mtime, content hash or link target. */
@@ -150,6 +161,55 @@ class DryRunIT {
         assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true")), 400, "paths");
         assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work/nope"))),
                 400, "not a directory");
+    }
+
+    /**
+     * A daemon killed while a dry-run's command runs, once the command has written (the write is
+     * in the overlay's upper layer, on the host), leaves the overlay mounted and its directory (the
+     * command's twin sandbox goes with the daemon: bwrap's {@code --die-with-parent}); the next
+     * daemon, adopting the sandbox, unmounts the overlay and removes its directory, nothing of the
+     * dry-run runs, and the workspace is as it was.
+     */
+    @Test
+    void aDryRunCutShortByAKilledDaemonIsRevertedWhenTheNextOneStarts() throws Exception {
+        Path state = dir.resolve("crash-state");
+        Daemon first = daemons.start(state, List.of());
+        Api api = new Api(first.baseUrl(), first.adminToken());
+        String id = api.createSandbox();
+        Api.sh(api, id, "echo 1 > /work/a");
+        Path work = workspace(state, id);
+        Map<String, String> before = snapshot(work);
+        CompletableFuture.runAsync(() -> {
+            try {
+                api.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "echo 2 > /work/a; echo x > /work/crash; sleep "
+                        + NAP_CRASH, "paths", List.of("/work")));
+            } catch (Exception killed) {
+                // the daemon is killed under it
+            }
+        });
+        Path scratch = DeployFolder.await("the dry-run's command to write /work/crash", Duration.ofSeconds(60),
+                () -> scratchWith(state.resolve("sandboxes").resolve(id), "upper/crash"));
+        first.kill9();
+        assertFalse(StateDirLeftovers.mounts(scratch).isEmpty(), "a killed daemon leaves the overlay mounted");
+
+        Daemon second = daemons.start(state, List.of());
+        Api again = new Api(second.baseUrl(), second.adminToken());
+        assertEquals("1\n", Api.sh(again, id, "cat /work/a"), "the sandbox is re-adopted and its workspace untouched");
+        DeployFolder.await("the adoption to discard the dry-run's overlay", Duration.ofSeconds(30),
+                () -> Files.exists(scratch) ? null : true);
+        assertEquals(List.of(), StateDirLeftovers.mounts(scratch), "the overlay is unmounted");
+        assertEquals(List.of(), StateDirLeftovers.processes(scratch), "no process of the dry-run's twin runs");
+        assertFalse(hostRuns("sleep " + NAP_CRASH), "the command the dry-run started is gone");
+        assertEquals(before, snapshot(work), "the workspace is byte-for-byte as before");
+        assertEquals("gone\n", Api.sh(again, id, "test -e /work/crash && echo there || echo gone"));
+    }
+
+    /** The dry-run scratch directory ({@code dryrun-*}) under {@code sandboxDir} that holds {@code file}, or null. */
+    private static Path scratchWith(Path sandboxDir, String file) throws IOException {
+        try (Stream<Path> found = Files.find(sandboxDir, 2, (p, a) -> a.isDirectory()
+                && p.getFileName().toString().startsWith("dryrun-") && Files.exists(p.resolve(file)))) {
+            return found.findFirst().orElse(null);
+        }
     }
 
     private static boolean hostRuns(String args) throws IOException {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /** Processes on the host as /proc shows them (command lines with their arguments, unlike {@code ps -o comm}). */
@@ -43,6 +44,36 @@ final class HostProcesses {
             throw new AssertionError("expected one '" + command + "' under process " + ancestor + ", found " + found);
         }
         return found.get(0);
+    }
+
+    /**
+     * The directories of the cgroups {@code pid} is in below the root of a hierarchy (cgroup v1's
+     * controllers, v2's unified one at {@code /sys/fs/cgroup} or beside v1 at {@code unified}), as
+     * {@code /proc/PID/cgroup} names them; empty once the process is gone.
+     */
+    static List<Path> cgroups(long pid) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(Path.of("/proc", Long.toString(pid), "cgroup"));
+        } catch (IOException gone) {
+            return List.of();
+        }
+        List<Path> dirs = new ArrayList<>();
+        for (String line : lines) {
+            String[] f = line.split(":", 3);
+            if (f.length < 3 || f[2].equals("/")) {
+                continue;
+            }
+            String relative = f[2].substring(1);
+            List<String> mounts = f[1].isEmpty() ? List.of("", "unified") : List.of(f[1].replaceFirst("^name=", ""));
+            for (String mount : mounts) {
+                Path dir = Path.of("/sys/fs/cgroup", mount).resolve(relative);
+                if (Files.isDirectory(dir)) {
+                    dirs.add(dir);
+                }
+            }
+        }
+        return dirs;
     }
 
     /** Still the same process: it exists and runs {@code command}. */

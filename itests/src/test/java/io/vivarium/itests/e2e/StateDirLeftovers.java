@@ -48,8 +48,8 @@ final class StateDirLeftovers {
         return found;
     }
 
-    /** Mount points under {@code stateDir}, deepest first. */
-    private static List<String> mounts(Path stateDir) throws IOException {
+    /** Mount points under {@code stateDir} (or any directory), deepest first. */
+    static List<String> mounts(Path stateDir) throws IOException {
         String prefix = stateDir.toAbsolutePath() + "/";
         List<String> out = new ArrayList<>();
         for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {

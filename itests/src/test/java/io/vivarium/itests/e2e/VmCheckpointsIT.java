@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Checkpoints of a real QEMU VM end to end, on one VM (a boot under TCG takes seconds): dry-runs
  * reverted through a checkpoint, snapshot and restore in place, one operation at a time, fifty
  * dry-runs with the disk bounded, stop and start over a daemon restart, and a daemon killed in the
- * middle of a dry-run.
+ * middle of a dry-run, once its command has written (it says so on the guest's serial console, a
+ * file on the host).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class VmCheckpointsIT {
@@ -167,15 +169,19 @@ class VmCheckpointsIT {
     void aDryRunCutShortByAKilledDaemonIsRevertedAtTheNextStartAndAStoppedVmStaysStoppedOverARestart()
             throws Exception {
         long qemuPid = api.get("/v1/vms/" + id).body().get("pid").asLong();
+        // the guest's serial console is a file on the host: the command says there that it has written
+        Path console = Path.of(Api.JSON.readTree(sandboxDir().resolve("sandbox.json").toFile()).findValue("console").asText());
+        String wrote = "dry-run-wrote-" + System.nanoTime();
         CompletableFuture.runAsync(() -> {
             try {
-                api.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "echo x > /work/src/crash; sleep 30",
-                        "paths", List.of("/work/src")));
+                api.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "echo x > /work/src/crash && echo " + wrote
+                        + " > /dev/ttyS0; sleep 30", "paths", List.of("/work/src")));
             } catch (Exception e) {
                 // the daemon is killed under it
             }
         });
-        awaitDryRunCheckpoint();
+        DeployFolder.await("the dry-run's command to write /work/src/crash", Duration.ofSeconds(60),
+                () -> Files.readString(console, StandardCharsets.ISO_8859_1).contains(wrote) ? true : null);
         daemon.kill9();
 
         Daemon next = daemons.start(state, FEATURES);

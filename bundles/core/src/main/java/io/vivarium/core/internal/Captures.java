@@ -27,6 +27,7 @@ import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StoredArtifact;
+import io.vivarium.common.testpoints.TestPoints;
 
 /**
  * Making snapshots: a build (boot a fresh sandbox, set it up, wait, capture, remove it), a branch

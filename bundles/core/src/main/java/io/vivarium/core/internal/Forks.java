@@ -18,6 +18,7 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotService;
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
+import io.vivarium.common.testpoints.TestPoints;
 
 /**
  * Forking N children from a snapshot, all or nothing: everything the caller can be refused for
@@ -89,6 +90,7 @@ final class Forks {
         AtomicReference<Failure> failed = new AtomicReference<>();
         Runnable worker = () -> {
             for (int k = next.getAndIncrement(); k <= n && failed.get() == null; k = next.getAndIncrement()) {
+                TestPoints.reach("fork.child");
                 try {
                     made[k - 1] = lifecycle.createOn(caller, e, child, tag, places,
                             (spec, context) -> images.fork(spec, image, storage, context));

@@ -19,6 +19,7 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.testpoints.TestPoints;
 import io.vivarium.core.internal.state.Stored;
 
 /**

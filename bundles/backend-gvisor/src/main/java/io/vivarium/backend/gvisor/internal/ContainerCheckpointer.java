@@ -2,6 +2,7 @@ package io.vivarium.backend.gvisor.internal;
 
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.testpoints.TestPoints;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -75,6 +76,7 @@ final class ContainerCheckpointer {
         try {
             releaseAgent(record);
             start = checkpointPaused(record, image);
+            TestPoints.reach("container.paused");
         } catch (IOException | RuntimeException e) {
             try {
                 runOnAfterCheckpoint(record);

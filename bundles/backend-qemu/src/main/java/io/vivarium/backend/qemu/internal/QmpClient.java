@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import io.vivarium.common.testpoints.TestPoints;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -13,6 +15,7 @@ import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -44,6 +47,12 @@ final class QmpClient implements AutoCloseable {
     private final Map<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
     private final Map<String, CompletableFuture<Void>> jobs = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
+    /**
+     * What this connection's job ids start with: a job whose end a daemon did not live to see stays
+     * in QEMU concluded and never dismissed, and the next daemon's connection must not reuse its id
+     * (QEMU: "Job ID ... already in use").
+     */
+    private final String jobPrefix = "vivarium-" + Long.toHexString(new SecureRandom().nextLong()) + "-";
     private volatile boolean open = true;
 
     private QmpClient(SocketChannel channel) {
@@ -141,12 +150,14 @@ final class QmpClient implements AutoCloseable {
      * dismisses it. A job that failed is a {@link QmpException} with QEMU's error.
      */
     void runJob(String command, ObjectNode arguments, Duration timeout) throws IOException {
-        String id = "vivarium-" + command + "-" + ids.incrementAndGet();
+        String id = jobPrefix + command + "-" + ids.incrementAndGet();
         CompletableFuture<Void> concluded = new CompletableFuture<>();
         jobs.put(id, concluded);
         try {
             long deadline = System.nanoTime() + timeout.toNanos();
             execute(command, arguments.deepCopy().put("job-id", id), timeout);
+            // QEMU runs the job from here on, whether or not this daemon lives to see it end
+            TestPoints.reach(command + ".started");
             concluded.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             String error = null;
             for (JsonNode job : execute("query-jobs", null, timeout)) {

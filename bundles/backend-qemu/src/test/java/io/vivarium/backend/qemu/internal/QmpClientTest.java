@@ -6,12 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -57,6 +61,38 @@ class QmpClientTest {
             assertEquals("internal-error", status.path("status").asText());
             assertEquals("STOP", events.poll(5, TimeUnit.SECONDS).path("event").asText());
         }
+    }
+
+    /**
+     * QEMU keeps a job that no client dismissed (its daemon died before the job ended) under its id:
+     * the next connection, a new daemon's, starts its jobs under ids of its own.
+     */
+    @Test
+    void aJobIdIsNeverOneAnEarlierConnectionLeftInQemu() throws Exception {
+        Set<String> jobsInQemu = ConcurrentHashMap.newKeySet();
+        FakeMonitor.RequestScript qemu = request -> {
+            String id = request.get("id").toString();
+            String jobId = request.path("arguments").path("job-id").asText(null);
+            if (jobId != null && !jobsInQemu.add(jobId)) {
+                return List.of("{\"error\": {\"class\": \"GenericError\", \"desc\": \"Job ID '" + jobId
+                        + "' already in use\"}, \"id\": " + id + "}");
+            }
+            List<String> answer = new ArrayList<>(List.of("{\"return\": " + (request.get("execute").asText()
+                    .equals("query-jobs") ? "[]" : "{}") + ", \"id\": " + id + "}"));
+            if (jobId != null) {
+                answer.add("{\"event\": \"JOB_STATUS_CHANGE\", \"data\": {\"status\": \"concluded\", \"id\": \""
+                        + jobId + "\"}}");
+            }
+            return answer;
+        };
+        for (String daemon : List.of("first", "second")) {
+            Path socket = dir.resolve(daemon + ".sock");
+            try (FakeMonitor m = new FakeMonitor(socket, true, qemu);
+                    QmpClient client = QmpClient.connect(socket, TIMEOUT, daemon, event -> { }, () -> { })) {
+                client.runJob("snapshot-load", JsonNodeFactory.instance.objectNode().put("tag", "t"), TIMEOUT);
+            }
+        }
+        assertEquals(2, jobsInQemu.size(), jobsInQemu.toString());
     }
 
     @Test

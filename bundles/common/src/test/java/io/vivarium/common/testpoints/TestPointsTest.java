@@ -1,0 +1,53 @@
+package io.vivarium.common.testpoints;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(30)
+class TestPointsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void haltsAtThePointOrOnlyAtItsNthReach() {
+        AtomicInteger halts = new AtomicInteger();
+        TestPoints every = new TestPoints("fork.child", null, null, halts::incrementAndGet);
+        every.reached("fork.child");
+        every.reached("create.made");
+        every.reached("fork.child");
+        assertEquals(2, halts.get());
+
+        halts.set(0);
+        TestPoints third = new TestPoints("fork.child#3", null, null, halts::incrementAndGet);
+        for (int i = 0; i < 5; i++) {
+            third.reached("fork.child");
+        }
+        assertEquals(1, halts.get(), "only the third reach");
+    }
+
+    @Test
+    void holdsOnlyTheNthReachUntilItsFileExists() throws Exception {
+        Path gate = dir.resolve("gate");
+        TestPoints points = new TestPoints(null, null, "fork.child#2:" + gate, () -> {
+            throw new AssertionError("no halt asked for");
+        });
+        points.reached("fork.child");
+        Thread second = Thread.ofPlatform().start(() -> points.reached("fork.child"));
+        while (second.getState() != Thread.State.TIMED_WAITING) {
+            assertTrue(second.isAlive(), "the second reach went on without " + gate);
+            Thread.onSpinWait();
+        }
+        Files.createFile(gate);
+        assertTrue(second.join(Duration.ofSeconds(10)), "the second reach goes on once " + gate + " exists");
+        points.reached("fork.child");
+    }
+}
