@@ -10,7 +10,8 @@ package io.vivarium.api;
  * @param createdAtUnix creation time, seconds since the epoch
  * @param pid host pid of the sandbox's init process (0 if unknown)
  * @param memoryLimitMib the enforced memory limit, or null if none
- * @param workspace path of the writable workspace inside the sandbox
+ * @param workspace path of the writable workspace inside the sandbox, or null while no instance of it runs
+ *        (failed, or its backend not registered)
  * @param reason why the sandbox is not running, or null
  * @param vcpus the virtual CPUs asked for at create, or null for the backend's default; since 1.3
  * @param image the image or template asked for at create, or null for the backend's default; since 1.3

@@ -3,6 +3,7 @@ package io.vivarium.itests.e2e;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -10,14 +11,33 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-/** A tiny HTTP client for the daemon's JSON API. */
+/**
+ * A tiny HTTP client for the daemon's JSON API that holds the daemon to its contract: every
+ * exchange is judged by docs/openapi.json ({@link OpenApiContract}: the request's path, method,
+ * parameters and body; the answer's status, content type and body), and whatever the document does
+ * not allow is an AssertionError at the call. So every test that talks to the daemon through it
+ * checks the contract on the way.
+ *
+ * <p>A request a test sends on purpose although the document does not describe it (an unknown path,
+ * a wrong method, a body its schema refuses) says so at its call site, through
+ * {@link #outsideTheContract()}: the document must then refuse the request (else the call belongs in
+ * the contract), and the answer must still be the documented error of the operation, or the error
+ * body where the path or method is no operation at all. A vendor's surface (a prefix other than
+ * those docs/openapi.json documents) answers by its own contract, and is reached through
+ * {@link #onAVendorSurface()}, which judges nothing and refuses a path the document has.
+ *
+ * <p>Benchmarks time calls through this client; their profile turns the judging off
+ * ({@code -Dvivarium.itests.contract=false}), so that it is not part of what they measure.
+ */
 final class Api {
     static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final boolean JUDGED = Boolean.parseBoolean(System.getProperty("vivarium.itests.contract", "true"));
 
     record Response(int status, JsonNode body, HttpResponse<String> raw) {
         String error() {
@@ -25,16 +45,54 @@ final class Api {
         }
     }
 
-    private final String baseUrl;
-    private final String token;
-
-    Api(String baseUrl, String token) {
-        this.baseUrl = baseUrl;
-        this.token = token;
+    /** How exchanges are judged. */
+    private enum Judging {
+        /** The request and its answer as the document says. */
+        CONTRACT,
+        /** A request the document refuses, answered with the documented error. */
+        OUTSIDE_THE_CONTRACT,
+        /** Not by docs/openapi.json: a vendor's surface. */
+        VENDOR_SURFACE
     }
 
+    private final String baseUrl;
+    private final String token;
+    private final Judging judging;
+    /** Where the operations that answered a conforming success are added; null for nowhere. */
+    private final Set<String> succeeded;
+
+    Api(String baseUrl, String token) {
+        this(baseUrl, token, Judging.CONTRACT, null);
+    }
+
+    private Api(String baseUrl, String token, Judging judging, Set<String> succeeded) {
+        this.baseUrl = baseUrl;
+        this.token = token;
+        this.judging = judging;
+        this.succeeded = succeeded;
+    }
+
+    /** The same client with another bearer token (null for none). */
     Api as(String otherToken) {
-        return new Api(baseUrl, otherToken);
+        return new Api(baseUrl, otherToken, judging, succeeded);
+    }
+
+    /**
+     * The same client for requests the document deliberately does not describe: each must be one
+     * the document refuses, and its answer the documented error.
+     */
+    Api outsideTheContract() {
+        return new Api(baseUrl, token, Judging.OUTSIDE_THE_CONTRACT, succeeded);
+    }
+
+    /** The same client for the routes of a vendor's surface, which docs/openapi.json does not describe: not judged. */
+    Api onAVendorSurface() {
+        return new Api(baseUrl, token, Judging.VENDOR_SURFACE, succeeded);
+    }
+
+    /** The same client, adding to {@code operations} ("METHOD /template") each operation that answers a conforming success. */
+    Api recordingSuccessesIn(Set<String> operations) {
+        return new Api(baseUrl, token, judging, operations);
     }
 
     Response get(String path) throws IOException, InterruptedException {
@@ -45,23 +103,26 @@ final class Api {
         return send("DELETE", path, null);
     }
 
+    /** A JSON body: a string as it is, anything else as Jackson writes it; null for no body. */
     Response post(String path, Object body) throws IOException, InterruptedException {
-        return send("POST", path, body instanceof String s ? s : JSON.writeValueAsString(body));
+        return send("POST", path, body == null || body instanceof String ? (String) body : JSON.writeValueAsString(body));
     }
 
+    /** A JSON body as it is (null for none). */
     Response send(String method, String path, String body) throws IOException, InterruptedException {
-        return sendBytes(method, path, body == null ? null : body.getBytes(StandardCharsets.UTF_8));
+        return exchange(method, path, "application/json", body == null ? null : body.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** A raw body, such as a bundle jar. */
+    /** A raw body: a bundle jar for the plugin routes, a file's content for the others (see {@link #rawType}). */
     Response sendBytes(String method, String path, byte[] body) throws IOException, InterruptedException {
-        var b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(120))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
-        }
-        HttpResponse<String> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        JsonNode node = r.body().isEmpty() ? null : JSON.readTree(r.body());
+        return exchange(method, path, rawType(path), body);
+    }
+
+    private Response exchange(String method, String path, String type, byte[] body) throws IOException, InterruptedException {
+        HttpResponse<String> r = CLIENT.send(request(method, path, type, body, false), HttpResponse.BodyHandlers.ofString());
+        judge(method, path, type, body, r.statusCode(), r.headers(), r.body().getBytes(StandardCharsets.UTF_8));
+        boolean json = r.headers().firstValue("Content-Type").orElse("").startsWith("application/json");
+        JsonNode node = r.body().isEmpty() || !json ? null : JSON.readTree(r.body());
         return new Response(r.statusCode(), node, r);
     }
 
@@ -73,12 +134,56 @@ final class Api {
     /** As {@link #raw(String, String, byte[])}; with {@code expectContinue} the body waits for "100 Continue", as curl's does. */
     HttpResponse<byte[]> raw(String method, String path, byte[] body, boolean expectContinue)
             throws IOException, InterruptedException {
+        String type = rawType(path);
+        HttpResponse<byte[]> r = CLIENT.send(request(method, path, type, body, expectContinue),
+                HttpResponse.BodyHandlers.ofByteArray());
+        judge(method, path, type, body, r.statusCode(), r.headers(), r.body());
+        return r;
+    }
+
+    private HttpRequest request(String method, String path, String type, byte[] body, boolean expectContinue) {
         var b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(120)).expectContinue(expectContinue)
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+        if (body != null) {
+            b.header("Content-Type", type);
+        }
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
-        return CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+        return b.build();
+    }
+
+    /** What a raw body is: a bundle jar on the plugin routes, bytes of a file everywhere else. */
+    private static String rawType(String path) {
+        return path.startsWith("/v1/plugins") ? "application/java-archive" : "application/octet-stream";
+    }
+
+    private void judge(String method, String path, String type, byte[] body, int status, HttpHeaders headers, byte[] answer) {
+        if (!JUDGED) {
+            return;
+        }
+        OpenApiContract contract = OpenApiContract.docs();
+        String exchange = method + " " + path + " → " + status;
+        if (judging == Judging.VENDOR_SURFACE) {
+            if (contract.template(path.split("\\?")[0]) != null) {
+                throw new AssertionError(exchange + " was sent as a vendor's, but docs/openapi.json documents the path");
+            }
+            return;
+        }
+        OpenApiContract.Verdict v = contract.judge(method, path, type, body, status,
+                headers.firstValue("Content-Type").orElse(null), answer);
+        boolean outside = judging == Judging.OUTSIDE_THE_CONTRACT;
+        if (outside && v.request().isEmpty()) {
+            throw new AssertionError(exchange + " was sent as outside the contract, but docs/openapi.json describes the"
+                    + " request: send it through the contract" + (v.answer().isEmpty() ? "" : "; and " + v.answer()));
+        }
+        List<String> problems = outside ? v.answer() : v.problems();
+        if (!problems.isEmpty()) {
+            throw new AssertionError(exchange + ": what docs/openapi.json does not allow:\n  " + String.join("\n  ", problems));
+        }
+        if (succeeded != null && v.operation() != null && v.conforms() && status < 300) {
+            succeeded.add(v.operation());
+        }
     }
 
     /** Creates a sandbox and returns its id. */
@@ -140,6 +245,14 @@ final class Api {
         for (JsonNode sb : list.body()) {
             delete("/v1/sandboxes/" + sb.get("id").asText());
         }
+    }
+
+    /** The body of {@code r}, which must have answered {@code status}. */
+    static JsonNode expect(int status, Response r) {
+        if (r.status() != status) {
+            throw new AssertionError("expected " + status + ", got " + r.status() + " " + r.raw().body());
+        }
+        return r.body();
     }
 
     /** Whether {@code backend}, an entry of {@code GET /v1/backends}, lists the capability {@code name}. */

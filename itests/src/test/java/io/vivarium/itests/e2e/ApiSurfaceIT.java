@@ -46,24 +46,25 @@ class ApiSurfaceIT {
 
         deploy.deploy(DeployFolder.exampleJar("surface"), JAR);
         Api.Response hello = DeployFolder.await("/v2/hello to answer", FILEINSTALL, () -> {
-            Api.Response r = api.get("/v2/hello");
+            Api.Response r = api.onAVendorSurface().get("/v2/hello");
             return r.status() == 200 ? r : null;
         });
         assertEquals("{\"hello\":\"v2\"}", hello.raw().body());
         assertEquals(200, api.get("/v1/backends").status());
         assertEquals(List.of("v1", "v2"), apis());
-        assertEquals(401, api.as(null).get("/v2/hello").status(), "the edge authenticates /v2 like /v1");
-        assertEquals(405, api.send("POST", "/v2/hello", "{}").status());
+        assertEquals(401, api.as(null).onAVendorSurface().get("/v2/hello").status(), "the edge authenticates /v2 like /v1");
+        assertEquals(405, api.onAVendorSurface().send("POST", "/v2/hello", "{}").status());
 
         deploy.remove(JAR);
-        DeployFolder.await("/v2 to go away", FILEINSTALL, () -> api.get("/v2/hello").status() == 404 ? true : null);
+        DeployFolder.await("/v2 to go away", FILEINSTALL, () -> api.onAVendorSurface().get("/v2/hello").status() == 404 ? true : null);
         assertNoV2();
         assertEquals(200, api.get("/v1/backends").status());
         assertEquals(List.of("v1"), apis());
     }
 
+    /** No /v2: a path the document does not have, answered with its error. */
     private static void assertNoV2() throws Exception {
-        Api.Response r = api.get("/v2/hello");
+        Api.Response r = api.outsideTheContract().get("/v2/hello");
         assertEquals(404, r.status(), r.raw().body());
         assertNotNull(r.error(), "a JSON error body: " + r.raw().body());
         assertTrue(r.error().contains("/v1"), r.error());

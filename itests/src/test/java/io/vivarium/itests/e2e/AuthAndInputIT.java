@@ -45,8 +45,13 @@ class AuthAndInputIT {
         Api.Response h = anonymous.get("/healthz");
         assertEquals(200, h.status());
         assertEquals(true, h.body().get("ok").asBoolean());
-        for (String path : List.of("/version", "/v1/backends", "/v1/sandboxes", "/v1/nope", "/anything")) {
+        for (String path : List.of("/version", "/v1/backends", "/v1/sandboxes")) {
             Api.Response r = anonymous.get(path);
+            assertEquals(401, r.status(), path);
+            assertNotNull(r.error(), path);
+        }
+        for (String path : List.of("/v1/nope", "/anything")) {
+            Api.Response r = anonymous.outsideTheContract().get(path);  // no such route: still 401 first
             assertEquals(401, r.status(), path);
             assertNotNull(r.error(), path);
         }
@@ -118,25 +123,28 @@ class AuthAndInputIT {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         String id = admin.createSandbox();
         String exec = "/v1/sandboxes/" + id + "/exec";
-        assertError(admin.post(exec, "{\"args\": [\"ls\""), 400, "malformed JSON");
-        assertError(admin.post(exec, "{\"args\": [\"ls\"], \"bogus\": 1}"), 400, "unknown field \"bogus\"");
-        assertError(admin.post(exec, "{\"args\": \"ls\"}"), 400, "\"args\" has the wrong type");
-        assertError(admin.post(exec, "{\"args\": [\"ls\"], \"timeout_secs\": \"30\"}"), 400, "timeout_secs");
-        assertError(admin.post(exec, "{\"args\": [\"ls\"], \"timeout_secs\": 0}"), 400, "timeout_secs");
-        assertError(admin.post(exec, "{\"args\": []}"), 400, "args");
-        assertError(admin.post(exec, ""), 400, "empty");
-        assertError(admin.post(exec, "[]"), 400, "JSON object");
+        // bodies the document refuses
+        Api outside = admin.outsideTheContract();
+        assertError(outside.post(exec, "{\"args\": [\"ls\""), 400, "malformed JSON");
+        assertError(outside.post(exec, "{\"args\": [\"ls\"], \"bogus\": 1}"), 400, "unknown field \"bogus\"");
+        assertError(outside.post(exec, "{\"args\": \"ls\"}"), 400, "\"args\" has the wrong type");
+        assertError(outside.post(exec, "{\"args\": [\"ls\"], \"timeout_secs\": \"30\"}"), 400, "timeout_secs");
+        assertError(outside.post(exec, "{\"args\": [\"ls\"], \"timeout_secs\": 0}"), 400, "timeout_secs");
+        assertError(outside.post(exec, "{\"args\": []}"), 400, "args");
+        assertError(outside.post(exec, ""), 400, "empty");
+        assertError(outside.post(exec, "[]"), 400, "JSON object");
         assertError(admin.post(exec, Map.of("args", List.of("x".repeat(2 << 20)))), 413, "exceeds");
         assertError(admin.post("/v1/sandboxes/..%20etc/exec", Map.of("args", List.of("true"))), 400, "invalid sandbox id");
         assertError(admin.get("/v1/sandboxes/SB_BAD"), 400, "invalid sandbox id");
         assertError(admin.get("/v1/sandboxes/sb-000000000000"), 404, "no sandbox");
-        assertError(admin.send("PUT", "/v1/sandboxes", "{}"), 405, "not allowed");
-        assertError(admin.get("/v1/nothing-here"), 404, "no route");
-        assertError(admin.get("/v9/sandboxes"), 404, "/v1");
+        // a method and paths the document does not have
+        assertError(outside.send("PUT", "/v1/sandboxes", "{}"), 405, "not allowed");
+        assertError(outside.get("/v1/nothing-here"), 404, "no route");
+        assertError(outside.get("/v9/sandboxes"), 404, "/v1");
         assertError(admin.post("/v1/sandboxes", Map.of("backend", "qemu-on-mars")), 400, "not installed");
         assertError(admin.post("/v1/sandboxes", Map.of("memory_limit_mib", 1)), 400, "memory_limit_mib");
-        assertError(admin.post("/v1/sandboxes", "{\"memory_limit_mib\": 1.5}"), 400, "memory_limit_mib");
-        assertError(admin.post("/v1/sandboxes", "{\"snapshot_tags\": 7}"), 400, "unknown field");
+        assertError(outside.post("/v1/sandboxes", "{\"memory_limit_mib\": 1.5}"), 400, "memory_limit_mib");
+        assertError(outside.post("/v1/sandboxes", "{\"snapshot_tags\": 7}"), 400, "unknown field");
     }
 
     private static void assertError(Api.Response r, int status, String fragment) {

@@ -243,7 +243,7 @@ class CapabilitiesIT {
                 if (listed) {
                     assertEquals("ok\n", api.exec(id, "echo", "ok").get("stdout").asText());
                     assertEquals(204, api.sendBytes("PUT", sb + "/files?path=" + work + "/f", "x".getBytes()).status());
-                    assertEquals(200, api.post(sb + "/ping", Map.of()).status());
+                    assertEquals(200, api.post(sb + "/ping", null).status());
                 } else {
                     refused(api.post(sb + "/exec", Map.of("args", List.of("true"))), 501, "exec");
                 }
@@ -258,10 +258,10 @@ class CapabilitiesIT {
                 }
             }
             case Capability.PAUSE -> {
-                Api.Response r = api.post(sb + "/pause", Map.of());
+                Api.Response r = api.post(sb + "/pause", null);
                 if (listed) {
                     assertEquals("paused", ok(r).get("status").asText());
-                    assertEquals("running", ok(api.post(sb + "/resume", Map.of())).get("status").asText());
+                    assertEquals("running", ok(api.post(sb + "/resume", null)).get("status").asText());
                     assertEquals("ok\n", api.exec(id, "echo", "ok").get("stdout").asText());
                 } else {
                     refused(r, 501, "pause");
@@ -273,7 +273,7 @@ class CapabilitiesIT {
                     assertEquals("c1", created(r).get("tag").asText());
                     JsonNode list = ok(api.get(sb + "/checkpoints"));
                     assertEquals(1, list.size(), list.toString());
-                    assertEquals("running", ok(api.post(sb + "/checkpoints/c1/restore", Map.of())).get("status").asText());
+                    assertEquals("running", ok(api.post(sb + "/checkpoints/c1/restore", null)).get("status").asText());
                     assertEquals(204, api.delete(sb + "/checkpoints/c1").status());
                     assertEquals(0, ok(api.get(sb + "/checkpoints")).size());
                 } else {
@@ -323,10 +323,10 @@ class CapabilitiesIT {
                 assertEquals(204, api.delete("/v1/sandboxes/" + child).status());
             }
             case Capability.STOP_START -> {
-                Api.Response r = api.post("/v1/vms/" + id + "/stop", Map.of());
+                Api.Response r = api.post("/v1/vms/" + id + "/stop", null);
                 if (listed) {
                     assertEquals("stopped", ok(r).get("status").asText());
-                    assertEquals("running", ok(api.post("/v1/vms/" + id + "/start", Map.of())).get("status").asText());
+                    assertEquals("running", ok(api.post("/v1/vms/" + id + "/start", null)).get("status").asText());
                     assertEquals("ok\n", api.exec(id, "echo", "ok").get("stdout").asText());
                 } else if (machine) {
                     refused(r, 501, "stop");

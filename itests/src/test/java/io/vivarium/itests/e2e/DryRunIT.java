@@ -157,8 +157,8 @@ class DryRunIT {
         assertError(second, 409, "already running");
         assertEquals(200, slow.get().status());
 
-        assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("paths", List.of("/work"))), 400, "command");
-        assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true")), 400, "paths");
+        assertError(admin.outsideTheContract().post("/v1/sandboxes/" + id + "/dry-run", Map.of("paths", List.of("/work"))), 400, "command");
+        assertError(admin.outsideTheContract().post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true")), 400, "paths");
         assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work/nope"))),
                 400, "not a directory");
     }

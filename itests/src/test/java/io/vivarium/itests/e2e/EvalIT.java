@@ -124,7 +124,7 @@ class EvalIT {
         Api.Response busy = eval(admin, Map.of("code", "1"));
         assertEquals(409, busy.status(), busy.body().toString());
         assertTrue(busy.error().contains("one at a time"), busy.error());
-        assertEquals(200, admin.post("/v1/sandboxes/" + id + "/ping", Map.of()).status(), "ping is served meanwhile");
+        assertEquals(200, admin.post("/v1/sandboxes/" + id + "/ping", null).status(), "ping is served meanwhile");
         assertEquals(124, slow.get().body().get("exit_code").asInt(), "the slow one timed out");
     }
 
@@ -169,12 +169,12 @@ class EvalIT {
         Map<String, Object> unknown = new HashMap<>(Map.of("code", "1", "language", "python"));
         for (Object bad : List.of(Map.of(), Map.of("code", List.of("1")), Map.of("code", "1", "timeout_secs", 0),
                 Map.of("code", "1", "timeout_secs", 3601), Map.of("code", "1", "timeout_secs", "soon"), tooBig, unknown, "[1]")) {
-            Api.Response r = eval(admin, bad);
+            Api.Response r = eval(admin.outsideTheContract(), bad);  // bodies the document refuses
             assertEquals(400, r.status(), () -> String.valueOf(bad).substring(0, Math.min(80, String.valueOf(bad).length())) + " -> " + r.body());
             assertTrue(r.error() != null && !r.error().isEmpty());
         }
-        assertEquals(400, admin.send("POST", "/v1/sandboxes/" + id + "/eval", null).status(), "no body");
-        assertEquals(413, eval(admin, Map.of("code", "#".repeat(1 << 20))).status(), "a body past the edge's 1 MiB");
+        assertEquals(400, admin.outsideTheContract().send("POST", "/v1/sandboxes/" + id + "/eval", null).status(), "no body");
+        assertEquals(413, eval(admin.outsideTheContract(), Map.of("code", "#".repeat(1 << 20))).status(), "a body past the edge's 1 MiB");
         assertEquals(404, admin.post("/v1/sandboxes/sb-nope/eval", Map.of("code", "1")).status());
         assertEquals(404, eval(otherTenant, Map.of("code", "1")).status());
         assertEquals(403, eval(user, Map.of("code", "1")).status());

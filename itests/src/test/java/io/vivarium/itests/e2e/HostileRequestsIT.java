@@ -30,7 +30,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Requests a careless or hostile client sends, written as raw bytes on a socket (Java's
  * HttpClient refuses to send most of them): each must be refused with the right status and a JSON
  * body {@code {"error": "..."}}, whether our servlet answers or Jetty refuses it before any
- * servlet runs.
+ * servlet runs. They are made to be refused, so each is sent through {@link #sendHostile}, which
+ * says so: the contract (docs/openapi.json) judges only the answer, which must be one the operation
+ * documents where the document describes the request, and the document's error body where it does
+ * not (an unknown path or method, a malformed parameter or body, not HTTP/1.1).
  */
 class HostileRequestsIT {
     @RegisterExtension
@@ -99,7 +102,7 @@ class HostileRequestsIT {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("badPaths")
     void badPathsAreRefusedInJson(String method, String path) throws Exception {
-        Raw r = send(method + " " + path + " HTTP/1.1", List.of(), new byte[0]);
+        Raw r = sendHostile(method + " " + path + " HTTP/1.1", List.of(), new byte[0]);
         assertEquals(400, r.status(), method + " " + path + ": " + r.head());
         assertJsonError(r, method + " " + path);
     }
@@ -127,7 +130,7 @@ class HostileRequestsIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("otherRefusals")
     void otherRefusalsAreJson(String what, String requestLine, List<String> headers, int bodyBytes, int status) throws Exception {
-        Raw r = send(requestLine, headers, bodyBytes < 0 ? null : new byte[bodyBytes]);
+        Raw r = sendHostile(requestLine, headers, bodyBytes < 0 ? null : new byte[bodyBytes]);
         assertEquals(status, r.status(), what + ": " + r.head());
         assertJsonError(r, what);
     }
@@ -145,13 +148,15 @@ class HostileRequestsIT {
             try (Socket s = new Socket(base.getHost(), base.getPort())) {
                 s.setSoTimeout(20_000);
                 byte[] body = new byte[8 << 20];
-                String head = "PUT " + refused[0] + " HTTP/1.1\r\nHost: " + base.getHost() + "\r\n" + refused[1]
+                String requestLine = "PUT " + refused[0] + " HTTP/1.1";
+                String head = requestLine + "\r\nHost: " + base.getHost() + "\r\n" + refused[1]
                         + "Content-Length: " + body.length + "\r\nConnection: close\r\n\r\n";
                 OutputStream out = s.getOutputStream();
                 out.write(head.getBytes(StandardCharsets.ISO_8859_1));
                 out.write(body); // fails with a broken pipe if the edge closed without reading
                 out.flush();
                 Raw r = parse(readAll(s.getInputStream()));
+                assertTheAnswerIsDocumented(requestLine, body, r);
                 assertEquals(Integer.parseInt(refused[2]), r.status(), refused[0] + ": " + r.head());
                 assertJsonError(r, refused[0]);
             }
@@ -161,6 +166,9 @@ class HostileRequestsIT {
     @Test
     void aNormalRequestStillWorksAfterAllThat() throws Exception {
         Raw r = send("GET /v1/sandboxes HTTP/1.1", List.of(), new byte[0]);
+        OpenApiContract.Verdict v = OpenApiContract.docs().judge("GET", "/v1/sandboxes", null, null, r.status(),
+                r.header("Content-Type"), r.body());
+        assertTrue(v.conforms(), "a documented request, answered as documented: " + v.problems());
         assertEquals(200, r.status(), r.head());
         assertTrue(Api.JSON.readTree(r.body()).isArray());
     }
@@ -180,7 +188,7 @@ class HostileRequestsIT {
             Thread.onSpinWait();
         }
         for (String path : List.of("/v1/sandboxes/a%2Fb", "/v1/sandboxes//exec", "/v1/sandboxes/a%zz")) {
-            Raw r = send("GET " + path + " HTTP/1.1", List.of(), new byte[0]);
+            Raw r = sendHostile("GET " + path + " HTTP/1.1", List.of(), new byte[0]);
             assertEquals(400, r.status(), path + ": " + r.head());
             assertJsonError(r, path + " after the update");
         }
@@ -193,6 +201,32 @@ class HostileRequestsIT {
         assertTrue(body != null && body.isObject(), what + ": body is not a JSON object: " + new String(r.body(), StandardCharsets.UTF_8));
         JsonNode error = body.get("error");
         assertTrue(error != null && error.isTextual() && !error.asText().isBlank(), what + ": no error string in " + body);
+    }
+
+    /** {@link #send}s a request made to be refused, and judges its answer by the contract ({@link #assertTheAnswerIsDocumented}). */
+    private static Raw sendHostile(String requestLine, List<String> headers, byte[] body) throws IOException {
+        Raw r = send(requestLine, headers, body);
+        assertTheAnswerIsDocumented(requestLine, body, r);
+        return r;
+    }
+
+    /**
+     * The answer to a hostile request, by the contract: where the document describes the request (a
+     * documented operation, valid parameters and body, HTTP/1.1), one the operation documents;
+     * else the document's error body.
+     */
+    private static void assertTheAnswerIsDocumented(String requestLine, byte[] body, Raw r) {
+        String[] line = requestLine.split(" ", 3);
+        OpenApiContract contract = OpenApiContract.docs();
+        OpenApiContract.Verdict v = contract.judge(line[0], line.length > 1 ? line[1] : "", null, body, r.status(),
+                r.header("Content-Type"), r.body());
+        boolean described = v.request().isEmpty() && line.length == 3 && line[2].equals("HTTP/1.1");
+        List<String> problems = described ? v.answer() : contract.errorAnswer(r.status(), r.header("Content-Type"), r.body());
+        assertTrue(problems.isEmpty(), abbreviated(requestLine) + " → " + r.status() + ", not as docs/openapi.json says: " + problems);
+    }
+
+    private static String abbreviated(String s) {
+        return s.length() <= 200 ? s : s.substring(0, 200) + "...";
     }
 
     /**

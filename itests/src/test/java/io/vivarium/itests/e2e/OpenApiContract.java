@@ -1,10 +1,14 @@
 package io.vivarium.itests.e2e;
 
-import java.net.URI;
-import java.net.http.HttpResponse;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,31 +22,60 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.dialect.Dialects;
 
 /**
- * Checks HTTP exchanges against an OpenAPI 3.1 document: the path and method must be documented,
- * a JSON request body must match the operation's request schema and required query parameters be
- * present, and the answer's status must be one the operation lists, with the documented content
- * type and a body that matches its schema (JSON Schema 2020-12 in the OpenAPI 3.1 dialect, by
- * networknt's json-schema-validator). Records which operations were exercised.
+ * Judges HTTP exchanges by an OpenAPI 3.1 document. The request: its path and method must be
+ * documented, its path and query parameters match their schemas (no undocumented query parameter,
+ * every required one present), a body be sent only where the operation takes one, in a documented
+ * content type, and a JSON body match the request schema. The answer: its status must be one the
+ * operation lists, with the documented content type and a body that matches its schema (JSON
+ * Schema 2020-12 in the OpenAPI 3.1 dialect, by networknt's json-schema-validator); the answer to a
+ * request on no documented operation must still be the document's error body. The e2e {@link Api}
+ * client judges every exchange it makes with {@link #docs()}.
  */
 final class OpenApiContract {
     private static final String DOC_URI = "https://vivarium.invalid/openapi.json";
     private static final Set<String> METHODS = Set.of("get", "put", "post", "delete", "patch", "head", "options");
+    private static final String ERROR_SCHEMA = "/components/schemas/Error";
+    private static OpenApiContract docs;
 
     private final JsonNode doc;
     private final SchemaRegistry schemas;
-    private final Set<String> exercised = new TreeSet<>();
 
-    OpenApiContract(byte[] document) throws java.io.IOException {
+    /** What the document says of one exchange: the operation it is ({@code null} for none) and what it does not allow. */
+    record Verdict(String operation, List<String> request, List<String> answer) {
+        boolean conforms() {
+            return request.isEmpty() && answer.isEmpty();
+        }
+
+        List<String> problems() {
+            List<String> all = new ArrayList<>(request);
+            all.addAll(answer);
+            return all;
+        }
+    }
+
+    OpenApiContract(byte[] document) throws IOException {
         this.doc = Api.JSON.readTree(document);
         String text = new String(document, StandardCharsets.UTF_8);
         this.schemas = SchemaRegistry.withDefaultDialect(Dialects.getOpenApi31(),
                 b -> b.schemas(Map.of(DOC_URI, text)));
     }
 
+    /** The contract in the tree, docs/openapi.json, which the daemon serves (OpenApiContractIT checks that it is the same). */
+    static synchronized OpenApiContract docs() {
+        if (docs == null) {
+            try {
+                docs = new OpenApiContract(Files.readAllBytes(Path.of("../docs/openapi.json")));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read the contract ../docs/openapi.json", e);
+            }
+        }
+        return docs;
+    }
+
     /** Every documented operation, as "METHOD /template". */
     Set<String> operations() {
         Set<String> ops = new TreeSet<>();
-        doc.get("paths").fields().forEachRemaining(p -> p.getValue().fieldNames().forEachRemaining(m -> {
+        doc.get("paths").properties().forEach(p -> p.getValue().fieldNames().forEachRemaining(m -> {
             if (METHODS.contains(m)) {
                 ops.add(m.toUpperCase() + " " + p.getKey());
             }
@@ -50,75 +83,166 @@ final class OpenApiContract {
         return ops;
     }
 
-    Set<String> exercised() {
-        return exercised;
+    /** The content types of the operation's request body, empty when it takes none. */
+    List<String> requestTypes(String operation) {
+        List<String> types = new ArrayList<>();
+        operation(operation).path("requestBody").path("content").fieldNames().forEachRemaining(types::add);
+        return types;
+    }
+
+    /** Whether {@code operation} ("METHOD /template") requires a request body. */
+    boolean requiresBody(String operation) {
+        return operation(operation).path("requestBody").path("required").asBoolean();
+    }
+
+    /** The query parameters {@code operation} requires. */
+    List<String> requiredQueryParameters(String operation) {
+        String[] mt = operation.split(" ", 2);
+        List<String> names = new ArrayList<>();
+        for (Param p : parameters(pointer(mt[1], mt[0]))) {
+            if (p.in().equals("query") && p.node().path("required").asBoolean()) {
+                names.add(p.name());
+            }
+        }
+        return names;
     }
 
     /**
-     * Checks one exchange; returns the problems found (empty when it conforms). {@code requestBody}
-     * is what was sent (null for none), {@code requestType} its content type.
+     * Judges one exchange. {@code target} is the request target as sent (path and query, still
+     * percent-encoded), {@code requestBody} what was sent (null for none) as {@code requestType},
+     * {@code contentType} the answer's Content-Type header (null for none).
      */
-    List<String> check(String method, String pathAndQuery, String requestType, byte[] requestBody, HttpResponse<byte[]> response) {
-        List<String> problems = new ArrayList<>();
-        URI uri = URI.create(pathAndQuery);
-        String template = template(uri.getPath());
-        if (template == null) {
-            problems.add(uri.getPath() + " matches no documented path");
-            return problems;
+    Verdict judge(String method, String target, String requestType, byte[] requestBody, int status, String contentType,
+            byte[] body) {
+        List<String> request = new ArrayList<>();
+        List<String> answer = new ArrayList<>();
+        int q = target.indexOf('?');
+        String rawPath = q < 0 ? target : target.substring(0, q);
+        String rawQuery = q < 0 ? null : target.substring(q + 1);
+        String template = template(rawPath);
+        JsonNode op = template == null ? null : doc.at(pointer(template, method));
+        if (op == null || op.isMissingNode()) {
+            request.add(template == null ? rawPath + " matches no documented path" : method + " " + template + " is not documented");
+            return new Verdict(null, request, errorAnswer(status, contentType, body));
         }
-        String ptr = "/paths/" + escape(template) + "/" + method.toLowerCase();
-        JsonNode op = doc.at(ptr);
-        if (op.isMissingNode()) {
-            problems.add(method + " " + template + " is not documented");
-            return problems;
-        }
-        String what = method + " " + template + " → " + response.statusCode();
-        checkRequest(op, ptr, uri, requestType, requestBody, what, problems);
+        String operation = method + " " + template;
+        String what = operation + " → " + status;
+        checkParameters(template, method, rawPath, rawQuery, what, request);
+        checkRequestBody(op, pointer(template, method), requestType, requestBody, what, request);
+        checkAnswer(op, pointer(template, method), status, contentType, body, what, answer);
+        return new Verdict(operation, request, answer);
+    }
 
-        String code = String.valueOf(response.statusCode());
+    private void checkAnswer(JsonNode op, String ptr, int status, String contentType, byte[] body, String what,
+            List<String> problems) {
+        String code = String.valueOf(status);
         JsonNode answer = op.path("responses").path(code);
         String answerPtr = ptr + "/responses/" + code;
         if (answer.isMissingNode()) {
-            problems.add(what + ": status " + code + " is not documented (documented: "
-                    + names(op.path("responses")) + ")");
-            return problems;
+            problems.add(what + ": status " + code + " is not documented (documented: " + names(op.path("responses")) + ")");
+            return;
         }
         if (answer.has("$ref")) {
             answerPtr = answer.get("$ref").asText().substring(1);
             answer = doc.at(answerPtr);
         }
         JsonNode content = answer.path("content");
-        byte[] body = response.body();
         if (content.isMissingNode() || content.isEmpty()) {
             if (body.length > 0) {
                 problems.add(what + ": documented without a body, got " + body.length + " bytes");
             }
-        } else {
-            String type = response.headers().firstValue("Content-Type").orElse("").split(";")[0].strip();
-            if (!content.has(type)) {
-                problems.add(what + ": Content-Type " + type + " is not documented (" + names(content) + ")");
-            } else if (type.equals("application/json")) {
-                validate(answerPtr + "/content/application~1json/schema", body, what + " response", problems);
-            }
+            return;
         }
-        exercised.add(method + " " + template);
+        String type = mediaType(contentType);
+        if (!content.has(type)) {
+            problems.add(what + ": Content-Type " + type + " is not documented (" + names(content) + ")");
+        } else if (type.equals("application/json")) {
+            validate(answerPtr + "/content/application~1json/schema", body, what + " response", problems);
+        }
+    }
+
+    /**
+     * What keeps an answer from being the document's error ({@code Error}: a 4xx or 5xx with a JSON
+     * body {@code {"error": "..."}}), the answer due to a request the document does not describe.
+     */
+    List<String> errorAnswer(int status, String contentType, byte[] body) {
+        List<String> problems = new ArrayList<>();
+        String what = "the error answer " + status;
+        if (status < 400) {
+            problems.add(what + ": not an error status, for a request the document does not describe");
+        } else if (!mediaType(contentType).equals("application/json")) {
+            problems.add(what + ": Content-Type " + contentType + ", not application/json");
+        } else {
+            validate(ERROR_SCHEMA, body, what, problems);
+        }
         return problems;
     }
 
-    private void checkRequest(JsonNode op, String ptr, URI uri, String requestType, byte[] requestBody, String what, List<String> problems) {
-        JsonNode params = op.path("parameters");
-        List<JsonNode> all = new ArrayList<>();
-        params.forEach(all::add);
-        doc.at(ptr.substring(0, ptr.lastIndexOf('/'))).path("parameters").forEach(all::add);
-        for (JsonNode p : all) {
-            JsonNode param = p.has("$ref") ? doc.at(p.get("$ref").asText().substring(1)) : p;
-            if (param.path("in").asText().equals("query") && param.path("required").asBoolean()
-                    && (uri.getRawQuery() == null || !(("&" + uri.getRawQuery()).contains("&" + param.get("name").asText() + "=")))) {
-                problems.add(what + ": required query parameter " + param.get("name").asText() + " was not sent");
+    private void checkParameters(String template, String method, String rawPath, String rawQuery, String what,
+            List<String> problems) {
+        Map<String, Param> path = new LinkedHashMap<>();
+        Map<String, Param> query = new LinkedHashMap<>();
+        for (Param p : parameters(pointer(template, method))) {
+            (p.in().equals("path") ? path : query).putIfAbsent(p.name(), p);
+        }
+        String[] ts = template.split("/", -1);
+        String[] segments = rawPath.split("/", -1);
+        for (int i = 0; i < ts.length; i++) {
+            if (ts[i].startsWith("{")) {
+                String name = ts[i].substring(1, ts[i].length() - 1);
+                Param p = path.get(name);
+                if (p == null) {
+                    problems.add(what + ": the path parameter " + name + " is not documented");
+                } else {
+                    checkValue(p, segments[i], what, problems);
+                }
             }
         }
+        Map<String, String> sent = new LinkedHashMap<>();
+        if (rawQuery != null && !rawQuery.isEmpty()) {
+            for (String pair : rawQuery.split("&")) {
+                int eq = pair.indexOf('=');
+                sent.put(eq < 0 ? pair : pair.substring(0, eq), eq < 0 ? "" : pair.substring(eq + 1));
+            }
+        }
+        for (Map.Entry<String, String> e : sent.entrySet()) {
+            Param p = query.get(e.getKey());
+            if (p == null) {
+                problems.add(what + ": the query parameter " + e.getKey() + " is not documented");
+            } else {
+                checkValue(p, e.getValue(), what, problems);
+            }
+        }
+        for (Param p : query.values()) {
+            if (p.node().path("required").asBoolean() && !sent.containsKey(p.name())) {
+                problems.add(what + ": required query parameter " + p.name() + " was not sent");
+            }
+        }
+    }
+
+    /** A parameter's value, percent-decoded, against its schema (a string). */
+    private void checkValue(Param p, String raw, String what, List<String> problems) {
+        String value;
+        try {
+            value = URLDecoder.decode(raw.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            problems.add(what + ": the " + p.in() + " parameter " + p.name() + " is malformed (" + raw + ")");
+            return;
+        }
+        try {
+            validate(p.pointer() + "/schema", Api.JSON.writeValueAsBytes(value),
+                    what + " " + p.in() + " parameter " + p.name(), problems);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void checkRequestBody(JsonNode op, String ptr, String requestType, byte[] requestBody, String what,
+            List<String> problems) {
         JsonNode requestBodySpec = op.path("requestBody");
-        boolean sent = requestBody != null && requestBody.length > 0;
+        // an empty file is a body; an empty JSON text is none (on the wire both are Content-Length: 0)
+        boolean sent = requestBody != null
+                && (requestBody.length > 0 || requestType != null && !mediaType(requestType).equals("application/json"));
         if (requestBodySpec.isMissingNode()) {
             if (sent) {
                 problems.add(what + ": a request body was sent, the operation documents none");
@@ -131,13 +255,43 @@ final class OpenApiContract {
             }
             return;
         }
-        if ("application/json".equals(requestType)) {
-            if (!requestBodySpec.path("content").has("application/json")) {
-                problems.add(what + ": a JSON request body was sent, the operation documents " + names(requestBodySpec.path("content")));
-            } else {
-                validate(ptr + "/requestBody/content/application~1json/schema", requestBody, what + " request", problems);
+        String type = mediaType(requestType);
+        JsonNode content = requestBodySpec.path("content");
+        if (!content.has(type)) {
+            problems.add(what + ": a request body of type " + requestType + " was sent, the operation documents " + names(content));
+        } else if (type.equals("application/json")) {
+            validate(ptr + "/requestBody/content/application~1json/schema", requestBody, what + " request", problems);
+        }
+    }
+
+    private record Param(String name, String in, JsonNode node, String pointer) {
+    }
+
+    /** The operation's parameters, then its path's ({@code $ref}s resolved), each with the JSON pointer to it. */
+    private List<Param> parameters(String operationPtr) {
+        List<Param> all = new ArrayList<>();
+        for (String owner : List.of(operationPtr, operationPtr.substring(0, operationPtr.lastIndexOf('/')))) {
+            JsonNode params = doc.at(owner + "/parameters");
+            for (int i = 0; i < params.size(); i++) {
+                JsonNode p = params.get(i);
+                String ptr = owner + "/parameters/" + i;
+                if (p.has("$ref")) {
+                    ptr = p.get("$ref").asText().substring(1);
+                    p = doc.at(ptr);
+                }
+                all.add(new Param(p.path("name").asText(), p.path("in").asText(), p, ptr));
             }
         }
+        return all;
+    }
+
+    private JsonNode operation(String operation) {
+        String[] mt = operation.split(" ", 2);
+        return doc.at(pointer(mt[1], mt[0]));
+    }
+
+    private static String pointer(String template, String method) {
+        return "/paths/" + template.replace("~", "~0").replace("/", "~1") + "/" + method.toLowerCase();
     }
 
     private void validate(String pointer, byte[] body, String what, List<String> problems) {
@@ -150,9 +304,9 @@ final class OpenApiContract {
         }
     }
 
-    /** The documented path template that a concrete path matches, literal segments first. */
-    String template(String path) {
-        String[] segments = path.split("/", -1);
+    /** The documented path template that a concrete path (still percent-encoded) matches, literal segments first. */
+    String template(String rawPath) {
+        String[] segments = rawPath.split("/", -1);
         String best = null;
         for (Iterator<String> it = doc.get("paths").fieldNames(); it.hasNext(); ) {
             String t = it.next();
@@ -164,20 +318,28 @@ final class OpenApiContract {
             for (int i = 0; i < ts.length && match; i++) {
                 match = ts[i].startsWith("{") ? !segments[i].isEmpty() : ts[i].equals(segments[i]);
             }
-            if (match && (best == null || t.indexOf('{') < 0)) {
+            if (match && (best == null || literals(t) > literals(best))) {
                 best = t;
             }
         }
         return best;
     }
 
+    private static int literals(String template) {
+        int n = 0;
+        for (String s : template.split("/")) {
+            n += s.startsWith("{") ? 0 : 1;
+        }
+        return n;
+    }
+
+    private static String mediaType(String contentType) {
+        return contentType == null ? "" : contentType.split(";")[0].strip();
+    }
+
     private static String names(JsonNode object) {
         List<String> names = new ArrayList<>();
         object.fieldNames().forEachRemaining(names::add);
         return String.join(", ", names);
-    }
-
-    private static String escape(String template) {
-        return template.replace("~", "~0").replace("/", "~1");
     }
 }

@@ -4,10 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -137,10 +135,10 @@ class QemuIT {
     }
 
     private static String readFile(Daemon daemon, String id, String path) throws Exception {
-        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                URI.create(daemon.baseUrl() + "/v1/sandboxes/" + id + "/files?path=" + path))
-                .header("Authorization", "Bearer " + daemon.adminToken()).GET().build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, r.statusCode(), r.body());
-        return r.body();
+        HttpResponse<byte[]> r = new Api(daemon.baseUrl(), daemon.adminToken())
+                .raw("GET", "/v1/sandboxes/" + id + "/files?path=" + path, null);
+        String content = new String(r.body(), StandardCharsets.UTF_8);
+        assertEquals(200, r.statusCode(), content);
+        return content;
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -213,7 +214,7 @@ class SandboxLifecycleIT {
     @Test
     void memoryLimitIsEnforcedWhereTheHostHasAMemoryCgroup() throws Exception {
         Assumptions.assumeTrue(Host.hasMemoryCgroup(), Host.MEMORY_CGROUP_REASON);
-        assertTrue(Api.can(procbox(), "memory_limit"),
+        assertTrue(Api.can(procbox(api), "memory_limit"),
                 "the host has a writable memory cgroup but procbox does not offer memory limits");
         Api.Response r = api.post("/v1/sandboxes", Map.of("memory_limit_mib", 64));
         assertEquals(201, r.status(), r.raw().body());
@@ -225,16 +226,37 @@ class SandboxLifecycleIT {
         assertEquals(137, big.get("exit_code").asInt(), "a 300 MiB buffer under a 64 MiB limit is OOM-killed: " + big);
     }
 
+    /**
+     * A daemon whose procbox sees no memory controller, on any host: its {@code cgroup_root} is an
+     * empty directory (a {@code .cfg} in its deploy folder). It does not list memory_limit and
+     * refuses memory_limit_mib with a 400 that names the field, and creates sandboxes without it.
+     */
     @Test
-    void memoryLimitIsRefusedClearlyWhereTheBackendCannotEnforceIt() throws Exception {
-        Assumptions.assumeFalse(Api.can(procbox(), "memory_limit"),
-                "procbox enforces memory limits on this host (see memoryLimitIsEnforcedWhereTheHostHasAMemoryCgroup)");
-        Api.Response r = api.post("/v1/sandboxes", Map.of("memory_limit_mib", 64));
+    void memoryLimitIsRefusedClearlyWhereTheBackendCannotEnforceIt(@TempDir Path dir) throws Exception {
+        DeployFolder deploy = new DeployFolder(Files.createDirectories(dir.resolve("deploy")));
+        Path noCgroups = Files.createDirectories(dir.resolve("no-cgroups"));
+        Path cfg = Files.writeString(dir.resolve("procbox.cfg"), "cgroup_root=" + noCgroups + "\n");
+        deploy.deploy(cfg, "io.vivarium.backend.procbox.cfg");
+        Daemon without = daemons.start(dir.resolve("state"), deploy.daemonArgs());
+        Api noMemory = new Api(without.baseUrl(), without.adminToken());
+        JsonNode procbox = DeployFolder.await("procbox to see no memory cgroup under " + noCgroups, Duration.ofSeconds(30), () -> {
+            for (JsonNode b : noMemory.get("/v1/backends").body()) {  // none listed while procbox restarts with the key
+                if (b.get("name").asText().equals("procbox") && b.path("details").path("memory_cgroup").asText().startsWith("none")) {
+                    return b;
+                }
+            }
+            return null;
+        });
+        assertTrue(procbox.path("details").path("memory_cgroup").asText().contains(noCgroups.toString()), procbox.toString());
+        assertFalse(Api.can(procbox, "memory_limit"), "not offered: " + procbox);
+
+        Api.Response r = noMemory.post("/v1/sandboxes", Map.of("memory_limit_mib", 64));
         assertEquals(400, r.status(), r.raw().body());
         assertTrue(r.error().contains("memory_limit_mib"), r.error());
+        assertEquals(201, noMemory.post("/v1/sandboxes", Map.of()).status(), "a sandbox without the limit is still made");
     }
 
-    private static JsonNode procbox() throws Exception {
+    private static JsonNode procbox(Api api) throws Exception {
         JsonNode procbox = api.get("/v1/backends").body().get(0);
         assertEquals("procbox", procbox.get("name").asText());
         return procbox;

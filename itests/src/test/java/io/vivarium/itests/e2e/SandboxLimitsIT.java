@@ -23,7 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A sandbox cannot take the host down with it: a fork bomb stops at its pids limit and filling
- * its workspace gives it ENOSPC, while another sandbox and the daemon keep answering.
+ * its workspace gives it ENOSPC, while another sandbox and the daemon keep answering. The limit is
+ * seen where the kernel keeps it: the cgroup the sandbox's init is in ({@link HostCgroups}, cgroup
+ * v2 or v1), whose absence fails the test.
  */
 class SandboxLimitsIT {
     private static final int PIDS_LIMIT = 64;
@@ -50,7 +52,7 @@ class SandboxLimitsIT {
         Api.Response pids = api.post("/v1/sandboxes", Map.of("pids_limit", 1));
         assertEquals(400, pids.status(), pids.raw().body());
         assertTrue(pids.error().contains("pids_limit"), pids.error());
-        Api.Response disk = api.post("/v1/sandboxes", Map.of("disk_limit_mib", -5));
+        Api.Response disk = api.outsideTheContract().post("/v1/sandboxes", Map.of("disk_limit_mib", -5));
         assertEquals(400, disk.status(), disk.raw().body());
         assertTrue(disk.error().contains("disk_limit_mib"), disk.error());
     }
@@ -63,6 +65,8 @@ class SandboxLimitsIT {
         assertEquals(201, created.status(), created.raw().body());
         String victim = created.body().get("id").asText();
         String bystander = api.createSandbox();
+        Path pids = HostCgroups.pidsCgroup(api.get("/v1/sandboxes/" + victim).body().get("pid").asLong());
+        assertEquals(String.valueOf(PIDS_LIMIT), HostCgroups.read(pids, "pids.max"), "the sandbox's own cgroup: " + pids);
 
         JsonNode fill = api.exec(victim, "dd", "if=/dev/zero", "of=/work/fill", "bs=1M", "count=" + 4 * DISK_LIMIT_MIB);
         assertNotEquals(0, fill.get("exit_code").asInt(), fill.toString());
@@ -79,21 +83,19 @@ class SandboxLimitsIT {
                 throw new IllegalStateException(e);
             }
         });
-        Path pidsCgroup = Path.of("/sys/fs/cgroup/pids/vivarium", victim, "pids.current");
         do {
             assertEquals(200, api.get("/healthz").status(), "the daemon answers while the bomb runs");
             assertEquals("ok\n", api.exec(bystander, "echo", "ok").get("stdout").asText(),
                     "another sandbox answers while the bomb runs");
             assertEquals(0, api.exec(bystander, "sh", "-c", "echo data > /work/f").get("exit_code").asInt(),
                     "and can still write its workspace");
-            if (Files.exists(pidsCgroup)) {
-                long tasks = Long.parseLong(Files.readString(pidsCgroup).strip());
-                assertTrue(tasks <= PIDS_LIMIT, "the bomb stays within its limit: " + tasks);
-            }
+            long tasks = Long.parseLong(HostCgroups.read(pids, "pids.current"));
+            assertTrue(tasks <= PIDS_LIMIT, "the bomb stays within its limit: " + tasks);
         } while (!bomb.isDone());
         Api.Response bombed = bomb.get(60, TimeUnit.SECONDS);
         assertEquals(200, bombed.status(), bombed.raw().body());
         assertTrue(bombed.body().get("timed_out").asBoolean(), bombed.body().toString());
+        assertTrue(HostCgroups.forksRefused(pids) > 0, "the bomb reached the limit, whose cgroup refused its forks");
 
         assertEquals(204, api.delete("/v1/sandboxes/" + victim).status(), "the bombed sandbox can be deleted");
         assertFalse(Files.exists(state.resolve("sandboxes").resolve(victim)), "with its workspace image");

@@ -104,18 +104,9 @@ class SandboxPoolIT {
         return names;
     }
 
-    /** The {@code pids.max} of the pids cgroup the host process {@code pid} is in (cgroup v1 or v2). */
+    /** The {@code pids.max} of the pids cgroup the host process {@code pid} is in (cgroup v1 or v2); fails if there is none. */
     private static String pidsMax(long pid) throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "cgroup"))) {
-            String[] f = line.split(":", 3);
-            boolean v1 = List.of(f[1].split(",")).contains("pids");
-            Path root = Path.of("/sys/fs/cgroup", v1 ? "pids" : "");
-            Path max = root.resolve(f[2].substring(1)).resolve("pids.max");
-            if ((v1 || f[1].isEmpty()) && Files.exists(max)) {
-                return Files.readString(max).strip();
-            }
-        }
-        return "none";
+        return HostCgroups.read(HostCgroups.pidsCgroup(pid), "pids.max");
     }
 
     private static String files(String id, String path) {

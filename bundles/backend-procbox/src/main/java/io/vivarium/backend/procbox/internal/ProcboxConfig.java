@@ -24,8 +24,11 @@ public @interface ProcboxConfig {
     @AttributeDefinition(description = "Path of the bubblewrap executable.")
     String bwrap__path() default "/usr/bin/bwrap";
 
-    @AttributeDefinition(description = "Where the cgroup filesystems are mounted; empty means /sys/fs/cgroup, "
-            + "probed for a cgroup v2 memory controller first and a v1 memory hierarchy second.")
+    @AttributeDefinition(description = "Where the cgroup filesystems are mounted; empty means /sys/fs/cgroup. "
+            + "Probed for the memory and pids controllers, each in cgroup v2 first (the root's cgroup.controllers "
+            + "lists it) and in the v1 hierarchy of its name below the root second. Where no writable memory "
+            + "controller is found, procbox does not offer memory_limit (a create with memory_limit_mib is a 400); "
+            + "where no pids controller is, sandboxes run without a pids limit and pids_limit is refused the same way.")
     String cgroup__root() default "";
 
     @AttributeDefinition(description = "Most processes and threads a sandbox created without pids_limit may have "
