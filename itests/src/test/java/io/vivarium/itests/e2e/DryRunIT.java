@@ -12,12 +12,15 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
+
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -144,7 +147,7 @@ class DryRunIT {
         }
         Api.Response second = admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
         assertError(second, 409, "already running");
-        assertEquals(200, slow.get().status());
+        assertEquals(200, Bounded.get(slow, Duration.ofSeconds(60), "the first dry-run answers").status());
 
         assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("paths", List.of("/work"))), 400, "command");
         assertError(admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true")), 400, "paths");

@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 
+import io.vivarium.testkit.Bounded;
+
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
@@ -62,7 +64,7 @@ class SnapshotCrashIT {
         // the listing shows the children being made too (up to 16 at once): at least 5 are finished
         waitFor(Duration.ofSeconds(120), () -> count(forker) >= 21);
         first.kill9();
-        Api.Response answered = fork.join();
+        Api.Response answered = Bounded.get(fork, Duration.ofSeconds(60), "the fork's request ends once its daemon is killed");
         assertTrue(answered == null || answered.status() != 201, "the fork was cut short: " + answered);
 
         Daemon second = daemons.start(state);
@@ -104,7 +106,8 @@ class SnapshotCrashIT {
         assertFalse(build.isDone(), () -> "the build answered before its builder was recorded: " + build.join());
         assertEquals(1, count(api), "the builder runs");
         first.kill9();
-        assertTrue(build.join() == null, "the build never answered");
+        assertTrue(Bounded.get(build, Duration.ofSeconds(60), "the build's request ends once its daemon is killed") == null,
+                "the build never answered");
 
         Daemon second = daemons.start(state);
         Api after = new Api(second.baseUrl(), second.adminToken());
@@ -137,7 +140,8 @@ class SnapshotCrashIT {
         Path staging = state.resolve("snapshots/default/flat/image.staging");
         waitFor(Duration.ofSeconds(60), () -> Files.isDirectory(staging) || compact.isDone());
         first.kill9();
-        Assumptions.assumeTrue(compact.join() == null, "the copy finished before the daemon was killed");
+        Assumptions.assumeTrue(Bounded.get(compact, Duration.ofSeconds(60), "the compaction's request ends once its daemon is killed")
+                == null, "the copy finished before the daemon was killed");
 
         Daemon second = daemons.start(state);
         Api after = new Api(second.baseUrl(), second.adminToken());
@@ -172,7 +176,8 @@ class SnapshotCrashIT {
     private static void haltedThere(Daemon daemon, String point, CompletableFuture<Api.Response> request)
             throws InterruptedException {
         assertTrue(daemon.awaitExit(Duration.ofSeconds(120)), "the daemon did not reach " + point);
-        assertTrue(request.join() == null, "the request never answered: " + request.join());
+        Api.Response answer = Bounded.get(request, Duration.ofSeconds(60), "the request ends once its daemon halted at " + point);
+        assertTrue(answer == null, "the request never answered: " + answer);
     }
 
     @ParameterizedTest
