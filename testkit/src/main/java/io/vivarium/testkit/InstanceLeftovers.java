@@ -37,8 +37,9 @@ import io.vivarium.api.spi.SandboxBackend;
  * mounted); outside it, no path the state names that names the instance (a link, a socket) and no
  * cgroup named after it may remain.</li>
  * </ul>
- * Something "names the instance" when one of its path's names is the instance's id or starts with the
- * id and a dash or a dot (a runsc container id is the sandbox id and a nonce).
+ * Something "names the instance" when one of its path's names holds the instance's id between
+ * separators (a dash, a dot, an underscore, or the name's start or end): {@code kit-1}, and runsc's
+ * container id {@code vivarium-kit-1-8f3a...}, but not {@code kit-10}.
  */
 public final class InstanceLeftovers {
     private static final Path PROC = Path.of("/proc");
@@ -130,12 +131,15 @@ public final class InstanceLeftovers {
         } else {
             left.add("files: " + dir + " is not removed: a mount is left in it");
         }
+        List<Path> outside = new ArrayList<>();
         for (Path path : namedOutside) {
             if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+                outside.add(path);
                 left.add("file outside the instance's directory, named in its state: " + path);
             }
         }
-        left.addAll(cgroupsLeft());
+        cgroupsLeft().stream().filter(cgroup -> !outside.contains(cgroup))
+                .forEach(cgroup -> left.add("cgroup named after the instance: " + cgroup));
         return left;
     }
 
@@ -306,13 +310,13 @@ public final class InstanceLeftovers {
         return List.of();
     }
 
-    private List<String> cgroupsLeft() {
+    private List<Path> cgroupsLeft() {
         if (!Files.isDirectory(CGROUPS)) {
             return List.of();
         }
         try (Stream<Path> walk = Files.walk(CGROUPS, CGROUP_DEPTH)) {
             return walk.filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) && names(p.getFileName(), id))
-                    .map(p -> "cgroup named after the instance: " + p).toList();
+                    .toList();
         } catch (IOException | RuntimeException e) {
             // a cgroup removed during the walk
             return List.of();
@@ -321,15 +325,22 @@ public final class InstanceLeftovers {
 
     // ---- names -------------------------------------------------------------------------------
 
-    /** Whether a name in {@code path} is {@code id}, or {@code id} followed by a dash or a dot and more. */
+    /** Whether a name in {@code path} holds {@code id} between separators. */
     private static boolean names(Path path, String id) {
         for (Path name : path) {
             String n = name.toString();
-            if (n.equals(id) || n.startsWith(id + "-") || n.startsWith(id + ".")) {
-                return true;
+            for (int at = n.indexOf(id); at >= 0; at = n.indexOf(id, at + 1)) {
+                int after = at + id.length();
+                if ((at == 0 || isSeparator(n.charAt(at - 1))) && (after == n.length() || isSeparator(n.charAt(after)))) {
+                    return true;
+                }
             }
         }
         return false;
+    }
+
+    private static boolean isSeparator(char c) {
+        return c == '-' || c == '.' || c == '_';
     }
 
     /** Whether {@code text} names {@code path} or a path below it (not a sibling that starts with its name). */

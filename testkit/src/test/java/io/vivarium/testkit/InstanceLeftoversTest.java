@@ -97,6 +97,22 @@ class InstanceLeftoversTest {
     }
 
     @Test
+    void aCgroupNamedAfterTheInstanceIsLeftAndOneOfASiblingIsNot() throws Exception {
+        Path hierarchy = Path.of("/sys/fs/cgroup/pids");
+        Assumptions.assumeTrue(Files.isWritable(hierarchy), "no writable cgroup v1 pids hierarchy here");
+        String id = "kit-" + ProcessHandle.current().pid() + "-1";
+        Path sibling = Files.createDirectory(hierarchy.resolve("vivarium-" + id + "0-5eed"));
+        Path own = Files.createDirectory(hierarchy.resolve("vivarium-" + id + "-5eed"));
+        try {
+            List<String> left = InstanceLeftovers.before(spec(id), new InstanceState(0, Map.of()), false).afterDestroy();
+            assertEquals(List.of("cgroup named after the instance: " + own), left);
+        } finally {
+            Files.delete(own);
+            Files.delete(sibling);
+        }
+    }
+
+    @Test
     void aMountInTheDirectoryIsLeftAndTheDirectoryIsNotWalked() throws Exception {
         Assumptions.assumeTrue(ProcessHandle.current().info().user().orElse("").equals("root"), "mounting needs root");
         InstanceSpec spec = spec("kit-1");
