@@ -53,7 +53,7 @@ public abstract class VivariumOsgiTestSupport {
      */
     @Rule
     public final Timeout timeout = Timeout.builder()
-            .withTimeout(Long.getLong("vivarium.test.timeout.seconds", 180), TimeUnit.SECONDS)
+            .withTimeout(Long.getLong("vivarium.test.timeout.seconds", 300), TimeUnit.SECONDS)
             .withLookingForStuckThread(true)
             .build();
 
