@@ -34,8 +34,8 @@ import io.vivarium.api.spi.SandboxBackend;
  * loop device after its last unmount asynchronously, since Linux 5.17);</li>
  * <li>files: the directory core removes after a destroy must be removable, as core removes it (a walk
  * deleting from the leaves: never tried over a mount left in it, which would reach into whatever is
- * mounted); outside it, no path the state names that names the instance (a link, a socket) and no
- * cgroup named after it may remain.</li>
+ * mounted); outside it, no path the state names that names the instance (a link, a socket) or is a
+ * cgroup (a pooled sandbox's keeps the pool's name), and no cgroup named after it, may remain.</li>
  * </ul>
  * Something "names the instance" when one of its path's names holds the instance's id between
  * separators (a dash, a dot, an underscore, or the name's start or end): {@code kit-1}, and runsc's
@@ -106,7 +106,7 @@ public final class InstanceLeftovers {
         for (String value : state.data().values()) {
             if (value.startsWith("/")) {
                 Path path = Path.of(value).normalize();
-                if (!path.startsWith(dir) && names(path, spec.id())) {
+                if (!path.startsWith(dir) && (names(path, spec.id()) || path.startsWith(CGROUPS))) {
                     namedOutside.add(path);
                 }
             }

@@ -97,18 +97,22 @@ class InstanceLeftoversTest {
     }
 
     @Test
-    void aCgroupNamedAfterTheInstanceIsLeftAndOneOfASiblingIsNot() throws Exception {
+    void aCgroupNamedAfterTheInstanceOrInItsStateIsLeftAndOneOfASiblingIsNot() throws Exception {
         Path hierarchy = Path.of("/sys/fs/cgroup/pids");
         Assumptions.assumeTrue(Files.isWritable(hierarchy), "no writable cgroup v1 pids hierarchy here");
         String id = "kit-" + ProcessHandle.current().pid() + "-1";
         Path sibling = Files.createDirectory(hierarchy.resolve("vivarium-" + id + "0-5eed"));
         Path own = Files.createDirectory(hierarchy.resolve("vivarium-" + id + "-5eed"));
+        Path pooled = Files.createDirectory(hierarchy.resolve("vivarium-pooled-" + ProcessHandle.current().pid()));
         try {
-            List<String> left = InstanceLeftovers.before(spec(id), new InstanceState(0, Map.of()), false).afterDestroy();
-            assertEquals(List.of("cgroup named after the instance: " + own), left);
+            List<String> left = InstanceLeftovers.before(spec(id), new InstanceState(0, Map.of("pids_cgroup",
+                    pooled.toString())), false).afterDestroy();
+            assertEquals(List.of("file outside the instance's directory, named in its state: " + pooled,
+                    "cgroup named after the instance: " + own), left, "a cgroup its state names is the instance's");
         } finally {
             Files.delete(own);
             Files.delete(sibling);
+            Files.delete(pooled);
         }
     }
 
