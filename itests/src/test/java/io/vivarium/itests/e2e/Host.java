@@ -67,7 +67,8 @@ final class Host {
             return "runsc runs containers only for a root daemon";
         }
         if (!Files.isDirectory(guestImages().resolve("gvisor-rootfs").resolve("usr"))) {
-            return "no gvisor root filesystem in " + guestImages() + ": build it with bundles/backend-gvisor/build-rootfs.sh";
+            return "no gvisor root filesystem in " + guestImages() + ": build it with bundles/backend-gvisor/build-rootfs.sh "
+                    + "(.ci/run builds it, and fails when it cannot)";
         }
         return null;
     }
