@@ -9,7 +9,9 @@ set -euo pipefail
 usage() {
   cat >&2 <<'USAGE'
 usage: build-image.sh [--out DIR] [--variant default|qemu-ga|python|bare]
+       build-image.sh --candidates [--variant VARIANT]
   DIR defaults to ${VIVARIUM_IMAGES:-$HOME/.cache/vivarium/images}
+  --candidates: each package's pinned version beside the one apt would install today (to move a pin)
 USAGE
   exit 2
 }
@@ -18,10 +20,12 @@ here="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
 agent_dir="$(dirname "$here")"
 out="${VIVARIUM_IMAGES:-$HOME/.cache/vivarium/images}"
 variant=default
+show_candidates=
 while (( $# > 0 )); do
   case "$1" in
     --out) (( $# >= 2 )) || usage; out="$2"; shift 2 ;;
     --variant) (( $# >= 2 )) || usage; variant="$2"; shift 2 ;;
+    --candidates) show_candidates=1; shift ;;
     -h|--help) usage ;;
     *) echo "build-image: unknown argument '$1'" >&2; usage ;;
   esac
@@ -29,6 +33,48 @@ done
 
 log() { printf 'build-image: %s\n' "$*" >&2; }
 die() { printf 'build-image: %s\n' "$*" >&2; exit 1; }
+
+# Every package an image is made of, at the version it is built from: the kernel and Python under
+# test change when a pin here is moved, never with the archive. The images' names are hashes of
+# their inputs, these versions included, so moving a pin rebuilds the images that use the package
+# once, everywhere (CI too).
+#
+# Moving a pin: `apt-get update`, then `build-image.sh --candidates --variant VARIANT` lists each
+# package's pin beside the version apt would install today. For the kernel, the new ABI's package
+# is the one `apt-cache depends linux-image-cloud-amd64` names (linux-image-6.1.N-cloud-amd64): put
+# its name in kernel_pkg and its version in the table. Edit the versions here, build the variants
+# (`./vivarium image VARIANT`) and run the VM tests (guest-agent and backend-qemu, the itests'
+# Qemu*/Vm* classes). A pinned version the archive no longer has (a Debian point release replaces
+# it) stops the build with that message: move the pin then.
+kernel_pkg=linux-image-6.1.0-57-cloud-amd64
+declare -A pinned=(
+  [linux-image-6.1.0-57-cloud-amd64]=6.1.192-3
+  [busybox-static]=1:1.35.0-4+deb12u1+b1
+  # python
+  [python3.11-minimal]=3.11.2-6+deb12u9
+  [libpython3.11-minimal]=3.11.2-6+deb12u9
+  [libpython3.11-stdlib]=3.11.2-6+deb12u9
+  [libc6]=2.36-9+deb12u14
+  [zlib1g]=1:1.2.13.dfsg-1+deb12u1
+  [libexpat1]=2.5.0-1+deb12u5
+  [libbz2-1.0]=1.0.8-5+b1
+  [libcrypt1]=1:4.4.33-2
+  [libssl3]=3.0.22-1~deb12u2
+  [libffi8]=3.4.4-1
+  [liblzma5]=5.4.1-1+deb12u2
+  [libsqlite3-0]=3.40.1-2+deb12u2
+  [libuuid1]=2.38.1-5+deb12u3
+  [libncursesw6]=6.4-4
+  [libtinfo6]=6.4-4
+  [libreadline8]=8.2-1.3
+  # qemu-ga
+  [qemu-guest-agent]=1:7.2+dfsg-7+deb12u18+b3
+  [libglib2.0-0]=2.74.6-2+deb12u9
+  [libpcre2-8-0]=10.42-1+deb12u2
+  [libnuma1]=2.0.16-1
+  [libudev1]=252.39-1~deb12u2
+  [liburing2]=2.3-3
+)
 
 # The guest's kernel modules, in load order: virtio over PCI (q35; microvm would add virtio_mmio
 # after virtio_pci). ext4, jbd2, mbcache and crc32c are built into this kernel (CONFIG_EXT4_FS=y,
@@ -56,46 +102,44 @@ case "$variant" in
   *) die "unknown variant '$variant' (default, qemu-ga, python, bare)" ;;
 esac
 
+packages=("$kernel_pkg" busybox-static "${extra_packages[@]}")
+declare -A version=()
+for p in "${packages[@]}"; do
+  version[$p]="${pinned[$p]:-}"
+  [[ -n ${version[$p]} ]] || die "$p has no pinned version: add it to the table at the top of build-image.sh"
+done
+
+if [[ -n $show_candidates ]]; then
+  printf '%-36s %-28s %s\n' PACKAGE PINNED "APT'S CANDIDATE"
+  for p in "${packages[@]}"; do
+    printf '%-36s %-28s %s\n' "$p" "${version[$p]}" \
+      "$(apt-cache policy "$p" 2>/dev/null | awk '$1 == "Candidate:" { print $2 }')"
+  done
+  echo "kernel: linux-image-cloud-amd64 depends on $(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+    awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')"
+  exit 0
+fi
+
 for tool in apt-cache apt-get dpkg-deb readelf gzip lz4 od qemu-img sha256sum flock; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (qemu-img: apt-get install qemu-utils; readelf: binutils; lz4: lz4)"
 done
 mkfs_ext4="$(PATH="$PATH:/sbin:/usr/sbin" command -v mkfs.ext4)" || die "mkfs.ext4 is missing: apt-get install e2fsprogs"
 
-# apt's lists lack something: update them once (as root), else say what to do.
-updated=
-need_lists() {
-  [[ -z $updated ]] || die "apt knows no candidate for $1 even after apt-get update"
-  [[ $(id -u) -eq 0 ]] || die "apt knows no candidate for $1: run apt-get update (as root)"
-  log "apt-get update (the package lists lack $1)"
+# Every pinned version must be one apt can fetch: its lists lack one, update them once (as root).
+unknown_pins() {
+  local p
+  for p in "${packages[@]}"; do
+    apt-cache show "$p=${version[$p]}" >/dev/null 2>&1 || echo "$p=${version[$p]}"
+  done
+}
+missing="$(unknown_pins)"
+if [[ -n $missing && $(id -u) -eq 0 ]]; then
+  log "apt-get update (the package lists lack $(echo $missing))"
   apt-get update -qq >&2
-  updated=1
-}
-
-# The kernel: the 6.1 cloud flavour that linux-image-cloud-amd64's candidate depends on.
-kernel_package() {
-  apt-cache depends linux-image-cloud-amd64 2>/dev/null |
-    awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.1\..*-cloud-amd64$/ { print $2; exit }'
-}
-kernel_pkg="$(kernel_package)"
-if [[ -z $kernel_pkg ]]; then need_lists linux-image-cloud-amd64; kernel_pkg="$(kernel_package)"; fi
-[[ -n $kernel_pkg ]] || die "linux-image-cloud-amd64 depends on no linux-image-6.1.*-cloud-amd64"
-
-packages=("$kernel_pkg" busybox-static "${extra_packages[@]}")
-# The candidate version apt would install, for every package in one apt-cache call.
-declare -A version=()
-candidates() {
-  version=()
-  local pkg v
-  while read -r pkg v; do
-    [[ $v == "(none)" ]] || version[$pkg]="$v"
-  done < <(apt-cache policy "${packages[@]}" 2>/dev/null |
-             awk '/^[^ ]/ { pkg = $1; sub(/:$/, "", pkg) } $1 == "Candidate:" { print pkg, $2 }')
-}
-candidates
-for p in "${packages[@]}"; do
-  if [[ -z ${version[$p]:-} ]]; then need_lists "$p"; candidates; fi
-  [[ -n ${version[$p]:-} ]] || die "no candidate version for $p"
-done
+  missing="$(unknown_pins)"
+fi
+[[ -z $missing ]] || die "apt cannot fetch $(echo $missing)$([[ $(id -u) -eq 0 ]] || echo " (apt-get update as root?)"):" \
+  "a pinned version the archive no longer has; move the pin (see the top of build-image.sh)"
 
 # Our agent and vivarium-boot (the set-up /init runs before the agent), rebuilt by make if their
 # sources changed (a no-op otherwise).
@@ -163,7 +207,8 @@ for p in "${packages[@]}"; do specs+=("$p=${version[$p]}"); done
 # as root apt would hand the download to its _apt user, which cannot write under a private $HOME
 apt_opts=()
 [[ $(id -u) -ne 0 ]] || apt_opts=(-o APT::Sandbox::User=root)
-(cd "$work/debs" && apt-get "${apt_opts[@]}" download -q=2 "${specs[@]}" >&2) || die "apt-get download failed (network to deb.debian.org?)"
+(cd "$work/debs" && apt-get "${apt_opts[@]}" download -q=2 "${specs[@]}" >&2) ||
+  die "apt-get download ${specs[*]} failed (network to deb.debian.org? a pin the archive dropped?)"
 for p in "${packages[@]}"; do
   deb=("$work"/debs/"$p"_*.deb)
   [[ -f ${deb[0]} ]] || die "apt-get download left no ${p}_*.deb"

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
@@ -86,7 +87,7 @@ class AgentFileTest {
             assertEquals(i == 7, !r.has("handle"));
         }
         done.set(true);
-        reader.join();
+        assertTrue(reader.join(Duration.ofSeconds(30)), "the reader ends once told to");
         assertNull(torn.get());
         assertTrue(reads.get() > 0);
         assertTrue(allEqual(Files.readAllBytes(target), 'b'));

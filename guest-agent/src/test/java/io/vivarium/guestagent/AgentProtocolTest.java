@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -131,7 +132,7 @@ class AgentProtocolTest {
         JsonNode r = conn.read();
         assertEquals("LimitExceeded", r.path("error").path("class").asText(), r.toString());
         assertClosed(conn);
-        writer.join();
+        assertTrue(writer.join(Duration.ofSeconds(30)), "the writer ends once the agent closed the connection");
         assertTrue(agent.connect().ok("guest-ping", null).isObject());
     }
 

@@ -269,7 +269,9 @@ class AgentUserTest {
     }
 
     private void signal(String name) throws Exception {
-        assertEquals(0, new ProcessBuilder("kill", "-" + name, Long.toString(agent.pid())).inheritIO().start().waitFor());
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(agent.pid())).inheritIO().start();
+        assertTrue(kill.waitFor(30, TimeUnit.SECONDS), "kill -" + name + " ends");
+        assertEquals(0, kill.exitValue());
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.vivarium.guestagent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.File;
@@ -68,7 +69,7 @@ class PruneImagesTest {
             assertEquals(wouldGo, gone);
         } finally {
             qemu.descendants().forEach(ProcessHandle::destroyForcibly);
-            qemu.destroyForcibly().waitFor();
+            assertTrue(qemu.destroyForcibly().waitFor(30, TimeUnit.SECONDS), "the fake qemu ends once killed");
         }
         try (Stream<Path> left = Files.list(images)) {
             assertEquals(List.of(".lock-default", ".lock-qemu-ga", ".staging-default-00000000000000e5-x", "default",

@@ -66,12 +66,10 @@ class LauncherIT {
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(tokens)));
         assertTrue(Files.isDirectory(state.resolve("felix-cache")), "framework storage under the state dir");
 
-        long t0 = System.nanoTime();
         process.destroy(); // SIGTERM
-        assertTrue(process.waitFor(10, TimeUnit.SECONDS), "stopped within 10 s");
-        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        // a deadline, not a timing: a stop that hangs is the failure (it takes well under a second)
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS), "stopped within 30 s of SIGTERM");
         assertEquals(0, process.exitValue(), "exit code after SIGTERM; stderr:\n" + stderr);
-        assertTrue(ms < 5000, "stop took " + ms + " ms");
         // the launcher reports bundles that are not active right after the token line: all of stderr is read now
         awaitStreams();
         assertFalse(stderr.toString().contains("not active"), "every bundle is ACTIVE; stderr:\n" + stderr);

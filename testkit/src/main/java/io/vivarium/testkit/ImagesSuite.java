@@ -58,7 +58,8 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>The suite plays core: it captures into an empty {@code image.staging} directory and renames it to
  * {@code image} before forking (so an image must not depend on where it was staged), hands over the
  * {@link StorageStrategies} the implementation's test supplies, and destroys what it made, even when
- * a check fails. Files are written and read inside instances with POSIX {@code sh}, so the backend's
+ * a check fails; a check fails, too, when anything of an instance is left on the host after its
+ * destroy: a process, a mount or a file ({@link InstanceLeftovers}). Files are written and read inside instances with POSIX {@code sh}, so the backend's
  * instances must run processes. For a backend whose instances are slow to make (a VM) the source
  * instance and one image of it are shared by the whole test class: checks that only fork from that
  * image or read the source share them; a check makes its own image only where it damages it.
@@ -117,38 +118,36 @@ public abstract class ImagesSuite {
                 () -> backend.name() + " is not available on this host: " + availability.reason());
     }
 
+    /** Destroys the check's children as core does, and fails if any is left on the host. */
     @AfterEach
-    final void destroyChildren() throws IOException {
+    final void destroyChildren() {
         List<Throwable> failures = new ArrayList<>();
         for (Made c : children) {
             try {
-                backend.destroy(c.spec(), c.instance().state());
-            } catch (RuntimeException e) {
+                InstanceLeftovers.destroy(backend, c.spec(), c.instance().state(), true);
+            } catch (RuntimeException | AssertionError e) {
                 failures.add(e);
             }
-            deleteTree(c.spec().dir());
         }
         children.clear();
         if (!failures.isEmpty()) {
-            AssertionError error = new AssertionError("destroy failed in cleanup", failures.getFirst());
+            AssertionError error = new AssertionError("the clean-up failed: " + failures.getFirst().getMessage(),
+                    failures.getFirst());
             failures.stream().skip(1).forEach(error::addSuppressed);
             throw error;
         }
     }
 
+    /** Destroys the source after the last check of the class, and fails if it is left on the host. */
     @AfterAll
-    static void destroySource() throws IOException {
+    static void destroySource() {
         Source s = source;
         SandboxBackend b = backend;
         source = null;
         shared = null;
         backend = null;
         if (s != null) {
-            try {
-                b.destroy(s.spec(), s.instance().state());
-            } finally {
-                deleteTree(s.spec().dir());
-            }
+            InstanceLeftovers.destroy(b, s.spec(), s.instance().state(), true);
         }
     }
 
@@ -278,7 +277,7 @@ public abstract class ImagesSuite {
 
         InstanceSpec spec = childSpec();
         assertThrows(RuntimeException.class, () -> images.fork(spec, image.dir(), storage(), operation()));
-        assertNothingIn(spec.dir(), "a fork from an image without its artifact");
+        assertNothingLeftBy(spec, "a fork from an image without its artifact");
     }
 
     @Test
@@ -295,7 +294,7 @@ public abstract class ImagesSuite {
         Image image = sharedImage();
         InstanceSpec spec = childSpec();
         assertThrows(RuntimeException.class, () -> images.fork(spec, image.dir(), storage(), cancelled()));
-        assertNothingIn(spec.dir(), "a cancelled fork");
+        assertNothingLeftBy(spec, "a cancelled fork");
     }
 
     // ---- the shared source and image ---------------------------------------------------------
@@ -387,14 +386,17 @@ public abstract class ImagesSuite {
         };
     }
 
-    /** A failed fork left its instance directory empty (or never made it). */
-    private static void assertNothingIn(Path dir, String what) throws IOException {
+    /** A failed fork left its instance directory empty (or never made it), and nothing else of it on the host. */
+    private static void assertNothingLeftBy(InstanceSpec spec, String what) throws IOException {
+        Path dir = spec.dir();
         if (Files.isDirectory(dir)) {
             try (Stream<Path> s = Files.list(dir)) {
                 List<Path> left = s.toList();
                 assertTrue(left.isEmpty(), () -> what + " left " + left);
             }
         }
+        List<String> left = InstanceLeftovers.leftByAFailed(spec);
+        assertTrue(left.isEmpty(), () -> what + " left " + String.join("; ", left));
     }
 
     /**

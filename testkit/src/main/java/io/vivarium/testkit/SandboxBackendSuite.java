@@ -55,8 +55,10 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>The suite plays core: it gives each instance a private directory below a temporary state
  * directory, fills every field of an {@link ExecRequest} as core does, destroys what it created
- * and then deletes the directory, even when a check fails. Commands are POSIX {@code sh} with
- * coreutils, which every sandbox and guest image carries.
+ * and then deletes the directory, even when a check fails. A check fails, too, when anything of an
+ * instance is left on the host after its destroy: a process, a mount or a file
+ * ({@link InstanceLeftovers}). Commands are POSIX {@code sh} with coreutils, which every sandbox and
+ * guest image carries.
  *
  * <p>Checks that only exec into an instance and leave it as they found it share one per test
  * class ({@link #shared()}), so that a backend whose instances are VMs boots once for them, not
@@ -109,6 +111,8 @@ public abstract class SandboxBackendSuite {
     private static Created shared;
     /** The backend object that created {@link #shared}. */
     private static SandboxBackend sharedBy;
+    /** Whether {@link #shared}'s state names host processes (its backend runs {@link Feature#PROCESSES}). */
+    private static boolean sharedRunsProcesses;
 
     private SandboxBackend backend;
     private final List<Created> created = new ArrayList<>();
@@ -176,8 +180,9 @@ public abstract class SandboxBackendSuite {
                 () -> backend.name() + " is not available on this host: " + availability.reason());
     }
 
+    /** Destroys every instance the check created, as core does, and fails if any is left on the host. */
     @AfterEach
-    final void destroyEverything() throws IOException {
+    final void destroyEverything() {
         List<Throwable> failures = new ArrayList<>();
         if (shared != null) {
             try {
@@ -189,35 +194,35 @@ public abstract class SandboxBackendSuite {
         for (Created c : created) {
             try {
                 killBackgrounds(c.instance());
-                backend.destroy(c.spec(), c.instance().state());
-            } catch (RuntimeException e) {
+                InstanceLeftovers.destroy(backend, c.spec(), c.instance().state(), runsProcesses());
+            } catch (RuntimeException | AssertionError e) {
                 failures.add(e);
             }
-            deleteTree(c.spec().dir());
         }
         created.clear();
         backgrounds.clear();
         if (!failures.isEmpty()) {
-            AssertionError error = new AssertionError("destroy failed in cleanup", failures.get(0));
+            AssertionError error = new AssertionError("the clean-up failed: " + failures.get(0).getMessage(),
+                    failures.get(0));
             failures.stream().skip(1).forEach(error::addSuppressed);
             throw error;
         }
     }
 
-    /** Destroys the shared instance after the last check of the class, with the backend object that made it. */
+    /**
+     * Destroys the shared instance after the last check of the class, with the backend object that
+     * made it, and fails if it is left on the host.
+     */
     @AfterAll
-    static void destroyShared() throws IOException {
+    static void destroyShared() {
         if (shared == null) {
             return;
         }
         Created c = shared;
+        SandboxBackend by = sharedBy;
         shared = null;
-        try {
-            sharedBy.destroy(c.spec(), c.instance().state());
-        } finally {
-            sharedBy = null;
-            deleteTree(c.spec().dir());
-        }
+        sharedBy = null;
+        InstanceLeftovers.destroy(by, c.spec(), c.instance().state(), sharedRunsProcesses);
     }
 
     // ---- the checks --------------------------------------------------------------------------
@@ -420,8 +425,8 @@ public abstract class SandboxBackendSuite {
     void destroyWithAnEmptyStateCleansUpAnInterruptedCreate() throws IOException {
         String id = newId();
         InstanceSpec spec = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), null, null);
-        backend.destroy(spec, new InstanceState(0, Map.of()));
-        deleteTree(spec.dir());
+        InstanceLeftovers.destroy(backend, spec, new InstanceState(0, Map.of()), runsProcesses());
+        assertFalse(Files.exists(spec.dir()), "core removes the directory after the destroy");
     }
 
     @Test
@@ -520,11 +525,7 @@ public abstract class SandboxBackendSuite {
         if (shared != null && !(shared.instance().alive() && usable(shared.instance()))) {
             Created broken = shared;
             shared = null;
-            try {
-                sharedBy.destroy(broken.spec(), broken.instance().state());
-            } finally {
-                deleteTree(broken.spec().dir());
-            }
+            InstanceLeftovers.destroy(sharedBy, broken.spec(), broken.instance().state(), sharedRunsProcesses);
         }
         if (shared == null) {
             String id = newId();
@@ -532,8 +533,14 @@ public abstract class SandboxBackendSuite {
                     null);
             shared = new Created(spec, backend.create(spec, storage(), operation()));
             sharedBy = backend;
+            sharedRunsProcesses = runsProcesses();
         }
         return shared.instance();
+    }
+
+    /** Whether the instances' states name host processes: they run {@link Feature#PROCESSES}. */
+    private boolean runsProcesses() {
+        return !lacks().containsKey(Feature.PROCESSES);
     }
 
     /** The backend the kit currently holds: the latest that adopted. */

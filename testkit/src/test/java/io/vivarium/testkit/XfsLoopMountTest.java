@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -20,10 +20,9 @@ class XfsLoopMountTest {
     Path work;
 
     private static String run(String... argv) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        assertEquals(0, p.waitFor(), () -> List.of(argv) + ": " + out);
-        return out;
+        Bounded.Ran ran = Bounded.run(Duration.ofSeconds(60), argv);
+        assertEquals(0, ran.exitCode(), () -> List.of(argv) + ": " + ran.output());
+        return ran.output().strip();
     }
 
     private static boolean mounted(Path dir) throws IOException {
@@ -58,7 +57,7 @@ class XfsLoopMountTest {
             assertTrue(e.getMessage().contains("still in use"), e.getMessage());
             assertFalse(mounted(xfs.dir()), "detached lazily all the same");
         } finally {
-            holder.destroyForcibly().waitFor();
+            Bounded.waitFor(holder.destroyForcibly(), Duration.ofSeconds(30), "the holder ends once killed");
         }
     }
 }

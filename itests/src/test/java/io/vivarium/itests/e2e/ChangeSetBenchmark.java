@@ -6,9 +6,12 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -144,7 +147,7 @@ class ChangeSetBenchmark {
         long t0 = System.nanoTime();
         Process p = new ProcessBuilder("sh", "-c", "find \"$1\" -xdev -type f -print0 | xargs -0 sha256sum > /dev/null", "sh",
                 tree.toString()).inheritIO().start();
-        if (p.waitFor() != 0) {
+        if (Bounded.waitFor(p, Duration.ofMinutes(10), "the coreutils pipeline") != 0) {
             throw new IllegalStateException("coreutils pipeline failed");
         }
         return (System.nanoTime() - t0) / 1e6;
@@ -154,7 +157,7 @@ class ChangeSetBenchmark {
         long t0 = System.nanoTime();
         Process p = new ProcessBuilder("sh", "-c", "cp -a --reflink=auto \"$1/.\" \"$2/\" && rm -rf \"$2\"", "sh",
                 work.toString(), copy.toString()).inheritIO().start();
-        if (p.waitFor() != 0) {
+        if (Bounded.waitFor(p, Duration.ofMinutes(10), "the full copy") != 0) {
             throw new IllegalStateException("copy failed");
         }
         return (System.nanoTime() - t0) / 1e6;

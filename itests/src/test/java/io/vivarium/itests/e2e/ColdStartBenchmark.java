@@ -9,12 +9,15 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -160,7 +163,7 @@ class ColdStartBenchmark {
         } finally {
             p.destroy();
             if (!p.waitFor(20, TimeUnit.SECONDS)) {
-                p.destroyForcibly().waitFor();
+                Bounded.waitFor(p.destroyForcibly(), Duration.ofSeconds(30), "the daemon ends once killed");
             }
         }
     }

@@ -15,6 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import io.vivarium.testkit.Bounded;
+
 /**
  * The assembled daemon, started as a separate process exactly as {@code ./vivarium serve} does,
  * with its own state directory and a free port. Tests get one from {@link Daemons}, which
@@ -123,7 +125,7 @@ final class Daemon {
     int stop() throws InterruptedException {
         process.destroy();
         if (!process.waitFor(20, TimeUnit.SECONDS)) {
-            process.destroyForcibly().waitFor();
+            Bounded.waitFor(process.destroyForcibly(), Duration.ofSeconds(30), "the daemon ends once killed");
         }
         return process.exitValue();
     }

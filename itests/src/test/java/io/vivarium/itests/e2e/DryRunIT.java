@@ -20,6 +20,8 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
 
+import io.vivarium.testkit.Bounded;
+
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
@@ -155,7 +157,7 @@ class DryRunIT {
         }
         Api.Response second = admin.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
         assertError(second, 409, "already running");
-        assertEquals(200, slow.get().status());
+        assertEquals(200, Bounded.get(slow, Duration.ofSeconds(60), "the first dry-run answers").status());
 
         assertError(admin.outsideTheContract().post("/v1/sandboxes/" + id + "/dry-run", Map.of("paths", List.of("/work"))), 400, "command");
         assertError(admin.outsideTheContract().post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true")), 400, "paths");

@@ -3,12 +3,14 @@ package io.vivarium.itests.e2e;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
 import io.vivarium.backend.procbox.internal.BareSandbox;
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -165,7 +167,7 @@ class ExecLatencyBenchmark {
         cmd.addAll(BareSandbox.argv(work, "bare-bwrap", List.of("/usr/bin/true")));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (p.waitFor() != 0) {
+        if (Bounded.waitFor(p, Duration.ofMinutes(10), "the bare bwrap loop") != 0) {
             throw new IllegalStateException("bare bwrap loop failed: " + out);
         }
         List<Double> ms = new ArrayList<>();

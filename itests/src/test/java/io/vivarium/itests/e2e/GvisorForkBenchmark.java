@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -12,6 +13,8 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -132,7 +135,7 @@ class GvisorForkBenchmark {
             }
             List<String> ids = new ArrayList<>();
             for (Future<String> f : made) {
-                ids.add(f.get());
+                ids.add(Bounded.get(f, Duration.ofMinutes(5), "a create"));
             }
             return ids;
         } finally {
@@ -149,7 +152,7 @@ class GvisorForkBenchmark {
                 answers.add(pool.submit(() -> api.eval(id, code)));
             }
             for (Future<JsonNode> a : answers) {
-                JsonNode r = a.get();
+                JsonNode r = Bounded.get(a, Duration.ofMinutes(5), "an eval");
                 assertEquals(ANSWER, r.get("result").asText(), r.toString());
             }
         } finally {

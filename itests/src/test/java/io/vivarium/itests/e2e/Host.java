@@ -1,12 +1,14 @@
 package io.vivarium.itests.e2e;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import io.vivarium.testkit.Bounded;
 
 /** What the host offers; tests that need something missing are skipped with the reason. */
 final class Host {
@@ -65,7 +67,8 @@ final class Host {
             return "runsc runs containers only for a root daemon";
         }
         if (!Files.isDirectory(guestImages().resolve("gvisor-rootfs").resolve("usr"))) {
-            return "no gvisor root filesystem in " + guestImages() + ": build it with bundles/backend-gvisor/build-rootfs.sh";
+            return "no gvisor root filesystem in " + guestImages() + ": build it with bundles/backend-gvisor/build-rootfs.sh "
+                    + "(.ci/run builds it, and fails when it cannot)";
         }
         return null;
     }
@@ -77,18 +80,15 @@ final class Host {
             return missing;
         }
         try {
-            Process p = new ProcessBuilder("/usr/bin/runsc", "--version").redirectErrorStream(true).start();
-            String version = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            Bounded.Ran runsc = Bounded.run(Duration.ofSeconds(30), "/usr/bin/runsc", "--version");
+            String version = runsc.output();
             Matcher date = Pattern.compile("[~-](\\d{8})\\.").matcher(version);
-            if (p.waitFor() != 0 || !date.find() || Integer.parseInt(date.group(1)) < 20240729) {
+            if (runsc.exitCode() != 0 || !date.find() || Integer.parseInt(date.group(1)) < 20240729) {
                 return "runsc older than 0.0~20240729 cannot checkpoint a container in place (" + version.lines()
                         .findFirst().orElse("") + "): .ci/run installs Debian 13's";
             }
         } catch (IOException e) {
             return "runsc --version failed: " + e.getMessage();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "interrupted";
         }
         return null;
     }

@@ -13,6 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.vivarium.testkit.Bounded;
+
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
@@ -107,7 +109,7 @@ class HotSwapUnderLoadIT {
         } finally {
             running.set(false);
             for (Thread t : clients) {
-                t.join();
+                Bounded.join(t, Duration.ofSeconds(60), "a client ends once told to");
             }
         }
         assertEquals(List.of(), failures, "every exec during the swaps succeeds (" + done.get() + " sent)");

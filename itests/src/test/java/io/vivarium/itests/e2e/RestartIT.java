@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -47,7 +50,7 @@ class RestartIT {
             assertEquals(0, first.stop(), "SIGTERM stops the daemon cleanly");
         }
         assertTrue(Files.exists(Path.of("/proc", String.valueOf(victimPid))), "sandboxes keep running without the daemon");
-        new ProcessBuilder("kill", "-9", String.valueOf(victimPid)).start().waitFor();
+        assertEquals(0, Bounded.run(Duration.ofSeconds(30), "kill", "-9", String.valueOf(victimPid)).exitCode());
 
         {
             Daemon second = daemons.start(state, List.of());

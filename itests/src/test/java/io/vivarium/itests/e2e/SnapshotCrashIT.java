@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 
+import io.vivarium.testkit.Bounded;
+
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
@@ -67,7 +69,8 @@ class SnapshotCrashIT {
         assertFalse(build.isDone(), () -> "the build answered before its builder was recorded: " + build.join());
         assertEquals(1, count(api), "the builder runs");
         first.kill9();
-        assertTrue(build.join() == null, "the build never answered");
+        assertTrue(Bounded.get(build, Duration.ofSeconds(60), "the build's request ends once its daemon is killed") == null,
+                "the build never answered");
 
         Daemon second = daemons.start(state);
         Api after = new Api(second.baseUrl(), second.adminToken());
@@ -100,7 +103,8 @@ class SnapshotCrashIT {
     private static void haltedThere(Daemon daemon, String point, CompletableFuture<Api.Response> request)
             throws InterruptedException {
         assertTrue(daemon.awaitExit(Duration.ofSeconds(120)), "the daemon did not reach " + point);
-        assertTrue(request.join() == null, "the request never answered: " + request.join());
+        Api.Response answer = Bounded.get(request, Duration.ofSeconds(60), "the request ends once its daemon halted at " + point);
+        assertTrue(answer == null, "the request never answered: " + answer);
     }
 
     @ParameterizedTest

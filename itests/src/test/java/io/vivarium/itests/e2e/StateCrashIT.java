@@ -18,6 +18,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import java.util.stream.StreamSupport;
 
+import io.vivarium.testkit.Bounded;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -64,7 +66,7 @@ class StateCrashIT {
         boolean backendAtWork = point.contains("backend");
         Path dir = await("a create to reach the point where " + point, () -> creating(keeper, backendAtWork));
         first.kill9();
-        create.join();
+        Bounded.get(create, Duration.ofSeconds(60), "the create's request ends once its daemon is killed");
         String id = dir.getFileName().toString();
 
         Daemon second = daemons.start(state);

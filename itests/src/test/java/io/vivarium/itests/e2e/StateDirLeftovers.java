@@ -3,10 +3,13 @@ package io.vivarium.itests.e2e;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+
+import io.vivarium.testkit.Bounded;
 
 /**
  * What a daemon's sandboxes leave on the host when nobody deletes them: processes whose arguments
@@ -38,9 +41,7 @@ final class StateDirLeftovers {
         }
         for (String mount : mounts(stateDir)) {
             found.add("mount " + mount);
-            Process umount = new ProcessBuilder("umount", "-l", mount).redirectErrorStream(true).start();
-            umount.getInputStream().readAllBytes();
-            umount.waitFor();
+            Bounded.run(Duration.ofSeconds(30), "umount", "-l", mount);
         }
         if (!found.isEmpty()) {
             System.err.println("removed what the sandboxes of " + stateDir + " left behind: " + found);

@@ -4,11 +4,14 @@ import static io.vivarium.itests.e2e.ExecLatencyBenchmark.pct;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -106,7 +109,7 @@ class UpgradeBenchmark {
         } finally {
             running.set(false);
             for (Thread t : clients) {
-                t.join();
+                Bounded.join(t, Duration.ofSeconds(60), "a client ends once told to");
             }
         }
         for (String id : ids) {

@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.vivarium.testkit.Bounded;
+
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
@@ -237,10 +239,9 @@ class VmCheckpointsIT {
 
     /** The snapshot tags in the qcow2, read from the host ({@code -U}: QEMU holds the image). */
     private static List<String> checkpointsOnDisk() throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("qemu-img", "snapshot", "-U", "-l", disk().toString()).redirectErrorStream(true)
-                .start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), out);
+        Bounded.Ran listed = Bounded.run(Duration.ofSeconds(30), "qemu-img", "snapshot", "-U", "-l", disk().toString());
+        String out = listed.output();
+        assertEquals(0, listed.exitCode(), out);
         // a header "Snapshot list:", a column header, then "ID TAG VM-SIZE DATE VM-CLOCK ..." rows
         return out.lines().skip(2).map(l -> Arrays.asList(l.trim().split("\\s+")))
                 .filter(cols -> cols.size() > 1).map(cols -> cols.get(1)).toList();

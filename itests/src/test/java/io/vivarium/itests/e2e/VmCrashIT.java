@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -136,10 +137,9 @@ class VmCrashIT {
     /** The snapshot tags in the qcow2, read from the host ({@code -U}: QEMU holds the image). */
     private static List<String> checkpointsOnDisk() throws IOException, InterruptedException {
         Path disk = daemon.stateDir().resolve("sandboxes").resolve(id).resolve("disk.qcow2");
-        Process p = new ProcessBuilder("qemu-img", "snapshot", "-U", "-l", disk.toString()).redirectErrorStream(true)
-                .start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), out);
+        Bounded.Ran listed = Bounded.run(Duration.ofSeconds(30), "qemu-img", "snapshot", "-U", "-l", disk.toString());
+        String out = listed.output();
+        assertEquals(0, listed.exitCode(), out);
         return out.lines().skip(2).map(l -> Arrays.asList(l.trim().split("\\s+")))
                 .filter(cols -> cols.size() > 1).map(cols -> cols.get(1)).toList();
     }

@@ -2,9 +2,12 @@ package io.vivarium.itests.e2e;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -116,10 +119,9 @@ class VmDryRunBenchmark {
     }
 
     private static void run(String... command) throws Exception {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        if (p.waitFor() != 0) {
-            throw new AssertionError(String.join(" ", command) + " failed: " + out);
+        Bounded.Ran ran = Bounded.run(Duration.ofSeconds(60), command);
+        if (ran.exitCode() != 0) {
+            throw new AssertionError(String.join(" ", command) + " failed: " + ran.output());
         }
     }
 

@@ -2,6 +2,7 @@ package io.vivarium.itests.e2e;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -9,6 +10,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -137,7 +140,7 @@ class VmForkBenchmark {
                 }));
             }
             for (Future<?> boot : boots) {
-                boot.get();
+                Bounded.get(boot, Duration.ofMinutes(5), "a VM's create");
             }
         } finally {
             pool.shutdownNow();

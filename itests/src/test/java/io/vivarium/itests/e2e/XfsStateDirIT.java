@@ -3,8 +3,10 @@ package io.vivarium.itests.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
+
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,10 +32,9 @@ class XfsStateDirIT {
     }
 
     private static String run(String... argv) throws Exception {
-        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        assertEquals(0, p.waitFor(), out);
-        return out;
+        Bounded.Ran ran = Bounded.run(Duration.ofSeconds(60), argv);
+        assertEquals(0, ran.exitCode(), ran.output());
+        return ran.output().strip();
     }
 
     @Test

@@ -11,12 +11,15 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import org.junit.Rule;
+import org.junit.rules.Timeout;
 import org.ops4j.pax.exam.Configuration;
 import org.ops4j.pax.exam.Option;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
@@ -43,6 +46,16 @@ public abstract class VivariumOsgiTestSupport {
     protected static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * Every test method's bound (failsafe's {@code vivarium.test.timeout.seconds}), as JUnit 5's
+     * default timeout bounds the other tests: past it the method fails with its thread's stack.
+     */
+    @Rule
+    public final Timeout timeout = Timeout.builder()
+            .withTimeout(Long.getLong("vivarium.test.timeout.seconds", 300), TimeUnit.SECONDS)
+            .withLookingForStuckThread(true)
+            .build();
 
     @Configuration
     public Option[] config() {

@@ -10,11 +10,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
+
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.Assumptions;
 
@@ -74,10 +76,7 @@ public enum GuestShell {
         builder.environment().clear();
         builder.environment().put("PATH", shims == null ? path : shims + ":" + path);
         Process process = builder.start();
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
-            process.destroyForcibly().waitFor();
-            throw new AssertionError("listing did not finish in 60 s: " + Files.readString(err));
-        }
+        Bounded.waitFor(process, Duration.ofSeconds(60), "the listing");
         return new Listing(process.exitValue(), parse(Files.readAllBytes(out)), Files.readString(err));
     }
 

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.FingerprintMode;
 import io.vivarium.api.spi.HostFiles;
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -46,7 +47,8 @@ class HostListerTest {
         Files.createDirectories(work.resolve("empty"));
         Files.createSymbolicLink(work.resolve("link-to-file"), work.resolve("a b.txt"));
         Files.createSymbolicLink(work.resolve("link-to-root"), Path.of("/"));
-        new ProcessBuilder("mkfifo", work.resolve("fifo").toString()).start().waitFor();
+        assertEquals(0, Bounded.waitFor(new ProcessBuilder("mkfifo", work.resolve("fifo").toString()).start(),
+                Duration.ofSeconds(30), "mkfifo"));
         FileListing l = lister.list(view(0), List.of("/work"), TestModes.content(), null, ListingLimits.standard());
         assertEquals(List.of("/work/a b.txt", "/work/d/e/deep"), List.copyOf(l.files().keySet()));
         assertEquals(64, l.files().get("/work/a b.txt").length());
@@ -144,13 +146,15 @@ class HostListerTest {
         boolean root = "root".equals(System.getProperty("user.name"));
         org.junit.jupiter.api.Assumptions.assumeTrue(root, "mounting a tmpfs needs root");
         Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "tmpfs", mnt.toString()).start();
-        org.junit.jupiter.api.Assumptions.assumeTrue(mount.waitFor() == 0, "cannot mount a tmpfs here");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Bounded.waitFor(mount, Duration.ofSeconds(30), "mount -t tmpfs") == 0,
+                "cannot mount a tmpfs here");
         try {
             Files.writeString(mnt.resolve("other-fs"), "o");
             FileListing l = lister.list(view(0), List.of("/work"), TestModes.stat(), null, ListingLimits.standard());
             assertEquals(Set.of("/work/here"), l.files().keySet());
         } finally {
-            new ProcessBuilder("umount", mnt.toString()).start().waitFor();
+            assertEquals(0, Bounded.waitFor(new ProcessBuilder("umount", mnt.toString()).start(), Duration.ofSeconds(30),
+                    "umount " + mnt));
         }
     }
 }

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.vivarium.api.spi.ArtifactKind;
@@ -67,7 +68,9 @@ final class ImagingBackend implements SandboxBackend, Images {
         CountDownLatch hold = holdCreates;
         if (hold != null) {
             try {
-                hold.await();
+                if (!hold.await(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("held for 60 s: the test never released its creates");
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while held", e);

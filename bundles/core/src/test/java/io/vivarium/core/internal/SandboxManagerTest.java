@@ -303,7 +303,12 @@ class SandboxManagerTest {
         assertEquals(1, next.execs.size());
 
         m.backendLeft(2);
-        Thread.sleep(Duration.ofMillis(4000));
+        Sandbox kept = m.core().sandboxes().find(ALICE, other);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (kept.leaving() != null) {
+            assertTrue(System.nanoTime() < deadline, "the instance that left is still kept 30 s after its 2 s patience");
+            Thread.sleep(10);
+        }
         ApiException e = assertThrows(ApiException.class, () -> m.exec(ALICE, other, exec("true")));
         assertEquals(503, e.status(), "past the patience the instance that left is let go of");
         assertEquals(1, next.execs.size());

@@ -29,6 +29,7 @@ import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
 import io.vivarium.core.internal.state.FileStateStore;
 import io.vivarium.core.internal.state.Stored;
+import io.vivarium.testkit.Bounded;
 import io.vivarium.testkit.FakeBackend;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -191,7 +192,8 @@ class SnapshotRegistryTest {
             Thread.sleep(5);
         }
         hold.countDown();
-        List<Integer> statuses = creates.stream().map(CompletableFuture::join).sorted().toList();
+        List<Integer> statuses = creates.stream().map(c -> Bounded.get(c, Duration.ofSeconds(30), "a create ends")).sorted()
+                .toList();
         assertEquals(List.of(201, 201, 201, 503, 503, 503), statuses);
         assertEquals(3, backend.creating.get(), "the refused ones never reached the backend");
         assertEquals(3, m.list(ALICE).size());

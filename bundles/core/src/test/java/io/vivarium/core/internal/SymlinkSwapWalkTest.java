@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -19,6 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.HostFiles;
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -139,6 +141,6 @@ class SymlinkSwapWalkTest {
     }
 
     private static int run(String... argv) throws IOException, InterruptedException {
-        return new ProcessBuilder(argv).inheritIO().start().waitFor();
+        return Bounded.waitFor(new ProcessBuilder(argv).inheritIO().start(), Duration.ofSeconds(30), String.join(" ", argv));
     }
 }

@@ -146,13 +146,16 @@ class VmCheckpointsTest {
         CountDownLatch settingClock = new CountDownLatch(1);
         CountDownLatch deleting = new CountDownLatch(1);
         Set<String> seen = ConcurrentHashMap.newKeySet();
+        Thread caller = Thread.currentThread();
         vm.onSetTime = () -> {
             settingClock.countDown();
             try {
                 seen.add("delete during clock: " + deleting.await(5, TimeUnit.SECONDS));
                 seen.add("exec during clock: " + assertThrows(ApiException.class, () -> m.exec(ALICE, id,
                         new ExecRequest(List.of("true"), null, null, null, null, null))).status());
-                Thread.sleep(200);
+                // the clock is set only once the dry-run, its delete done, waits for it (parked, untimed):
+                // a dry-run that answered without it would find the clock not set yet
+                seen.add("answer waits for the clock: " + parks(caller));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -169,7 +172,8 @@ class VmCheckpointsTest {
         DryRunResult r = m.dryRun(ALICE, id, dryRun("true"));
 
         assertTrue(r.discarded());
-        assertEquals(Set.of("delete during clock: true", "clock during delete: true", "exec during clock: 409"), seen);
+        assertEquals(Set.of("delete during clock: true", "clock during delete: true", "exec during clock: 409",
+                "answer waits for the clock: true"), seen);
         assertEquals(1, vm.clockSets.size(), "the answer comes only after the clock is set");
         assertTrue(vm.saved.isEmpty());
     }
@@ -684,6 +688,18 @@ class VmCheckpointsTest {
         }
         restoring.get(30, TimeUnit.SECONDS);
         assertEquals("paused", m.pause(ALICE, id).status());
+    }
+
+    /** Whether {@code t} parks without a timeout (as a join does) within 30 s. */
+    private static boolean parks(Thread t) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (t.getState() != Thread.State.WAITING) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.onSpinWait();
+        }
+        return true;
     }
 
     private static void awaitWaiting(Thread t) {

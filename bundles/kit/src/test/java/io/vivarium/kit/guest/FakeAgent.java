@@ -39,9 +39,8 @@ import java.util.function.Function;
 final class FakeAgent implements AutoCloseable {
     static final String HANG = "\u0000hang";
     static final String CLOSE = "\u0000close";
-    /** Prefix of a line to send half a second late, from another thread. */
+    /** Prefix of a line held back until {@link #sendLate} sends it: an answer its caller gave up on. */
     static final String LATE = "\u0000late:";
-    private static final long LATE_MILLIS = 500;
     static final String VERSION = "vivarium-agent fake";
     private static final List<String> COMMANDS = List.of("guest-sync-delimited", "guest-ping", "guest-info",
             "guest-get-time", "guest-set-time", "guest-fsfreeze-status", "guest-fsfreeze-freeze-list", "guest-fsfreeze-thaw",
@@ -63,11 +62,16 @@ final class FakeAgent implements AutoCloseable {
     final AtomicInteger accepted = new AtomicInteger();
     /** Every command received, in order. */
     final List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Every request received, whole (command and arguments), in order. */
+    final List<JsonNode> requests = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile Function<JsonNode, String> override = request -> null;
 
     private final boolean stock;
-    /** Late lines sent so far. */
-    final AtomicInteger lateSent = new AtomicInteger();
+    /** Sends the line held back by {@link #LATE}, or null. */
+    private volatile Late late;
+
+    private record Late(OutputStream out, byte[] line) {
+    }
 
     FakeAgent(Path socket) throws IOException {
         this(socket, false);
@@ -120,6 +124,7 @@ final class FakeAgent implements AutoCloseable {
                 JsonNode request = json.readTree(line.toByteArray());
                 line.reset();
                 received.add(request.path("execute").asText());
+                requests.add(request);
                 String forced = override.apply(request);
                 if (HANG.equals(forced)) {
                     continue;
@@ -128,16 +133,7 @@ final class FakeAgent implements AutoCloseable {
                     return;
                 }
                 if (forced != null && forced.startsWith(LATE)) {
-                    byte[] late = forced.substring(LATE.length()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-                    Thread.ofPlatform().daemon().start(() -> {
-                        try {
-                            Thread.sleep(LATE_MILLIS);
-                            send(out, late);
-                            lateSent.incrementAndGet();
-                        } catch (IOException | InterruptedException ignored) {
-                            // connection gone
-                        }
-                    });
+                    late = new Late(out, forced.substring(LATE.length()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
                     continue;
                 }
                 if (forced != null) {
@@ -151,6 +147,21 @@ final class FakeAgent implements AutoCloseable {
         } finally {
             open.decrementAndGet();
         }
+    }
+
+    /** Sends the answer held back by {@link #LATE} now, on the connection its request came on. */
+    void sendLate() throws IOException {
+        Late held = late;
+        if (held == null) {
+            throw new IllegalStateException("no answer is held back");
+        }
+        late = null;
+        send(held.out(), held.line());
+    }
+
+    /** The requests received with this command, in order. */
+    List<JsonNode> requests(String command) {
+        return requests.stream().filter(r -> r.path("execute").asText().equals(command)).toList();
     }
 
     private void handle(JsonNode request, OutputStream out) throws IOException {

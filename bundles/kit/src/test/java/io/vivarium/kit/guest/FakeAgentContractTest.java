@@ -1,9 +1,12 @@
 package io.vivarium.kit.guest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
+
+import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -36,6 +39,9 @@ class FakeAgentContractTest extends GuestAgentContract {
     void freezeListAndThawReportCounts() {
         assertEquals(2, client.freeze(List.of("/a", "/b"), seconds(5)));
         assertEquals(0, client.thaw(seconds(5)));
+        assertEquals(List.of("[\"/a\",\"/b\"]"), fake.requests("guest-fsfreeze-freeze-list").stream()
+                .map(r -> r.path("arguments").path("mountpoints").toString()).toList(), "the mount points reach the agent");
+        assertEquals(1, fake.requests("guest-fsfreeze-thaw").size());
     }
 
     @Test
@@ -54,6 +60,9 @@ class FakeAgentContractTest extends GuestAgentContract {
     @Test
     void shutdownWithoutAnAnswerIsAccepted() {
         client.shutdown("powerdown", seconds(5));
+        List<JsonNode> sent = fake.requests("guest-shutdown");
+        assertEquals(1, sent.size(), "one shutdown reached the agent: " + fake.received);
+        assertEquals("powerdown", sent.getFirst().path("arguments").path("mode").asText(), sent.toString());
     }
 
     @Test
@@ -69,6 +78,11 @@ class FakeAgentContractTest extends GuestAgentContract {
     void theClockIsSet() {
         client.setTime(1_700_000_000_000_000_000L, seconds(5));
         client.setTime(null, seconds(5));
+        List<JsonNode> sent = fake.requests("guest-set-time");
+        assertEquals(2, sent.size(), "both reached the agent: " + fake.received);
+        assertEquals(1_700_000_000_000_000_000L, sent.get(0).path("arguments").path("time").asLong(), sent.toString());
+        assertFalse(sent.get(1).path("arguments").has("time"),
+                "without a time the agent is asked to read the hardware clock: " + sent.get(1));
     }
 
     @Test

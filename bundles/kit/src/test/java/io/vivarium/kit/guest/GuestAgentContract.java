@@ -222,8 +222,10 @@ abstract class GuestAgentContract {
             content[i] = (byte) (i * 31);
         }
         client.writeFile(path, content, seconds(10));
+        assertArrayEquals(content, readOnTheHost(path), "the peer wrote what was sent");
         assertArrayEquals(content, client.readFile(path, content.length, seconds(10)));
         client.writeFile(path, "replaced".getBytes(StandardCharsets.UTF_8), seconds(10));
+        assertEquals("replaced", text(readOnTheHost(path)), "the peer replaced the file");
         assertEquals("replaced", text(client.readFile(path, 100, seconds(10))));
     }
 
@@ -231,6 +233,7 @@ abstract class GuestAgentContract {
     void aFileLargerThanTheLimitIsRefused() {
         String path = dir.resolve("big").toString();
         client.writeFile(path, new byte[1000], seconds(10));
+        assertEquals(1000, readOnTheHost(path).length, "the peer wrote the whole file");
         GuestAgentException e = assertThrows(GuestAgentException.class, () -> client.readFile(path, 999, seconds(10)));
         assertEquals(413, e.status());
     }
@@ -260,6 +263,15 @@ abstract class GuestAgentContract {
         GuestAgentException e = assertThrows(GuestAgentException.class,
                 () -> client.exec(ExecSpec.of("true").withEnv(ENV).withUser(0, 0), seconds(5)));
         assertEquals(501, e.status(), e.getMessage());
+    }
+
+    /** The file as the peer, which runs on this host, left it. */
+    private static byte[] readOnTheHost(String path) {
+        try {
+            return Files.readAllBytes(Path.of(path));
+        } catch (java.io.IOException e) {
+            throw new AssertionError("the peer left no readable " + path, e);
+        }
     }
 
     private static boolean alive(long pid) {

@@ -61,6 +61,7 @@ class MisbehavingPeerTest {
         GuestAgentException e = failure(() -> client.ping(Deadline.after(Duration.ofMillis(300))));
         long took = System.nanoTime() - start;
         assertEquals(504, e.status(), e.getMessage());
+        // the bound is the behaviour under test (a call ends at its deadline, not the agent's whim), ten times the deadline
         assertTrue(took < TimeUnit.SECONDS.toNanos(3), "took " + took / 1_000_000 + " ms");
     }
 
@@ -78,7 +79,10 @@ class MisbehavingPeerTest {
         answer("guest-ping", "this is not json");
         assertEquals(502, failure(() -> client.ping(GuestAgentContract.seconds(5))).status());
         fake.override = request -> null;
+        int connections = fake.accepted.get();
         client.ping(GuestAgentContract.seconds(5));
+        assertEquals(connections + 1, fake.accepted.get(), "the next call came on a fresh connection");
+        assertEquals("guest-ping", fake.received.getLast());
     }
 
     @Test
@@ -143,6 +147,7 @@ class MisbehavingPeerTest {
         GuestAgentException e = failure(() -> client.exec(ExecSpec.of("sleep", "30").withEnv(ENV),
                 Deadline.after(Duration.ofMillis(500))));
         assertEquals(504, e.status(), e.getMessage());
+        // the behaviour under test: the call ends at its deadline (0.5 s), not the command's (30 s)
         assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5));
     }
 
@@ -215,7 +220,9 @@ class MisbehavingPeerTest {
             GuestAgentException e = failure(() -> stream.ping(GuestAgentContract.seconds(5)));
             assertTrue(e.getMessage().contains("without an id"), e.getMessage());
             fake.override = request -> null;
+            int connections = fake.accepted.get();
             stream.ping(GuestAgentContract.seconds(5));
+            assertEquals(connections + 1, fake.accepted.get(), "the stream was reopened for the next call");
         }
     }
 
@@ -227,11 +234,7 @@ class MisbehavingPeerTest {
             stock.override = request -> request.path("execute").asText().equals("guest-ping")
                     ? FakeAgent.LATE + "{\"return\": {}}" : null;
             assertEquals(504, failure(() -> stream.ping(Deadline.after(Duration.ofMillis(100)))).status());
-            Deadline late = GuestAgentContract.seconds(5);
-            while (stock.lateSent.get() == 0) {
-                late.check("waiting for the late answer");
-                Thread.onSpinWait();
-            }
+            stock.sendLate();
             stock.override = request -> null;
             // without the resync this would read the stale {} as the time
             assertTrue(stream.getTime(GuestAgentContract.seconds(5)) > 0);
@@ -254,9 +257,12 @@ class MisbehavingPeerTest {
             answer("guest-ping", FakeAgent.HANG);
             long start = System.nanoTime();
             assertEquals(504, failure(() -> stream.ping(Deadline.after(Duration.ofMillis(300)))).status());
+            // the behaviour under test: a hung stream fails the call at its deadline, ten times over
             assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(3));
             fake.override = request -> null;
+            int pings = fake.requests("guest-ping").size();
             stream.ping(GuestAgentContract.seconds(5));
+            assertEquals(pings + 1, fake.requests("guest-ping").size(), "the later ping reached the agent");
         }
     }
 

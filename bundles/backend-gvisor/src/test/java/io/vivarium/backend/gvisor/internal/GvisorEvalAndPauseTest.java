@@ -109,7 +109,7 @@ class GvisorEvalAndPauseTest {
         revision.pause().pause(i);
         assertEquals(SandboxStatus.PAUSED, i.status());
         long frozen = Files.size(ticks);
-        Thread.sleep(300); // a span in which the loop, were it running, would add about 6 lines
+        awaitLinesOfATwinLoop(6);
         assertEquals(frozen, Files.size(ticks), "nothing runs in a paused container");
 
         InstanceState state = i.state();
@@ -133,6 +133,25 @@ class GvisorEvalAndPauseTest {
         created.destroy(revision, 0);
         assertTrue(ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true), "the sandbox process is gone");
         assertFalse(Files.exists(i.record().files().runscRoot()), "runsc's state root is removed");
+    }
+
+    /**
+     * Runs the container's loop on the host until it has written {@code lines} lines: a span in which
+     * the container's, were it running, would have written about as many, however busy the machine.
+     */
+    private void awaitLinesOfATwinLoop(int lines) throws Exception {
+        Path twin = tmp.resolve("twin-ticks");
+        Process loop = new ProcessBuilder("/bin/sh", "-c", "while :; do echo x >> \"$1\"; sleep 0.05; done", "sh",
+                twin.toString()).start();
+        try {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!Files.exists(twin) || Files.size(twin) < 2L * lines) {
+                assertTrue(System.nanoTime() < deadline, "the twin loop on the host wrote " + twin + " too slowly");
+                Thread.sleep(20);
+            }
+        } finally {
+            loop.destroyForcibly();
+        }
     }
 
     /** Waits (up to 10 s) until the file grows: the loop writing it runs. */

@@ -47,7 +47,8 @@ final class GvisorHost {
     static Path assumeBuiltRootfs() {
         Path rootfs = GvisorSettings.rootfs("", System.getenv()).orElseThrow();
         Assumptions.assumeTrue(Files.isDirectory(rootfs.resolve("usr")),
-                "no built root filesystem at " + rootfs + ": run bundles/backend-gvisor/build-rootfs.sh");
+                "no built root filesystem at " + rootfs + ": run bundles/backend-gvisor/build-rootfs.sh as root "
+                        + "(.ci/run builds it, and fails when it cannot)");
         return rootfs;
     }
 

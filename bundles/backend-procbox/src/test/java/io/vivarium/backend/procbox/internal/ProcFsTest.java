@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
+
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -35,7 +38,7 @@ class ProcFsTest {
             assertTrue(ProcFs.children(Long.MAX_VALUE).isEmpty());
         } finally {
             shell.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
-            shell.destroyForcibly().waitFor();
+            Bounded.waitFor(shell.destroyForcibly(), Duration.ofSeconds(30), "the shell ends once killed");
         }
     }
 

@@ -12,6 +12,7 @@ import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
+import io.vivarium.testkit.Bounded;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -23,6 +24,7 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -293,7 +295,7 @@ class ProcboxDryRunTest {
         }
         assertEquals(adopt, sandbox.instance().alive());
         try {
-            interrupted.join().close();
+            Bounded.get(interrupted, Duration.ofSeconds(60), "the interrupted dry-run ends").close();
         } catch (RuntimeException e) {
             // the interrupted dry-run found its scratch directory gone
         }

@@ -18,12 +18,14 @@ import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.storage.reflink.internal.ReflinkStrategyComponent;
+import io.vivarium.testkit.Bounded;
 import io.vivarium.testkit.FixedStorage;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -329,7 +331,8 @@ class ProcboxSandboxTest {
     }
 
     private static void signal(String signal, long pid) throws IOException, InterruptedException {
-        assertEquals(0, new ProcessBuilder("/bin/kill", "-" + signal, Long.toString(pid)).inheritIO().start().waitFor());
+        assertEquals(0, Bounded.waitFor(new ProcessBuilder("/bin/kill", "-" + signal, Long.toString(pid)).inheritIO().start(),
+                Duration.ofSeconds(30), "kill -" + signal + " " + pid));
     }
 
     /** Retries while the agent is restarting (503), up to a deadline. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.vivarium.api.SandboxStatus;
+import io.vivarium.testkit.Bounded;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,7 +53,7 @@ class QemuInstanceTest {
         if (monitor != null) {
             monitor.close();
         }
-        qemu.destroyForcibly().waitFor();
+        Bounded.waitFor(qemu.destroyForcibly(), Duration.ofSeconds(30), "the fake qemu ends once killed");
     }
 
     private QemuInstance watched() throws Exception {

@@ -8,8 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+
+import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -100,7 +103,7 @@ class FileStateStoreTest {
             }));
         }
         for (Thread w : writers) {
-            w.join();
+            Bounded.join(w, Duration.ofSeconds(60), "a writer ends its " + increments + " increments");
         }
         assertEquals(List.of(), List.copyOf(failures));
         Stored<Thing> counter = open().get(THINGS, "counter").orElseThrow();

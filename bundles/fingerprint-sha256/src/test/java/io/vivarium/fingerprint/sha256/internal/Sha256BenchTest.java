@@ -8,9 +8,12 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
@@ -94,7 +97,7 @@ class Sha256BenchTest {
         Process process = new ProcessBuilder(command).directory(dir.toFile())
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, process.waitFor(), tool);
+        assertEquals(0, Bounded.waitFor(process, Duration.ofMinutes(10), tool), tool);
         return out;
     }
 

@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HexFormat;
@@ -16,6 +17,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
+
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -62,7 +65,8 @@ class Sha256Test {
             Map<Path, String> actual = new ConcurrentHashMap<>();
             ForkJoinPool pool = new ForkJoinPool(8);
             try {
-                pool.submit(() -> files.parallelStream().forEach(f -> actual.put(f, hex(f)))).get();
+                Bounded.get(pool.submit(() -> files.parallelStream().forEach(f -> actual.put(f, hex(f)))),
+                        Duration.ofSeconds(60), "hashing round " + round);
             } finally {
                 pool.shutdown();
             }

@@ -6,6 +6,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,7 +31,8 @@ class StatModeTest {
     /** Sets the mtime with touch: Files.setLastModifiedTime sets 0 for a fractional time before 1970. */
     private String fingerprint(String content, String mtime) throws IOException, InterruptedException {
         Path file = Files.writeString(tmp.resolve("f"), content);
-        assertEquals(0, new ProcessBuilder("touch", "-d", mtime, file.toString()).inheritIO().start().waitFor());
+        assertEquals(0, Bounded.waitFor(new ProcessBuilder("touch", "-d", mtime, file.toString()).inheritIO().start(),
+                Duration.ofSeconds(30), "touch -d " + mtime));
         return new StatMode().fingerprint(file, Files.readAttributes(file, BasicFileAttributes.class));
     }
 }

@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.StoredArtifact;
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -220,7 +221,7 @@ class DiffChainTest {
             for (int i = 0; i < n; i++) {
                 String name = "fork" + i;
                 forks.add(pool.submit(() -> {
-                    start.await();
+                    Bounded.await(start, Duration.ofSeconds(60), "the forks' start signal");
                     return materialised(top, name);
                 }));
             }
