@@ -17,11 +17,7 @@ import io.vivarium.api.Capability;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.Role;
 import io.vivarium.api.spi.ArtifactKind;
-import io.vivarium.api.spi.Availability;
-import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
-import io.vivarium.api.spi.InstanceState;
-import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategies;
@@ -116,26 +112,9 @@ class BackendCapabilitiesTest {
     }
 
     /** A backend whose create stores a disk through the strategies it is handed. */
-    private static final class DiskBackend implements SandboxBackend {
-        private final FakeBackend fake;
-
+    private static final class DiskBackend extends ImagingBackend {
         DiskBackend(FakeBackend fake) {
-            this.fake = fake;
-        }
-
-        @Override
-        public String name() {
-            return fake.name();
-        }
-
-        @Override
-        public Set<String> capabilities() {
-            return fake.capabilities();
-        }
-
-        @Override
-        public Availability availability() {
-            return fake.availability();
+            super(fake);
         }
 
         @Override
@@ -146,17 +125,7 @@ class BackendCapabilitiesTest {
         @Override
         public SandboxInstance create(InstanceSpec spec, StorageStrategies storage, OperationContext context) {
             storage.choose(ArtifactKind.DISK, spec.dir());
-            return fake.create(spec, storage, context);
-        }
-
-        @Override
-        public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
-            return fake.adopt(spec, state);
-        }
-
-        @Override
-        public void destroy(InstanceSpec spec, InstanceState state) {
-            fake.destroy(spec, state);
+            return super.create(spec, storage, context);
         }
     }
 }

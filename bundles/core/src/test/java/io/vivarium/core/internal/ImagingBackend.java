@@ -30,7 +30,7 @@ import io.vivarium.testkit.FakeBackend;
  * the instance's id, written and copied through the storage strategy core hands over. The one
  * object is the backend and its images seam (a test double; a real bundle registers them apart).
  */
-final class ImagingBackend implements SandboxBackend, Images {
+class ImagingBackend implements SandboxBackend, Images {
     static final String FILE = "ws";
 
     final FakeBackend fake;

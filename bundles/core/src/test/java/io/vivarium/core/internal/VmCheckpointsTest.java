@@ -78,6 +78,16 @@ class VmCheckpointsTest {
         return new BackendRegistry.Entry(b.name(), b, "test.vmm", version, serviceId);
     }
 
+    /** Checkpoints VM {@code id} as "t" and starts restoring it, held inside the backend until {@code vm.releaseRestore}. */
+    private FutureTask<SandboxInfo> restoreHeldOpen(WholeCore m, String id) throws InterruptedException {
+        m.checkpointVm(ALICE, id, tag("t"));
+        vm.restoreEntered = new CountDownLatch(1);
+        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
+        new Thread(restoring, "restore").start();
+        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS), "the restore reached the backend");
+        return restoring;
+    }
+
     private static String newVm(WholeCore m) {
         return m.createVm(ALICE, new CreateSandboxRequest("vmm", null)).id();
     }
@@ -305,11 +315,7 @@ class VmCheckpointsTest {
     void aCheckpointIsNotDeletedWhileARestoreRuns() throws Exception {
         WholeCore m = started(backend, 1, Duration.ofMillis(200));
         String id = newVm(m);
-        m.checkpointVm(ALICE, id, tag("t"));
-        vm.restoreEntered = new CountDownLatch(1);
-        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
-        new Thread(restoring, "restore").start();
-        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        FutureTask<SandboxInfo> restoring = restoreHeldOpen(m, id);
         try {
             ApiException busy = assertThrows(ApiException.class, () -> m.deleteVmCheckpoint(ALICE, id, "t"));
             assertEquals(409, busy.status());
@@ -429,11 +435,7 @@ class VmCheckpointsTest {
     void duringARestoreASecondRestoreOrDryRunIs409AnExecWaitsThen409AndReadoptionIsNotBlocked() throws Exception {
         WholeCore m = started(backend, 1, Duration.ofMillis(200));
         String id = newVm(m);
-        m.checkpointVm(ALICE, id, tag("t"));
-        vm.restoreEntered = new CountDownLatch(1);
-        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
-        new Thread(restoring, "restore").start();
-        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        FutureTask<SandboxInfo> restoring = restoreHeldOpen(m, id);
         try {
             ApiException second = assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag("t")));
             assertEquals(409, second.status());
@@ -460,11 +462,7 @@ class VmCheckpointsTest {
     void anExecArrivingDuringARestoreRunsOnceItEnds() throws Exception {
         WholeCore m = started(backend, 1, LONG);
         String id = newVm(m);
-        m.checkpointVm(ALICE, id, tag("t"));
-        vm.restoreEntered = new CountDownLatch(1);
-        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
-        new Thread(restoring, "restore").start();
-        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        FutureTask<SandboxInfo> restoring = restoreHeldOpen(m, id);
         FutureTask<ExecResult> exec = new FutureTask<>(
                 () -> m.exec(ALICE, id, new ExecRequest(List.of("echo", "after"), null, null, null, null, null)));
         Thread execThread = new Thread(exec, "exec");
@@ -595,11 +593,7 @@ class VmCheckpointsTest {
     void aDeleteDuringARestoreWaitsThen409AndSucceedsOnceItEnds() throws Exception {
         WholeCore m = started(backend, 1, Duration.ofMillis(200));
         String id = newVm(m);
-        m.checkpointVm(ALICE, id, tag("t"));
-        vm.restoreEntered = new CountDownLatch(1);
-        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
-        new Thread(restoring, "restore").start();
-        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        FutureTask<SandboxInfo> restoring = restoreHeldOpen(m, id);
         try {
             ApiException e = assertThrows(ApiException.class, () -> m.deleteVm(ALICE, id));
             assertEquals(409, e.status());
@@ -674,11 +668,7 @@ class VmCheckpointsTest {
         assertEquals("running", m.get(ALICE, id).status());
 
         m.seamArrived("vmm", 1, 103, backend.pauseControl());
-        m.checkpointVm(ALICE, id, tag("t"));
-        vm.restoreEntered = new CountDownLatch(1);
-        FutureTask<SandboxInfo> restoring = new FutureTask<>(() -> m.restoreVm(ALICE, id, tag("t")));
-        new Thread(restoring, "restore").start();
-        assertTrue(vm.restoreEntered.await(30, TimeUnit.SECONDS));
+        FutureTask<SandboxInfo> restoring = restoreHeldOpen(m, id);
         try {
             ApiException e = assertThrows(ApiException.class, () -> m.pause(ALICE, id));
             assertEquals(409, e.status());
