@@ -3,11 +3,9 @@ package io.vivarium.itests.osgi;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
-import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.ref.WeakReference;
 import java.lang.reflect.Field;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,6 +22,9 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Stats;
 
 import org.junit.Assume;
 import org.junit.FixMethodOrder;
@@ -42,6 +43,8 @@ import org.osgi.framework.wiring.FrameworkWiring;
  * sandbox (and a background process in it) running throughout, the bundle has one revision,
  * nothing is pending removal, the API bundle has as many wires as before, the heap does not grow
  * per cycle, and the class loader of the revision that ran before the first update is collected.
+ * Each test reports its figures with these goals ({@link BenchReport}: {@code target/bench/LeakIT.md},
+ * {@code LeakIT.heldOutput.md}).
  *
  * <p>A class loader that stays reachable is diagnosed here: threads running procbox code (an exec's
  * output pump, say), and core's references to backends and instances (read reflectively).
@@ -56,8 +59,21 @@ public class LeakIT extends VivariumOsgiTestSupport {
     private static final long MAX_GROWTH_PER_CYCLE = 1L << 20;
     private static final Duration COLLECT_TIMEOUT = Duration.ofSeconds(10);
 
+    static final Goal REVISIONS = Goal.exactly("revisions of the procbox bundle after 20 update + refresh cycles", 1, "", 4);
+    static final Goal PENDING = Goal.exactly("bundles pending removal", 0, "", 4);
+    static final Goal WIRES = Goal.exactly("provided wires of io.vivarium.api, after − before", 0, "", 4);
+    static final Goal HEAP = Goal.below("used heap after GC, growth per cycle (cycles 5→20)", MAX_GROWTH_PER_CYCLE >> 10, "KiB", 4);
+    static final Goal COLLECTED = Goal.holds("class loader of the first revision collected", 4);
+    static final Goal HELD_COLLECTED = Goal.holds("class loader of a revision whose exec left `sleep 600 &` holding its output, "
+            + "collected while that process runs", 7);
+
     @Test
     public void a_twentyUpdateCyclesLeakNoRevisionWireHeapOrClassLoader() throws Exception {
+        BenchReport bench = new BenchReport(getClass().getSimpleName(), List.of(REVISIONS, PENDING, WIRES, HEAP, COLLECTED));
+        bench.writeAfter(() -> updateCycles(bench));
+    }
+
+    private void updateCycles(BenchReport bench) throws Exception {
         assumeSandboxes();
         SandboxService sandboxes = awaitService(SandboxService.class, null);
         Bundle procbox = bundle(ProcboxBuilds.PROCBOX_BUNDLE);
@@ -100,24 +116,28 @@ public class LeakIT extends VivariumOsgiTestSupport {
             SandboxInfo after = sandboxes.get(ADMIN, id);
             ExecResult bgAlive = exec(sandboxes, id, "sh", "-c", "kill -0 \"$(cat /work/bg.pid)\"");
 
-            String report = String.format(Locale.ROOT, "# Leak check: %d update + refresh cycles of procbox%n%n"
+            String report = String.format(Locale.ROOT, "%d update + refresh cycles of procbox:%n%n"
                     + "| measurement | value |%n|---|---|%n"
                     + "| cycle time (update() → new version listed), p50 / max | %.1f / %.1f ms |%n"
                     + "| revisions of the procbox bundle | %d |%n"
                     + "| bundles pending removal | %s |%n"
                     + "| provided wires of io.vivarium.api before / after | %d / %d |%n"
                     + "| used heap after GC, after cycle %d / after cycle %d | %.2f / %.2f MiB |%n"
-                    + "| heap growth per cycle (cycles %d→%d) | %.1f KiB (limit %d KiB) |%n"
+                    + "| heap growth per cycle (cycles %d→%d) | %.1f KiB |%n"
                     + "| class loader of the first revision collected | %s |%n"
                     + "| sandbox %s: status, init pid before / after, background process alive | %s, %d / %d, %s |%n%s",
-                    CYCLES, percentile(cycleMillis, 50), percentile(cycleMillis, 100), revisions, pending.isEmpty() ? "none" : pending,
+                    CYCLES, Stats.p50(cycleMillis), Stats.max(cycleMillis), revisions, pending.isEmpty() ? "none" : pending,
                     apiWiresBefore, apiWiresAfter, HEAP_BASELINE_CYCLE, CYCLES, heapAtBaseline / 1048576.0,
-                    heapAtEnd / 1048576.0, HEAP_BASELINE_CYCLE, CYCLES, growthPerCycle / 1024, MAX_GROWTH_PER_CYCLE / 1024,
+                    heapAtEnd / 1048576.0, HEAP_BASELINE_CYCLE, CYCLES, growthPerCycle / 1024,
                     collectedAfter < 0 ? "**no**" : "yes (" + collectedAfter + " ms after the last cycle)",
                     id, after.status(), sandbox.pid(), after.pid(), bgAlive.exitCode() == 0 ? "yes" : "no (" + bgAlive + ")",
                     holders.isEmpty() ? "" : "\nStill reachable; what holds it:\n" + holders + "\n");
-            System.out.println("[LeakIT]\n" + report);
-            writeReport("leak.md", report);
+            bench.add(report);
+            bench.check(REVISIONS, revisions);
+            bench.check(PENDING, pending.size());
+            bench.check(WIRES, apiWiresAfter - apiWiresBefore);
+            bench.check(HEAP, growthPerCycle / 1024);
+            bench.check(COLLECTED, collectedAfter >= 0, collectedAfter >= 0 ? "yes" : "no");
 
             assertEquals("revisions of the procbox bundle after " + CYCLES + " cycles", 1, revisions);
             assertTrue("bundles pending removal: " + pending, pending.isEmpty());
@@ -145,6 +165,11 @@ public class LeakIT extends VivariumOsgiTestSupport {
      */
     @Test
     public void b_aBackgroundProcessHoldingExecOutputDoesNotPinTheOldRevision() throws Exception {
+        BenchReport bench = new BenchReport(getClass().getSimpleName() + ".heldOutput", List.of(HELD_COLLECTED));
+        bench.writeAfter(() -> heldOutput(bench));
+    }
+
+    private void heldOutput(BenchReport bench) throws Exception {
         assumeSandboxes();
         SandboxService sandboxes = awaitService(SandboxService.class, null);
         Bundle procbox = bundle(ProcboxBuilds.PROCBOX_BUNDLE);
@@ -171,9 +196,8 @@ public class LeakIT extends VivariumOsgiTestSupport {
                             + (afterKill >= 0 ? "collected " + afterKill + " ms after killing that process"
                                     : "still not collected after killing it")
                             + "\nWhat held it:\n" + holders;
-            System.out.println("[LeakIT] revision that ran `sleep 600 &` (stdout inherited): " + report);
-            writeReport("leak-held-output.md", "# Old procbox revision vs. a background process holding exec output\n\n"
-                    + report + "\n");
+            bench.add("The revision that ran `sleep 600 &` (its stdout and stderr inherited), after an update: " + report);
+            bench.check(HELD_COLLECTED, collected >= 0, collected >= 0 ? "yes (" + collected + " ms after the refresh)" : "no");
             assertTrue("the old procbox revision is pinned by an exec whose background process holds its output: "
                     + report, collected >= 0);
         } finally {
@@ -319,17 +343,5 @@ public class LeakIT extends VivariumOsgiTestSupport {
         ExecResult r = exec(sandboxes, id, argv);
         assertEquals("exit code of " + List.of(argv) + " in " + id + ": " + r, 0, r.exitCode());
         return r;
-    }
-
-    private static double percentile(List<Double> values, int p) {
-        List<Double> sorted = values.stream().sorted().toList();
-        int i = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
-        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i)));
-    }
-
-    private static void writeReport(String name, String text) throws IOException {
-        Path file = Path.of(System.getProperty("vivarium.itests.target", "target"), "bench", name);
-        Files.createDirectories(file.getParent());
-        Files.writeString(file, text, StandardCharsets.UTF_8);
     }
 }
