@@ -101,7 +101,7 @@ public final class BenchReport {
     public String render() {
         List<String> parts = new ArrayList<>(body);
         if (goals.isEmpty()) {
-            parts.add("No goal: the issue that asked for these figures asked for them to be reported.");
+            parts.add("No goal is set for these figures: they are reported.");
         } else {
             Table table = new Table(BenchDocs.GOAL_COLUMNS);
             goals.forEach((g, r) -> table.row(g.figure(), g.text(), r[0], r[1]));

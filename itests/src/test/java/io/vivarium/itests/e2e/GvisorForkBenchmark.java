@@ -133,11 +133,11 @@ class GvisorForkBenchmark {
         }
         api.deleteAllSandboxes();
 
-        Table table = new Table("round", n + " sandboxes until each answered an eval", "wall ms");
+        Table table = new Table("round", n + " sandboxes until each answered an eval (modules: " + MODULES + ")", "wall ms");
         for (int round = 0; round < ROUNDS; round++) {
             table.row(round + 1, "children forked from the warm interpreter's tag (one request)", forks.get(round));
-            table.row(round + 1, "cold sandboxes, " + Math.min(n, FORK_PARALLEL) + " created at a time, importing " + MODULES,
-                    colds.get(round));
+            table.row(round + 1, "cold sandboxes, " + Math.min(n, FORK_PARALLEL) + " created at a time, importing the same "
+                    + "modules", colds.get(round));
         }
         report.add(table);
         report.add(String.format("(c) branch pauses (ms): %s; seen from inside (the %d longest stalls of a 2 ms ticker in the "
