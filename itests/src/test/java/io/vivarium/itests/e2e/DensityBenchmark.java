@@ -161,9 +161,9 @@ class DensityBenchmark {
                 .row("… the kernel's own, not reclaimable: SUnreclaim + PageTables + KernelStack",
                         perSandbox(one.kernelKib(), full.kernelKib()))
                 .row("… shared memory (tmpfs /tmp of the sandboxes and such): Shmem", perSandbox(one.shmemKib(), full.shmemKib())));
-        report.add(String.format("daemon VmRSS: %d MiB idle after its start, %d MiB with one sandbox, %d MiB with %d, %d MiB "
-                + "idle after the run", idleKib >> 10, one.daemonRssKib() >> 10, full.daemonRssKib() >> 10, SANDBOXES,
-                idleAfterKib >> 10));
+        report.add(String.format("daemon VmRSS: %.0f MiB idle after its start, %.0f MiB with one sandbox, %.0f MiB with %d, "
+                + "%.0f MiB idle after the run", idleKib / 1024.0, one.daemonRssKib() / 1024.0, full.daemonRssKib() / 1024.0,
+                SANDBOXES, idleAfterKib / 1024.0));
         report.check(EXEC, p50(execSpread) / p50(execOne));
         report.check(CREATES, CREATED / createSeconds);
         report.check(HOST_MEMORY, perSandbox(one.hostUsedKib(), full.hostUsedKib()) / 1024);
