@@ -6,8 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.time.LocalDateTime;
 import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,19 +22,29 @@ import java.util.Map;
  * JUnit 5 benchmarks get theirs from {@link Bench}; the in-container tests make their own.
  */
 public final class BenchReport {
-    private static final DateTimeFormatter DAY_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm").withZone(ZoneOffset.UTC);
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm").withZone(ZoneOffset.UTC);
-
     private final String name;
     private final List<String> body = new ArrayList<>();
     private final Map<Goal, String[]> goals = new LinkedHashMap<>();
-    private final Instant started = Instant.now();
-    private final String loadBefore = loadAverage();
+    private final Instant started;
+    private final String loadBefore;
 
     /** A report named {@code name} (its section's marker in docs/benchmarks.md) with the goals it will check. */
     public BenchReport(String name, List<Goal> declared) {
+        this(name, declared, Instant.now(), loadAverage());
+    }
+
+    /**
+     * A report made once the benchmark has run, which started at {@code started} under the load
+     * average {@code loadBefore} (null if unknown): for a test that runs none of this class's code
+     * before it has measured (LeakIT).
+     */
+    public BenchReport(String name, List<Goal> declared, Instant started, String loadBefore) {
         this.name = name;
-        declared.forEach(g -> goals.put(g, new String[] {"—", "not run: not measured by this run"}));
+        this.started = started;
+        this.loadBefore = loadBefore;
+        for (Goal g : declared) {
+            goals.put(g, new String[] {"—", "not run: not measured by this run"});
+        }
     }
 
     public String name() {
@@ -108,8 +119,9 @@ public final class BenchReport {
             parts.add(table.toString());
         }
         Instant now = Instant.now();
-        parts.add(String.format("Run: %s–%s UTC; load average %s at the start, %s at the end.", DAY_TIME.format(started),
-                TIME.format(now), loadBefore, loadAverage()));
+        parts.add(String.format("Run: %s %s–%s UTC; load average %s.", utc(started).toLocalDate(), utc(started).toLocalTime(),
+                utc(now).toLocalTime(), loadBefore == null ? loadAverage() + " at the end"
+                        : loadBefore + " at the start, " + loadAverage() + " at the end"));
         return String.join("\n\n", parts) + "\n";
     }
 
@@ -127,14 +139,19 @@ public final class BenchReport {
         try {
             body.run();
         } catch (Exception | Error e) {
-            String type = e.getClass().getSimpleName();
-            if (type.equals("AssumptionViolatedException") || type.equals("TestAbortedException")) {
-                notRun(String.valueOf(e.getMessage()));
-            } else {
-                failed(e);
-            }
-            write();
+            endedBy(e);
             throw e;
+        }
+        write();
+    }
+
+    /** Writes this report for a benchmark that {@code ended} by: not run if an assumption (JUnit 4's or 5's), else failed. */
+    public void endedBy(Throwable ended) {
+        String type = ended.getClass().getSimpleName();
+        if (type.equals("AssumptionViolatedException") || type.equals("TestAbortedException")) {
+            notRun(String.valueOf(ended.getMessage()));
+        } else {
+            failed(ended);
         }
         write();
     }
@@ -165,6 +182,11 @@ public final class BenchReport {
         } catch (IOException e) {
             return "?";
         }
+    }
+
+    /** To the minute, in UTC. */
+    private static LocalDateTime utc(Instant instant) {
+        return LocalDateTime.ofInstant(instant, ZoneOffset.UTC).truncatedTo(ChronoUnit.MINUTES);
     }
 
     private static String oneLine(Throwable cause) {
