@@ -1,6 +1,6 @@
 package io.vivarium.itests.e2e;
 
-import static io.vivarium.itests.e2e.ExecLatencyBenchmark.pct;
+import static io.vivarium.itests.bench.Stats.p50;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -11,12 +11,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import io.vivarium.itests.bench.Bench;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Stats;
+import io.vivarium.itests.bench.Table;
 import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,11 +30,20 @@ import org.junit.jupiter.api.io.TempDir;
  * Side by side, in one run, on the same trees: a sha256 baseline through the daemon against
  * {@code find DIR -xdev -type f -print0 | xargs -0 sha256sum} on (a) 10,000 small files and (b) one
  * 1 GiB file; (c) a stat-mode baseline of 200,000 files; (d) dry-run overhead of a no-op on the
- * 10,000-file + 1 GiB workspace against a full copy of it. Rounds alternate between the contenders
- * and run warm (page cache filled first). Run with {@code ./vivarium bench ChangeSetBenchmark};
- * results go to stdout and {@code target/bench/changes.md}.
+ * 10,000-file + 1 GiB workspace against a full copy of it, made durable (every file and directory
+ * of the copy fsynced) as a copy that protects a workspace must be. Rounds alternate between the
+ * contenders and run warm (page cache filled first); every contender gets the same untimed round first.
  */
+@ExtendWith(Bench.class)
 class ChangeSetBenchmark {
+    static final Goal SHA_SMALL = Goal.atMost("sha256 baseline via HTTP / `find | xargs sha256sum`, 10,000 × 4 KiB files",
+            0.7, "×", 3);
+    static final Goal SHA_BIG = Goal.atMost("sha256 baseline via HTTP / `find | xargs sha256sum`, one 1 GiB file", 1, "×", 3);
+    static final Goal DRY_RUN_OVERHEAD = Goal.below("dry-run overhead of a no-op (overlay), 10,000 files + 1 GiB", 100, "ms",
+            3);
+    static final Goal COPY_VS_DRY_RUN = Goal.atLeast("full copy of that workspace (fsynced) / dry-run overhead", 20, "×", 3);
+    static final Goal STAT = Goal.below("stat baseline via HTTP, 200,000 files", 2000, "ms", 3);
+
     /** The workspace image size for these trees (procbox's default of 1 GiB holds neither). */
     private static final int WORKSPACE_MIB = 4096;
     @RegisterExtension
@@ -42,9 +57,9 @@ class ChangeSetBenchmark {
     Path dir;
 
     @Test
-    void baselinesAndDryRun() throws Exception {
+    void baselinesAndDryRun(BenchReport report) throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        List<String> report = new ArrayList<>(List.of("| measurement | n | p50 ms | min ms |", "|---|---|---|---|"));
+        Table table = new Table("measurement", "n", "p50 ms", "min ms");
         {
             Daemon daemon = daemons.start(dir.resolve("sha"), List.of());
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
@@ -65,10 +80,9 @@ class ChangeSetBenchmark {
                     coreutils.add(coreutils(work.resolve(tree)));
                 }
                 String what = tree.equals("small") ? "10,000 × 4 KiB files" : "one 1 GiB file";
-                report.add(row("sha256 baseline via HTTP, " + what, ours));
-                report.add(row("`find -xdev -type f -print0 | xargs -0 sha256sum`, " + what, coreutils));
-                report.add(String.format("| **ratio** (goal ≤ %s) | | **%.2f×** | |", tree.equals("small") ? "0.7" : "1.0",
-                        pct(ours, 50) / pct(coreutils, 50)));
+                row(table, "sha256 baseline via HTTP, " + what, ours);
+                row(table, "`find -xdev -type f -print0 | xargs -0 sha256sum`, " + what, coreutils);
+                report.check(tree.equals("small") ? SHA_SMALL : SHA_BIG, p50(ours) / p50(coreutils));
             }
 
             List<Double> exec = new ArrayList<>();
@@ -77,13 +91,13 @@ class ChangeSetBenchmark {
             for (int i = 0; i < ROUNDS + 1; i++) {
                 long t0 = System.nanoTime();
                 JsonNode ran = api.exec(id, "true");
-                double e = (System.nanoTime() - t0) / 1e6;
+                double e = Stats.millisSince(t0);
                 if (ran.get("exit_code").asInt() != 0) {
                     throw new AssertionError("exec failed: " + ran);
                 }
                 t0 = System.nanoTime();
                 Api.Response r = api.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "true", "paths", List.of("/work")));
-                double d = (System.nanoTime() - t0) / 1e6;
+                double d = Stats.millisSince(t0);
                 if (r.status() != 200 || !"overlay".equals(r.body().get("reverted_via").asText())) {
                     throw new AssertionError("dry-run failed: " + r.raw().body());
                 }
@@ -98,12 +112,12 @@ class ChangeSetBenchmark {
             for (int i = 0; i < dryRun.size(); i++) {
                 overhead.add(dryRun.get(i) - exec.get(i));
             }
-            report.add(row("exec `true` via HTTP (the command alone)", exec));
-            report.add(row("dry-run `true` via HTTP, overlay, 10,000 files + 1 GiB", dryRun));
-            report.add(row("dry-run overhead (dry-run − exec, same round)", overhead));
-            report.add(row("full copy of that workspace (`cp -a` + `rm -rf`)", copy));
-            report.add(String.format("| **full copy / overhead** (goal ≥ 20×; overhead goal < 100 ms) | | **%.0f×** | |",
-                    pct(copy, 50) / pct(overhead, 50)));
+            row(table, "exec `true` via HTTP (the command alone)", exec);
+            row(table, "dry-run `true` via HTTP, overlay, 10,000 files + 1 GiB", dryRun);
+            row(table, "dry-run overhead (dry-run − exec, same round)", overhead);
+            row(table, "full copy of that workspace (`cp -a`, every file and directory fsynced, `rm -rf`)", copy);
+            report.check(DRY_RUN_OVERHEAD, p50(overhead));
+            report.check(COPY_VS_DRY_RUN, p50(copy) / p50(overhead));
             api.delete("/v1/sandboxes/" + id);
             daemon.cleanUp();
         }
@@ -121,14 +135,12 @@ class ChangeSetBenchmark {
             for (int i = 0; i < ROUNDS; i++) {
                 stat.add(timeBaseline(api, id, sandboxDir, "/work/many"));
             }
-            report.add(row("stat baseline via HTTP, 200,000 files (goal < 2,000 ms)", stat));
+            row(table, "stat baseline via HTTP, 200,000 files", stat);
+            report.check(STAT, p50(stat));
             api.delete("/v1/sandboxes/" + id);
             daemon.cleanUp();
         }
-        String text = String.join("\n", report) + "\n";
-        System.out.println(text);
-        Path out = Files.createDirectories(Path.of("target", "bench"));
-        Files.writeString(out.resolve("changes.md"), text);
+        report.add(table);
     }
 
     /** A baseline from scratch: the previous one is removed so no fingerprint is reused. */
@@ -136,7 +148,7 @@ class ChangeSetBenchmark {
         Files.deleteIfExists(sandboxDir.resolve("baseline.json"));
         long t0 = System.nanoTime();
         Api.Response r = api.post("/v1/sandboxes/" + id + "/baseline", Map.of("paths", List.of(path)));
-        double ms = (System.nanoTime() - t0) / 1e6;
+        double ms = Stats.millisSince(t0);
         if (r.status() != 200) {
             throw new AssertionError("baseline failed: " + r.raw().body());
         }
@@ -150,17 +162,18 @@ class ChangeSetBenchmark {
         if (Bounded.waitFor(p, Duration.ofMinutes(10), "the coreutils pipeline") != 0) {
             throw new IllegalStateException("coreutils pipeline failed");
         }
-        return (System.nanoTime() - t0) / 1e6;
+        return Stats.millisSince(t0);
     }
 
+    /** A copy of the workspace as a copy method makes it: every file and directory of the copy fsynced, then removed. */
     private static double fullCopy(Path work, Path copy) throws IOException, InterruptedException {
         long t0 = System.nanoTime();
-        Process p = new ProcessBuilder("sh", "-c", "cp -a --reflink=auto \"$1/.\" \"$2/\" && rm -rf \"$2\"", "sh",
+        Process p = new ProcessBuilder("sh", "-c", "cp -a --reflink=auto \"$1/.\" \"$2/\" && find \"$2\" -exec sync -- {} + && rm -rf \"$2\"", "sh",
                 work.toString(), copy.toString()).inheritIO().start();
         if (Bounded.waitFor(p, Duration.ofMinutes(10), "the full copy") != 0) {
             throw new IllegalStateException("copy failed");
         }
-        return (System.nanoTime() - t0) / 1e6;
+        return Stats.millisSince(t0);
     }
 
     private static void smallFiles(Path root, int count, int size) throws IOException {
@@ -186,8 +199,7 @@ class ChangeSetBenchmark {
         }
     }
 
-    private static String row(String what, List<Double> ms) {
-        return String.format("| %s | %d | %.1f | %.1f |", what, ms.size(), pct(ms, 50),
-                ms.stream().mapToDouble(Double::doubleValue).min().orElse(0));
+    private static void row(Table table, String what, List<Double> ms) {
+        table.row(what, ms.size(), p50(ms), Stats.min(ms));
     }
 }

@@ -8,10 +8,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.vivarium.itests.bench.Bench;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Stats;
+import io.vivarium.itests.bench.Table;
+
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,22 +34,25 @@ import org.junit.jupiter.api.io.TempDir;
  * (Python's own start-up here).
  *
  * <p>The samples are interleaved one by one: each step is one exec of {@code python3 -c}, then
- * {@value #EVALS_PER_STEP} evals, one exec of {@code true}, one ping, one get, one healthz and one host spawn, so that
- * machine noise hits every contender alike; the backends alternate by round. Every operation is
- * warmed up untimed first (the daemon and this client start with interpreted request paths).
- * Goals: eval p50 ≤ 5 ms and ≥ 10× faster than the exec path, on each backend. Not part of
- * {@code verify}: run it with {@code ./vivarium bench EvalBenchmark}; results go to stdout and
- * {@code target/bench/eval.md}.
+ * {@value #EVALS_PER_STEP} evals, one exec of {@code true}, one ping, one get, one healthz and one
+ * host spawn, so that machine noise hits every contender alike; the backends alternate by round.
+ * The warm-up is {@value #WARM_UP_STEPS} untimed steps of the same kind, so that every contender
+ * is warmed as it is measured (the daemon and this client start with interpreted request paths).
  */
+@ExtendWith(Bench.class)
 class EvalBenchmark {
+    static final Goal PROCBOX_EVAL = Goal.atMost("procbox: HTTP eval p50", 5, "ms", 11);
+    static final Goal PROCBOX_RATIO = Goal.atLeast("procbox: HTTP exec of `python3 -c` p50 / HTTP eval p50", 10, "×", 11);
+    static final Goal GVISOR_EVAL = Goal.atMost("gvisor: HTTP eval p50", 5, "ms", 11);
+    static final Goal GVISOR_RATIO = Goal.atLeast("gvisor: HTTP exec of `python3 -c` p50 / HTTP eval p50", 10, "×", 11);
+
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
     static final int ROUNDS = 4;
     static final int STEPS_PER_ROUND = 40;
     static final int EVALS_PER_STEP = 4;
-    static final int WARM_UP_STEPS = 60;
-    static final int WARM_UP_EVALS = 1000;
+    static final int WARM_UP_STEPS = 250;
     static final String EXPRESSION = "sum(i * i for i in range(100))";
 
     @TempDir
@@ -59,7 +69,7 @@ class EvalBenchmark {
     }
 
     @Test
-    void evalRoundTripAgainstExecOfPython3C() throws Exception {
+    void evalRoundTripAgainstExecOfPython3C(BenchReport report) throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/python3")), "no /usr/bin/python3 on this host");
         String gvisorMissing = Host.gvisorMissing();
@@ -71,14 +81,12 @@ class EvalBenchmark {
         if (gvisorMissing == null) {
             sandboxes.add(new Samples("gvisor", api.createSandbox(Map.of("backend", "gvisor"))));
         } else {
-            System.out.println("gvisor skipped: " + gvisorMissing);
+            report.notRun(GVISOR_EVAL, gvisorMissing);
+            report.notRun(GVISOR_RATIO, gvisorMissing);
         }
         Map<String, String> expected = new LinkedHashMap<>();
         for (Samples s : sandboxes) {
             expected.put(s.id(), eval(api, s.id()));
-            for (int i = 0; i < WARM_UP_EVALS; i++) {
-                check(expected.get(s.id()), eval(api, s.id()));
-            }
             Samples discarded = new Samples(s.backend(), s.id());
             for (int i = 0; i < WARM_UP_STEPS; i++) {
                 step(api, discarded, expected.get(s.id()));
@@ -91,73 +99,66 @@ class EvalBenchmark {
                 for (int i = 0; i < STEPS_PER_ROUND; i++) {
                     step(api, s, expected.get(s.id()));
                 }
-                s.roundRatios().add(ExecLatencyBenchmark.pct(s.execs().subList(execs, s.execs().size()), 50)
-                        / ExecLatencyBenchmark.pct(s.evals().subList(evals, s.evals().size()), 50));
+                s.roundRatios().add(Stats.p50(s.execs().subList(execs, s.execs().size()))
+                        / Stats.p50(s.evals().subList(evals, s.evals().size())));
             }
         }
         for (Samples s : sandboxes) {
             api.delete("/v1/sandboxes/" + s.id());
         }
 
-        List<String> lines = new ArrayList<>(List.of(
-                "| backend | measurement | n | p50 ms | p99 ms |",
-                "|---|---|---|---|---|"));
-        List<String> verdicts = new ArrayList<>();
+        Table table = new Table("backend", "measurement", "n", "p50 ms", "p99 ms");
         for (Samples s : sandboxes) {
-            lines.add(row(s.backend(), "HTTP eval `" + EXPRESSION + "` in the warm interpreter", s.evals()));
-            lines.add(row(s.backend(), "HTTP exec `python3 -c 'print(" + EXPRESSION + ")'`", s.execs()));
-            lines.add(row(s.backend(), "HTTP exec `true`", s.trues()));
-            lines.add(row(s.backend(), "HTTP ping", s.pings()));
-            lines.add(row(s.backend(), "HTTP `GET /v1/sandboxes/{id}` (token, sandbox lookup, no agent)", s.gets()));
-            lines.add(row(s.backend(), "HTTP `GET /healthz` (no token, no sandbox)", s.healthz()));
-            double evalP50 = ExecLatencyBenchmark.pct(s.evals(), 50);
-            double execP50 = ExecLatencyBenchmark.pct(s.execs(), 50);
-            verdicts.add(String.format("%s: eval p50 = **%.2f ms** (goal ≤ 5 ms); exec p50 / eval p50 = **%.1f×** "
-                    + "(goal ≥ 10×); per round %s", s.backend(), evalP50, execP50 / evalP50,
-                    s.roundRatios().stream().map(r -> String.format("%.1f×", r)).toList()));
+            row(table, s.backend(), "HTTP eval `" + EXPRESSION + "` in the warm interpreter", s.evals());
+            row(table, s.backend(), "HTTP exec `python3 -c 'print(" + EXPRESSION + ")'`", s.execs());
+            row(table, s.backend(), "HTTP exec `true`", s.trues());
+            row(table, s.backend(), "HTTP ping", s.pings());
+            row(table, s.backend(), "HTTP `GET /v1/sandboxes/{id}` (token, sandbox lookup, no agent)", s.gets());
+            row(table, s.backend(), "HTTP `GET /healthz` (no token, no sandbox)", s.healthz());
         }
         List<Double> host = new ArrayList<>();
         sandboxes.forEach(s -> host.addAll(s.hostSpawns()));
-        lines.add(row("(host)", "`/usr/bin/python3 -c` spawned by the JVM, no sandbox, no HTTP", host));
-        lines.add("");
-        lines.addAll(verdicts);
-        lines.add("");
-        String report = String.join("\n", lines);
-        System.out.println(report);
-        Path out = Path.of("target", "bench");
-        Files.createDirectories(out);
-        Files.writeString(out.resolve("eval.md"), report);
+        row(table, "(host)", "`/usr/bin/python3 -c` spawned by the JVM, no sandbox, no HTTP", host);
+        report.add(table);
+        for (Samples s : sandboxes) {
+            double evalP50 = Stats.p50(s.evals());
+            boolean procbox = s.backend().equals("procbox");
+            report.add(s.backend() + ": exec p50 / eval p50 per round " + s.roundRatios().stream()
+                    .map(r -> String.format("%.1f×", r)).toList());
+            report.check(procbox ? PROCBOX_EVAL : GVISOR_EVAL, evalP50);
+            report.check(procbox ? PROCBOX_RATIO : GVISOR_RATIO, Stats.p50(s.execs()) / evalP50);
+        }
     }
 
     private static void step(Api api, Samples s, String expected) throws Exception {
         long t0 = System.nanoTime();
         JsonNode r = api.exec(s.id(), "python3", "-c", "print(" + EXPRESSION + ")");
-        s.execs().add(ms(t0));
+        s.execs().add(Stats.millisSince(t0));
         check(expected, r.get("stdout").asText().strip());
         for (int i = 0; i < EVALS_PER_STEP; i++) {
             t0 = System.nanoTime();
             String result = eval(api, s.id());
-            s.evals().add(ms(t0));
+            s.evals().add(Stats.millisSince(t0));
             check(expected, result);
         }
         t0 = System.nanoTime();
         api.exec(s.id(), "true");
-        s.trues().add(ms(t0));
+        s.trues().add(Stats.millisSince(t0));
         t0 = System.nanoTime();
         Api.Response ping = api.post("/v1/sandboxes/" + s.id() + "/ping", "");
-        s.pings().add(ms(t0));
+        s.pings().add(Stats.millisSince(t0));
         if (ping.status() != 200) {
             throw new AssertionError("ping failed: " + ping.raw().body());
         }
         t0 = System.nanoTime();
         Api.Response info = api.get("/v1/sandboxes/" + s.id());
-        s.gets().add(ms(t0));
+        s.gets().add(Stats.millisSince(t0));
         if (info.status() != 200) {
             throw new AssertionError("get failed: " + info.raw().body());
         }
         t0 = System.nanoTime();
         Api.Response health = api.get("/healthz");
-        s.healthz().add(ms(t0));
+        s.healthz().add(Stats.millisSince(t0));
         if (health.status() != 200) {
             throw new AssertionError("healthz failed: " + health.raw().body());
         }
@@ -170,12 +171,8 @@ class EvalBenchmark {
         Process p = spawn.start();
         String out = new String(p.getInputStream().readAllBytes()).strip();
         p.waitFor(10, TimeUnit.SECONDS);
-        s.hostSpawns().add(ms(t0));
+        s.hostSpawns().add(Stats.millisSince(t0));
         check(expected, out);
-    }
-
-    private static double ms(long t0) {
-        return (System.nanoTime() - t0) / 1e6;
     }
 
     private static String eval(Api api, String id) throws Exception {
@@ -192,8 +189,7 @@ class EvalBenchmark {
         }
     }
 
-    private static String row(String backend, String what, List<Double> ms) {
-        return String.format("| %s | %s | %d | %.2f | %.2f |", backend, what, ms.size(),
-                ExecLatencyBenchmark.pct(ms, 50), ExecLatencyBenchmark.pct(ms, 99));
+    private static void row(Table table, String backend, String what, List<Double> ms) {
+        table.row(backend, what, ms.size(), Stats.p50(ms), Stats.pct(ms, 99));
     }
 }

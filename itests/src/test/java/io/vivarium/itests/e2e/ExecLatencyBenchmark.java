@@ -1,35 +1,54 @@
 package io.vivarium.itests.e2e;
 
+import static io.vivarium.itests.bench.Stats.p50;
+
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
 import io.vivarium.backend.procbox.internal.BareSandbox;
+import io.vivarium.itests.bench.Bench;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Stats;
+import io.vivarium.itests.bench.Table;
 import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Side-by-side, in one run: HTTP exec round trip of {@code true} in an existing sandbox (through its
- * guest agent) against a bare {@code bwrap ... true} with a sandbox's own options spawned from a
- * shell loop, and sandbox create latency against the same bare spawn. Rounds alternate between the
- * two so that machine noise hits both alike; creates alternate between one of the default spec, which
- * procbox serves from its pool of sandboxes launched ahead, and a cold one (a workspace size no pool
- * holds: the sandbox is launched at create, its image copied). Also the guest agent's resident memory per sandbox
- * (VmRSS of its supervisor and worker). Not part of {@code verify}: run it with {@code ./vivarium
- * bench}. Results go to stdout and {@code target/bench/exec-latency.md}.
+ * Side by side, in one run, alternating rounds so that machine noise hits every contender alike:
+ * the HTTP exec round trip of {@code true} in a live sandbox (through its guest agent, over a
+ * kept-alive connection) against the same command run by {@code nsenter} into a live bare bwrap
+ * sandbox (procbox's exec before the agent) and against a bare {@code bwrap ... true} spawn with
+ * a sandbox's own options (the historic contender); the two bare ones timed in a shell loop. Every
+ * contender gets the same untimed warm-up. Then create latency against the same bare spawn (a new
+ * sandbox is what a create makes): creates alternate between the default spec, which procbox
+ * serves from its pool of sandboxes launched ahead, and a cold one (a workspace size no pool holds:
+ * launched at create, its image copied). Also the guest agent's resident memory per sandbox.
  */
+@ExtendWith(Bench.class)
 class ExecLatencyBenchmark {
+    static final Goal EXEC_VS_NSENTER = Goal.atMost("HTTP exec `true` p50 / `nsenter` into a live bare sandbox p50", 0.5,
+            "×", 22);
+    static final Goal EXEC_VS_SPAWN = Goal.atMost("HTTP exec `true` p50 / bare bwrap spawn p50", 0.5, "×", 7);
+    static final Goal EXEC_VS_SPAWN_NEXT = Goal.atMost(EXEC_VS_SPAWN.figure(), 0.3, "×", 22);
+    static final Goal CREATE_VS_SPAWN = Goal.atMost("create p50 (default spec: the sandbox pool) / bare bwrap spawn p50", 3,
+            "×", 7);
+    static final Goal CREATE_VS_SPAWN_NEXT = Goal.atMost(CREATE_VS_SPAWN.figure(), 1, "×", 22);
+    static final Goal CREATE_MILLIS = Goal.below("create p50 (default spec)", 50, "ms", 2);
+    static final Goal AGENT_RSS = Goal.atMost("guest agent VmRSS per sandbox (supervisor + worker)", 2048, "KiB", 7);
+
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
@@ -40,85 +59,144 @@ class ExecLatencyBenchmark {
     /** A workspace size procbox's pools do not hold: the sandbox is launched and its image copied at create, as without pools. */
     static final Map<String, Object> COLD = Map.of("disk_limit_mib", 1023);
     /**
-     * Execs before the timed rounds. The daemon and this client start cold: their request paths run
-     * interpreted for the first few hundred calls (p50 4-7 ms against ~1.5 ms once compiled, on a
-     * 2-core VM), which is start-up cost, what ColdStartBenchmark is for, not the exec round trip
-     * of a running daemon.
+     * Untimed runs of each contender before the rounds. The daemon and this client start cold: their
+     * request paths run interpreted for the first few hundred calls, which is start-up cost
+     * (ColdStartBenchmark's), not the exec round trip of a running daemon; the bare contenders get
+     * as many, so that what they touch is as warm.
      */
-    static final int WARM_UP_EXECS = 1000;
+    static final int WARM_UP = 1000;
+    static final List<String> TRUE = List.of("/usr/bin/true");
 
     @TempDir
     Path dir;
 
     @Test
-    void execRoundTripAgainstBareBwrapAndCreateLatency() throws Exception {
+    void execRoundTripAgainstNsenterAndABareSpawnAndCreateLatency(BenchReport report) throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         Daemon daemon = daemons.start(dir.resolve("state"), List.of());
         Api api = new Api(daemon.baseUrl(), daemon.adminToken());
         String id = api.createSandbox();
         long init = api.get("/v1/sandboxes/" + id).body().get("pid").asLong();
         Path work = Files.createDirectories(dir.resolve("bare-work"));
-        for (int i = 0; i < WARM_UP_EXECS; i++) {
-            api.exec(id, "true");
-        }
-        bareBwrap(work, 10);
-
-        List<Double> exec = new ArrayList<>();
-        List<Double> bare = new ArrayList<>();
-        for (int round = 0; round < ROUNDS; round++) {
-            for (int i = 0; i < PER_ROUND; i++) {
-                long t0 = System.nanoTime();
-                JsonNode ran = api.exec(id, "true");
-                exec.add((System.nanoTime() - t0) / 1e6);
-                if (ran.get("exit_code").asInt() != 0) {
-                    throw new AssertionError("exec failed: " + ran);
-                }
+        List<String> spawn = BareSandbox.argv(work, "bare-spawn", TRUE);
+        Process live = startLiveBareSandbox(Files.createDirectories(dir.resolve("live-work")));
+        try {
+            List<String> enter = BareSandbox.enter(processIn(live, "sleep"), TRUE);
+            for (int i = 0; i < WARM_UP; i++) {
+                exec(api, id);
             }
-            bare.addAll(bareBwrap(work, PER_ROUND));
-        }
+            timedLoop(enter, WARM_UP);
+            timedLoop(spawn, WARM_UP);
 
-        // untimed: the first cold create formats its template (the first create above started the pools)
-        create(api, Map.of());
-        create(api, COLD);
-        List<Double> create = new ArrayList<>();
-        List<Double> coldCreate = new ArrayList<>();
-        int servedByPool = 0;
-        double stateWritesBefore = stateWriteSeconds(api);
-        for (int i = 0; i < CREATES; i++) {
-            Created pooled = create(api, Map.of());
-            create.add(pooled.ms());
-            servedByPool += pooled.fromPool() ? 1 : 0;
-            coldCreate.add(create(api, COLD).ms());
-        }
-        double stateWriteMsPerCreate = (stateWriteSeconds(api) - stateWritesBefore) * 1000 / (2.0 * CREATES);
-        long agentRssKib = agentRssKib(init);
-        api.delete("/v1/sandboxes/" + id);
+            List<Double> exec = new ArrayList<>();
+            List<Double> nsenter = new ArrayList<>();
+            List<Double> bare = new ArrayList<>();
+            for (int round = 0; round < ROUNDS; round++) {
+                for (int i = 0; i < PER_ROUND; i++) {
+                    exec.add(exec(api, id));
+                }
+                nsenter.addAll(timedLoop(enter, PER_ROUND));
+                bare.addAll(timedLoop(spawn, PER_ROUND));
+            }
 
-        double execP50 = pct(exec, 50);
-        double bareP50 = pct(bare, 50);
-        String report = String.join("\n",
-                "| measurement | n | p50 ms | p99 ms |",
-                "|---|---|---|---|",
-                row("HTTP exec `true` in an existing sandbox", exec),
-                row("bare `bwrap ... true` from a bash loop", bare),
-                row("HTTP create sandbox (POST /v1/sandboxes), default spec: procbox's sandbox pool", create),
-                row("HTTP create sandbox, launched at create, workspace image copied (cold: `disk_limit_mib` 1023, not pooled)",
-                        coldCreate),
-                "",
-                String.format("exec p50 / bare bwrap p50 = **%.2f×** (goal ≤ 0.5×); create p50 / bare bwrap p50 = "
-                        + "**%.2f×** pooled, **%.2f×** cold (goal ≤ 3×)", execP50 / bareP50, pct(create, 50) / bareP50,
-                        pct(coldCreate, 50) / bareP50),
-                String.format("default-spec creates served by the sandbox pool: **%d of %d** (the others launched"
-                        + " their sandbox: the pool was empty)", servedByPool, CREATES),
-                String.format("of a create, core's two durable writes of the sandbox's record (temp, fsync, rename, fsync "
-                        + "of the folder; `vivarium_state_write_seconds`) = **%.2f ms** mean", stateWriteMsPerCreate),
-                String.format("guest agent VmRSS per sandbox (supervisor + worker, after the execs) = **%d KiB** (goal ≤ 2048 KiB)",
-                        agentRssKib),
-                "");
-        System.out.println(report);
-        Path out = Path.of("target", "bench");
-        Files.createDirectories(out);
-        Files.writeString(out.resolve("exec-latency.md"), report);
+            // untimed: the first cold create formats its template (the first create above started the pools)
+            create(api, Map.of());
+            create(api, COLD);
+            List<Double> create = new ArrayList<>();
+            List<Double> coldCreate = new ArrayList<>();
+            int servedByPool = 0;
+            double stateWritesBefore = stateWriteSeconds(api);
+            for (int i = 0; i < CREATES; i++) {
+                Created pooled = create(api, Map.of());
+                create.add(pooled.ms());
+                servedByPool += pooled.fromPool() ? 1 : 0;
+                coldCreate.add(create(api, COLD).ms());
+            }
+            double stateWriteMsPerCreate = (stateWriteSeconds(api) - stateWritesBefore) * 1000 / (2.0 * CREATES);
+            long agentRssKib = agentRssKib(init);
+            api.delete("/v1/sandboxes/" + id);
+
+            report.add(Table.latencies()
+                    .latency("HTTP exec `true` in a live sandbox (its agent; kept-alive connection)", exec)
+                    .latency("`nsenter` into a live bare bwrap sandbox running `true`, from a bash loop", nsenter)
+                    .latency("bare `bwrap ... true` spawn with a sandbox's options, from a bash loop", bare)
+                    .latency("HTTP create (POST /v1/sandboxes), default spec: procbox's sandbox pool", create)
+                    .latency("HTTP create, launched at create, workspace image copied (cold: `disk_limit_mib` 1023, not pooled)",
+                            coldCreate));
+            report.add(String.format("default-spec creates served by the sandbox pool: %d of %d; of a create, core's two "
+                    + "durable writes of the sandbox's record (`vivarium_state_write_seconds`): %.2f ms mean; cold create p50 / "
+                    + "bare spawn p50: %.2f×", servedByPool, CREATES, stateWriteMsPerCreate, p50(coldCreate) / p50(bare)));
+            report.check(EXEC_VS_NSENTER, p50(exec) / p50(nsenter));
+            report.check(EXEC_VS_SPAWN, p50(exec) / p50(bare));
+            report.check(EXEC_VS_SPAWN_NEXT, p50(exec) / p50(bare));
+            report.check(CREATE_VS_SPAWN, p50(create) / p50(bare));
+            report.check(CREATE_VS_SPAWN_NEXT, p50(create) / p50(bare));
+            report.check(CREATE_MILLIS, p50(create));
+            report.check(AGENT_RSS, agentRssKib);
+        } finally {
+            live.descendants().forEach(ProcessHandle::destroyForcibly);
+            Bounded.waitFor(live.destroyForcibly(), Duration.ofSeconds(30), "the live bare sandbox ends once killed");
+        }
+    }
+
+    /** One HTTP exec of {@code true}, checked for exit code 0 outside the timed call; its milliseconds. */
+    private static double exec(Api api, String id) throws Exception {
+        long t0 = System.nanoTime();
+        JsonNode ran = api.exec(id, "true");
+        double ms = Stats.millisSince(t0);
+        if (ran.get("exit_code").asInt() != 0) {
+            throw new AssertionError("exec failed: " + ran);
+        }
+        return ms;
+    }
+
+    /** A bare bwrap sandbox with a sandbox's options that stays up ({@code sleep infinity}), under no_new_privs as the daemon runs. */
+    private static Process startLiveBareSandbox(Path work) throws Exception {
+        List<String> cmd = new ArrayList<>(noNewPrivs());
+        cmd.addAll(BareSandbox.argv(work, "bare-live", List.of("/usr/bin/sleep", "infinity")));
+        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    }
+
+    /** The pid of the process named {@code comm} under {@code root}, once it is there. */
+    private static long processIn(Process root, String comm) throws Exception {
+        return DeployFolder.await("the live bare sandbox's " + comm, Duration.ofSeconds(30), () -> {
+            if (!root.isAlive()) {
+                throw new AssertionError("the live bare sandbox exited with " + root.exitValue());
+            }
+            return root.descendants().map(ProcessHandle::pid)
+                    .filter(pid -> comm.equals(HostProcesses.comm(pid))).findFirst().orElse(null);
+        });
+    }
+
+    /**
+     * Times each of {@code n} runs of {@code argv} inside one bash loop ($EPOCHREALTIME costs no
+     * fork), under no_new_privs as the daemon runs; a run that does not exit 0 stops the loop and
+     * fails the benchmark.
+     */
+    private static List<Double> timedLoop(List<String> argv, int n) throws Exception {
+        String loop = "n=$1; shift; for i in $(seq \"$n\"); do s=$EPOCHREALTIME; \"$@\"; rc=$?; e=$EPOCHREALTIME; "
+                + "if [ $rc -ne 0 ]; then echo \"$1 exited $rc\" >&2; exit 1; fi; echo \"$s $e\"; done";
+        List<String> cmd = new ArrayList<>(noNewPrivs());
+        cmd.addAll(List.of("bash", "-c", loop, "bash", Integer.toString(n)));
+        cmd.addAll(argv);
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (Bounded.waitFor(p, Duration.ofMinutes(10), "the timed loop of " + argv) != 0) {
+            throw new IllegalStateException("the timed loop of " + argv + " failed: " + out);
+        }
+        List<Double> ms = new ArrayList<>();
+        for (String line : out.strip().split("\n")) {
+            String[] f = line.split(" ");
+            ms.add((Double.parseDouble(f[1]) - Double.parseDouble(f[0])) * 1000);
+        }
+        if (ms.size() != n) {
+            throw new IllegalStateException("expected " + n + " timings from the loop of " + argv + ": " + out);
+        }
+        return ms;
+    }
+
+    private static List<String> noNewPrivs() {
+        return Files.isExecutable(Path.of("/usr/bin/setpriv")) ? List.of("/usr/bin/setpriv", "--no-new-privs", "--") : List.of();
     }
 
     /**
@@ -128,7 +206,7 @@ class ExecLatencyBenchmark {
     private Created create(Api api, Map<String, Object> body) throws Exception {
         long t0 = System.nanoTime();
         Api.Response r = api.post("/v1/sandboxes", body);
-        double ms = (System.nanoTime() - t0) / 1e6;
+        double ms = Stats.millisSince(t0);
         if (r.status() != 201) {
             throw new AssertionError("create failed: " + r.status() + " " + r.raw().body());
         }
@@ -151,69 +229,13 @@ class ExecLatencyBenchmark {
                 .orElseThrow(() -> new AssertionError("no " + series.strip() + " in /metrics"));
     }
 
-    /**
-     * Times each spawn of a bare bwrap with a sandbox's own options (from procbox's SandboxCommands)
-     * inside one bash loop ($EPOCHREALTIME costs no fork), under no_new_privs as the daemon runs;
-     * a spawn that does not exit 0 stops the loop and fails the run.
-     */
-    private static List<Double> bareBwrap(Path work, int n) throws Exception {
-        String loop = "n=$1; shift; for i in $(seq \"$n\"); do s=$EPOCHREALTIME; \"$@\"; rc=$?; e=$EPOCHREALTIME; "
-                + "if [ $rc -ne 0 ]; then echo \"bwrap exited $rc\" >&2; exit 1; fi; echo \"$s $e\"; done";
-        List<String> cmd = new ArrayList<>();
-        if (Files.isExecutable(Path.of("/usr/bin/setpriv"))) {
-            cmd.addAll(List.of("/usr/bin/setpriv", "--no-new-privs", "--"));
-        }
-        cmd.addAll(List.of("bash", "-c", loop, "bash", Integer.toString(n)));
-        cmd.addAll(BareSandbox.argv(work, "bare-bwrap", List.of("/usr/bin/true")));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (Bounded.waitFor(p, Duration.ofMinutes(10), "the bare bwrap loop") != 0) {
-            throw new IllegalStateException("bare bwrap loop failed: " + out);
-        }
-        List<Double> ms = new ArrayList<>();
-        for (String line : out.strip().split("\n")) {
-            String[] f = line.split(" ");
-            ms.add((Double.parseDouble(f[1]) - Double.parseDouble(f[0])) * 1000);
-        }
-        if (ms.size() != n) {
-            throw new IllegalStateException("expected " + n + " timings from the bare bwrap loop: " + out);
-        }
-        return ms;
-    }
-
     /** VmRSS of the sandbox's agent processes (its root supervisor and the worker), from /proc. */
-    private static long agentRssKib(long init) throws Exception {
+    private static long agentRssKib(long init) {
         List<Long> agents = ProcessHandle.of(init).orElseThrow().descendants().map(ProcessHandle::pid)
-                .filter(pid -> "vivarium-agent".equals(readOrEmpty(Path.of("/proc", pid.toString(), "comm")).strip()))
-                .toList();
+                .filter(pid -> "vivarium-agent".equals(HostProcesses.comm(pid))).toList();
         if (agents.size() != 2) {
             throw new AssertionError("expected the agent's supervisor and worker under " + init + ", found " + agents);
         }
-        long kib = 0;
-        for (long pid : agents) {
-            kib += readOrEmpty(Path.of("/proc", Long.toString(pid), "status")).lines()
-                    .filter(line -> line.startsWith("VmRSS:"))
-                    .mapToLong(line -> Long.parseLong(line.replaceAll("[^0-9]", "")))
-                    .findFirst().orElseThrow();
-        }
-        return kib;
-    }
-
-    private static String readOrEmpty(Path file) {
-        try {
-            return Files.readString(file);
-        } catch (java.io.IOException gone) {
-            return "";
-        }
-    }
-
-    private static String row(String what, List<Double> ms) {
-        return String.format("| %s | %d | %.2f | %.2f |", what, ms.size(), pct(ms, 50), pct(ms, 99));
-    }
-
-    static double pct(List<Double> values, int p) {
-        double[] v = values.stream().mapToDouble(Double::doubleValue).toArray();
-        Arrays.sort(v);
-        return v[Math.min(v.length - 1, (int) Math.ceil(p / 100.0 * v.length) - 1)];
+        return agents.stream().mapToLong(HostProcesses::rssKib).sum();
     }
 }

@@ -2,30 +2,36 @@ package io.vivarium.itests.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+
+import io.vivarium.itests.bench.Bench;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Table;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 10's benchmark (d), side by side in one run: forks of procbox children from a tag whose
  * workspace holds 1 GiB of random data, with the daemon's state directory on a loop-mounted XFS
- * image with reflink (children's workspaces are clones) and on the host's ext4 (full copies).
+ * with reflink (children's workspaces are clones) and on the host's ext4 (full copies).
  * {@value #XFS_CHILDREN} children on XFS; on ext4 {@value #EXT4_CHILDREN}, since 100 full copies
- * would write 100 GiB. Not part of {@code verify}: {@code ./vivarium bench ForkBenchmark}.
- * Results go to stdout and {@code target/bench/fork.md}.
+ * would write 100 GiB.
  */
+@ExtendWith(Bench.class)
 class ForkBenchmark {
+    static final Goal XFS_FORK = Goal.atMost("fork of 100 procbox children from a tag with a 1 GiB workspace, on XFS", 2000,
+            "ms", 10);
+
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
@@ -40,37 +46,19 @@ class ForkBenchmark {
     }
 
     @Test
-    void forksFromATagWithA1GiBWorkspaceOnXfsAndExt4() throws Exception {
+    void forksFromATagWithA1GiBWorkspaceOnXfsAndExt4(BenchReport report) throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/mkfs.xfs")) || Files.isExecutable(Path.of("/sbin/mkfs.xfs")),
-                "mkfs.xfs is missing: apt-get install xfsprogs");
-        List<Run> runs = new ArrayList<>();
-        Path image = dir.resolve("xfs.img");
-        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
-            f.setLength(16L << 30);
-        }
-        run("mkfs.xfs", "-q", "-m", "reflink=1", image.toString());
-        Path xfs = Files.createDirectories(dir.resolve("xfs"));
-        run("mount", "-o", "loop", image.toString(), xfs.toString());
-        try {
-            runs.add(measure("xfs (reflink=1, loop)", xfs.resolve("state"), XFS_CHILDREN));
-        } finally {
-            run("umount", "-l", xfs.toString());
-        }
-        runs.add(measure("ext4", dir.resolve("state-ext4"), EXT4_CHILDREN));
+        Run xfs = measure("xfs (reflink=1, loop)", daemons.xfsStateDir(dir, 16L << 30), XFS_CHILDREN);
+        Run ext4 = measure("ext4", dir.resolve("state-ext4"), EXT4_CHILDREN);
 
-        StringBuilder report = new StringBuilder("| state on | children | fork (one request) | per child | build (1 GiB written) "
-                + "| mode | image on disk |\n|---|---|---|---|---|---|---|\n");
-        for (Run r : runs) {
-            report.append(String.format("| %s | %d | %d ms | %.1f ms | %d ms | %s | %d MiB |%n", r.fs(), r.children(),
-                    r.forkMillis(), (double) r.forkMillis() / r.children(), r.buildMillis(), r.mode(),
-                    r.physicalBytes() >> 20));
+        Table table = new Table("state on", "children", "fork (one request)", "per child", "build (1 GiB written)", "mode",
+                "image on disk");
+        for (Run r : List.of(xfs, ext4)) {
+            table.row(r.fs(), r.children(), r.forkMillis() + " ms", String.format("%.1f ms", (double) r.forkMillis() / r.children()),
+                    r.buildMillis() + " ms", r.mode(), (r.physicalBytes() >> 20) + " MiB");
         }
-        report.append("\nmachine: ").append(Runtime.getRuntime().availableProcessors()).append(" CPUs, kernel ")
-                .append(System.getProperty("os.version")).append('\n');
-        System.out.println(report);
-        Path out = Files.createDirectories(Path.of("target", "bench"));
-        Files.writeString(out.resolve("fork.md"), report);
+        report.add(table);
+        report.check(XFS_FORK, xfs.forkMillis());
     }
 
     private Run measure(String fs, Path state, int children) throws Exception {
@@ -95,13 +83,6 @@ class ForkBenchmark {
             return new Run(fs, children, forkMillis, buildMillis, mode, physical);
         } finally {
             daemon.cleanUp();
-        }
-    }
-
-    private static void run(String... argv) throws Exception {
-        Process p = new ProcessBuilder(argv).redirectErrorStream(true).inheritIO().start();
-        if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new IllegalStateException(String.join(" ", argv) + " failed");
         }
     }
 }

@@ -2,7 +2,6 @@ package io.vivarium.itests.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,37 +13,56 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import io.vivarium.itests.bench.Bench;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Stats;
+import io.vivarium.itests.bench.Table;
 import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 11's benchmarks (a) and (c) on gVisor, side by side in one run, the state directory on a
- * loop-mounted XFS (reflink):
+ * Issue 11's benchmarks (a) and (c) and issue 22's gVisor dry-run, side by side in one run, the state
+ * directory on a loop-mounted XFS (reflink):
  * <ul>
  * <li>(a) N children forked from a tag whose interpreter (the agent's, through eval) imported
  * {@value #MODULES} before the branch, timed from the fork request until every child has answered an
- * eval of {@value #EXPRESSION}, against N cold sandboxes created and answering one eval that imports
- * the same modules first. Goal: forks ≥ 5× faster. numpy is in the built root filesystem
- * (build-rootfs.sh) for this: the issue's heavy module.</li>
+ * eval of {@value #EXPRESSION}, against N cold sandboxes created at the concurrency the fork makes
+ * its children with (core makes up to {@value #FORK_PARALLEL} at once) and answering one eval that
+ * imports the same modules first; the evals {@value #CONCURRENCY} at a time on both sides;
+ * {@value #ROUNDS} rounds alternating which goes first, each with the other contender's sandboxes
+ * deleted, after the same untimed warm-up of each (a fork and a cold start of two). numpy is in
+ * the built root filesystem (build-rootfs.sh) for this: the issue's heavy module.</li>
  * <li>(c) the pause a branch of a running gVisor sandbox reports ({@code pause_ms}), {@value #BRANCHES}
- * branches. Goal ≤ 150 ms.</li>
+ * branches, and the stalls a ticker inside it saw.</li>
+ * <li>(d) the overhead of a dry-run beyond its command on a gVisor sandbox (checkpoint, listings,
+ * restore), {@value #BRANCHES} after an untimed one.</li>
  * </ul>
- * N is {@value #CHILDREN} unless the environment says {@code GVISOR_BENCH_CHILDREN=N}. Not part of {@code verify}:
- * {@code ./vivarium bench GvisorForkBenchmark}; results to stdout and {@code target/bench/gvisor-fork.md}.
+ * N is {@value #CHILDREN} unless the environment says {@code GVISOR_BENCH_CHILDREN=N}.
  */
+@ExtendWith(Bench.class)
 class GvisorForkBenchmark {
+    static final Goal COLD_VS_FORK = Goal.atLeast("N cold gVisor sandboxes importing numpy / N children of a warm interpreter, "
+            + "until each answered an eval (p50 of the rounds)", 5, "×", 11);
+    static final Goal PAUSE = Goal.atMost("branch pause of a running gVisor sandbox, p50", 150, "ms", 11);
+    static final Goal DRY_RUN = Goal.atMost("gVisor dry-run overhead beyond the command, p50", 1000, "ms", 22);
+
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
     static final int CHILDREN = 100;
+    static final int ROUNDS = 3;
     static final int BRANCHES = 5;
-    /** Requests made at once, cold creates and evals alike (the fork of N is one request). */
+    /** The children core's fork makes at once (Forks.PARALLEL_CHILDREN in core): the cold creates' concurrency too. */
+    static final int FORK_PARALLEL = 16;
+    /** Evals made at once, in the children and in the cold sandboxes alike. */
     static final int CONCURRENCY = 4;
     static final String MODULES = "numpy, decimal, json, email.mime.multipart, email.policy, http.client";
     static final String EXPRESSION = "(str(decimal.Decimal(1) / 7), int(numpy.arange(4).sum()), json.dumps([1]))";
@@ -65,69 +83,105 @@ class GvisorForkBenchmark {
     Path dir;
 
     @Test
-    void forksOfAWarmPythonAgainstColdStartsAndTheBranchPause() throws Exception {
+    void forksOfAWarmPythonAgainstColdStartsTheBranchPauseAndADryRun(BenchReport report) throws Exception {
         String missing = Host.gvisorCheckpointsMissing();
         Assumptions.assumeTrue(missing == null, missing);
         String asked = System.getenv("GVISOR_BENCH_CHILDREN");
         int n = asked == null || asked.isBlank() ? CHILDREN : Integer.parseInt(asked.strip());
         Path state = daemons.xfsStateDir(dir);
         Daemon daemon = daemons.start(state, FEATURES);
-        try {
-            Api api = new Api(daemon.baseUrl(), daemon.adminToken());
-            String warm = api.createSandbox(Map.of("backend", "gvisor"));
-            api.eval(warm, "import " + MODULES);
-            Api.Response built = api.post("/v1/sandboxes/" + warm + "/branch", Map.of("tag", "warm"));
-            assertEquals(201, built.status(), String.valueOf(built.body()));
-            api.deleteAllSandboxes();
+        Api api = new Api(daemon.baseUrl(), daemon.adminToken());
+        String warm = api.createSandbox(Map.of("backend", "gvisor"));
+        api.eval(warm, "import " + MODULES);
+        Api.Response built = api.post("/v1/sandboxes/" + warm + "/branch", Map.of("tag", "warm"));
+        assertEquals(201, built.status(), String.valueOf(built.body()));
+        api.deleteAllSandboxes();
+        forked(api, 2);
+        cold(api, 2);
 
-            long f0 = System.nanoTime();
-            List<String> children = api.fork("warm", n);
-            long forkRequestMillis = (System.nanoTime() - f0) / 1_000_000;
-            askAll(api, children, EXPRESSION);
-            long warmMillis = (System.nanoTime() - f0) / 1_000_000;
-            api.deleteAllSandboxes();
-
-            long c0 = System.nanoTime();
-            List<String> cold = createAll(api, n);
-            askAll(api, cold, "import " + MODULES + "\n" + EXPRESSION);
-            long coldMillis = (System.nanoTime() - c0) / 1_000_000;
-            api.deleteAllSandboxes();
-
-            String parent = api.createSandbox(Map.of("backend", "gvisor"));
-            Api.sh(api, parent, "cat > /tmp/gaps.py <<'EOF'\n" + GAPS + "EOF\n"
-                    + "python3 /tmp/gaps.py >/dev/null 2>&1 </dev/null &");
-            List<Long> pauses = new ArrayList<>();
-            for (int k = 0; k < BRANCHES; k++) {
-                Api.Response b = api.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "b" + k));
-                assertEquals(201, b.status(), String.valueOf(b.body()));
-                pauses.add(b.body().get("pause_ms").asLong());
+        List<Double> forks = new ArrayList<>();
+        List<Double> colds = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            if (round % 2 == 0) {
+                forks.add(forked(api, n));
+                colds.add(cold(api, n));
+            } else {
+                colds.add(cold(api, n));
+                forks.add(forked(api, n));
             }
-            List<Long> sorted = pauses.stream().sorted().toList();
-            List<Long> gaps = Arrays.stream(api.exec(parent, "cat", "/tmp/gaps").get("stdout").asText()
-                    .split("\\s+")).filter(g -> !g.isEmpty()).map(Long::valueOf).sorted(Comparator.reverseOrder())
-                    .limit(BRANCHES).sorted().toList();
-
-            String load = Files.readString(Path.of("/proc/loadavg")).strip();
-            StringBuilder report = new StringBuilder();
-            report.append(String.format("(a) %d children of a warm interpreter (%s): fork request %d ms, all answered %d ms; "
-                    + "%d cold sandboxes importing the same: %d ms; cold / fork = %.1fx (goal >= 5x)%n", n, MODULES,
-                    forkRequestMillis, warmMillis, n, coldMillis, (double) coldMillis / warmMillis));
-            report.append(String.format("(c) branch pause of a running gVisor sandbox, %d branches: p50 %d ms, max %d ms, "
-                    + "all %s (goal <= 150 ms); seen from inside (the %d longest stalls of a 2 ms ticker in the parent, "
-                    + "ms): %s%n", BRANCHES, sorted.get(sorted.size() / 2), sorted.getLast(), pauses, BRANCHES, gaps));
-            report.append("machine: ").append(Runtime.getRuntime().availableProcessors()).append(" CPUs, kernel ")
-                    .append(System.getProperty("os.version")).append(", load at the end ").append(load).append('\n');
-            System.out.println(report);
-            Path out = Files.createDirectories(Path.of("target", "bench"));
-            Files.writeString(out.resolve("gvisor-fork.md"), report);
-            api.deleteAllSandboxes();
-        } finally {
-            daemon.cleanUp();
         }
+
+        String parent = api.createSandbox(Map.of("backend", "gvisor"));
+        Api.sh(api, parent, "cat > /tmp/gaps.py <<'EOF'\n" + GAPS + "EOF\n"
+                + "python3 /tmp/gaps.py >/dev/null 2>&1 </dev/null &");
+        List<Long> pauses = new ArrayList<>();
+        for (int k = 0; k < BRANCHES; k++) {
+            Api.Response b = api.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "b" + k));
+            assertEquals(201, b.status(), String.valueOf(b.body()));
+            pauses.add(b.body().get("pause_ms").asLong());
+        }
+        List<Long> gaps = Arrays.stream(api.exec(parent, "cat", "/tmp/gaps").get("stdout").asText()
+                .split("\\s+")).filter(g -> !g.isEmpty()).map(Long::valueOf).sorted(Comparator.reverseOrder())
+                .limit(BRANCHES).sorted().toList();
+        api.deleteAllSandboxes();
+
+        String dry = api.createSandbox(Map.of("backend", "gvisor"));
+        List<Double> dryRuns = new ArrayList<>();
+        for (int k = 0; k <= BRANCHES; k++) {
+            double overhead = dryRunOverhead(api, dry);
+            if (k > 0) {
+                dryRuns.add(overhead);
+            }
+        }
+        api.deleteAllSandboxes();
+
+        Table table = new Table("round", n + " sandboxes until each answered an eval (modules: " + MODULES + ")", "wall ms");
+        for (int round = 0; round < ROUNDS; round++) {
+            table.row(round + 1, "children forked from the warm interpreter's tag (one request)", forks.get(round));
+            table.row(round + 1, "cold sandboxes, " + Math.min(n, FORK_PARALLEL) + " created at a time, importing the same "
+                    + "modules", colds.get(round));
+        }
+        report.add(table);
+        report.add(String.format("(c) branch pauses (ms): %s; seen from inside (the %d longest stalls of a 2 ms ticker in the "
+                + "parent, ms): %s. (d) dry-run overhead beyond the command (ms): %s", pauses, BRANCHES, gaps,
+                dryRuns.stream().map(Math::round).toList()));
+        report.check(COLD_VS_FORK, Stats.p50(colds) / Stats.p50(forks));
+        report.check(PAUSE, Stats.p50(pauses));
+        report.check(DRY_RUN, Stats.p50(dryRuns));
+    }
+
+    /** Forks {@code n} children of the warm tag until each answered the eval; deletes them; the milliseconds. */
+    private static double forked(Api api, int n) throws Exception {
+        long t0 = System.nanoTime();
+        askAll(api, api.fork("warm", n), EXPRESSION);
+        double ms = Stats.millisSince(t0);
+        api.deleteAllSandboxes();
+        return ms;
+    }
+
+    /** Creates {@code n} sandboxes as the fork makes children until each imported the modules and answered; deletes them. */
+    private static double cold(Api api, int n) throws Exception {
+        long t0 = System.nanoTime();
+        askAll(api, createAll(api, n), "import " + MODULES + "\n" + EXPRESSION);
+        double ms = Stats.millisSince(t0);
+        api.deleteAllSandboxes();
+        return ms;
+    }
+
+    /** One dry-run that changes a file, checked to be reverted; wall time less the command's own. */
+    private static double dryRunOverhead(Api api, String id) throws Exception {
+        long t0 = System.nanoTime();
+        Api.Response r = api.post("/v1/sandboxes/" + id + "/dry-run", Map.of("command", "echo changed > /work/a",
+                "paths", List.of("/work")));
+        double wall = Stats.millisSince(t0);
+        if (r.status() != 200 || !r.body().path("discarded").asBoolean()) {
+            throw new AssertionError("dry-run failed or not reverted: " + r.status() + " " + r.raw().body());
+        }
+        return wall - r.body().get("duration_ms").asDouble();
     }
 
     private static List<String> createAll(Api api, int n) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(CONCURRENCY);
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(n, FORK_PARALLEL));
         try {
             List<Future<String>> made = new ArrayList<>();
             for (int k = 0; k < n; k++) {

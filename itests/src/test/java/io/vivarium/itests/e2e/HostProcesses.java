@@ -5,7 +5,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /** Processes on the host as /proc shows them (command lines with their arguments, unlike {@code ps -o comm}). */
 final class HostProcesses {
@@ -17,6 +19,40 @@ final class HostProcesses {
         try {
             return new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")), StandardCharsets.UTF_8)
                     .replace('\0', ' ').strip();
+        } catch (IOException gone) {
+            return "";
+        }
+    }
+
+    /** {@code /proc/PID/comm}, the process's name; empty once the process is gone. */
+    static String comm(long pid) {
+        return read(pid, "comm").strip();
+    }
+
+    /** VmRSS of a process in KiB, from {@code /proc/PID/status}; 0 once it is gone. */
+    static long rssKib(long pid) {
+        return read(pid, "status").lines().filter(line -> line.startsWith("VmRSS:"))
+                .mapToLong(line -> Long.parseLong(line.replaceAll("[^0-9]", ""))).findFirst().orElse(0);
+    }
+
+    /**
+     * The fields of {@code /proc/PID/smaps_rollup} in KiB ({@code Rss}, {@code Pss}, {@code Private_Dirty}...):
+     * PSS counts a page shared by k processes as 1/k to each; empty once the process is gone.
+     */
+    static Map<String, Long> memoryKib(long pid) {
+        Map<String, Long> kib = new HashMap<>();
+        for (String line : read(pid, "smaps_rollup").lines().toList()) {
+            String[] f = line.split("\\s+");
+            if (f.length == 3 && f[0].endsWith(":") && f[2].equals("kB")) {
+                kib.put(f[0].substring(0, f[0].length() - 1), Long.parseLong(f[1]));
+            }
+        }
+        return kib;
+    }
+
+    private static String read(long pid, String file) {
+        try {
+            return Files.readString(Path.of("/proc", Long.toString(pid), file), StandardCharsets.ISO_8859_1);
         } catch (IOException gone) {
             return "";
         }

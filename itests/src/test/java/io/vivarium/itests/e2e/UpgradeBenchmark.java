@@ -1,8 +1,8 @@
 package io.vivarium.itests.e2e;
 
-import static io.vivarium.itests.e2e.ExecLatencyBenchmark.pct;
+import static io.vivarium.itests.bench.Stats.max;
+import static io.vivarium.itests.bench.Stats.p50;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,12 +11,18 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.vivarium.itests.bench.Bench;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Stats;
+import io.vivarium.itests.bench.Table;
 import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,10 +32,13 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code PUT /v1/plugins/io.vivarium.backend-procbox} (each time a new build: the shipped jar with
  * another Bundle-Version), with 30 execs completed before the first update and after each one. If
  * an update fails the clients stop and the run fails. Reports failed requests, the longest stall, and the time from the
- * update request to the new version being listed by {@code GET /v1/backends}. Run with
- * {@code ./vivarium bench UpgradeBenchmark}; results to stdout and {@code target/bench/upgrade-e2e.md}.
+ * update request to the new version being listed by {@code GET /v1/backends}.
  */
+@ExtendWith(Bench.class)
 class UpgradeBenchmark {
+    static final Goal FAILED = Goal.exactly("failed exec requests while procbox is replaced 10 times", 0, "", 7);
+    static final Goal STALL = Goal.atMost("longest stall (the slowest single exec)", 100, "ms", 7);
+    static final Goal AVAILABLE = Goal.below("`PUT /v1/plugins` → new version in `/v1/backends`, p50", 500, "ms", 4);
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
@@ -43,7 +52,7 @@ class UpgradeBenchmark {
     Path dir;
 
     @Test
-    void execLoadWhileTheBackendIsUpdated() throws Exception {
+    void execLoadWhileTheBackendIsUpdated(BenchReport report) throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         Daemon daemon = daemons.start(dir.resolve("state"), List.of());
         Api api = new Api(daemon.baseUrl(), daemon.adminToken());
@@ -127,31 +136,23 @@ class UpgradeBenchmark {
                 (overlaps ? during : between).add((e[1] - e[0]) / 1e6);
             }
         }
-        String report = String.join("\n",
-                "| measurement | value |",
-                "|---|---|",
-                String.format("| live sandboxes, exec requests during the run | %d, %d |", SANDBOXES, latencies.size()),
-                String.format("| failed requests (goal 0) | **%d** %s |", failures.size(),
-                        failures.isEmpty() ? "" : failures.subList(0, Math.min(3, failures.size())).toString()),
-                String.format("| exec latency p50 / p99 | %.1f / %.1f ms |", pct(latencies, 50), pct(latencies, 99)),
-                String.format("| longest stall (slowest single exec; goal ≤ 100 ms) | **%.1f ms** |",
-                        latencies.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
-                String.format("| … of execs overlapping an update (PUT → listed), n / p50 / max | %d / %.1f / %.1f ms |",
-                        during.size(), pct(during, 50), max(during)),
-                String.format("| … of execs between updates (the machine's own noise), n / p50 / max | %d / %.1f / %.1f ms |",
-                        between.size(), pct(between, 50), max(between)),
-                String.format("| PUT /v1/plugins → new version in /v1/backends, p50 / max (goal < 500 ms) | **%.1f / %.1f ms** |",
-                        pct(toAvailable, 50), toAvailable.stream().mapToDouble(Double::doubleValue).max().orElse(0)),
-                "");
-        System.out.println(report);
-        Files.writeString(Files.createDirectories(Path.of("target", "bench")).resolve("upgrade-e2e.md"), report);
+        report.add(new Table("measurement", "value")
+                .row("live sandboxes, exec requests during the run", SANDBOXES + ", " + latencies.size())
+                .row("failed requests", failures.size() + (failures.isEmpty() ? ""
+                        : " " + failures.subList(0, Math.min(3, failures.size()))))
+                .row("exec latency p50 / p99", String.format("%.1f / %.1f ms", p50(latencies), Stats.pct(latencies, 99)))
+                .row("… of execs overlapping an update (PUT → listed), n / p50 / max", String.format("%d / %.1f / %.1f ms",
+                        during.size(), p50(during), max(during)))
+                .row("… of execs between updates (the machine's own noise), n / p50 / max", String.format(
+                        "%d / %.1f / %.1f ms", between.size(), p50(between), max(between)))
+                .row("PUT /v1/plugins → new version in /v1/backends, p50 / max", String.format("%.1f / %.1f ms",
+                        p50(toAvailable), max(toAvailable))));
+        report.check(FAILED, failures.size());
+        report.check(STALL, max(latencies));
+        report.check(AVAILABLE, p50(toAvailable));
         if (!failures.isEmpty()) {
             throw new AssertionError("failed requests: " + failures);
         }
-    }
-
-    private static double max(List<Double> values) {
-        return values.stream().mapToDouble(Double::doubleValue).max().orElse(0);
     }
 
     /** Waits (up to 60 s) until the clients have completed {@code n} more requests. */

@@ -1,14 +1,19 @@
 package io.vivarium.itests.e2e;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
+import io.vivarium.itests.bench.Bench;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Stats;
+import io.vivarium.itests.bench.Table;
+
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,10 +24,12 @@ import org.junit.jupiter.api.io.TempDir;
  * compacted; then one child at a time forked from the depth-{@value #DEPTH} tag and from the
  * compacted tag, alternately ({@value #ROUNDS} each, the order swapped every round), each timed from
  * the fork request until it answered an exec, and deleted. The first fork of each is reported apart
- * (cold: the chain's links are verified once and remembered). Not part of {@code verify}:
- * {@code ./vivarium bench VmChainBenchmark}; results on stdout and in {@code target/bench/vm-chain.md}.
+ * (cold: the chain's links are verified once and remembered), so both sides get the same warm-up.
  */
+@ExtendWith(Bench.class)
 class VmChainBenchmark {
+    static final Goal CHAIN_RATIO = Goal.atMost("a QEMU child from a depth-3 chain / from its compaction, warm p50", 1.2, "×",
+            10);
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
@@ -34,7 +41,7 @@ class VmChainBenchmark {
     Path dir;
 
     @Test
-    void spawnFromADepthThreeChainAgainstItsCompaction() throws Exception {
+    void spawnFromADepthThreeChainAgainstItsCompaction(BenchReport report) throws Exception {
         String missing = Host.qemuMissing("default");
         Assumptions.assumeTrue(missing == null, missing);
         Path state = daemons.xfsStateDir(dir);
@@ -49,7 +56,7 @@ class VmChainBenchmark {
         String chain = "bench-" + DEPTH;
         long c0 = System.nanoTime();
         Api.Response compacted = api.post("/v1/snapshots/" + chain + "/compact", Map.of("to", "flat"));
-        double compactMs = (System.nanoTime() - c0) / 1e6;
+        double compactMs = Stats.millisSince(c0);
         if (compacted.status() != 201) {
             throw new AssertionError("compaction failed: " + compacted.body());
         }
@@ -68,23 +75,14 @@ class VmChainBenchmark {
 
         List<Double> warmChain = fromChain.subList(1, ROUNDS);
         List<Double> warmFlat = fromFlat.subList(1, ROUNDS);
-        String report = String.join("\n",
-                "| one " + MEMORY_MIB + " MiB QEMU child until it answered exec | cold (first) | n warm | warm p50 "
-                        + "| warm min | warm max |",
-                "|---|---|---|---|---|---|",
-                row("from the depth-" + DEPTH + " chain (RAM materialised from its page diffs per child)", fromChain),
-                row("from its compaction (RAM file mapped as it is)", fromFlat),
-                "",
-                String.format("chain / compacted: warm p50 **%.2f×** (goal ≤ 1.2×), cold %.2f×; compaction took %.0f ms",
-                        ExecLatencyBenchmark.pct(warmChain, 50) / ExecLatencyBenchmark.pct(warmFlat, 50),
-                        fromChain.getFirst() / fromFlat.getFirst(), compactMs),
-                "",
-                String.format("machine: nproc %d, kernel %s, load %s", Runtime.getRuntime().availableProcessors(),
-                        System.getProperty("os.version"), Files.readString(Path.of("/proc/loadavg")).strip()),
-                "");
-        System.out.println(report);
-        Path out = Files.createDirectories(Path.of("target", "bench"));
-        Files.writeString(out.resolve("vm-chain.md"), report);
+        Table table = new Table("one " + MEMORY_MIB + " MiB QEMU child until it answered exec", "cold (first)", "n warm",
+                "warm p50", "warm min", "warm max");
+        row(table, "from the depth-" + DEPTH + " chain (RAM materialised from its page diffs per child)", fromChain);
+        row(table, "from its compaction (RAM file mapped as it is)", fromFlat);
+        report.add(table);
+        report.add(String.format("chain / compacted, cold: %.2f×; the compaction took %.0f ms",
+                fromChain.getFirst() / fromFlat.getFirst(), compactMs));
+        report.check(CHAIN_RATIO, Stats.p50(warmChain) / Stats.p50(warmFlat));
     }
 
     /** Milliseconds from the fork request until the child answered an exec; the child is deleted after. */
@@ -93,16 +91,15 @@ class VmChainBenchmark {
         String child = VmChains.fork(api, tag);
         try {
             api.exec(child, "true");
-            return (System.nanoTime() - t0) / 1e6;
+            return Stats.millisSince(t0);
         } finally {
             api.delete("/v1/sandboxes/" + child);
         }
     }
 
-    private static String row(String what, List<Double> ms) {
+    private static void row(Table table, String what, List<Double> ms) {
         List<Double> warm = ms.subList(1, ms.size());
-        return String.format("| %s | %.0f ms | %d | %.0f ms | %.0f ms | %.0f ms |", what, ms.getFirst(), warm.size(),
-                ExecLatencyBenchmark.pct(warm, 50), Collections.min(warm),
-                Collections.max(warm));
+        table.row(what, Math.round(ms.getFirst()) + " ms", warm.size(), Math.round(Stats.p50(warm)) + " ms",
+                Math.round(Stats.min(warm)) + " ms", Math.round(Stats.max(warm)) + " ms");
     }
 }

@@ -1,50 +1,68 @@
 package io.vivarium.itests.e2e;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import io.vivarium.itests.bench.Bench;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Stats;
+import io.vivarium.itests.bench.Table;
 import io.vivarium.testkit.Bounded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 10's benchmarks (a) and (b), side by side in one run, state on a loop-mounted XFS (reflink):
  * (a) {@value #CHILDREN} QEMU children forked from a tag (one request) until each answered an exec,
- * against {@value #CHILDREN} cold boots made as the fork makes children ({@value #PARALLEL} at a
- * time), with the host memory each set adds: the sum of the QEMU processes' PSS (a page shared by
- * k processes counts 1/k to each, so the sum counts the snapshot's shared RAM pages once) and
- * their private bytes (pages only that process holds); (b) the pause of a branch of a running
- * 256 MiB VM (a booted one, whose RAM file is shared: x-ignore-shared + reflink) and of a forked
- * child (dirty pages from pagemap). Not part of {@code verify}: {@code ./vivarium bench
- * VmForkBenchmark}; results on stdout and in {@code target/bench/vm-fork.md}.
+ * against {@value #CHILDREN} cold boots made at the concurrency the fork makes its children with
+ * (core makes up to {@value #FORK_PARALLEL} at once), until each answered an exec; {@value #ROUNDS}
+ * rounds, alternating which goes first, each with the other contender's VMs deleted, after one
+ * untimed child and one untimed boot. Beside each set, the host memory it holds: the sum of the
+ * QEMU processes' PSS (a page shared by k processes counts 1/k to each, so the sum counts the
+ * snapshot's shared RAM pages once) and their private bytes. (b) The pause of a branch of a
+ * running 256 MiB VM (a booted one, whose RAM file is shared: x-ignore-shared + reflink) and of a
+ * forked child (dirty pages from pagemap).
  */
+@ExtendWith(Bench.class)
 class VmForkBenchmark {
+    static final Goal COLD_VS_FORK = Goal.atLeast("10 cold boots / fork of 10 QEMU children, until each answered exec (p50 of "
+            + "the rounds)", 5, "×", 10);
+    static final Goal CHILD_MEMORY = Goal.atMost("host memory per forked child (PSS) in % of its guest RAM", 30, "%", 10);
+    static final Goal BOOTED_PAUSE = Goal.atMost("branch pause of a running 256 MiB VM (booted), p50", 100, "ms", 10);
+    static final Goal CHILD_PAUSE = Goal.atMost("branch pause of a running 256 MiB VM (forked child), p50", 100, "ms", 10);
+
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
     static final int CHILDREN = 10;
-    static final int PARALLEL = 4;
+    static final int ROUNDS = 3;
+    /** The children core's fork makes at once (Forks.PARALLEL_CHILDREN in core): the cold boots' concurrency too. */
+    static final int FORK_PARALLEL = 16;
     static final int MEMORY_MIB = 256;
     static final int BRANCHES = 5;
 
     @TempDir
     Path dir;
 
+    /** One set of VMs until each answered an exec: its wall time, and its host memory (KiB: sum of PSS, private, RSS). */
+    record VmSet(double millis, long pssKib, long privateKib, long rssKib) {
+    }
+
     @Test
-    void forkTenAgainstTenColdBootsAndBranchPauses() throws Exception {
+    void forkTenAgainstTenColdBootsAndBranchPauses(BenchReport report) throws Exception {
         String missing = Host.qemuMissing("default");
         Assumptions.assumeTrue(missing == null, missing);
         // every booted VM reserves its RAM file: room for the builder and the cold boots, and their branches
@@ -56,123 +74,114 @@ class VmForkBenchmark {
         if (built.status() != 201) {
             throw new AssertionError("build failed: " + built.body());
         }
+        fork(api, 1);
+        coldBoots(api, 1);
 
-        long f0 = System.nanoTime();
-        Api.Response forked = api.post("/v1/sandboxes", Map.of("snapshot_tag", "bench", "n", CHILDREN));
-        if (forked.status() != 201) {
-            throw new AssertionError("fork failed: " + forked.body());
+        List<VmSet> forks = new ArrayList<>();
+        List<VmSet> colds = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            if (round % 2 == 0) {
+                forks.add(fork(api, CHILDREN));
+                colds.add(coldBoots(api, CHILDREN));
+            } else {
+                colds.add(coldBoots(api, CHILDREN));
+                forks.add(fork(api, CHILDREN));
+            }
         }
-        List<String> children = new ArrayList<>();
-        forked.body().forEach(sb -> children.add(sb.get("id").asText()));
-        for (String id : children) {
-            api.exec(id, "true");
-        }
-        double forkMs = (System.nanoTime() - f0) / 1e6;
-        long[] childMemory = memory(api, children);
 
-        long c0 = System.nanoTime();
-        List<String> cold = coldBoots(api);
-        for (String id : cold) {
-            api.exec(id, "true");
-        }
-        double coldMs = (System.nanoTime() - c0) / 1e6;
-        long[] coldMemory = memory(api, cold);
-
-        List<Double> bootedPauses = new ArrayList<>();
-        String booted = cold.get(0);
-        for (int i = 0; i < BRANCHES; i++) {
-            bootedPauses.add(branchPause(api, booted, "booted-" + i));
-        }
-        List<Double> childPauses = new ArrayList<>();
-        String child = children.get(0);
+        List<Double> bootedPauses = branchPauses(api, api.createSandbox(Map.of("backend", "qemu", "memory_limit_mib",
+                MEMORY_MIB)), "booted");
+        api.deleteAllSandboxes();
+        String child = api.fork("bench", 1).getFirst();
         Api.sh(api, child, "head -c 16777216 /dev/urandom > /tmp/dirty");
-        for (int i = 0; i < BRANCHES; i++) {
-            childPauses.add(branchPause(api, child, "child-" + i));
-        }
-        for (String id : children) {
-            api.delete("/v1/sandboxes/" + id);
-        }
-        for (String id : cold) {
-            api.delete("/v1/sandboxes/" + id);
-        }
+        List<Double> childPauses = branchPauses(api, child, "child");
+        api.deleteAllSandboxes();
 
-        long guest = (long) MEMORY_MIB << 20;
-        String report = String.join("\n",
-                "| " + CHILDREN + " QEMU VMs of " + MEMORY_MIB + " MiB until each answered exec | wall | sum of PSS "
-                        + "| PSS per VM | private per VM | RSS per VM |",
-                "|---|---|---|---|---|---|",
-                String.format("| fork of %d from a tag (one request) | %.0f ms | %d MiB | %d MiB (%.0f%% of guest RAM) "
-                        + "| %d MiB | %d MiB |", CHILDREN, forkMs, childMemory[0] >> 20, childMemory[0] / CHILDREN >> 20,
-                        100.0 * childMemory[0] / CHILDREN / guest, childMemory[1] / CHILDREN >> 20,
-                        childMemory[2] / CHILDREN >> 20),
-                String.format("| %d cold boots, %d at a time | %.0f ms | %d MiB | %d MiB | %d MiB | %d MiB |", CHILDREN,
-                        PARALLEL, coldMs, coldMemory[0] >> 20, coldMemory[0] / CHILDREN >> 20,
-                        coldMemory[1] / CHILDREN >> 20, coldMemory[2] / CHILDREN >> 20),
-                "",
-                String.format("cold / fork = **%.1f×**", coldMs / forkMs),
-                "",
-                "| branch of a running " + MEMORY_MIB + " MiB VM: pause_ms | n | p50 | max |",
-                "|---|---|---|---|",
-                String.format("| booted VM (RAM file share=on: device state with x-ignore-shared + reflink of the RAM) "
-                        + "| %d | %.0f | %.0f |", BRANCHES, ExecLatencyBenchmark.pct(bootedPauses, 50),
-                        ExecLatencyBenchmark.pct(bootedPauses, 100)),
-                String.format("| forked child (share=off: device state alone + its dirty pages from pagemap) | %d | %.0f "
-                        + "| %.0f |", BRANCHES, ExecLatencyBenchmark.pct(childPauses, 50),
-                        ExecLatencyBenchmark.pct(childPauses, 100)),
-                "",
-                String.format("machine: nproc %d, kernel %s, load %s", Runtime.getRuntime().availableProcessors(),
-                        System.getProperty("os.version"), Files.readString(Path.of("/proc/loadavg")).strip()),
-                "");
-        System.out.println(report);
-        Path out = Files.createDirectories(Path.of("target", "bench"));
-        Files.writeString(out.resolve("vm-fork.md"), report);
+        Table sets = new Table("round", CHILDREN + " QEMU VMs of " + MEMORY_MIB + " MiB until each answered exec", "wall",
+                "sum of PSS", "PSS per VM", "private per VM", "RSS per VM");
+        for (int round = 0; round < ROUNDS; round++) {
+            row(sets, round + 1, "fork of " + CHILDREN + " from a tag (one request)", forks.get(round));
+            row(sets, round + 1, CHILDREN + " cold boots, " + Math.min(CHILDREN, FORK_PARALLEL) + " at a time", colds.get(round));
+        }
+        report.add(sets);
+        List<Double> ratios = new ArrayList<>();
+        for (int round = 0; round < ROUNDS; round++) {
+            ratios.add(colds.get(round).millis() / forks.get(round).millis());
+        }
+        report.add("cold / fork per round: " + ratios.stream().map(r -> String.format("%.1f×", r)).toList());
+        report.add(new Table("branch of a running " + MEMORY_MIB + " MiB VM: pause_ms", "n", "p50", "max")
+                .row("booted VM (RAM file share=on: device state with x-ignore-shared + reflink of the RAM)", BRANCHES,
+                        Stats.p50(bootedPauses), Stats.max(bootedPauses))
+                .row("forked child (share=off: device state alone + its dirty pages from pagemap)", BRANCHES,
+                        Stats.p50(childPauses), Stats.max(childPauses)));
+        report.check(COLD_VS_FORK, Stats.p50(colds.stream().map(VmSet::millis).toList())
+                / Stats.p50(forks.stream().map(VmSet::millis).toList()));
+        report.check(CHILD_MEMORY, 100.0 * Stats.p50(forks.stream().map(VmSet::pssKib).toList()) / CHILDREN / (MEMORY_MIB * 1024));
+        report.check(BOOTED_PAUSE, Stats.p50(bootedPauses));
+        report.check(CHILD_PAUSE, Stats.p50(childPauses));
     }
 
-    private static List<String> coldBoots(Api api) throws Exception {
-        ConcurrentLinkedQueue<String> ids = new ConcurrentLinkedQueue<>();
-        ExecutorService pool = Executors.newFixedThreadPool(PARALLEL);
+    /** Forks {@code n} children (one request), execs in each, reads their memory, deletes them. */
+    private static VmSet fork(Api api, int n) throws Exception {
+        long t0 = System.nanoTime();
+        List<String> children = api.fork("bench", n);
+        for (String id : children) {
+            api.exec(id, "true");
+        }
+        return measuredAndDeleted(api, children, Stats.millisSince(t0));
+    }
+
+    /** Boots {@code n} VMs as the fork makes children (as many at once), execs in each, reads their memory, deletes them. */
+    private static VmSet coldBoots(Api api, int n) throws Exception {
+        long t0 = System.nanoTime();
+        List<String> ids = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(n, FORK_PARALLEL));
         try {
-            List<Future<?>> boots = new ArrayList<>();
-            for (int i = 0; i < CHILDREN; i++) {
-                boots.add(pool.submit(() -> {
-                    ids.add(api.createSandbox(Map.of("backend", "qemu", "memory_limit_mib", MEMORY_MIB)));
-                    return null;
-                }));
+            List<Future<String>> boots = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                boots.add(pool.submit(() -> api.createSandbox(Map.of("backend", "qemu", "memory_limit_mib", MEMORY_MIB))));
             }
-            for (Future<?> boot : boots) {
-                Bounded.get(boot, Duration.ofMinutes(5), "a VM's create");
+            for (Future<String> boot : boots) {
+                ids.add(Bounded.get(boot, Duration.ofMinutes(5), "a VM's create"));
             }
         } finally {
             pool.shutdownNow();
         }
-        return new ArrayList<>(ids);
-    }
-
-    private static double branchPause(Api api, String id, String tag) throws Exception {
-        Api.Response r = api.post("/v1/sandboxes/" + id + "/branch", Map.of("tag", tag));
-        if (r.status() != 201) {
-            throw new AssertionError("branch failed: " + r.body());
-        }
-        return r.body().get("pause_ms").asDouble();
-    }
-
-    /** Sum over the VMs' QEMU processes of PSS, private bytes and RSS ({@code /proc/PID/smaps_rollup}). */
-    private static long[] memory(Api api, List<String> ids) throws Exception {
-        long[] sum = new long[3];
         for (String id : ids) {
-            JsonNode sb = api.get("/v1/sandboxes/" + id).body();
-            long pid = sb.get("pid").asLong();
-            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "smaps_rollup"))) {
-                String[] f = line.split("\\s+");
-                long bytes = f.length > 1 && f[1].matches("[0-9]+") ? Long.parseLong(f[1]) << 10 : 0;
-                switch (f[0]) {
-                    case "Pss:" -> sum[0] += bytes;
-                    case "Private_Clean:", "Private_Dirty:" -> sum[1] += bytes;
-                    case "Rss:" -> sum[2] += bytes;
-                    default -> { }
-                }
-            }
+            api.exec(id, "true");
         }
-        return sum;
+        return measuredAndDeleted(api, ids, Stats.millisSince(t0));
+    }
+
+    private static VmSet measuredAndDeleted(Api api, List<String> ids, double millis) throws Exception {
+        long pss = 0;
+        long own = 0;
+        long rss = 0;
+        for (String id : ids) {
+            Map<String, Long> kib = HostProcesses.memoryKib(api.get("/v1/sandboxes/" + id).body().get("pid").asLong());
+            pss += kib.getOrDefault("Pss", 0L);
+            own += kib.getOrDefault("Private_Clean", 0L) + kib.getOrDefault("Private_Dirty", 0L);
+            rss += kib.getOrDefault("Rss", 0L);
+        }
+        api.deleteAllSandboxes();
+        return new VmSet(millis, pss, own, rss);
+    }
+
+    private static List<Double> branchPauses(Api api, String id, String tag) throws Exception {
+        List<Double> pauses = new ArrayList<>();
+        for (int i = 0; i < BRANCHES; i++) {
+            Api.Response r = api.post("/v1/sandboxes/" + id + "/branch", Map.of("tag", tag + "-" + i));
+            if (r.status() != 201) {
+                throw new AssertionError("branch failed: " + r.body());
+            }
+            pauses.add(r.body().get("pause_ms").asDouble());
+        }
+        return pauses;
+    }
+
+    private static void row(Table table, int round, String what, VmSet set) {
+        table.row(round, what, Math.round(set.millis()) + " ms", (set.pssKib() >> 10) + " MiB",
+                (set.pssKib() / CHILDREN >> 10) + " MiB", (set.privateKib() / CHILDREN >> 10) + " MiB",
+                (set.rssKib() / CHILDREN >> 10) + " MiB");
     }
 }

@@ -3,14 +3,13 @@ package io.vivarium.itests.osgi;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
-import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.ref.WeakReference;
 import java.lang.reflect.Field;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -24,6 +23,9 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Stats;
 
 import org.junit.Assume;
 import org.junit.FixMethodOrder;
@@ -42,6 +44,8 @@ import org.osgi.framework.wiring.FrameworkWiring;
  * sandbox (and a background process in it) running throughout, the bundle has one revision,
  * nothing is pending removal, the API bundle has as many wires as before, the heap does not grow
  * per cycle, and the class loader of the revision that ran before the first update is collected.
+ * Each test reports its figures with these goals ({@link BenchReport}: {@code target/bench/LeakIT.md},
+ * {@code LeakIT.heldOutput.md}).
  *
  * <p>A class loader that stays reachable is diagnosed here: threads running procbox code (an exec's
  * output pump, say), and core's references to backends and instances (read reflectively).
@@ -56,83 +60,102 @@ public class LeakIT extends VivariumOsgiTestSupport {
     private static final long MAX_GROWTH_PER_CYCLE = 1L << 20;
     private static final Duration COLLECT_TIMEOUT = Duration.ofSeconds(10);
 
+    /**
+     * Each test's report ({@link BenchReport}), made only once the test has measured (or has ended
+     * otherwise), as are its goals: the tests run exactly the code they ran before they had one
+     * until their class loaders are checked.
+     */
+    private BenchReport report;
+
     @Test
     public void a_twentyUpdateCyclesLeakNoRevisionWireHeapOrClassLoader() throws Exception {
-        assumeSandboxes();
-        SandboxService sandboxes = awaitService(SandboxService.class, null);
-        Bundle procbox = bundle(ProcboxBuilds.PROCBOX_BUNDLE);
-        Bundle api = bundle("io.vivarium.api");
-        await("core lists procbox", () -> procboxVersion(sandboxes) != null, sandboxes::backends);
-
-        SandboxInfo sandbox = sandboxes.create(ADMIN, null);
-        String id = sandbox.id();
+        long started = System.currentTimeMillis();
         try {
-            // a background process that does not hold the exec's stdout or stderr: nothing of it may pin a revision
-            ok(sandboxes, id, "sh", "-c", "sleep 600 > /dev/null 2>&1 & echo $! > /work/bg.pid");
-            ok(sandboxes, id, "true");
-            int apiWiresBefore = api.adapt(BundleWiring.class).getProvidedWires(null).size();
-            WeakReference<ClassLoader> firstLoader = currentClassLoader(procbox);
-            byte[] shipped = ProcboxBuilds.shippedJar(procbox);
+            assumeSandboxes();
+            SandboxService sandboxes = awaitService(SandboxService.class, null);
+            Bundle procbox = bundle(ProcboxBuilds.PROCBOX_BUNDLE);
+            Bundle api = bundle("io.vivarium.api");
+            await("core lists procbox", () -> procboxVersion(sandboxes) != null, sandboxes::backends);
 
-            long heapAtBaseline = -1;
-            List<Double> cycleMillis = new ArrayList<>();
-            for (int c = 1; c <= CYCLES; c++) {
-                String version = "0.1.0.upgrade" + c;
-                ProcboxBuilds.Upgrade u = ProcboxBuilds.updateAndRefresh(context(), procbox,
-                        ProcboxBuilds.withVersion(shipped, version), TIMEOUT);
-                await("core lists procbox " + version, () -> version.equals(procboxVersion(sandboxes)),
-                        sandboxes::backends);
-                cycleMillis.add((System.nanoTime() - u.started()) / 1e6);
-                ok(sandboxes, id, "true"); // every revision runs an exec, loading its exec classes
-                if (c == HEAP_BASELINE_CYCLE) {
-                    heapAtBaseline = usedHeapAfterGc();
+            SandboxInfo sandbox = sandboxes.create(ADMIN, null);
+            String id = sandbox.id();
+            try {
+                // a background process that does not hold the exec's stdout or stderr: nothing of it may pin a revision
+                ok(sandboxes, id, "sh", "-c", "sleep 600 > /dev/null 2>&1 & echo $! > /work/bg.pid");
+                ok(sandboxes, id, "true");
+                int apiWiresBefore = api.adapt(BundleWiring.class).getProvidedWires(null).size();
+                WeakReference<ClassLoader> firstLoader = currentClassLoader(procbox);
+                byte[] shipped = ProcboxBuilds.shippedJar(procbox);
+
+                long heapAtBaseline = -1;
+                List<Double> cycleMillis = new ArrayList<>();
+                for (int c = 1; c <= CYCLES; c++) {
+                    String version = "0.1.0.upgrade" + c;
+                    ProcboxBuilds.Upgrade u = ProcboxBuilds.updateAndRefresh(context(), procbox,
+                            ProcboxBuilds.withVersion(shipped, version), TIMEOUT);
+                    await("core lists procbox " + version, () -> version.equals(procboxVersion(sandboxes)),
+                            sandboxes::backends);
+                    cycleMillis.add((System.nanoTime() - u.started()) / 1e6);
+                    ok(sandboxes, id, "true"); // every revision runs an exec, loading its exec classes
+                    if (c == HEAP_BASELINE_CYCLE) {
+                        heapAtBaseline = usedHeapAfterGc();
+                    }
                 }
+                long heapAtEnd = usedHeapAfterGc();
+                double growthPerCycle = (heapAtEnd - heapAtBaseline) / (double) (CYCLES - HEAP_BASELINE_CYCLE);
+
+                int revisions = procbox.adapt(BundleRevisions.class).getRevisions().size();
+                Collection<Bundle> pending = frameworkWiring().getRemovalPendingBundles();
+                int apiWiresAfter = api.adapt(BundleWiring.class).getProvidedWires(null).size();
+                long collectedAfter = awaitCollected(firstLoader, COLLECT_TIMEOUT);
+                String holders = collectedAfter < 0 ? whoHolds(firstLoader, sandboxes) : "";
+
+                SandboxInfo after = sandboxes.get(ADMIN, id);
+                ExecResult bgAlive = exec(sandboxes, id, "sh", "-c", "kill -0 \"$(cat /work/bg.pid)\"");
+
+                String text = String.format(Locale.ROOT, "%d update + refresh cycles of procbox:%n%n"
+                        + "| measurement | value |%n|---|---|%n"
+                        + "| cycle time (update() → new version listed), p50 / max | %.1f / %.1f ms |%n"
+                        + "| revisions of the procbox bundle | %d |%n"
+                        + "| bundles pending removal | %s |%n"
+                        + "| provided wires of io.vivarium.api before / after | %d / %d |%n"
+                        + "| used heap after GC, after cycle %d / after cycle %d | %.2f / %.2f MiB |%n"
+                        + "| heap growth per cycle (cycles %d→%d) | %.1f KiB |%n"
+                        + "| class loader of the first revision collected | %s |%n"
+                        + "| sandbox %s: status, init pid before / after, background process alive | %s, %d / %d, %s |%n%s",
+                        CYCLES, Stats.p50(cycleMillis), Stats.max(cycleMillis), revisions, pending.isEmpty() ? "none" : pending,
+                        apiWiresBefore, apiWiresAfter, HEAP_BASELINE_CYCLE, CYCLES, heapAtBaseline / 1048576.0,
+                        heapAtEnd / 1048576.0, HEAP_BASELINE_CYCLE, CYCLES, growthPerCycle / 1024,
+                        collectedAfter < 0 ? "**no**" : "yes (" + collectedAfter + " ms after the last cycle)",
+                        id, after.status(), sandbox.pid(), after.pid(), bgAlive.exitCode() == 0 ? "yes" : "no (" + bgAlive + ")",
+                        holders.isEmpty() ? "" : "\nStill reachable; what holds it:\n" + holders + "\n");
+                BenchReport bench = reported("", started);
+                bench.add(text);
+                bench.check(Goals.REVISIONS, revisions);
+                bench.check(Goals.PENDING, pending.size());
+                bench.check(Goals.WIRES, apiWiresAfter - apiWiresBefore);
+                bench.check(Goals.HEAP, growthPerCycle / 1024);
+                bench.check(Goals.COLLECTED, collectedAfter >= 0, collectedAfter >= 0 ? "yes" : "no");
+                bench.write();
+
+                assertEquals("revisions of the procbox bundle after " + CYCLES + " cycles", 1, revisions);
+                assertTrue("bundles pending removal: " + pending, pending.isEmpty());
+                assertEquals("provided wires of io.vivarium.api (a dropped revision still wired to it?)", apiWiresBefore,
+                        apiWiresAfter);
+                assertTrue(String.format(Locale.ROOT, "heap grew %.1f KiB per cycle between cycles %d and %d (limit %d KiB)",
+                        growthPerCycle / 1024, HEAP_BASELINE_CYCLE, CYCLES, MAX_GROWTH_PER_CYCLE / 1024),
+                        growthPerCycle < MAX_GROWTH_PER_CYCLE);
+                assertTrue("the class loader of procbox's first revision is still reachable " + COLLECT_TIMEOUT.toSeconds()
+                        + " s after " + CYCLES + " cycles; what holds it:\n" + holders, collectedAfter >= 0);
+                assertEquals("status of the sandbox that ran through the cycles", "running", after.status());
+                assertEquals("its init pid", sandbox.pid(), after.pid());
+                assertEquals("its background process is gone: " + bgAlive, 0, bgAlive.exitCode());
+            } finally {
+                sandboxes.delete(ADMIN, id);
             }
-            long heapAtEnd = usedHeapAfterGc();
-            double growthPerCycle = (heapAtEnd - heapAtBaseline) / (double) (CYCLES - HEAP_BASELINE_CYCLE);
-
-            int revisions = procbox.adapt(BundleRevisions.class).getRevisions().size();
-            Collection<Bundle> pending = frameworkWiring().getRemovalPendingBundles();
-            int apiWiresAfter = api.adapt(BundleWiring.class).getProvidedWires(null).size();
-            long collectedAfter = awaitCollected(firstLoader, COLLECT_TIMEOUT);
-            String holders = collectedAfter < 0 ? whoHolds(firstLoader, sandboxes) : "";
-
-            SandboxInfo after = sandboxes.get(ADMIN, id);
-            ExecResult bgAlive = exec(sandboxes, id, "sh", "-c", "kill -0 \"$(cat /work/bg.pid)\"");
-
-            String report = String.format(Locale.ROOT, "# Leak check: %d update + refresh cycles of procbox%n%n"
-                    + "| measurement | value |%n|---|---|%n"
-                    + "| cycle time (update() → new version listed), p50 / max | %.1f / %.1f ms |%n"
-                    + "| revisions of the procbox bundle | %d |%n"
-                    + "| bundles pending removal | %s |%n"
-                    + "| provided wires of io.vivarium.api before / after | %d / %d |%n"
-                    + "| used heap after GC, after cycle %d / after cycle %d | %.2f / %.2f MiB |%n"
-                    + "| heap growth per cycle (cycles %d→%d) | %.1f KiB (limit %d KiB) |%n"
-                    + "| class loader of the first revision collected | %s |%n"
-                    + "| sandbox %s: status, init pid before / after, background process alive | %s, %d / %d, %s |%n%s",
-                    CYCLES, percentile(cycleMillis, 50), percentile(cycleMillis, 100), revisions, pending.isEmpty() ? "none" : pending,
-                    apiWiresBefore, apiWiresAfter, HEAP_BASELINE_CYCLE, CYCLES, heapAtBaseline / 1048576.0,
-                    heapAtEnd / 1048576.0, HEAP_BASELINE_CYCLE, CYCLES, growthPerCycle / 1024, MAX_GROWTH_PER_CYCLE / 1024,
-                    collectedAfter < 0 ? "**no**" : "yes (" + collectedAfter + " ms after the last cycle)",
-                    id, after.status(), sandbox.pid(), after.pid(), bgAlive.exitCode() == 0 ? "yes" : "no (" + bgAlive + ")",
-                    holders.isEmpty() ? "" : "\nStill reachable; what holds it:\n" + holders + "\n");
-            System.out.println("[LeakIT]\n" + report);
-            writeReport("leak.md", report);
-
-            assertEquals("revisions of the procbox bundle after " + CYCLES + " cycles", 1, revisions);
-            assertTrue("bundles pending removal: " + pending, pending.isEmpty());
-            assertEquals("provided wires of io.vivarium.api (a dropped revision still wired to it?)", apiWiresBefore,
-                    apiWiresAfter);
-            assertTrue(String.format(Locale.ROOT, "heap grew %.1f KiB per cycle between cycles %d and %d (limit %d KiB)",
-                    growthPerCycle / 1024, HEAP_BASELINE_CYCLE, CYCLES, MAX_GROWTH_PER_CYCLE / 1024),
-                    growthPerCycle < MAX_GROWTH_PER_CYCLE);
-            assertTrue("the class loader of procbox's first revision is still reachable " + COLLECT_TIMEOUT.toSeconds()
-                    + " s after " + CYCLES + " cycles; what holds it:\n" + holders, collectedAfter >= 0);
-            assertEquals("status of the sandbox that ran through the cycles", "running", after.status());
-            assertEquals("its init pid", sandbox.pid(), after.pid());
-            assertEquals("its background process is gone: " + bgAlive, 0, bgAlive.exitCode());
-        } finally {
-            sandboxes.delete(ADMIN, id);
+        } catch (Exception | Error e) {
+            reported("", started).endedBy(e);
+            throw e;
         }
     }
 
@@ -145,6 +168,16 @@ public class LeakIT extends VivariumOsgiTestSupport {
      */
     @Test
     public void b_aBackgroundProcessHoldingExecOutputDoesNotPinTheOldRevision() throws Exception {
+        long started = System.currentTimeMillis();
+        try {
+            heldOutput(started);
+        } catch (Exception | Error e) {
+            reported(".heldOutput", started).endedBy(e);
+            throw e;
+        }
+    }
+
+    private void heldOutput(long started) throws Exception {
         assumeSandboxes();
         SandboxService sandboxes = awaitService(SandboxService.class, null);
         Bundle procbox = bundle(ProcboxBuilds.PROCBOX_BUNDLE);
@@ -166,22 +199,47 @@ public class LeakIT extends VivariumOsgiTestSupport {
                 ok(sandboxes, id, "sh", "-c", "kill \"$(cat /work/held.pid)\"");
                 afterKill = awaitCollected(loader, COLLECT_TIMEOUT);
             }
-            String report = collected >= 0 ? "collected " + collected + " ms after the refresh"
+            String text = collected >= 0 ? "collected " + collected + " ms after the refresh"
                     : "NOT collected within 5 s while the background process ran; "
                             + (afterKill >= 0 ? "collected " + afterKill + " ms after killing that process"
                                     : "still not collected after killing it")
                             + "\nWhat held it:\n" + holders;
-            System.out.println("[LeakIT] revision that ran `sleep 600 &` (stdout inherited): " + report);
-            writeReport("leak-held-output.md", "# Old procbox revision vs. a background process holding exec output\n\n"
-                    + report + "\n");
+            BenchReport bench = reported(".heldOutput", started);
+            bench.add("The revision that ran `sleep 600 &` (its stdout and stderr inherited), after an update: " + text);
+            bench.check(Goals.HELD_COLLECTED, collected >= 0, collected >= 0 ? "yes (" + collected + " ms after the refresh)"
+                    : "no");
+            bench.write();
             assertTrue("the old procbox revision is pinned by an exec whose background process holds its output: "
-                    + report, collected >= 0);
+                    + text, collected >= 0);
         } finally {
             sandboxes.delete(ADMIN, id);
         }
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** This test's report (LeakIT for a_, LeakIT.heldOutput for b_), made the first time it is asked for. */
+    private BenchReport reported(String suffix, long started) {
+        if (report == null) {
+            List<Goal> goals = suffix.isEmpty() ? Goals.OF_CYCLES : Goals.OF_HELD_OUTPUT;
+            report = new BenchReport(getClass().getSimpleName() + suffix, goals, Instant.ofEpochMilli(started), null);
+        }
+        return report;
+    }
+
+    /** The goals, apart so that they are made with the report. */
+    private static final class Goals {
+        static final Goal REVISIONS = Goal.exactly("revisions of the procbox bundle after 20 update + refresh cycles", 1, "", 4);
+        static final Goal PENDING = Goal.exactly("bundles pending removal", 0, "", 4);
+        static final Goal WIRES = Goal.exactly("provided wires of io.vivarium.api, after − before", 0, "", 4);
+        static final Goal HEAP = Goal.below("used heap after GC, growth per cycle (cycles 5→20)", MAX_GROWTH_PER_CYCLE >> 10,
+                "KiB", 4);
+        static final Goal COLLECTED = Goal.holds("class loader of the first revision collected", 4);
+        static final List<Goal> OF_CYCLES = List.of(REVISIONS, PENDING, WIRES, HEAP, COLLECTED);
+        static final Goal HELD_COLLECTED = Goal.holds("class loader of a revision whose exec left `sleep 600 &` holding its "
+                + "output, collected while that process runs", 7);
+        static final List<Goal> OF_HELD_OUTPUT = List.of(HELD_COLLECTED);
+    }
 
     private static void assumeSandboxes() {
         Assume.assumeTrue("needs bubblewrap (/usr/bin/bwrap) and root to run procbox sandboxes",
@@ -333,17 +391,5 @@ public class LeakIT extends VivariumOsgiTestSupport {
         ExecResult r = exec(sandboxes, id, argv);
         assertEquals("exit code of " + List.of(argv) + " in " + id + ": " + r, 0, r.exitCode());
         return r;
-    }
-
-    private static double percentile(List<Double> values, int p) {
-        List<Double> sorted = values.stream().sorted().toList();
-        int i = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
-        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i)));
-    }
-
-    private static void writeReport(String name, String text) throws IOException {
-        Path file = Path.of(System.getProperty("vivarium.itests.target", "target"), "bench", name);
-        Files.createDirectories(file.getParent());
-        Files.writeString(file, text, StandardCharsets.UTF_8);
     }
 }

@@ -22,10 +22,15 @@ import java.util.Random;
 import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.StoredArtifact;
+import io.vivarium.itests.bench.Bench;
+import io.vivarium.itests.bench.BenchReport;
+import io.vivarium.itests.bench.Goal;
+import io.vivarium.itests.bench.Table;
 import io.vivarium.storage.diffchain.internal.DiffChainStorage;
 import io.vivarium.testkit.XfsLoopMount;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -35,10 +40,15 @@ import org.junit.jupiter.api.io.TempDir;
  * dirties 1-5% of the pages in clusters of 1-16 pages, as a guest does between two snapshots.
  * "cold": a strategy that remembers nothing (a daemon's first fork after a start; the files are in
  * the page cache either way); "warm": the median of {@value #WARM_RUNS} later ones, every link
- * remembered as verified. Not a VM spawn: no QEMU starts. Not part of {@code verify}:
- * {@code ./vivarium bench DiffChainBenchmark}; results on stdout and in {@code target/bench/diffchain.md}.
+ * remembered as verified. Not a VM spawn: no QEMU starts (VmChainBenchmark spawns VMs). Both sides
+ * get the same JIT warm-up first.
  */
+@ExtendWith(Bench.class)
 class DiffChainBenchmark {
+    static final Goal XFS = Goal.atMost("materialise from a depth-3 chain / from its compaction, warm, XFS (storage part of "
+            + "benchmark (c))", 1.2, "×", 10);
+    static final Goal EXT4 = Goal.atMost("materialise from a depth-3 chain / from its compaction, warm, ext4 (storage part of "
+            + "benchmark (c))", 1.2, "×", 10);
 
     static final int SIZE = 256 << 20;
     static final int PAGE = 4096;
@@ -56,7 +66,7 @@ class DiffChainBenchmark {
     }
 
     @Test
-    void materialiseFromADepthThreeChainAgainstItsCompaction() throws Exception {
+    void materialiseFromADepthThreeChainAgainstItsCompaction(BenchReport report) throws Exception {
         List<Row> rows = new ArrayList<>();
         try (XfsLoopMount xfs = XfsLoopMount.create(dir.resolve("loop"), 2L << 30)) {
             Path ext4 = Files.createDirectories(Path.of("target", "bench", "diffchain-ext4")).toAbsolutePath();
@@ -71,22 +81,22 @@ class DiffChainBenchmark {
                 deleteAll(ext4);
             }
         }
-        StringBuilder report = new StringBuilder("| state on | chain cold | compacted cold | ratio | chain warm | "
-                + "compacted warm | ratio | written (chain / compacted) | mode | files hashed when warm |\n"
-                + "|---|---|---|---|---|---|---|---|---|---|\n");
+        Table table = new Table("state on", "chain cold", "compacted cold", "ratio", "chain warm", "compacted warm", "ratio",
+                "written (chain / compacted)", "mode", "files hashed when warm");
         for (Row r : rows) {
-            report.append(String.format("| %s | %d ms | %d ms | %.2fx | %d ms | %d ms | %.2fx | %d / %d MiB | %s | %d |%n",
-                    r.fs(), r.chainCold(), r.flatCold(), (double) r.chainCold() / r.flatCold(), r.chainWarm(),
-                    r.flatWarm(), (double) r.chainWarm() / Math.max(1, r.flatWarm()), r.chainBytes() >> 20,
-                    r.flatBytes() >> 20, r.mode(), r.warmHashes()));
+            table.row(r.fs(), r.chainCold() + " ms", r.flatCold() + " ms", String.format("%.2f×", (double) r.chainCold() / r.flatCold()),
+                    r.chainWarm() + " ms", r.flatWarm() + " ms", String.format("%.2f×", warmRatio(r)),
+                    (r.chainBytes() >> 20) + " / " + (r.flatBytes() >> 20) + " MiB", r.mode(), r.warmHashes());
         }
-        report.append("\n256 MiB image, depth 3 (links dirty ").append(Arrays.toString(DIRTY)).append(" of the pages); warm: median of ")
-                .append(WARM_RUNS).append(" runs; machine: ").append(Runtime.getRuntime().availableProcessors())
-                .append(" CPUs, kernel ").append(System.getProperty("os.version")).append(", Java ")
-                .append(Runtime.version()).append('\n');
-        System.out.println(report);
-        Path out = Files.createDirectories(Path.of("target", "bench"));
-        Files.writeString(out.resolve("diffchain.md"), report);
+        report.add(table);
+        report.add("256 MiB image, depth 3 (links dirty " + Arrays.toString(DIRTY) + " of the pages); warm: median of "
+                + WARM_RUNS + " runs");
+        report.check(XFS, warmRatio(rows.get(0)));
+        report.check(EXT4, warmRatio(rows.get(1)));
+    }
+
+    private static double warmRatio(Row r) {
+        return (double) r.chainWarm() / Math.max(1, r.flatWarm());
     }
 
     /** A RAM file (a quarter of it zero pages, as in a guest's free memory), a depth-3 chain on it and its compaction. */
