@@ -19,7 +19,7 @@ import io.vivarium.api.spi.FingerprintMode;
 import io.vivarium.api.spi.SandboxInstance;
 
 /**
- * A dry-run of a VM, over its checkpoints: checkpoint {@code dryrun-<uuid>}, list the files in
+ * A dry-run over a sandbox's checkpoints (a VM's or a gVisor container's): checkpoint {@code dryrun-<uuid>}, list the files in
  * the guest, run the command, list again, restore, delete the checkpoint. The checkpoint is
  * recorded in a {@link DryRunIntents intent} before it is taken, so a dry-run cut short by a
  * daemon crash is finished when the sandbox is adopted again ({@link #replay}).
@@ -39,7 +39,7 @@ final class CheckpointDryRun {
         this.intents = new DryRunIntents(sandboxes);
     }
 
-    /** Runs {@code exec} and reverts the VM; the caller holds the sandbox's gate exclusively. */
+    /** Runs {@code exec} and reverts the sandbox; the caller holds the sandbox's gate exclusively. */
     DryRunResult run(Sandbox sb, SandboxInstance instance, Checkpoints c, ExecRequest exec, List<String> paths,
             FingerprintMode mode) {
         String id = sb.record().id();
@@ -81,9 +81,10 @@ final class CheckpointDryRun {
             restored = checkpointing.restoreLeavingClock(sb, instance, c, intent.tag());
         } catch (RuntimeException e) {
             clearQuietly(id);
-            ApiException failed = ApiException.internal("the dry-run's command ran but restoring the VM failed, so its "
-                    + "changes may still be in the VM: " + e.getMessage() + "; checkpoint " + intent.tag()
-                    + " is kept: restore it with POST /v1/vms/" + sb.record().id() + "/restore", e);
+            ApiException failed = ApiException.internal("the dry-run's command ran but restoring the sandbox failed, so its "
+                    + "changes may still be in it: " + e.getMessage() + "; checkpoint " + intent.tag()
+                    + " is kept: restore it with POST /v1/sandboxes/" + sb.record().id() + "/checkpoints/"
+                    + intent.tag() + "/restore", e);
             if (cause != null) {
                 failed.addSuppressed(cause);
             }
@@ -166,7 +167,7 @@ final class CheckpointDryRun {
                 try {
                     sandboxes.fail(sb, "a dry-run was cut short by a daemon stop and its checkpoint " + intent.tag()
                             + " could not be restored and deleted (" + e.getMessage() + "), so the dry-run's changes "
-                            + "may still be in the VM");
+                            + "may still be in the sandbox");
                 } finally {
                     sb.lifecycle.unlock(sandboxes.observer());
                 }

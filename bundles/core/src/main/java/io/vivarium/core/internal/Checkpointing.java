@@ -19,8 +19,9 @@ import io.vivarium.api.spi.SandboxInstance;
  * Core's side of the checkpoint seam: checks tags, finds the {@link Checkpoints} a sandbox's
  * backend registered (by its name, never by backend), runs each checkpoint operation alone on its
  * sandbox ({@link OperationGate}), and after every restore persists what runs and sets the guest
- * clock. Tags starting with {@value #DRY_RUN_PREFIX} are core's own: callers cannot take, restore or
- * delete them, and listings leave them out.
+ * clock. Tags starting with {@value #DRY_RUN_PREFIX} are core's own dry-runs': callers cannot take
+ * one, but may list, restore and delete one a failed dry-run kept (a listing waits for a dry-run in
+ * progress, so it never shows one in use).
  */
 final class Checkpointing {
     private static final System.Logger LOG = System.getLogger(Checkpointing.class.getName());
@@ -42,7 +43,16 @@ final class Checkpointing {
         this.stopping = stopping;
     }
 
-    /** A tag a caller sent: a plain name, never a path, not one of core's own. */
+    /** A tag a caller sent for a new checkpoint: a plain name (see {@link #checkTag}), not one core reserves. */
+    static String checkNewTag(String tag) {
+        checkTag(tag);
+        if (tag.startsWith(DRY_RUN_PREFIX)) {
+            throw ApiException.badRequest("tags starting with " + DRY_RUN_PREFIX + " are reserved for dry-runs");
+        }
+        return tag;
+    }
+
+    /** A tag a caller sent: a plain name, never a path. */
     static String checkTag(String tag) {
         if (tag == null || tag.isEmpty()) {
             throw ApiException.badRequest("tag is required: a plain name such as \"before-upgrade\"");
@@ -50,9 +60,6 @@ final class Checkpointing {
         if (!TAG.matcher(tag).matches()) {
             throw ApiException.badRequest("tag must be a plain name of letters, digits, '.', '_' and '-' (at most 64, "
                     + "starting with a letter or digit; no slashes), got \"" + printable(tag) + "\"");
-        }
-        if (tag.startsWith(DRY_RUN_PREFIX)) {
-            throw ApiException.badRequest("tags starting with " + DRY_RUN_PREFIX + " are reserved for dry-runs");
         }
         return tag;
     }
@@ -92,12 +99,9 @@ final class Checkpointing {
         });
     }
 
-    /** The sandbox's checkpoints, oldest first, without core's own dry-run ones. */
+    /** The sandbox's checkpoints, oldest first: once a dry-run ends, its own is there only if its restore failed. */
     List<CheckpointInfo> list(Sandbox sb) {
-        return sb.gate.exclusive("checkpoint listing", live.patience(), () -> {
-            SandboxInstance instance = live.ofEvenStopped(sb);
-            return of(sb).list(instance).stream().filter(i -> !i.tag().startsWith(DRY_RUN_PREFIX)).toList();
-        });
+        return sb.gate.exclusive("checkpoint listing", live.patience(), () -> of(sb).list(live.ofEvenStopped(sb)));
     }
 
     /** Deletes the checkpoint {@code tag} (already checked): 404 if there is none. */

@@ -257,7 +257,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
 
     @Override
     public CheckpointInfo checkpoint(Caller caller, String id, CheckpointRequest request) {
-        String tag = Checkpointing.checkTag(request == null ? null : request.tag());
+        String tag = Checkpointing.checkNewTag(request == null ? null : request.tag());
         return checkpointing.create(sandboxes.find(caller, id), tag);
     }
 

@@ -98,7 +98,7 @@ final class Vms {
     }
 
     CheckpointInfo checkpoint(Caller caller, String id, CheckpointRequest request) {
-        String tag = Checkpointing.checkTag(request == null ? null : request.tag());
+        String tag = Checkpointing.checkNewTag(request == null ? null : request.tag());
         return checkpointing.create(find(caller, id), tag);
     }
 

@@ -277,14 +277,15 @@ class VmCheckpointsTest {
         ApiException e = assertThrows(ApiException.class, () -> m.dryRun(ALICE, id, dryRun("make")));
 
         assertEquals(500, e.status());
-        assertTrue(e.getMessage().contains("may still be in the VM"), e.getMessage());
+        assertTrue(e.getMessage().contains("may still be in it"), e.getMessage());
         String kept = vm.saved.keySet().iterator().next();
         assertTrue(kept.startsWith("dryrun-") && e.getMessage().contains(kept), e.getMessage());
+        assertTrue(e.getMessage().contains("POST /v1/sandboxes/" + id + "/checkpoints/" + kept + "/restore"), e.getMessage());
         assertTrue(vm.files.containsKey("/work/new"));
     }
 
     @Test
-    void checkpointsAreListedAndDeletedWithoutTheDryRunsOwnAndASandboxReachesTheSameOnes() throws Exception {
+    void checkpointsAreListedAndDeletedWithTheOneAFailedDryRunKeptAndASandboxReachesTheSameOnes() throws Exception {
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         m.checkpointVm(ALICE, id, tag("t1"));
@@ -292,16 +293,16 @@ class VmCheckpointsTest {
         vm.saved.put("dryrun-left", new FakeCheckpoints.Saved(new io.vivarium.api.CheckpointInfo("dryrun-left", 0, 1L,
                 "fake"), Map.of(), Set.of()));
 
-        assertEquals(List.of("t1", "t2"), m.listVmCheckpoints(ALICE, id).stream().map(i -> i.tag()).sorted().toList(),
-                "a dry-run's own checkpoint is not listed");
+        assertEquals(List.of("dryrun-left", "t1", "t2"), m.listVmCheckpoints(ALICE, id).stream().map(i -> i.tag())
+                .sorted().toList(), "a checkpoint a failed dry-run kept is listed, so that it can be found and freed");
         assertEquals(m.listVmCheckpoints(ALICE, id), m.checkpoints(ALICE, id), "the sandbox view lists the same");
-        assertEquals("fake", m.checkpoints(ALICE, id).get(0).mode());
+        assertEquals("fake", m.checkpoints(ALICE, id).get(1).mode());
 
         m.deleteVmCheckpoint(ALICE, id, "t1");
         assertFalse(vm.saved.containsKey("t1"));
         assertEquals(404, assertThrows(ApiException.class, () -> m.deleteVmCheckpoint(ALICE, id, "t1")).status());
-        assertEquals(400, assertThrows(ApiException.class, () -> m.deleteCheckpoint(ALICE, id, "dryrun-left")).status(),
-                "core's own tags are not the caller's to delete");
+        m.deleteCheckpoint(ALICE, id, "dryrun-left");
+        assertFalse(vm.saved.containsKey("dryrun-left"), "the one a failed dry-run kept is the caller's to free");
         assertEquals(400, assertThrows(ApiException.class, () -> m.deleteCheckpoint(ALICE, id, "../t2")).status());
         assertEquals(404, assertThrows(ApiException.class, () -> m.checkpoints(BOB, id)).status(), "another tenant's");
         assertEquals(404, assertThrows(ApiException.class, () -> m.deleteVmCheckpoint(BOB, id, "t2")).status());
@@ -387,10 +388,13 @@ class VmCheckpointsTest {
         WholeCore m = started(backend, 1, Duration.ZERO);
         String id = newVm(m);
         for (String bad : Arrays.asList(null, "", "../../etc/passwd", "a/b", "..", ".hidden", "-x", "a b", "a\nb",
-                "x".repeat(65), "dryrun-1234")) {
+                "x".repeat(65))) {
             assertEquals(400, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, id, tag(bad))).status(), bad);
             assertEquals(400, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag(bad))).status(), bad);
         }
+        assertEquals(400, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, id, tag("dryrun-1234"))).status(),
+                "core's dry-runs' prefix is not the caller's to take");
+        assertEquals(400, assertThrows(ApiException.class, () -> m.checkpoint(ALICE, id, tag("dryrun-1234"))).status());
         assertEquals(400, assertThrows(ApiException.class, () -> m.checkpointVm(ALICE, id, null)).status());
         assertTrue(vm.saved.isEmpty(), "no bad tag reached the backend");
         assertEquals(404, assertThrows(ApiException.class, () -> m.restoreVm(ALICE, id, tag("never-taken"))).status());
@@ -568,7 +572,7 @@ class VmCheckpointsTest {
         SandboxInfo after = started(vmBackend(), 2, Duration.ZERO).getVm(ALICE, id);
 
         assertEquals("failed", after.status());
-        assertTrue(after.reason().contains(tag) && after.reason().contains("may still be in the VM"), after.reason());
+        assertTrue(after.reason().contains(tag) && after.reason().contains("may still be in the sandbox"), after.reason());
     }
 
     @Test
