@@ -134,6 +134,22 @@ final class ChangeTracker {
         return new ChangeSet(added, modified, deleted, unchanged, mode, paths, takenAtUnix);
     }
 
+    /**
+     * The files of a sandbox that a checkpoint reverts: on the host where its workspace there holds
+     * every path, as a baseline reads them, else through its guest channel. The host walk starts no
+     * process in the guest (the agent's walk, a new process in a gVisor container that was just
+     * checkpointed, took over a second here).
+     */
+    FileListing listForDryRun(SandboxInstance instance, List<String> paths, FingerprintMode mode) {
+        ListingLimits limits = ListingLimits.standard();
+        Optional<HostFiles> view = instance.hostFiles()
+                .filter(v -> paths.stream().allMatch(p -> SandboxPaths.within(p, v.sandboxDir())));
+        if (view.isPresent()) {
+            return host.list(view.get(), paths, mode, null, limits);
+        }
+        return GuestLister.list(instance.channel(), paths, mode, limits);
+    }
+
     private FileListing list(SandboxInstance instance, List<String> paths, FingerprintMode mode, FileListing reuse) {
         ListingLimits limits = ListingLimits.standard();
         Optional<HostFiles> view = instance.hostFiles();

@@ -32,10 +32,12 @@ final class CheckpointDryRun {
     private final Sandboxes sandboxes;
     private final Checkpointing checkpointing;
     private final DryRunIntents intents;
+    private final ChangeTracker tracker;
 
-    CheckpointDryRun(Sandboxes sandboxes, Checkpointing checkpointing) {
+    CheckpointDryRun(Sandboxes sandboxes, Checkpointing checkpointing, ChangeTracker tracker) {
         this.sandboxes = sandboxes;
         this.checkpointing = checkpointing;
+        this.tracker = tracker;
         this.intents = new DryRunIntents(sandboxes);
     }
 
@@ -56,9 +58,9 @@ final class CheckpointDryRun {
         ExecResult result;
         ChangeSet changes;
         try {
-            FileListing before = GuestLister.list(instance.channel(), paths, mode, ListingLimits.standard());
+            FileListing before = tracker.listForDryRun(instance, paths, mode);
             result = instance.channel().exec(exec);
-            FileListing after = GuestLister.list(instance.channel(), paths, mode, ListingLimits.standard());
+            FileListing after = tracker.listForDryRun(instance, paths, mode);
             changes = ChangeTracker.compare(before.files(), after.files(), mode.name(), paths, startedAt);
         } catch (RuntimeException e) {
             revert(sb, instance, c, id, intent, e);

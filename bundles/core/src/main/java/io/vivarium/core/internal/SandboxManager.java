@@ -151,9 +151,9 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         guest = new GuestAccess(sandboxes, live);
         evaluation = new Evaluation(registry, sandboxes, live);
         checkpointing = new Checkpointing(registry, sandboxes, live, () -> stopping);
-        CheckpointDryRun checkpointDryRun = new CheckpointDryRun(sandboxes, checkpointing);
-        changeSets = new ChangeSets(registry, sandboxes, live, fingerprints,
-                new ChangeTracker(fingerprints, new HostLister(hashPool)), checkpointDryRun);
+        ChangeTracker tracker = new ChangeTracker(fingerprints, new HostLister(hashPool));
+        CheckpointDryRun checkpointDryRun = new CheckpointDryRun(sandboxes, checkpointing, tracker);
+        changeSets = new ChangeSets(registry, sandboxes, live, fingerprints, tracker, checkpointDryRun);
         pausing = new Pausing(registry, sandboxes, live);
         adoption.afterAdoption(sb -> {
             try {

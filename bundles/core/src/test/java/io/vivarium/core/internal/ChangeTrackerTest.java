@@ -4,16 +4,93 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.reflect.Proxy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ForkJoinPool;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.ChangeSet;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.spi.FingerprintMode;
+import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.api.spi.GuestLimits;
+import io.vivarium.api.spi.HostFiles;
+import io.vivarium.api.spi.SandboxInstance;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class ChangeTrackerTest {
+
+    @TempDir
+    Path work;
+
+    private static final FingerprintMode MODE = new FingerprintMode() {
+        @Override
+        public String name() {
+            return "test";
+        }
+
+        @Override
+        public int preference() {
+            return 0;
+        }
+
+        @Override
+        public String fingerprint(Path file, BasicFileAttributes attributes) {
+            return "host";
+        }
+
+        @Override
+        public List<String> guestListingCommand(List<String> dirs) {
+            return List.of("/bin/list");
+        }
+    };
+
+    /** An instance whose workspace is {@code work} on the host as /work, and whose guest lists one file and counts the asks. */
+    private SandboxInstance instance(List<String> guestAsks) {
+        GuestChannel channel = (GuestChannel) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {GuestChannel.class}, (proxy, method, args) -> switch (method.getName()) {
+                    case "limits" -> GuestLimits.DEFAULT;
+                    case "listFiles" -> {
+                        guestAsks.add(String.valueOf(args[1]));
+                        yield Optional.of(new ExecResult("guest\t/tmp/g\0", "", 0, false, false, 1));
+                    }
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+        return (SandboxInstance) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {SandboxInstance.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "hostFiles" -> Optional.of(new HostFiles(work, "/work", 0, 0));
+                    case "channel" -> channel;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    @Test
+    void aDryRunListsOnTheHostWhereTheWorkspaceHoldsEveryPathElseInTheGuest() throws Exception {
+        Files.writeString(work.resolve("a"), "x");
+        ForkJoinPool pool = new ForkJoinPool(1);
+        try {
+            ChangeTracker tracker = new ChangeTracker(new FingerprintModes(), new HostLister(pool));
+            List<String> guestAsks = new ArrayList<>();
+            SandboxInstance instance = instance(guestAsks);
+
+            assertEquals("host", tracker.listForDryRun(instance, List.of("/work"), MODE).files().get("/work/a"));
+            assertEquals(List.of(), guestAsks, "the workspace on the host holds /work: the guest starts nothing");
+
+            assertEquals("guest", tracker.listForDryRun(instance, List.of("/work", "/tmp"), MODE).files().get("/tmp/g"));
+            assertEquals(List.of("[/work, /tmp]"), guestAsks, "a path outside the workspace is listed in the guest");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 
     @Test
     void aRenameIsOneDeletionAndOneAddition() {
