@@ -103,6 +103,11 @@ record ContainerFiles(Path dir, Path link) {
         return dir.resolve("restoring");
     }
 
+    /** Holds a file named by the id of each container a restore replaced, until it is deleted ({@link RetiredContainers}). */
+    Path retired() {
+        return dir.resolve("retired");
+    }
+
     /**
      * Present from before the agent is asked to let go of its socket for a checkpoint until it is
      * asked to listen again: a daemon killed in between leaves the container paused or its agent
@@ -143,7 +148,7 @@ record ContainerFiles(Path dir, Path link) {
         }
         for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log(), checkpoint(),
                 frozenWorkspace(), restoringWorkspace(), replacedWorkspace(), sandboxProcess(), restoring(),
-                checkpointing(), sandboxPidFile(), checkpoints()}) {
+                retired(), checkpointing(), sandboxPidFile(), checkpoints()}) {
             FileClones.deleteTree(p);
         }
     }

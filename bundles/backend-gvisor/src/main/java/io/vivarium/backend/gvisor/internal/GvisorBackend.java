@@ -114,6 +114,7 @@ public final class GvisorBackend implements SandboxBackend {
         }
         RuntimeException leftovers = new RuntimeException();
         runtime.launcher().removeUnrecordedRestore(record.files(), record.containerId(), leftovers);
+        runtime.retired().removeAll(record.files(), record.containerId(), leftovers);
         try {
             record.files().finishWorkspaceSwap();
         } catch (IOException e) {
@@ -173,6 +174,7 @@ public final class GvisorBackend implements SandboxBackend {
             runtime.launcher().remove(files, containerId, failure);
         }
         runtime.launcher().removeUnrecordedRestore(files, containerId, failure);
+        runtime.retired().removeAll(files, containerId, failure);
         try {
             files.remove();
             Files.deleteIfExists(spec.dir().resolve(GvisorLauncher.CONTAINER_ID_FILE));

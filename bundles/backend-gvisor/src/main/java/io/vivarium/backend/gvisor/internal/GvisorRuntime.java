@@ -30,6 +30,7 @@ public final class GvisorRuntime implements AutoCloseable {
             GvisorBackend.NAME);
     private final GvisorLauncher launcher;
     private final ContainerCheckpointer checkpointer;
+    private final RetiredContainers retired;
 
     @Activate
     public GvisorRuntime(GvisorConfig config, BundleContext context) {
@@ -41,7 +42,8 @@ public final class GvisorRuntime implements AutoCloseable {
         this.runsc = new Runsc(settings.runsc());
         this.probe = new GvisorHostProbe(settings, runsc);
         this.launcher = new GvisorLauncher(settings, runsc, instances);
-        this.checkpointer = new ContainerCheckpointer(settings, runsc, probe, launcher);
+        this.retired = new RetiredContainers(launcher);
+        this.checkpointer = new ContainerCheckpointer(settings, runsc, probe, launcher, retired);
     }
 
     private static GvisorSettings settings(GvisorConfig config, BundleContext context) {
@@ -70,14 +72,22 @@ public final class GvisorRuntime implements AutoCloseable {
         return checkpointer;
     }
 
+    RetiredContainers retired() {
+        return retired;
+    }
+
     InstanceTable<GvisorInstance> instances() {
         return instances;
     }
 
-    /** Lets go of every container; they keep running for the next revision or daemon to adopt. */
+    /**
+     * Lets go of every container; they keep running for the next revision or daemon to adopt.
+     * Waits for the deletions of replaced containers already running.
+     */
     @Deactivate
     @Override
     public void close() {
         instances.letGoOfAll();
+        retired.close();
     }
 }

@@ -226,6 +226,66 @@ class CheckpointResumeTest {
         assertFalse(Files.exists(instance.record().files().restoring()), "the restoring file, once its container is gone");
     }
 
+    @Test
+    void theContainerARestoreReplacedIsDeletedAfterTheRestoreAnswered() throws Exception {
+        OperationContext context = OperationContext.until(Instant.now().plusSeconds(60));
+        ContainerFiles files = instance.record().files();
+        String replaced = instance.record().containerId();
+        revision.checkpoints().create(instance, "c1", context);
+        revision.checkpoints().restore(instance, "c1", context);
+        revision.checkpoints().restore(instance, "c1", context);
+
+        Runsc runsc = new Runsc(GvisorHost.RUNSC);
+        Instant until = Instant.now().plusSeconds(30);
+        while ((known(runsc, files, replaced) || listed(files.retired()) > 0) && Instant.now().isBefore(until)) {
+            Thread.sleep(20);
+        }
+        assertFalse(known(runsc, files, replaced), "runsc still knows the replaced container " + replaced);
+        assertEquals(0, listed(files.retired()), "every mark goes with its container");
+        assertEquals("up\n", sh(instance, "echo up"));
+    }
+
+    @Test
+    void aReplacedContainerADaemonDidNotDeleteIsDeletedByTheNextAdoptAndTheCurrentOneRunsOn() throws Exception {
+        Path image = tmp.resolve("image");
+        checkpointer().checkpointAndResume(instance, image, () -> { }, OperationContext.until(Instant.now().plusSeconds(60)));
+        ContainerFiles files = instance.record().files();
+        Runsc runsc = new Runsc(GvisorHost.RUNSC);
+        // what a daemon killed between a restore and its deletion of the old container leaves
+        String left = "vivarium-cp-retired";
+        revision.runtime().retired().mark(files, left);
+        runsc.restoreDetached(files, left, image, Duration.ofSeconds(60));
+        ProcessHandle leftSandbox = ProcessHandle.of(runsc.state(files, left).orElseThrow().pid()).orElseThrow();
+        revision.runtime().retired().mark(files, instance.record().containerId());
+        revision.close();
+        revision = GvisorHost.revision(tmp);
+
+        instance = (GvisorInstance) revision.backend().adopt(spec, instance.state());
+
+        awaitGone(leftSandbox);
+        assertTrue(runsc.state(files, left).isEmpty(), "runsc no longer knows the retired container");
+        assertEquals(0, listed(files.retired()), "a mark naming the current container goes without it");
+        assertEquals("up\n", sh(instance, "echo up"), "the current container runs on");
+    }
+
+    /** Whether runsc knows the container; one it is deleting meanwhile (its state file going) still counts. */
+    private static boolean known(Runsc runsc, ContainerFiles files, String containerId) {
+        try {
+            return runsc.state(files, containerId).isPresent();
+        } catch (IOException deleting) {
+            return true;
+        }
+    }
+
+    private static long listed(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        try (var entries = Files.list(dir)) {
+            return entries.count();
+        }
+    }
+
     /**
      * What a daemon killed during {@link ContainerCheckpointer#restoreFrom} leaves: the recorded container
      * killed, and a container restored from a checkpoint that only the restoring file names.
