@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -32,27 +31,7 @@ class ChangeTrackerTest {
     @TempDir
     Path work;
 
-    private static final FingerprintMode MODE = new FingerprintMode() {
-        @Override
-        public String name() {
-            return "test";
-        }
-
-        @Override
-        public int preference() {
-            return 0;
-        }
-
-        @Override
-        public String fingerprint(Path file, BasicFileAttributes attributes) {
-            return "host";
-        }
-
-        @Override
-        public List<String> guestListingCommand(List<String> dirs) {
-            return List.of("/bin/list");
-        }
-    };
+    private static final FingerprintMode MODE = GuestListerTest.mode("test", "/bin/list");
 
     /** An instance whose workspace is {@code work} on the host as /work, and whose guest lists one file and counts the asks. */
     private SandboxInstance instance(List<String> guestAsks) {
@@ -82,7 +61,7 @@ class ChangeTrackerTest {
             List<String> guestAsks = new ArrayList<>();
             SandboxInstance instance = instance(guestAsks);
 
-            assertEquals("host", tracker.listForDryRun(instance, List.of("/work"), MODE).files().get("/work/a"));
+            assertEquals("x", tracker.listForDryRun(instance, List.of("/work"), MODE).files().get("/work/a"));
             assertEquals(List.of(), guestAsks, "the workspace on the host holds /work: the guest starts nothing");
 
             assertEquals("guest", tracker.listForDryRun(instance, List.of("/work", "/tmp"), MODE).files().get("/tmp/g"));

@@ -25,8 +25,8 @@ class GuestListerTest {
     private static final FingerprintMode MODE = mode("test", "/bin/list");
     private static final FingerprintMode OTHER = mode("other", "/bin/other");
 
-    /** A mode {@code name} whose guest listing is the command {@code command}. */
-    private static FingerprintMode mode(String name, String command) {
+    /** A mode {@code name} whose guest listing is the command {@code command} and whose host fingerprints are "x". */
+    static FingerprintMode mode(String name, String command) {
         return new FingerprintMode() {
             @Override
             public String name() {
