@@ -42,6 +42,7 @@ public final class TestPoints {
     private final String holdAt;
     private final Runnable halt;
     private final Map<String, AtomicInteger> reached = new ConcurrentHashMap<>();
+    private volatile boolean halting;
 
     TestPoints(String haltAt, String stallAt, String holdAt, Runnable halt) {
         this.haltAt = haltAt;
@@ -60,7 +61,12 @@ public final class TestPoints {
             return;
         }
         int n = reached.computeIfAbsent(point, p -> new AtomicInteger()).incrementAndGet();
+        if (haltAt != null && (halting || beyond(haltAt, point, n))) {
+            // the JVM is halting: a thread that got here after the halting one does no more, as after kill -9
+            awaitTheHalt();
+        }
         if (haltAt != null && matches(haltAt, point, n)) {
+            halting = true;
             System.err.println("vivarium: halting at test point " + point + "#" + n + " (" + HALT + ")");
             System.err.flush();
             halt.run();
@@ -77,6 +83,19 @@ public final class TestPoints {
 
     private static boolean matches(String spec, String point, int n) {
         return spec.equals(point) || spec.equals(point + "#" + n);
+    }
+
+    /** Whether this is a reach of the halting point after the one that halts ({@code POINT#N}, a reach past N). */
+    private static boolean beyond(String spec, String point, int n) {
+        int hash = spec.lastIndexOf('#');
+        return hash > 0 && spec.substring(0, hash).equals(point) && n > Integer.parseInt(spec.substring(hash + 1));
+    }
+
+    /** Until the process is gone (or the thread is interrupted, which only a test of this class does). */
+    private static void awaitTheHalt() {
+        while (!Thread.currentThread().isInterrupted()) {
+            pause(1000);
+        }
     }
 
     private static String before(String spec) {

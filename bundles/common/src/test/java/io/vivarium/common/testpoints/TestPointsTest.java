@@ -1,11 +1,14 @@
 package io.vivarium.common.testpoints;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -20,18 +23,40 @@ class TestPointsTest {
     @Test
     void haltsAtThePointOrOnlyAtItsNthReach() {
         AtomicInteger halts = new AtomicInteger();
-        TestPoints every = new TestPoints("fork.child", null, null, halts::incrementAndGet);
-        every.reached("fork.child");
-        every.reached("create.made");
-        every.reached("fork.child");
-        assertEquals(2, halts.get());
+        TestPoints every = new TestPoints("fork.child", null, null, () -> {
+            halts.incrementAndGet();
+            throw new IllegalStateException("halted");
+        });
+        assertThrows(IllegalStateException.class, () -> every.reached("fork.child"));
+        assertEquals(1, halts.get());
 
         halts.set(0);
         TestPoints third = new TestPoints("fork.child#3", null, null, halts::incrementAndGet);
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 3; i++) {
             third.reached("fork.child");
         }
         assertEquals(1, halts.get(), "only the third reach");
+    }
+
+    @Test
+    void nothingPassesATestPointOnceTheHaltStarted() throws Exception {
+        TestPoints third = new TestPoints("create.made#3", null, null, () -> { });
+        third.reached("create.made");
+        third.reached("create.recorded");
+        Thread before = Thread.ofPlatform().start(() -> third.reached("create.made"));
+        before.join(Duration.ofSeconds(10));
+        assertFalse(before.isAlive(), "a reach before the halting one passes");
+        third.reached("create.made");
+        for (String point : List.of("create.made", "create.recorded")) {
+            Thread late = Thread.ofPlatform().start(() -> third.reached(point));
+            while (late.getState() != Thread.State.TIMED_WAITING) {
+                Thread.onSpinWait();
+            }
+            assertTrue(late.isAlive(), point + " waits for the halt");
+            late.interrupt();
+            late.join(Duration.ofSeconds(10));
+            assertFalse(late.isAlive(), "a waiting reach ends when interrupted");
+        }
     }
 
     @Test
