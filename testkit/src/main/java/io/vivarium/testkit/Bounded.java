@@ -68,6 +68,22 @@ public final class Bounded {
         }
     }
 
+    /** Waits until {@code condition} holds, looking again every 50 ms; fails with {@code what} past {@code within}. */
+    public static void until(Duration within, String what, java.util.function.BooleanSupplier condition) {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(notWithin(within, what));
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting until " + what, e);
+            }
+        }
+    }
+
     /** The exit status of {@code process}; one that does not end in time is killed, and the test fails. */
     public static int waitFor(Process process, Duration within, String what) {
         try {

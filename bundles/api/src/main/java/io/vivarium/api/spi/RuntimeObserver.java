@@ -63,6 +63,20 @@ public interface RuntimeObserver {
     }
 
     /**
+     * A commit of the state store ended. Since 2.1.
+     *
+     * @param store the store's name ({@code file}, {@code postgres})
+     * @param waitNanos waited for the store's locks and, on a database, a connection
+     * @param heldNanos from then to the commit's end
+     */
+    default void storeCommitted(String store, long waitNanos, long heldNanos) {
+    }
+
+    /** Whether the state store {@code store} can be reached now; told at start and when it changes. Since 2.1. */
+    default void storeHealth(String store, boolean up) {
+    }
+
+    /**
      * A bundle was replaced at run time (through the plugin API or the deploy folder).
      *
      * @param symbolicName the bundle

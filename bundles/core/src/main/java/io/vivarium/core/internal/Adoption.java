@@ -15,6 +15,7 @@ import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.api.state.StateStoreProvider;
 
 /**
  * Binds sandboxes to their backend whenever it registers: at start-up and after a bundle update,
@@ -44,10 +45,10 @@ final class Adoption {
     }
 
     /** Loads the records and adopts the sandboxes of every backend already registered. */
-    void start(Path stateDir) throws IOException {
+    void start(Path stateDir, StateStoreProvider stores, String storeName) throws IOException {
         List<Sandbox> adopted = new ArrayList<>();
         synchronized (reconcile) {
-            sandboxes.open(stateDir);
+            sandboxes.open(stateDir, stores, storeName);
             for (BackendRegistry.Entry e : registry.all()) {
                 adopted.addAll(adoptAll(e));
             }

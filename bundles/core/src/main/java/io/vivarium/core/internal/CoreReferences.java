@@ -1,6 +1,7 @@
 package io.vivarium.core.internal;
 
 import java.lang.System.Logger.Level;
+import java.util.Map;
 
 import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.FingerprintMode;
@@ -11,6 +12,7 @@ import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.ScratchRuns;
 import io.vivarium.api.spi.StorageStrategy;
+import io.vivarium.api.state.StateStoreProvider;
 
 import org.osgi.framework.Bundle;
 import org.osgi.framework.Constants;
@@ -34,6 +36,8 @@ abstract class CoreReferences {
     final StorageRegistry storage = new StorageRegistry();
     final FingerprintModes fingerprints = new FingerprintModes();
     private volatile RuntimeObserver observer = RuntimeObserver.NONE;
+    private volatile StateStoreProvider stateStores;
+    private volatile String stateStoreName = "file";
 
     /** A backend service registered: adopt its sandboxes. */
     abstract void backendArrived(BackendRegistry.Entry entry);
@@ -43,6 +47,22 @@ abstract class CoreReferences {
 
     RuntimeObserver observer() {
         return observer;
+    }
+
+    StateStoreProvider stateStores() {
+        return stateStores;
+    }
+
+    /** The chosen store's name ({@link StateStoreProvider#NAME}), for metrics. */
+    String stateStoreName() {
+        return stateStoreName;
+    }
+
+    /** The store the operator chose (only that store's bundle registers a provider): core starts on it and stops without it. */
+    @Reference
+    void bindStateStores(StateStoreProvider p, Map<String, Object> properties) {
+        stateStores = p;
+        stateStoreName = String.valueOf(properties.getOrDefault(StateStoreProvider.NAME, "file"));
     }
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,

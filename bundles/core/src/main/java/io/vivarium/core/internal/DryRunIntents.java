@@ -4,8 +4,8 @@ import java.io.IOException;
 import java.util.Optional;
 
 import io.vivarium.api.ApiException;
-import io.vivarium.core.internal.state.StateStore;
-import io.vivarium.core.internal.state.Stored;
+import io.vivarium.api.state.StateStore;
+import io.vivarium.api.state.Stored;
 
 /**
  * The checkpoint a VM dry-run is using, stored ({@link StateCollections#DRY_RUNS}) before the

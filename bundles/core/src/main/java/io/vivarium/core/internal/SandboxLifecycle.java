@@ -20,7 +20,7 @@ import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.common.testpoints.TestPoints;
-import io.vivarium.core.internal.state.Stored;
+import io.vivarium.api.state.Stored;
 
 /**
  * Creating and deleting sandboxes: choosing the backend, recording a create before the backend

@@ -163,10 +163,11 @@ public class SandboxManager extends CoreReferences implements SandboxService {
                 LOG.log(Level.DEBUG, "not replaying the dry-run intent of " + sb.record().id() + ": " + busy.getMessage());
             }
         });
-        adoption.start(stateDir.toAbsolutePath());
+        adoption.start(stateDir.toAbsolutePath(), stateStores(), stateStoreName());
         core = new Core(registry, storage, sandboxes, lifecycle, live, guest, checkpointing, stateDir.toAbsolutePath(),
                 () -> stopping);
-        LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in " + stateDir);
+        LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in "
+                + stateStores().describe(stateDir.toAbsolutePath()));
     }
 
     /** What the VM and snapshot components share with this one; set once activated. */

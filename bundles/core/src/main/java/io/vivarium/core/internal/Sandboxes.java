@@ -16,11 +16,13 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.core.internal.state.FileStateStore;
-import io.vivarium.core.internal.state.StaleRevisionException;
-import io.vivarium.core.internal.state.StateStore;
-import io.vivarium.core.internal.state.Stored;
-import io.vivarium.core.internal.state.Transaction;
+import io.vivarium.common.state.NodeId;
+import io.vivarium.api.state.StaleRevisionException;
+import io.vivarium.api.state.StateStore;
+import io.vivarium.api.state.StateStoreProvider;
+import io.vivarium.api.state.StoreEvents;
+import io.vivarium.api.state.Stored;
+import io.vivarium.api.state.Transaction;
 
 /**
  * The sandboxes core knows of, in memory and as records in the {@link StateStore}: finding one for a
@@ -39,13 +41,23 @@ final class Sandboxes {
     }
 
     /**
-     * Opens the store under {@code stateDir} (where its implementation is chosen) and takes this
-     * node's sandboxes from it; directories without a record (a create cut short before it) are
-     * removed. Callers hold the adoption lock.
+     * Opens this node's store (whichever the operator chose) and takes this node's sandboxes from
+     * it; directories without a record (a create cut short before it) are removed. Callers hold the
+     * adoption lock.
      */
-    void open(Path stateDir) throws IOException {
+    void open(Path stateDir, StateStoreProvider stores, String storeName) throws IOException {
         dirs = new SandboxDirs(stateDir);
-        StateStore opened = FileStateStore.open(stateDir, StateCollections.ALL);
+        StateStore opened = stores.open(stateDir, NodeId.readOrCreate(stateDir), StateCollections.ALL, new StoreEvents() {
+            @Override
+            public void committed(long waitNanos, long heldNanos) {
+                observer().storeCommitted(storeName, waitNanos, heldNanos);
+            }
+
+            @Override
+            public void health(boolean up) {
+                observer().storeHealth(storeName, up);
+            }
+        });
         for (Stored<SandboxRecord> s : opened.all(StateCollections.SANDBOXES)) {
             if (s.node().equals(opened.node())) {
                 byId.put(s.key(), new Sandbox(s.body(), s.revision()));

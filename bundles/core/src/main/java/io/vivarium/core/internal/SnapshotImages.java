@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import io.vivarium.common.files.AtomicFiles;
-import io.vivarium.core.internal.state.RecordCollection;
+import io.vivarium.api.state.RecordCollection;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -16,11 +16,11 @@ import io.vivarium.api.Caller;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.spi.Images;
-import io.vivarium.core.internal.state.RecordCollection;
-import io.vivarium.core.internal.state.StaleRevisionException;
-import io.vivarium.core.internal.state.StateStore;
-import io.vivarium.core.internal.state.Stored;
-import io.vivarium.core.internal.state.Transaction;
+import io.vivarium.api.state.RecordCollection;
+import io.vivarium.api.state.StaleRevisionException;
+import io.vivarium.api.state.StateStore;
+import io.vivarium.api.state.Stored;
+import io.vivarium.api.state.Transaction;
 
 /**
  * The snapshot registry: records by tenant and tag in the state store's {@code snapshots}

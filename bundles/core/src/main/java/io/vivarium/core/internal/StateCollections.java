@@ -2,9 +2,9 @@ package io.vivarium.core.internal;
 
 import java.util.List;
 
-import io.vivarium.core.internal.state.RecordCollection;
+import io.vivarium.api.state.RecordCollection;
 
-/** The collections of core's {@link io.vivarium.core.internal.state.StateStore}; a new one is a constant here. */
+/** The collections of core's {@link io.vivarium.api.state.StateStore}; a new one is a constant here. */
 final class StateCollections {
     static final String RECORD = "sandbox.json";
 

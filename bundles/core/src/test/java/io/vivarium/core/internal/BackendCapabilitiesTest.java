@@ -38,6 +38,7 @@ class BackendCapabilitiesTest {
 
     private WholeCore started() throws Exception {
         WholeCore m = new WholeCore();
+        m.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
         m.start(state, "", Duration.ZERO);
         return m;
     }

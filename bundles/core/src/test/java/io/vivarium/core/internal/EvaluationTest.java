@@ -30,6 +30,7 @@ class EvaluationTest {
     void start() throws Exception {
         manager = new SandboxManager();
         manager.backendArrived(new BackendRegistry.Entry("fake", new FakeBackend(), "test.bundle", "1.0.0", 1));
+        manager.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
         manager.start(state, "", Duration.ZERO);
         id = manager.create(ALICE, null).id();
     }

@@ -40,7 +40,8 @@ import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.StorageStrategies;
-import io.vivarium.core.internal.state.FileStateStore;
+import io.vivarium.common.state.FileStateStore;
+import io.vivarium.common.state.NodeId;
 import io.vivarium.testkit.FakeBackend;
 
 import org.junit.jupiter.api.Test;
@@ -58,6 +59,7 @@ class SandboxManagerTest {
     private WholeCore started(FakeBackend b, long serviceId, Duration patience) throws Exception {
         WholeCore m = new WholeCore();
         m.backendArrived(entry(b, serviceId));
+        m.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
         m.start(state, "", patience);
         return m;
     }
@@ -164,7 +166,7 @@ class SandboxManagerTest {
     void aCreateCutShortByACrashIsCleanedUpOnStart() throws Exception {
         WholeCore first = started(backend, 1, Duration.ZERO);
         String id = first.create(ALICE, null).id();
-        var store = FileStateStore.open(state, StateCollections.ALL);
+        var store = FileStateStore.open(state, NodeId.readOrCreate(state), StateCollections.ALL);
         var r = first.get(ALICE, id);
         long revision = store.get(StateCollections.SANDBOXES, id).orElseThrow().revision();
         store.put(StateCollections.SANDBOXES, id, new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null,
@@ -407,6 +409,7 @@ class SandboxManagerTest {
     @Test
     void withOneBackendACreateThatNamesNoneUsesIt() throws Exception {
         WholeCore m = new WholeCore();
+        m.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
         m.start(state, "", Duration.ofSeconds(5));
         FakeBackend only = new FakeBackend("only", java.util.concurrent.ConcurrentHashMap.newKeySet());
         // registers while the create waits for a first backend: no 5 s wait for a backend it never names
@@ -429,6 +432,7 @@ class SandboxManagerTest {
         WholeCore configured = new WholeCore();
         configured.backendArrived(entry(backend, 1));
         configured.backendArrived(new BackendRegistry.Entry("other", other, "b", "1", 2));
+        configured.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
         configured.start(state.resolve("configured"), "other", Duration.ZERO);
         assertEquals("other", configured.create(ALICE, null).backend());
         assertEquals("fake", configured.create(ALICE, new CreateSandboxRequest("fake", null)).backend());

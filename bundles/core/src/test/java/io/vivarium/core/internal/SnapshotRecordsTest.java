@@ -13,7 +13,8 @@ import java.util.Optional;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.Role;
-import io.vivarium.core.internal.state.FileStateStore;
+import io.vivarium.common.state.FileStateStore;
+import io.vivarium.common.state.NodeId;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,7 +33,7 @@ class SnapshotRecordsTest {
 
     @BeforeEach
     void open() throws Exception {
-        store = FileStateStore.open(state, StateCollections.ALL);
+        store = FileStateStore.open(state, NodeId.readOrCreate(state), StateCollections.ALL);
         snapshots = new Snapshots(new BackendRegistry(new BackendSeams()));
         snapshots.open(store, state);
     }

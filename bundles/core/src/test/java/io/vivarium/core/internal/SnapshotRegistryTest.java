@@ -27,8 +27,9 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
-import io.vivarium.core.internal.state.FileStateStore;
-import io.vivarium.core.internal.state.Stored;
+import io.vivarium.common.state.FileStateStore;
+import io.vivarium.common.state.NodeId;
+import io.vivarium.api.state.Stored;
 import io.vivarium.testkit.Bounded;
 import io.vivarium.testkit.FakeBackend;
 
@@ -61,6 +62,7 @@ class SnapshotRegistryTest {
         manager.seamArrived("fake", 1, 2, backend);
         manager.backendArrived(new BackendRegistry.Entry("fake", backend, "test.bundle", "1.0.0", 1));
         manager.storageArrived(5, new ImagingBackend.CopyStrategy());
+        manager.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
         manager.start(state, "", Duration.ZERO);
         return manager;
     }
@@ -309,7 +311,7 @@ class SnapshotRegistryTest {
         assertEquals(409, taken.status());
         assertTrue(taken.getMessage().contains("node-elsewhere"), taken.getMessage());
         assertEquals(0, backend.forks.get(), "nothing was forked from another node's image");
-        try (FileStateStore store = FileStateStore.open(state, StateCollections.ALL)) {
+        try (FileStateStore store = FileStateStore.open(state, NodeId.readOrCreate(state), StateCollections.ALL)) {
             Stored<SnapshotRecord> half = store.get(StateCollections.SNAPSHOTS, SnapshotTags.key("alice", "half"))
                     .orElseThrow();
             assertEquals(SnapshotInfo.WRITING, half.body().status(), "another node's capture is not failed here");
@@ -337,7 +339,7 @@ class SnapshotRegistryTest {
         SandboxInfo builder = m.fork(ALICE, fork("base", 1)).get(0);
         SnapshotRecord interrupted = SnapshotRecord.writing("alice", "half", "fake", 1, null, null)
                 .withBuilder(builder.id());
-        try (FileStateStore store = FileStateStore.open(state, StateCollections.ALL)) {
+        try (FileStateStore store = FileStateStore.open(state, NodeId.readOrCreate(state), StateCollections.ALL)) {
             store.put(StateCollections.SNAPSHOTS, SnapshotTags.key("alice", "half"), interrupted, Stored.ABSENT);
         }
         SnapshotImages images = new SnapshotImages(state);

@@ -62,6 +62,7 @@ class VmCheckpointsTest {
         WholeCore m = new WholeCore();
         m.fingerprintArrived(1, TestModes.fakeGuest());
         m.backendArrived(registered(m, b, serviceId, "1.0.0"));
+        m.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
         m.start(state, "", patience);
         return m;
     }

@@ -1,15 +1,19 @@
-package io.vivarium.core.internal.state;
+package io.vivarium.api.state;
 
 import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
 
+import org.osgi.annotation.versioning.ProviderType;
+
 /**
  * Core's state: typed collections of records, each stored with a schema version, a revision and
- * the node it lives on. Reads are served from memory; writes go through {@link #commit}, all or
- * nothing, compare-and-set on each record's revision. {@link FileStateStore} is the implementation
- * today; a database one can replace it without callers noticing (docs/architecture.md).
+ * the node it lives on. A store holds the records of one node (its host): another node's records
+ * in a shared database are neither seen nor written. Reads are served from memory; writes go
+ * through {@link #commit}, all or nothing, compare-and-set on each record's revision. Opened by a
+ * {@link StateStoreProvider}; every implementation passes testkit's {@code StateStoreSuite}.
  */
+@ProviderType
 public interface StateStore extends AutoCloseable {
 
     /** The id of the node this store writes for, stable across restarts. */
@@ -26,6 +30,8 @@ public interface StateStore extends AutoCloseable {
      * @throws StaleRevisionException if a record is not at the revision its operation expects;
      *         nothing was written
      * @throws IOException if the transaction could not be made durable; nothing was written
+     * @throws io.vivarium.api.ApiException 503 with {@code Retry-After} if the store cannot be reached
+     *         within a bounded wait (a database that went away); nothing was written
      */
     void commit(Transaction tx) throws IOException;
 

@@ -1,4 +1,4 @@
-package io.vivarium.core.internal.state;
+package io.vivarium.api.state;
 
 /**
  * A record as stored: its body, its revision (1 when first written, one more at each write) and

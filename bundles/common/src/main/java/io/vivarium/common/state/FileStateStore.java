@@ -1,4 +1,4 @@
-package io.vivarium.core.internal.state;
+package io.vivarium.common.state;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -12,21 +12,25 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.Lock;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 
+import io.vivarium.api.state.RecordCollection;
+import io.vivarium.api.state.StaleRevisionException;
+import io.vivarium.api.state.StateStore;
+import io.vivarium.api.state.StoreEvents;
+import io.vivarium.api.state.Stored;
+import io.vivarium.api.state.Transaction;
 import io.vivarium.common.files.AtomicFiles;
 
 /**
  * The store as files: one JSON envelope per record where its collection's layout puts it, written
  * atomically, and an {@link IntentJournal} in {@code <state>/store/} for transactions of several
- * writes. A commit of one write holds the store shared and its key's lock, so writes of different
- * records overlap (their fsyncs are batched by the file system); a transaction of several holds
- * the store exclusively. Reads come from the cache loaded at {@link #open}.
+ * writes. Commits take {@link CommitLocks}, so writes of different records overlap (their fsyncs are
+ * batched by the file system). Reads come from the cache loaded at {@link #open}.
  */
 public final class FileStateStore implements StateStore {
     static final String DIR = "store";
+    /** Left when the records were moved to another store (PostgreSQL): this store refuses to open beside it. */
+    static final String MOVED = "moved.json";
     private static final System.Logger LOG = System.getLogger(FileStateStore.class.getName());
 
     private final Path stateDir;
@@ -35,28 +39,48 @@ public final class FileStateStore implements StateStore {
     private final Map<String, Map<String, Stored<?>>> cache = new ConcurrentHashMap<>();
     private final RecordCodec codec = new RecordCodec();
     private final IntentJournal journal;
-    private final ReentrantReadWriteLock writers = new ReentrantReadWriteLock();
-    private final Lock[] keyLocks = new Lock[64];
-    /** A committed intent not yet applied (an I/O error midway); applied before the next commit. Guarded by the write lock. */
+    private final CommitLocks locks;
+    /** A committed intent not yet applied (an I/O error midway); applied before the next commit, which holds the store exclusively. */
     private volatile List<IntentJournal.Entry> pending;
 
-    private FileStateStore(Path stateDir, String node, List<RecordCollection<?>> collections) {
+    private FileStateStore(Path stateDir, String node, List<RecordCollection<?>> collections, StoreEvents events) {
         this.stateDir = stateDir;
         this.node = node;
         this.journal = new IntentJournal(stateDir.resolve(DIR), codec);
-        for (int i = 0; i < keyLocks.length; i++) {
-            keyLocks[i] = new ReentrantLock();
-        }
+        this.locks = new CommitLocks(events);
         for (RecordCollection<?> c : collections) {
             this.collections.put(c.name(), c);
             cache.put(c.name(), new ConcurrentHashMap<>());
         }
     }
 
-    /** Replays or discards what a crash left in the journal, then loads every record of {@code collections}. */
-    public static FileStateStore open(Path stateDir, List<RecordCollection<?>> collections) throws IOException {
-        Path dir = Files.createDirectories(stateDir.resolve(DIR));
-        FileStateStore store = new FileStateStore(stateDir, NodeId.readOrCreate(dir.resolve("node")), collections);
+    /**
+     * Replays or discards what a crash left in the journal, then loads every record of {@code collections}.
+     *
+     * @throws IOException also when the records were moved to another store ({@link MovedRecords}): a
+     *         daemon never starts empty beside records it cannot read
+     */
+    public static FileStateStore open(Path stateDir, String node, List<RecordCollection<?>> collections) throws IOException {
+        return open(stateDir, node, collections, StoreEvents.NONE);
+    }
+
+    /** As {@link #open(Path, String, List)}, telling {@code events} of each commit. */
+    public static FileStateStore open(Path stateDir, String node, List<RecordCollection<?>> collections, StoreEvents events)
+            throws IOException {
+        MovedRecords.of(stateDir).refuseIfMoved();
+        return load(stateDir, node, collections, events);
+    }
+
+    /** As {@link #open}, also when the records were moved: for bringing them back (an export). */
+    public static FileStateStore openEvenIfMoved(Path stateDir, String node, List<RecordCollection<?>> collections)
+            throws IOException {
+        return load(stateDir, node, collections, StoreEvents.NONE);
+    }
+
+    private static FileStateStore load(Path stateDir, String node, List<RecordCollection<?>> collections, StoreEvents events)
+            throws IOException {
+        Files.createDirectories(stateDir.resolve(DIR));
+        FileStateStore store = new FileStateStore(stateDir, RecordCollection.checkKey(node), collections, events);
         store.recover();
         for (RecordCollection<?> c : collections) {
             store.load(c);
@@ -84,33 +108,10 @@ public final class FileStateStore implements StateStore {
     @Override
     public void commit(Transaction tx) throws IOException {
         List<Transaction.Op> ops = tx.ops();
-        Lock store = ops.size() > 1 || pending != null ? writers.writeLock() : writers.readLock();
-        store.lock();
-        try {
-            if (pending != null && store != writers.writeLock()) {
-                store.unlock(); // an intent failed to apply meanwhile: this commit applies it first
-                store = writers.writeLock();
-                store.lock();
-            }
+        try (CommitLocks.Held held = locks.lock(ops, () -> pending != null)) {
             applyPending();
-            Lock key = ops.size() == 1 ? keyLocks[Math.floorMod(name(ops.get(0)).hashCode(), keyLocks.length)] : null;
-            if (key != null) {
-                key.lock();
-            }
-            try {
-                commit(ops);
-            } finally {
-                if (key != null) {
-                    key.unlock();
-                }
-            }
-        } finally {
-            store.unlock();
+            commit(ops);
         }
-    }
-
-    private static String name(Transaction.Op op) {
-        return op.collection().name() + "/" + op.key();
     }
 
     /** Checks every expected revision, makes the writes durable, then updates the cache. */
@@ -230,7 +231,7 @@ public final class FileStateStore implements StateStore {
     }
 
     private Path fileOf(RecordCollection<?> c, String key) {
-        return stateDir.resolve(c.layout().replace(RecordCollection.KEY, key));
+        return stateDir.resolve(c.file(key));
     }
 
     private static void ensureDirectory(Path dir) throws IOException {

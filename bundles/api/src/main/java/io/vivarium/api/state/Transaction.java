@@ -1,4 +1,4 @@
-package io.vivarium.core.internal.state;
+package io.vivarium.api.state;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -13,7 +13,7 @@ import java.util.Set;
 public final class Transaction {
     /** One write: {@code body} null deletes. */
     public record Op(RecordCollection<?> collection, String key, Object body, long expected) {
-        boolean delete() {
+        public boolean delete() {
             return body == null;
         }
     }
@@ -30,7 +30,8 @@ public final class Transaction {
         return add(new Op(c, key, null, expectedRevision));
     }
 
-    List<Op> ops() {
+    /** The writes, in the order they were added. */
+    public List<Op> ops() {
         return List.copyOf(ops);
     }
 

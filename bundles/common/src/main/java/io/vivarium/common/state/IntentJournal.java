@@ -1,4 +1,4 @@
-package io.vivarium.core.internal.state;
+package io.vivarium.common.state;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;

@@ -1,0 +1,11 @@
+/**
+ * The state store seam: typed, revisioned records of one node, written in transactions, and the
+ * providers that open them (the embedded file store, PostgreSQL). Core is the consumer; a store
+ * bundle is the provider.
+ */
+@Export
+@Version("1.0.0")
+package io.vivarium.api.state;
+
+import org.osgi.annotation.bundle.Export;
+import org.osgi.annotation.versioning.Version;

@@ -1,0 +1,150 @@
+package io.vivarium.state.postgres.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.state.RecordCollection;
+import io.vivarium.api.state.StateStore;
+import io.vivarium.api.state.StoreEvents;
+import io.vivarium.api.state.Stored;
+import io.vivarium.common.state.FileStateStore;
+import io.vivarium.common.state.MovedRecords;
+import io.vivarium.testkit.PostgresCluster;
+import io.vivarium.testkit.StateStoreSuite;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The PostgreSQL store passes the store conformance suite against a real cluster, and imports, leases and fails as docs/state.md says. */
+class PostgresStateStoreTest extends StateStoreSuite {
+    private static PostgresCluster cluster;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = PostgresCluster.start();
+    }
+
+    @AfterAll
+    static void removeCluster() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @BeforeEach
+    void emptyDatabase() throws Exception {
+        cluster.psql("DROP TABLE IF EXISTS vivarium_records, vivarium_imports, vivarium_schema_history");
+    }
+
+    static Database database() throws IOException {
+        return Database.open(PostgresUrl.parse(cluster.url()), 4, Duration.ofSeconds(2), Duration.ofSeconds(5), 1);
+    }
+
+    @Override
+    protected StateStore open(Path stateDir, String node, List<RecordCollection<?>> collections) throws Exception {
+        return PostgresStateStore.open(database(), stateDir, node, collections, StoreEvents.NONE);
+    }
+
+    @Test
+    void theFirstStartImportsTheFileRecordsOnceInOneTransactionAndMarksTheStateDirectory() throws Exception {
+        Path dir = root.resolve("node-a");
+        try (FileStateStore files = FileStateStore.open(dir, "node-a", ALL)) {
+            files.put(THINGS, "t", new Thing("t", 1), Stored.ABSENT);
+            files.put(THINGS, "t", new Thing("t", 2), 1);
+            files.put(BOXES, "b", new Box("b"), Stored.ABSENT);
+        }
+
+        StateStore store = open();
+
+        assertEquals(new Stored<>("t", new Thing("t", 2), 2, "node-a"), store.get(THINGS, "t").orElseThrow());
+        assertEquals(1, store.all(BOXES).size());
+        assertEquals("1", cluster.psql("SELECT count(*) FROM vivarium_imports WHERE node = 'node-a' AND records = 2"));
+        assertTrue(MovedRecords.of(dir).marked());
+        assertThrows(IOException.class, () -> FileStateStore.open(dir, "node-a", ALL), "the file store no longer reads them");
+
+        store.put(THINGS, "t", new Thing("t", 3), 2);
+        assertEquals(3, open().get(THINGS, "t").orElseThrow().body().size(), "a second start does not import again");
+    }
+
+    @Test
+    void aStartFindsTheMarkMissingAfterACrashBetweenImportAndMarkAndWritesIt() throws Exception {
+        Path dir = root.resolve("node-a");
+        try (FileStateStore files = FileStateStore.open(dir, "node-a", ALL)) {
+            files.put(THINGS, "t", new Thing("t", 1), Stored.ABSENT);
+        }
+        open();
+        MovedRecords.of(dir).clear();
+
+        open();
+
+        assertTrue(MovedRecords.of(dir).marked());
+    }
+
+    @Test
+    void recordsOfTheNodeThatWereNotImportedFromThisDirectoryStopTheStart() throws Exception {
+        open("node-a").put(THINGS, "t", new Thing("t", 1), Stored.ABSENT);
+        cluster.psql("DELETE FROM vivarium_imports");
+
+        var refused = assertThrows(IOException.class, () -> open("node-a"));
+        assertTrue(refused.getMessage().contains("already holds records of node node-a"), refused.getMessage());
+    }
+
+    @Test
+    void aSecondDaemonOfTheSameNodeCannotStart() throws Exception {
+        StateStore first = open();
+        var refused = assertThrows(IOException.class,
+                () -> PostgresStateStore.open(database(), root.resolve("copy"), "node-a", ALL, StoreEvents.NONE));
+        assertTrue(refused.getMessage().contains("node node-a is already served by another daemon"), refused.getMessage());
+        first.put(THINGS, "still", new Thing("mine", 1), Stored.ABSENT);
+    }
+
+    @Test
+    void aDatabaseThatIsAwayIsA503WithRetryAfterAndNothingIsWrittenThenItComesBack() throws Exception {
+        StateStore store = open();
+        store.put(THINGS, "a", new Thing("a", 1), Stored.ABSENT);
+        cluster.stop();
+        try {
+            ApiException away = assertThrows(ApiException.class, () -> store.put(THINGS, "b", new Thing("b", 1), Stored.ABSENT));
+            assertEquals(503, away.status());
+            assertEquals(1, away.retryAfterSeconds());
+            assertTrue(away.getMessage().startsWith("the state store (PostgreSQL at postgresql://postgres@127.0.0.1:"), away.getMessage());
+            assertEquals(1, store.get(THINGS, "a").orElseThrow().revision(), "reads go on from the node's records");
+            assertFalse(store.get(THINGS, "b").isPresent());
+        } finally {
+            cluster.startServer();
+        }
+        io.vivarium.testkit.Bounded.until(Duration.ofSeconds(30), "the store writes again once the database is back", () -> {
+            try {
+                store.put(THINGS, "b", new Thing("b", 1), Stored.ABSENT);
+                return true;
+            } catch (ApiException stillAway) {
+                return false;
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        assertEquals(List.of("a", "b"), open().all(THINGS).stream().map(Stored::key).toList());
+    }
+
+    @Test
+    void thePasswordOfTheUrlIsNeverShown() {
+        PostgresUrl url = PostgresUrl.parse("postgresql://vivarium:s3cr%40t@db.example:5433/state?sslmode=require");
+        assertEquals("postgresql://vivarium:***@db.example:5433/state", url.toString());
+        assertEquals("jdbc:postgresql://db.example:5433/state?sslmode=require", url.jdbc());
+        assertEquals("s3cr@t", url.password());
+        assertEquals("auth failed for *** here", url.mask("auth failed for s3cr@t here"));
+        for (String bad : List.of("", "mysql://x/y", "postgresql://host", "postgresql:///db", "not a url")) {
+            assertThrows(IllegalArgumentException.class, () -> PostgresUrl.parse(bad), bad);
+        }
+    }
+}
