@@ -9,10 +9,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+
+import javax.net.ssl.SSLHandshakeException;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -21,12 +24,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * {@code vivarium plugins ...} and {@code vivarium features ...}: the operator's HTTP routes of a
  * running daemon, from a shell. The daemon is {@code --url} (or {@code $VIVARIUM_URL}, default
  * {@code http://127.0.0.1:8889}); the token is the first operator token in {@code --token-file} (or
- * {@code $VIVARIUM_TOKEN_FILE}, default {@code ./var/tokens}), else its first token.
+ * {@code $VIVARIUM_TOKEN_FILE}, default {@code ./var/tokens}), else its first token. A daemon that
+ * serves HTTPS with a certificate no public authority signed (a self-signed one) is trusted through
+ * {@code --cacert} (or {@code $VIVARIUM_CACERT}): a PEM file, e.g. the one given to {@code serve --tls-cert}.
  */
 final class AdminClient {
     static final String USAGE = """
-            usage: vivarium plugins [list] | install JAR | update NAME JAR | remove NAME   [--url U] [--token-file F]
-                   vivarium features [list] | enable NAME | disable NAME                  [--url U] [--token-file F]
+            usage: vivarium plugins [list] | install JAR | update NAME JAR | remove NAME   [--url U] [--token-file F] [--cacert PEM]
+                   vivarium features [list] | enable NAME | disable NAME                  [--url U] [--token-file F] [--cacert PEM]
             """;
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -42,13 +47,14 @@ final class AdminClient {
         List<String> words = new ArrayList<>();
         String url = env.getOrDefault("VIVARIUM_URL", "http://127.0.0.1:8889");
         Path tokenFile = Path.of(env.getOrDefault("VIVARIUM_TOKEN_FILE", "var/tokens"));
+        Path cacert = env.containsKey("VIVARIUM_CACERT") ? Path.of(env.get("VIVARIUM_CACERT")) : null;
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
-            if ((a.equals("--url") || a.equals("--token-file")) && i + 1 < args.size()) {
-                if (a.equals("--url")) {
-                    url = args.get(++i);
-                } else {
-                    tokenFile = Path.of(args.get(++i));
+            if ((a.equals("--url") || a.equals("--token-file") || a.equals("--cacert")) && i + 1 < args.size()) {
+                switch (a) {
+                    case "--url" -> url = args.get(++i);
+                    case "--token-file" -> tokenFile = Path.of(args.get(++i));
+                    default -> cacert = Path.of(args.get(++i));
                 }
             } else {
                 words.add(a);
@@ -60,7 +66,7 @@ final class AdminClient {
             return 2;
         }
         try {
-            HttpResponse<String> response = send(url, token(tokenFile), call);
+            HttpResponse<String> response = send(url, token(tokenFile), call, client(cacert));
             JsonNode body = response.body().isEmpty() ? null : JSON.readTree(response.body());
             if (response.statusCode() == 403) {
                 err.println(notAnOperator(tokenFile));
@@ -73,11 +79,19 @@ final class AdminClient {
             }
             out.print(render(noun, call, body));
             return 0;
+        } catch (TlsFiles.Refused e) {
+            err.println("vivarium: " + e.getMessage());
+            return 1;
         } catch (ConnectException e) {
             err.println("vivarium: no daemon answers at " + url + " (start one with ./vivarium serve, or pass --url)");
             return 1;
+        } catch (SSLHandshakeException e) {
+            err.println("vivarium: the daemon at " + url + " is not trusted (" + e.getMessage() + "); pass --cacert PEM"
+                    + " (or set VIVARIUM_CACERT) with the certificate it serves, the file given to serve --tls-cert");
+            return 1;
         } catch (IOException e) {
-            err.println("vivarium: " + e.getMessage());
+            err.println("vivarium: " + e.getMessage() + (url.startsWith("http://")
+                    ? " (if the daemon serves HTTPS, pass --url https://...)" : ""));
             return 1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -107,13 +121,27 @@ final class AdminClient {
         return null;
     }
 
-    private static HttpResponse<String> send(String url, String token, Call call) throws IOException, InterruptedException {
+    /** A client that trusts the certificates of {@code cacert}, else the JDK's authorities. */
+    static HttpClient client(Path cacert) throws TlsFiles.Refused {
+        HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+        if (cacert != null) {
+            try {
+                builder.sslContext(TlsFiles.trusting(TlsFiles.certificates("--cacert", cacert)));
+            } catch (GeneralSecurityException e) {
+                throw new TlsFiles.Refused("--cacert " + cacert + ": cannot trust its certificates (" + e.getMessage() + ")");
+            }
+        }
+        return builder.build();
+    }
+
+    private static HttpResponse<String> send(String url, String token, Call call, HttpClient http)
+            throws IOException, InterruptedException {
         HttpRequest.BodyPublisher body = call.upload() == null ? HttpRequest.BodyPublishers.noBody()
                 : HttpRequest.BodyPublishers.ofFile(call.upload());
         HttpRequest request = HttpRequest.newBuilder(URI.create(url + call.path())).timeout(Duration.ofSeconds(120))
                 .header("Authorization", "Bearer " + token).header("Content-Type", "application/java-archive")
                 .method(call.method(), body).build();
-        try (HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
+        try (HttpClient client = http) {
             return client.send(request, HttpResponse.BodyHandlers.ofString());
         }
     }

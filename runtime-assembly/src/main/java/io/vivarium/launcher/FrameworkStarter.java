@@ -2,8 +2,6 @@ package io.vivarium.launcher;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.HttpURLConnection;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -82,6 +80,22 @@ final class FrameworkStarter {
         // without a console the shell must not read stdin: at its end it would stop the framework
         c.put("gosh.args", opts.console() ? "" : "--nointeractive");
         return c;
+    }
+
+    /**
+     * Serves HTTPS only, on the port of {@code --port}, with the key and chain in {@code keyStore}
+     * (PKCS#12): the properties Felix HTTP's Jetty reads (its JettyConfig); plain HTTP is switched
+     * off, not moved to another port.
+     */
+    static void serveHttps(Map<String, Object> config, int port, Path keyStore, String password) {
+        config.remove("org.osgi.service.http.port");
+        config.put("org.apache.felix.http.enable", "false");
+        config.put("org.apache.felix.https.enable", "true");
+        config.put("org.osgi.service.http.port.secure", Integer.toString(port));
+        config.put("org.apache.felix.https.keystore", keyStore.toString());
+        config.put("org.apache.felix.https.keystore.type", "PKCS12");
+        config.put("org.apache.felix.https.keystore.password", password);
+        config.put("org.apache.felix.https.keystore.key.password", password);
     }
 
     /** slf4j-simple (inside the framework) reads system properties. -D on the command line wins. */
@@ -210,27 +224,14 @@ final class FrameworkStarter {
     }
 
     /** Polls {@code probe} until it answers 200; false at the timeout, or once the framework stops. */
-    boolean awaitHealthy(String probe, Duration timeout) {
+    boolean awaitHealthy(HealthProbe probe, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        URI uri = URI.create(probe);
         while (System.nanoTime() < deadline) {
             if (STOPPING.get() || (framework.getState() & (Bundle.STARTING | Bundle.ACTIVE)) == 0) {
                 return false;
             }
-            try {
-                HttpURLConnection c = (HttpURLConnection) uri.toURL().openConnection();
-                c.setConnectTimeout(1000);
-                c.setReadTimeout(2000);
-                c.setUseCaches(false);
-                try {
-                    if (c.getResponseCode() == 200) {
-                        return true;
-                    }
-                } finally {
-                    c.disconnect();
-                }
-            } catch (IOException e) {
-                // not listening yet
+            if (probe.answers200()) {
+                return true;
             }
             try {
                 Thread.sleep(HEALTH_POLL_MILLIS);

@@ -11,8 +11,10 @@ import io.vivarium.common.features.EnabledFeatures;
 /**
  * The parsed command line of {@code serve}. {@code features} is null without {@code --features}:
  * the launcher then runs the set saved at run time ({@code EnabledFeatures.saved}) or the defaults.
+ * {@code tlsCert} and {@code tlsKey} are both null (HTTP) or both set (HTTPS only).
  */
-record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy, boolean console) {
+record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy, boolean console,
+               Path tlsCert, Path tlsKey) {
 
     static final int DEFAULT_PORT = 8889;
     static final String DEFAULT_HOST = "127.0.0.1";
@@ -21,9 +23,10 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
 
     static final String USAGE = String.join("\n",
             "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",
+            "                      [--tls-cert PEM --tls-key PEM]",
             "",
             "  --state DIR        state directory (default ./var, relative to the working directory)",
-            "  --port N           HTTP port (default " + DEFAULT_PORT + ")",
+            "  --port N           HTTP (or, with --tls-cert, HTTPS) port (default " + DEFAULT_PORT + ")",
             "  --host H           address to listen on (default " + DEFAULT_HOST + ")",
             "  --token-file F     bearer token file, lines of '<token> <tenant> <role>'",
             "                     (default: DIR/tokens, created with one operator token if absent)",
@@ -32,6 +35,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             "  --deploy DIR       folder watched for plugin jars and .cfg files (default: deploy/ of the distribution)",
             "  --console          an interactive Gogo shell on this terminal (vivarium:plugins, :features, :backends,",
             "                     :sandboxes, and Felix's own commands); 'stop 0' or Ctrl-D stops the daemon",
+            "  --tls-cert PEM     serve HTTPS only (no plain HTTP): the certificate, then its chain, in PEM",
+            "  --tls-key PEM      its private key: unencrypted PKCS#8 PEM ('BEGIN PRIVATE KEY'), RSA or EC",
             "");
 
     /** A bad command line: the message says what is wrong; the caller prints usage and exits 2. */
@@ -52,6 +57,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         List<String> features = null;
         Path deploy = null;
         boolean console = false;
+        Path tlsCert = null;
+        Path tlsKey = null;
         Set<String> seen = new LinkedHashSet<>();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
@@ -70,7 +77,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 continue;
             }
             switch (name) {
-                case "--state", "--port", "--host", "--token-file", "--features", "--deploy" -> {
+                case "--state", "--port", "--host", "--token-file", "--features", "--deploy", "--tls-cert", "--tls-key" -> {
                     if (value == null) {
                         if (i + 1 >= args.size()) {
                             throw new UsageException(name + " needs a value");
@@ -87,6 +94,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 case "--state" -> state = path(cwd, name, value);
                 case "--token-file" -> tokenFile = path(cwd, name, value);
                 case "--deploy" -> deploy = path(cwd, name, value);
+                case "--tls-cert" -> tlsCert = path(cwd, name, value);
+                case "--tls-key" -> tlsKey = path(cwd, name, value);
                 case "--host" -> {
                     if (value.isBlank() || value.chars().anyMatch(Character::isWhitespace)) {
                         throw new UsageException("--host: bad host '" + value + "'");
@@ -117,7 +126,11 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 default -> throw new AssertionError(name);
             }
         }
-        return new Options(state, port, host, tokenFile, features, deploy, console);
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new UsageException((tlsCert == null ? "--tls-key" : "--tls-cert")
+                    + " needs its pair: HTTPS takes both --tls-cert (the certificate) and --tls-key (its private key)");
+        }
+        return new Options(state, port, host, tokenFile, features, deploy, console, tlsCert, tlsKey);
     }
 
     private static Path path(Path cwd, String option, String value) throws UsageException {
@@ -129,6 +142,10 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         } catch (RuntimeException e) {
             throw new UsageException(option + ": bad path '" + value + "'");
         }
+    }
+
+    boolean tls() {
+        return tlsCert != null;
     }
 
     /** The host as it appears in a URL (IPv6 literals in brackets). */

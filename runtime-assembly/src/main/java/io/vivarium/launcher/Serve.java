@@ -6,6 +6,10 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.security.cert.CertificateException;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 
@@ -16,8 +20,9 @@ import org.osgi.framework.BundleException;
 
 /**
  * {@code vivarium serve}: runs the daemon in the foreground, in steps: the features to run and
- * their bundles, the state directory (its token file and its lock), the port, the framework, the
- * wait until it answers {@code /healthz}; then it prints where it listens and waits for a stop.
+ * their bundles, the TLS files if it serves HTTPS, the state directory (its token file, its lock
+ * and the key store made of the TLS files), the port, the framework, the wait until it answers
+ * {@code /healthz}; then it prints where it listens and waits for a stop.
  * A step that fails has said why and ends the command with its exit code.
  */
 final class Serve {
@@ -61,6 +66,7 @@ final class Serve {
         List<String> featureNames = featureNames();
         Map<String, Feature.FeatureBundle> bundles = Distribution.bundles(features(dist, featureNames));
         checkComplete(dist, bundles);
+        TlsFiles tls = opts.tls() ? tlsFiles() : null;
 
         Path state = opts.state();
         Path deploy = opts.deploy() != null ? opts.deploy() : dist.home().resolve("deploy");
@@ -75,16 +81,19 @@ final class Serve {
         int beginning = bundles.values().stream().mapToInt(Feature.FeatureBundle::startOrder).max().orElse(1);
         Map<String, Object> config = FrameworkStarter.config(opts, dist.home(), state, deploy, tokenFile, beginning);
         config.put("vivarium.features", String.join(",", featureNames)); // the plugins bundle starts from these
+        HealthProbe probe = HealthProbe.http(opts.host(), opts.port());
+        if (tls != null) {
+            probe = serveHttps(config, tls, state);
+        }
         mark("launcher-ready");
         FrameworkStarter framework = startFramework(config, bundles, dist);
 
-        String url = "http://" + Options.urlHost(opts.host()) + ":" + opts.port();
-        String probe = "http://" + Options.probeHost(opts.host()) + ":" + opts.port() + "/healthz";
+        String url = (tls != null ? "https://" : "http://") + Options.urlHost(opts.host()) + ":" + opts.port();
         if (!framework.awaitHealthy(probe, FrameworkStarter.HEALTH_TIMEOUT)) {
             if (FrameworkStarter.stopping()) {
                 return 0; // a signal arrived while starting; the hook is stopping the framework
             }
-            Console.error("no answer 200 from " + probe + " within " + FrameworkStarter.HEALTH_TIMEOUT.toSeconds() + " s");
+            Console.error("no answer 200 from " + probe.url() + " within " + FrameworkStarter.HEALTH_TIMEOUT.toSeconds() + " s");
             framework.reportInactive(true);
             return framework.abort(1);
         }
@@ -129,6 +138,42 @@ final class Serve {
             throw usage("--token-file: " + opts.tokenFile() + " is not a file");
         }
         return features;
+    }
+
+    /** The certificate and key of --tls-cert/--tls-key, checked to belong together; a refusal ends the start. */
+    private TlsFiles tlsFiles() throws Exit {
+        TlsFiles tls;
+        try {
+            tls = TlsFiles.load(opts.tlsCert(), opts.tlsKey());
+        } catch (TlsFiles.Refused e) {
+            throw fail(e.getMessage());
+        }
+        try {
+            tls.leaf().checkValidity();
+        } catch (CertificateException e) {
+            Console.log("WARN", "vivarium-launcher", "the certificate in " + opts.tlsCert() + " is not valid now ("
+                    + e.getMessage() + "): clients will refuse it; renew it", null);
+        }
+        return tls;
+    }
+
+    /**
+     * Writes the key store Jetty serves from (state/tls/keystore.p12, rewritten at each start from
+     * the PEM files, under a password made for this start that is never written down elsewhere)
+     * and configures Felix HTTP to serve HTTPS only; returns the probe of that port.
+     */
+    private HealthProbe serveHttps(Map<String, Object> config, TlsFiles tls, Path state) throws Exit {
+        Path keyStore = state.resolve("tls").resolve("keystore.p12");
+        byte[] secret = new byte[24];
+        new SecureRandom().nextBytes(secret);
+        String password = HexFormat.of().formatHex(secret);
+        try {
+            tls.writeKeyStore(keyStore, password.toCharArray());
+            FrameworkStarter.serveHttps(config, opts.port(), keyStore, password);
+            return HealthProbe.https(opts.host(), opts.port(), tls);
+        } catch (IOException | GeneralSecurityException e) {
+            throw fail("cannot write the TLS key store " + keyStore + ": " + e);
+        }
     }
 
     private static void checkComplete(Distribution dist, Map<String, Feature.FeatureBundle> bundles) throws Exit {
@@ -200,8 +245,9 @@ final class Serve {
 
     private void announce(String url, Path tokenFile) {
         out.println("Vivarium is listening on " + url);
+        String trust = opts.tls() ? "--cacert " + shellWord(opts.tlsCert().toString()) + " " : "";
         out.println((opts.tokenFile() == null ? "Operator token: " : "Token file: ") + tokenFile
-                + "  (curl -H \"Authorization: Bearer $(awk '!/^#/ && NF {print $1; exit}' " + shellWord(tokenFile.toString())
+                + "  (curl " + trust + "-H \"Authorization: Bearer $(awk '!/^#/ && NF {print $1; exit}' " + shellWord(tokenFile.toString())
                 + ")\" " + url + "/v1/backends)");
         out.flush();
     }

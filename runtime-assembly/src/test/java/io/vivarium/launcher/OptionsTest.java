@@ -57,6 +57,32 @@ class OptionsTest {
     }
 
     @Test
+    void httpsTakesCertificateAndKeyTogetherAndServesOnlyHttps() throws Exception {
+        Options o = Options.parse(List.of("--tls-cert", "tls/cert.pem", "--tls-key=/etc/key.pem", "--port", "8443"), CWD);
+        assertTrue(o.tls());
+        assertEquals(Path.of("/work/here/tls/cert.pem"), o.tlsCert());
+        assertEquals(Path.of("/etc/key.pem"), o.tlsKey());
+        assertFalse(Options.parse(List.of(), CWD).tls());
+        for (List<String> half : List.of(List.of("--tls-cert", "c.pem"), List.of("--tls-key", "k.pem"))) {
+            String message = assertThrows(Options.UsageException.class, () -> Options.parse(half, CWD)).getMessage();
+            assertTrue(message.contains("HTTPS takes both --tls-cert (the certificate) and --tls-key (its private key)"), message);
+        }
+        assertThrows(Options.UsageException.class, () -> Options.parse(List.of("--tls-cert", "a", "--tls-cert", "b", "--tls-key", "k"), CWD));
+
+        Map<String, Object> c = FrameworkStarter.config(o, CWD, o.state(), CWD, o.state().resolve("tokens"), 2);
+        FrameworkStarter.serveHttps(c, o.port(), Path.of("/s/tls/keystore.p12"), "pw");
+        assertEquals("false", c.get("org.apache.felix.http.enable"), "no plain HTTP port at all");
+        assertFalse(c.containsKey("org.osgi.service.http.port"));
+        assertEquals("true", c.get("org.apache.felix.https.enable"));
+        assertEquals("8443", c.get("org.osgi.service.http.port.secure"));
+        assertEquals("127.0.0.1", c.get("org.apache.felix.http.host"));
+        assertEquals("/s/tls/keystore.p12", c.get("org.apache.felix.https.keystore"));
+        assertEquals("PKCS12", c.get("org.apache.felix.https.keystore.type"));
+        assertEquals("pw", c.get("org.apache.felix.https.keystore.password"));
+        assertEquals("pw", c.get("org.apache.felix.https.keystore.key.password"));
+    }
+
+    @Test
     void fileInstallWatchesTheDeployFolderAndIgnoresHiddenFiles() throws Exception {
         Options o = Options.parse(List.of("--deploy", "/srv/plugins"), CWD);
         Map<String, Object> c = FrameworkStarter.config(o, CWD, o.state(), o.deploy(), o.state().resolve("tokens"), 2);

@@ -84,8 +84,13 @@ final class Daemon {
         return this;
     }
 
+    /** https:// for a daemon started with {@code --tls-cert}, which serves HTTPS only. */
     String baseUrl() {
-        return "http://127.0.0.1:" + port;
+        return (tls() ? "https" : "http") + "://127.0.0.1:" + port;
+    }
+
+    private boolean tls() {
+        return extraArgs.contains("--tls-cert");
     }
 
     Path stateDir() {
@@ -135,6 +140,11 @@ final class Daemon {
         return process.waitFor(patience.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /** The exit code of a daemon that has ended. */
+    int exitValue() {
+        return process.exitValue();
+    }
+
     /** SIGKILL: the daemon gets no chance to clean up. */
     void kill9() throws InterruptedException {
         process.destroyForcibly();
@@ -155,11 +165,13 @@ final class Daemon {
      * file through the API, then stops it; whether or not it ran, then kills what is left of its
      * sandboxes (processes whose arguments name the state directory: bwrap and the namespace
      * init it runs) and unmounts what is mounted under the state directory. Sandboxes outlive
-     * the daemon by design, so only this keeps a failed test from leaving them running.
+     * the daemon by design, so only this keeps a failed test from leaving them running. A daemon
+     * serving HTTPS is only stopped: {@link Api} trusts no test certificate, and the leftovers'
+     * sweep still kills whatever sandbox it had.
      */
     void cleanUp() throws Exception {
         Exception failure = null;
-        if (process != null && process.isAlive()) {
+        if (process != null && process.isAlive() && !tls()) {
             for (String token : tokens()) {
                 try {
                     new Api(baseUrl(), token).deleteAllSandboxes();
@@ -167,6 +179,8 @@ final class Daemon {
                     failure = e;
                 }
             }
+        }
+        if (process != null && process.isAlive()) {
             stop();
         }
         StateDirLeftovers.remove(stateDir);
