@@ -14,7 +14,7 @@ import io.vivarium.common.features.EnabledFeatures;
  * {@code tlsCert} and {@code tlsKey} are both null (HTTP) or both set (HTTPS only).
  */
 record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy, boolean console,
-               Path tlsCert, Path tlsKey) {
+               Path tlsCert, Path tlsKey, String stateUrl) {
 
     static final int DEFAULT_PORT = 8889;
     static final String DEFAULT_HOST = "127.0.0.1";
@@ -23,7 +23,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
 
     static final String USAGE = String.join("\n",
             "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",
-            "                      [--tls-cert PEM --tls-key PEM]",
+            "                      [--tls-cert PEM --tls-key PEM] [--state-url URL]",
             "",
             "  --state DIR        state directory (default ./var, relative to the working directory)",
             "  --port N           HTTP (or, with --tls-cert, HTTPS) port (default " + DEFAULT_PORT + ")",
@@ -37,6 +37,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             "                     :sandboxes, and Felix's own commands); 'stop 0' or Ctrl-D stops the daemon",
             "  --tls-cert PEM     serve HTTPS only (no plain HTTP): the certificate, then its chain, in PEM",
             "  --tls-key PEM      its private key: unencrypted PKCS#8 PEM ('BEGIN PRIVATE KEY'), RSA or EC",
+            "  --state-url URL    keep the state in PostgreSQL (with the state-postgres feature):",
+            "                     postgresql://USER:PASSWORD@HOST:PORT/DATABASE (docs/state.md)",
             "");
 
     /** A bad command line: the message says what is wrong; the caller prints usage and exits 2. */
@@ -59,6 +61,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         boolean console = false;
         Path tlsCert = null;
         Path tlsKey = null;
+        String stateUrl = null;
         Set<String> seen = new LinkedHashSet<>();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
@@ -77,7 +80,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 continue;
             }
             switch (name) {
-                case "--state", "--port", "--host", "--token-file", "--features", "--deploy", "--tls-cert", "--tls-key" -> {
+                case "--state", "--port", "--host", "--token-file", "--features", "--deploy", "--tls-cert", "--tls-key", "--state-url" -> {
                     if (value == null) {
                         if (i + 1 >= args.size()) {
                             throw new UsageException(name + " needs a value");
@@ -96,6 +99,12 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 case "--deploy" -> deploy = path(cwd, name, value);
                 case "--tls-cert" -> tlsCert = path(cwd, name, value);
                 case "--tls-key" -> tlsKey = path(cwd, name, value);
+                case "--state-url" -> {
+                    if (!value.startsWith("postgresql://") && !value.startsWith("postgres://")) {
+                        throw new UsageException("--state-url: expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE");
+                    }
+                    stateUrl = value;
+                }
                 case "--host" -> {
                     if (value.isBlank() || value.chars().anyMatch(Character::isWhitespace)) {
                         throw new UsageException("--host: bad host '" + value + "'");
@@ -130,7 +139,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             throw new UsageException((tlsCert == null ? "--tls-key" : "--tls-cert")
                     + " needs its pair: HTTPS takes both --tls-cert (the certificate) and --tls-key (its private key)");
         }
-        return new Options(state, port, host, tokenFile, features, deploy, console, tlsCert, tlsKey);
+        return new Options(state, port, host, tokenFile, features, deploy, console, tlsCert, tlsKey, stateUrl);
     }
 
     private static Path path(Path cwd, String option, String value) throws UsageException {

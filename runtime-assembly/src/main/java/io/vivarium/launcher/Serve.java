@@ -31,6 +31,8 @@ final class Serve {
     private static StateLock stateLock;
 
     /** The end of the command at a failed step, which has reported it. */
+    private static final String STATE_POSTGRES = "state-postgres";
+
     private static final class Exit extends Exception {
         private static final long serialVersionUID = 1L;
         final int code;
@@ -81,6 +83,7 @@ final class Serve {
         int beginning = bundles.values().stream().mapToInt(Feature.FeatureBundle::startOrder).max().orElse(1);
         Map<String, Object> config = FrameworkStarter.config(opts, dist.home(), state, deploy, tokenFile, beginning);
         config.put("vivarium.features", String.join(",", featureNames)); // the plugins bundle starts from these
+        chooseStateStore(config, featureNames);
         HealthProbe probe = HealthProbe.http(opts.host(), opts.port());
         if (tls != null) {
             probe = serveHttps(config, tls, state);
@@ -112,6 +115,21 @@ final class Serve {
             return Distribution.locate();
         } catch (IllegalStateException e) {
             throw fail(e.getMessage());
+        }
+    }
+
+    /**
+     * The state store: PostgreSQL when the state-postgres feature runs (its bundle offers the store
+     * only then: {@code vivarium.state.store}, read by the store bundles), else the state directory's files.
+     */
+    private void chooseStateStore(Map<String, Object> config, List<String> featureNames) throws Exit {
+        boolean postgres = featureNames.contains(STATE_POSTGRES);
+        if (opts.stateUrl() != null && !postgres) {
+            throw usage("--state-url needs the " + STATE_POSTGRES + " feature: add it to --features");
+        }
+        config.put("vivarium.state.store", postgres ? "postgres" : "file");
+        if (opts.stateUrl() != null) {
+            config.put("vivarium.state.url", opts.stateUrl());
         }
     }
 

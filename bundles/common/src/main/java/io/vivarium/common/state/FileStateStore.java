@@ -85,6 +85,7 @@ public final class FileStateStore implements StateStore {
         for (RecordCollection<?> c : collections) {
             store.load(c);
         }
+        events.health(true); // files are there as long as the daemon is
         return store;
     }
 

@@ -169,7 +169,7 @@ final class Adoption {
         if (SandboxRecord.CREATING.equals(r.phase())) {
             LOG.log(Level.WARNING, "sandbox " + r.id() + " was being created when the daemon stopped; removing it");
             e.backend().destroy(spec, emptyState());
-            sandboxes.forget(sb);
+            sandboxes.forget(sb, true);
             return;
         }
         if (r.status() == SandboxStatus.FAILED) {

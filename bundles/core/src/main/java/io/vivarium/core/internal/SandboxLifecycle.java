@@ -170,6 +170,8 @@ final class SandboxLifecycle {
                 sandboxes.persist(sb, record.created(instance.state()));
             } catch (IOException io) {
                 throw undoCreate(sb, e, instance.state(), ApiException.internal("cannot persist sandbox record " + id, io));
+            } catch (ApiException storeAway) {
+                throw undoCreate(sb, e, instance.state(), storeAway);
             }
             adoption.attachIfCurrent(sb, instance, e);
             return sb.info();
@@ -185,7 +187,7 @@ final class SandboxLifecycle {
         } catch (RuntimeException destroyFailure) {
             cause.addSuppressed(destroyFailure);
         } finally {
-            sandboxes.forget(sb);
+            sandboxes.forget(sb, true);
         }
         return cause;
     }
@@ -243,7 +245,7 @@ final class SandboxLifecycle {
                         + " is not registered; retry when it is back (GET /v1/backends)", 2);
             }
             e.get().backend().destroy(sb.spec(sandboxes.dirs()), r.state());
-            sandboxes.forget(sb);
+            sandboxes.forget(sb, false);
             sandboxes.observer().sandboxDeleted();
         } finally {
             sb.lifecycle.unlock(sandboxes.observer());

@@ -179,18 +179,33 @@ final class Sandboxes {
         }
     }
 
-    /** Removes its records (with a dry-run's in progress, in one transaction), then its directory. */
-    void forget(Sandbox sb) {
-        sb.markDeleted();
+    /**
+     * Removes its records (with a dry-run's in progress, in one transaction), then its directory.
+     * A store that cannot be reached (a 503) leaves the sandbox known, so that a retry of the delete
+     * finishes it, unless {@code evenIfStoreAway} (a create undone: its caller never learnt the id);
+     * any other failure to write is logged and the sandbox forgotten all the same.
+     */
+    void forget(Sandbox sb, boolean evenIfStoreAway) {
         String id = sb.record().id();
-        byId.remove(id);
         try {
             Transaction tx = new Transaction().delete(StateCollections.SANDBOXES, id, sb.revision());
             state.get(StateCollections.DRY_RUNS, id).ifPresent(d -> tx.delete(StateCollections.DRY_RUNS, id, d.revision()));
             state.commit(tx);
-            dirs.remove(id);
         } catch (IOException | StaleRevisionException e) {
-            LOG.log(Level.ERROR, "cannot remove the records and files of sandbox " + id, e);
+            LOG.log(Level.ERROR, "cannot remove the records of sandbox " + id, e);
+        } catch (ApiException storeAway) {
+            if (!evenIfStoreAway) {
+                throw storeAway;
+            }
+            LOG.log(Level.ERROR, "cannot remove the record of sandbox " + id + ", whose create was undone: " + storeAway.getMessage()
+                    + "; the next start removes it, as a create the daemon did not finish");
+        }
+        sb.markDeleted();
+        byId.remove(id);
+        try {
+            dirs.remove(id);
+        } catch (IOException e) {
+            LOG.log(Level.ERROR, "cannot remove the files of sandbox " + id, e);
         }
     }
 }

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
@@ -54,6 +55,9 @@ class VivariumMetrics implements RuntimeObserver {
     private final Histogram lockWaitSeconds;
     private final Histogram lockHeldSeconds;
     private final Histogram stateWriteSeconds;
+    private final Histogram storeLockWaitSeconds;
+    private final Histogram storeLockHeldSeconds;
+    private final Gauge storeUp;
     private final Counter bundleUpdates;
     private final Histogram bundleUpdateSeconds;
 
@@ -94,6 +98,15 @@ class VivariumMetrics implements RuntimeObserver {
         stateWriteSeconds = Histogram.builder().name("vivarium_state_write_seconds")
                 .help("Time to write a record to the state store (temp file, fsync, rename, fsync of the directory)")
                 .classicOnly().classicUpperBounds(FAST_BOUNDS).withoutExemplars().register(registry);
+        storeLockWaitSeconds = Histogram.builder().name("vivarium_store_lock_wait_seconds")
+                .help("Time a state store commit waited for the store's locks and, on PostgreSQL, a connection, by store")
+                .labelNames("store").classicOnly().classicUpperBounds(FAST_BOUNDS).withoutExemplars().register(registry);
+        storeLockHeldSeconds = Histogram.builder().name("vivarium_store_lock_held_seconds")
+                .help("Time a state store commit held them (its write or database transaction), by store")
+                .labelNames("store").classicOnly().classicUpperBounds(FAST_BOUNDS).withoutExemplars().register(registry);
+        storeUp = Gauge.builder().name("vivarium_store_up")
+                .help("1 while the state store can be reached (the file store always), 0 while its database is away, by store")
+                .labelNames("store").withoutExemplars().register(registry);
         bundleUpdates = Counter.builder().name("vivarium_bundle_updates_total")
                 .help("Bundles replaced at run time, by bundle and outcome (ok, or failed and rolled back)")
                 .labelNames("bundle", "outcome").withoutExemplars().register(registry);
@@ -184,6 +197,19 @@ class VivariumMetrics implements RuntimeObserver {
     @Override
     public void stateWritten(long nanos) {
         record(() -> stateWriteSeconds.observe(nanos / NANOS_PER_SECOND));
+    }
+
+    @Override
+    public void storeCommitted(String store, long waitNanos, long heldNanos) {
+        record(() -> {
+            storeLockWaitSeconds.labelValues(store).observe(waitNanos / NANOS_PER_SECOND);
+            storeLockHeldSeconds.labelValues(store).observe(heldNanos / NANOS_PER_SECOND);
+        });
+    }
+
+    @Override
+    public void storeHealth(String store, boolean up) {
+        record(() -> storeUp.labelValues(store).set(up ? 1 : 0));
     }
 
     @Override

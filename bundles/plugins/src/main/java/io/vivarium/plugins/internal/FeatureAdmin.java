@@ -30,6 +30,11 @@ final class FeatureAdmin {
             "core", "the daemon runs on it",
             "api-v1", "it serves the routes that would enable it again; restart the daemon with --features to run without it");
 
+    /** Features chosen when the daemon starts, never switched while it runs, and why. */
+    static final Map<String, String> START_ONLY_FEATURES = Map.of(
+            "state-postgres", "the state store is chosen when the daemon starts: restart it with --features ...,state-postgres "
+                    + "--state-url URL, or without the feature after `vivarium state export` (docs/state.md)");
+
     private final BundleChanges bundles;
     private final FeatureCatalog catalog;
     private final FeatureConfigurations configurations;
@@ -52,6 +57,9 @@ final class FeatureAdmin {
     FeatureInfo enable(String name) {
         return bundles.serialised(() -> {
             Feature f = feature(name);
+            if (START_ONLY_FEATURES.containsKey(name)) {
+                throw ApiException.conflict("the feature " + name + " cannot be enabled at run time: " + START_ONLY_FEATURES.get(name));
+            }
             List<BundleChanges.NewBundle> missing = new ArrayList<>();
             for (FeatureBundle fb : f.bundles()) {
                 String symbolicName = catalog.symbolicName(fb);
@@ -71,6 +79,9 @@ final class FeatureAdmin {
             Feature f = feature(name);
             if (REQUIRED_FEATURES.containsKey(name)) {
                 throw ApiException.conflict("the feature " + name + " cannot be disabled: " + REQUIRED_FEATURES.get(name));
+            }
+            if (START_ONLY_FEATURES.containsKey(name)) {
+                throw ApiException.conflict("the feature " + name + " cannot be disabled at run time: " + START_ONLY_FEATURES.get(name));
             }
             List<Feature> others = enabled.names().stream().filter(n -> !n.equals(name))
                     .map(catalog::find).flatMap(Optional::stream).toList();
