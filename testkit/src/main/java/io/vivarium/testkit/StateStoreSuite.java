@@ -68,7 +68,7 @@ public abstract class StateStoreSuite {
     }
 
     @AfterEach
-    void closeStores() {
+    protected final void closeStores() {
         opened.values().forEach(StateStore::close);
         opened.clear();
     }

@@ -6,12 +6,10 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 import io.vivarium.api.state.RecordCollection;
 import io.vivarium.api.state.StaleRevisionException;
@@ -35,8 +33,7 @@ public final class FileStateStore implements StateStore {
 
     private final Path stateDir;
     private final String node;
-    private final Map<String, RecordCollection<?>> collections = new LinkedHashMap<>();
-    private final Map<String, Map<String, Stored<?>>> cache = new ConcurrentHashMap<>();
+    private final RecordCache cache;
     private final RecordCodec codec = new RecordCodec();
     private final IntentJournal journal;
     private final CommitLocks locks;
@@ -48,10 +45,7 @@ public final class FileStateStore implements StateStore {
         this.node = node;
         this.journal = new IntentJournal(stateDir.resolve(DIR), codec);
         this.locks = new CommitLocks(events);
-        for (RecordCollection<?> c : collections) {
-            this.collections.put(c.name(), c);
-            cache.put(c.name(), new ConcurrentHashMap<>());
-        }
+        this.cache = new RecordCache(collections);
     }
 
     /**
@@ -95,15 +89,13 @@ public final class FileStateStore implements StateStore {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <T> Optional<Stored<T>> get(RecordCollection<T> c, String key) {
-        return Optional.ofNullable((Stored<T>) cacheOf(c).get(key));
+        return cache.get(c, key);
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <T> List<Stored<T>> all(RecordCollection<T> c) {
-        return cacheOf(c).values().stream().map(s -> (Stored<T>) s).sorted(Comparator.comparing(Stored::key)).toList();
+        return cache.all(c);
     }
 
     @Override
@@ -119,8 +111,7 @@ public final class FileStateStore implements StateStore {
     private void commit(List<Transaction.Op> ops) throws IOException {
         List<IntentJournal.Entry> entries = new ArrayList<>();
         for (Transaction.Op op : ops) {
-            Stored<?> now = cacheOf(op.collection()).get(op.key());
-            long stored = now == null ? Stored.ABSENT : now.revision();
+            long stored = cache.get(op.collection(), op.key()).map(Stored::revision).orElse(Stored.ABSENT);
             if (stored != op.expected()) {
                 throw new StaleRevisionException(op.collection().name(), op.key(), op.expected(), stored);
             }
@@ -138,18 +129,12 @@ public final class FileStateStore implements StateStore {
                 LOG.log(Level.ERROR, "a committed transaction is not applied yet; the next commit or start applies it", e);
             }
         }
-        for (Transaction.Op op : ops) {
-            if (op.delete()) {
-                cacheOf(op.collection()).remove(op.key());
-            } else {
-                cacheOf(op.collection()).put(op.key(), new Stored<>(op.key(), op.body(), op.expected() + 1, node));
-            }
-        }
+        cache.apply(ops, node);
     }
 
     @Override
     public void close() {
-        cache.values().forEach(Map::clear);
+        cache.clear();
     }
 
     private void recover() throws IOException {
@@ -182,7 +167,7 @@ public final class FileStateStore implements StateStore {
     /** Writes each entry; each write is atomic and the same intent may be applied again. */
     private void apply(List<IntentJournal.Entry> entries) throws IOException {
         for (IntentJournal.Entry e : entries) {
-            RecordCollection<?> c = collections.get(e.collection());
+            RecordCollection<?> c = cache.collection(e.collection()).orElse(null);
             if (c == null) {
                 LOG.log(Level.ERROR, "the journal names collection " + e.collection() + ", which this version does not know; "
                         + "skipping its write of " + e.key());
@@ -201,7 +186,7 @@ public final class FileStateStore implements StateStore {
     private void load(RecordCollection<?> c) throws IOException {
         for (Map.Entry<String, Path> f : files(c).entrySet()) {
             try {
-                cacheOf(c).put(f.getKey(), codec.decode(c, f.getKey(), Files.readAllBytes(f.getValue()), node));
+                cache.put(c, codec.decode(c, f.getKey(), Files.readAllBytes(f.getValue()), node));
             } catch (IOException | RuntimeException e) {
                 LOG.log(Level.ERROR, "cannot read record " + f.getValue() + "; leaving it alone: " + e);
             }
@@ -240,13 +225,5 @@ public final class FileStateStore implements StateStore {
             Files.createDirectories(dir);
             AtomicFiles.fsyncDirectory(dir.getParent());
         }
-    }
-
-    private Map<String, Stored<?>> cacheOf(RecordCollection<?> c) {
-        Map<String, Stored<?>> records = cache.get(c.name());
-        if (records == null || !c.equals(collections.get(c.name()))) {
-            throw new IllegalArgumentException("collection " + c.name() + " is not one this store was opened with");
-        }
-        return records;
     }
 }

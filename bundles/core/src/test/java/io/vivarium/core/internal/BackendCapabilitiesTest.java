@@ -21,6 +21,7 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategies;
+import io.vivarium.state.file.internal.FileStores;
 import io.vivarium.testkit.FakeBackend;
 import io.vivarium.testkit.FakeCheckpoints;
 
@@ -38,7 +39,7 @@ class BackendCapabilitiesTest {
 
     private WholeCore started() throws Exception {
         WholeCore m = new WholeCore();
-        m.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
+        m.bindStateStores(new FileStores(), java.util.Map.of());
         m.start(state, "", Duration.ZERO);
         return m;
     }

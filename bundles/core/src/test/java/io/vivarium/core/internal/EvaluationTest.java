@@ -11,6 +11,7 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.EvalRequest;
 import io.vivarium.api.Role;
+import io.vivarium.state.file.internal.FileStores;
 import io.vivarium.testkit.FakeBackend;
 
 import org.junit.jupiter.api.BeforeEach;
@@ -30,7 +31,7 @@ class EvaluationTest {
     void start() throws Exception {
         manager = new SandboxManager();
         manager.backendArrived(new BackendRegistry.Entry("fake", new FakeBackend(), "test.bundle", "1.0.0", 1));
-        manager.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
+        manager.bindStateStores(new FileStores(), java.util.Map.of());
         manager.start(state, "", Duration.ZERO);
         id = manager.create(ALICE, null).id();
     }

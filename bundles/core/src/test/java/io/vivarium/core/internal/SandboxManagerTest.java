@@ -31,17 +31,18 @@ import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.SandboxStatus;
-import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.api.spi.InstanceSpec;
-import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.common.state.FileStateStore;
 import io.vivarium.common.state.NodeId;
+import io.vivarium.state.file.internal.FileStores;
 import io.vivarium.testkit.FakeBackend;
 
 import org.junit.jupiter.api.Test;
@@ -59,7 +60,7 @@ class SandboxManagerTest {
     private WholeCore started(FakeBackend b, long serviceId, Duration patience) throws Exception {
         WholeCore m = new WholeCore();
         m.backendArrived(entry(b, serviceId));
-        m.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
+        m.bindStateStores(new FileStores(), java.util.Map.of());
         m.start(state, "", patience);
         return m;
     }
@@ -409,7 +410,7 @@ class SandboxManagerTest {
     @Test
     void withOneBackendACreateThatNamesNoneUsesIt() throws Exception {
         WholeCore m = new WholeCore();
-        m.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
+        m.bindStateStores(new FileStores(), java.util.Map.of());
         m.start(state, "", Duration.ofSeconds(5));
         FakeBackend only = new FakeBackend("only", java.util.concurrent.ConcurrentHashMap.newKeySet());
         // registers while the create waits for a first backend: no 5 s wait for a backend it never names
@@ -432,7 +433,7 @@ class SandboxManagerTest {
         WholeCore configured = new WholeCore();
         configured.backendArrived(entry(backend, 1));
         configured.backendArrived(new BackendRegistry.Entry("other", other, "b", "1", 2));
-        configured.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
+        configured.bindStateStores(new FileStores(), java.util.Map.of());
         configured.start(state.resolve("configured"), "other", Duration.ZERO);
         assertEquals("other", configured.create(ALICE, null).backend());
         assertEquals("fake", configured.create(ALICE, new CreateSandboxRequest("fake", null)).backend());

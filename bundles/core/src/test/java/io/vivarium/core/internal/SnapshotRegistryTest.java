@@ -27,9 +27,10 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
+import io.vivarium.api.state.Stored;
 import io.vivarium.common.state.FileStateStore;
 import io.vivarium.common.state.NodeId;
-import io.vivarium.api.state.Stored;
+import io.vivarium.state.file.internal.FileStores;
 import io.vivarium.testkit.Bounded;
 import io.vivarium.testkit.FakeBackend;
 
@@ -62,7 +63,7 @@ class SnapshotRegistryTest {
         manager.seamArrived("fake", 1, 2, backend);
         manager.backendArrived(new BackendRegistry.Entry("fake", backend, "test.bundle", "1.0.0", 1));
         manager.storageArrived(5, new ImagingBackend.CopyStrategy());
-        manager.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
+        manager.bindStateStores(new FileStores(), java.util.Map.of());
         manager.start(state, "", Duration.ZERO);
         return manager;
     }

@@ -29,6 +29,7 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.state.file.internal.FileStores;
 import io.vivarium.testkit.FakeBackend;
 import io.vivarium.testkit.FakeCheckpoints;
 
@@ -62,7 +63,7 @@ class VmCheckpointsTest {
         WholeCore m = new WholeCore();
         m.fingerprintArrived(1, TestModes.fakeGuest());
         m.backendArrived(registered(m, b, serviceId, "1.0.0"));
-        m.bindStateStores(FileStores.INSTANCE, java.util.Map.of());
+        m.bindStateStores(new FileStores(), java.util.Map.of());
         m.start(state, "", patience);
         return m;
     }

@@ -3,17 +3,15 @@ package io.vivarium.state.file.internal;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 
 import io.vivarium.api.state.RecordCollection;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.StateStoreProvider;
 import io.vivarium.api.state.StoreEvents;
 import io.vivarium.common.state.FileStateStore;
+import io.vivarium.common.state.StoreOffer;
 
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.FrameworkUtil;
-import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -27,23 +25,18 @@ import org.osgi.service.component.annotations.Deactivate;
 public final class FileStores implements StateStoreProvider {
     static final String NAME = "file";
 
-    private ServiceRegistration<StateStoreProvider> registration;
+    private final StoreOffer offer = new StoreOffer();
 
     @Activate
     void activate(BundleContext ctx) {
-        String chosen = ctx.getProperty(CHOICE);
-        if (chosen == null || chosen.isBlank() || chosen.equals(NAME)) {
-            registration = ctx.registerService(StateStoreProvider.class, this,
-                    FrameworkUtil.asDictionary(Map.of(StateStoreProvider.NAME, NAME)));
+        if (StoreOffer.chosen(ctx, NAME, true)) {
+            offer.offer(ctx, NAME, this);
         }
     }
 
     @Deactivate
     void deactivate() {
-        if (registration != null) {
-            registration.unregister();
-            registration = null;
-        }
+        offer.withdraw();
     }
 
     @Override
