@@ -40,7 +40,11 @@ public final class Main {
             case "help", "-h", "--help" -> {
                 out.print(Options.USAGE);
                 out.print(AdminClient.USAGE);
+                out.print(StateExport.USAGE);
                 return 0;
+            }
+            case "state" -> {
+                return StateExport.run(args.subList(1, args.size()), Path.of("").toAbsolutePath(), out, err);
             }
             case "plugins", "features" -> {
                 return AdminClient.run(command, args.subList(1, args.size()), System.getenv(), out, err);

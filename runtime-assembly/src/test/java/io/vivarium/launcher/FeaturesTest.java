@@ -149,17 +149,18 @@ class FeaturesTest {
     }
 
     @Test
-    void libHasTheFrameworkJacksonCommonAndTheLauncherOnly() throws IOException {
+    void libHasTheFrameworkJacksonCommonTheApiThePostgresDriverAndTheLauncherOnly() throws IOException {
         try (Stream<Path> s = Files.list(dist.resolve("lib"))) {
             List<String> names = s.map(p -> p.getFileName().toString()).sorted().toList();
             List<String> prefixes = List.of("org.apache.felix.framework-", "jackson-annotations-", "jackson-core-",
-                    "jackson-databind-", "common-");
+                    "jackson-databind-", "common-", "api-", "postgresql-");
             for (String prefix : prefixes) {
                 assertEquals(1, names.stream().filter(n -> n.startsWith(prefix) && n.endsWith(".jar")).count(),
                         "one " + prefix + "*.jar in lib/: " + names);
             }
             assertTrue(names.stream().allMatch(n -> n.equals("vivarium-launcher.jar") || prefixes.stream().anyMatch(n::startsWith)),
-                    "only the framework, Jackson, common and the launcher in lib/: " + names);
+                    "only the framework, Jackson, common, the api, the PostgreSQL driver (state export) and the launcher in lib/: "
+                    + names);
         }
         assertTrue(Files.isDirectory(dist.resolve("deploy")), "deploy/ exists");
         assertTrue(Files.isExecutable(dist.resolve("bin/vivarium")), "bin/vivarium is executable");

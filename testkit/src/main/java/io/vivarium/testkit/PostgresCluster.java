@@ -26,12 +26,14 @@ public final class PostgresCluster implements AutoCloseable {
     private final Path dir;
     private final int port;
     private final boolean asPostgres;
+    private final boolean fsync;
 
-    private PostgresCluster(Path bin, Path dir, int port, boolean asPostgres) {
+    private PostgresCluster(Path bin, Path dir, int port, boolean asPostgres, boolean fsync) {
         this.bin = bin;
         this.dir = dir;
         this.port = port;
         this.asPostgres = asPostgres;
+        this.fsync = fsync;
     }
 
     /** The newest PostgreSQL server binaries of the machine, if any. */
@@ -44,8 +46,13 @@ public final class PostgresCluster implements AutoCloseable {
         }
     }
 
-    /** Makes and starts a cluster, or skips the calling test when the machine has no PostgreSQL server. */
+    /** Makes and starts a cluster without fsync (tests), or skips the calling test when the machine has no PostgreSQL server. */
     public static PostgresCluster start() throws IOException, InterruptedException {
+        return start(false);
+    }
+
+    /** As {@link #start()}; with {@code fsync} as PostgreSQL ships (benchmarks that compare with stores that fsync). */
+    public static PostgresCluster start(boolean fsync) throws IOException, InterruptedException {
         Optional<Path> bin = binaries();
         Assumptions.assumeTrue(bin.isPresent(), "no PostgreSQL server under /usr/lib/postgresql/*/bin "
                 + "(apt-get install postgresql; .ci/run installs it)");
@@ -55,7 +62,7 @@ public final class PostgresCluster implements AutoCloseable {
             Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
             run(List.of("chown", "postgres:postgres", dir.toString()), false);
         }
-        PostgresCluster c = new PostgresCluster(bin.get(), dir, freePort(), root);
+        PostgresCluster c = new PostgresCluster(bin.get(), dir, freePort(), root, fsync);
         run(c.as(List.of(bin.get().resolve("initdb").toString(), "-D", dir.resolve("data").toString(), "-A", "trust",
                 "-U", "postgres", "--no-sync", "-E", "UTF8")), true);
         c.startServer();
@@ -81,7 +88,7 @@ public final class PostgresCluster implements AutoCloseable {
     public void startServer() throws IOException, InterruptedException {
         run(as(List.of(bin.resolve("pg_ctl").toString(), "-D", dir.resolve("data").toString(), "-w", "-t", "60",
                 "-l", dir.resolve("log").toString(), "-o", "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 "
-                        + "-c fsync=off -c max_connections=200", "start")), true);
+                        + (fsync ? "" : "-c fsync=off ") + "-c max_connections=200", "start")), true);
     }
 
     /** Runs {@code sql} in database {@code vivarium} (or {@code postgres} before it exists) and returns what psql printed. */

@@ -3,6 +3,7 @@ package io.vivarium.itests.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -15,14 +16,12 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.vivarium.testkit.Bounded;
-import io.vivarium.testkit.PostgresCluster;
+import io.vivarium.testkit.PostgresDatabase;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,34 +37,22 @@ class PostgresStateIT {
     private static final String FEATURES = "core,api-v1,procbox,fingerprint-sha256,storage-reflink,metrics,state-postgres";
 
     @RegisterExtension
-    static final Daemons daemons = new Daemons();
+    static final PostgresDatabase database = new PostgresDatabase();
 
-    private static PostgresCluster cluster;
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
 
     @TempDir
     Path tmp;
 
     @BeforeAll
-    static void startCluster() throws Exception {
+    static void needsProcbox() {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        cluster = PostgresCluster.start();
-    }
-
-    @AfterAll
-    static void removeCluster() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    @BeforeEach
-    void emptyDatabase() throws Exception {
-        cluster.psql("DROP TABLE IF EXISTS vivarium_records, vivarium_imports, vivarium_schema_history");
     }
 
     /** The URL with a password (trust authentication ignores it), to prove it is never shown. */
     private static String url() {
-        return cluster.url().replace("postgres@", "postgres:" + PASSWORD + "@");
+        return database.cluster().url().replace("postgres@", "postgres:" + PASSWORD + "@");
     }
 
     private Daemon onPostgres(Path state) throws Exception {
@@ -81,7 +68,7 @@ class PostgresStateIT {
     }
 
     private static long rows(String node) throws Exception {
-        return Long.parseLong(cluster.psql("SELECT count(*) FROM vivarium_records WHERE collection = 'sandboxes' AND node = '"
+        return Long.parseLong(database.cluster().psql("SELECT count(*) FROM vivarium_records WHERE collection = 'sandboxes' AND node = '"
                 + node + "'"));
     }
 
@@ -144,7 +131,7 @@ class PostgresStateIT {
         String running = api.createSandbox();
         String doomed = api.createSandbox();
 
-        cluster.stop();
+        database.cluster().stop();
         try {
             long start = System.nanoTime();
             Api.Response create = api.post("/v1/sandboxes", java.util.Map.of());
@@ -160,7 +147,7 @@ class PostgresStateIT {
             Bounded.until(Duration.ofSeconds(30), "the store health gauge says the database is away",
                     () -> metric(api).contains("vivarium_store_up{store=\"postgres\"} 0.0"));
         } finally {
-            cluster.startServer();
+            database.cluster().startServer();
         }
 
         Bounded.until(Duration.ofSeconds(30), "the daemon writes again once the database is back", () -> {
@@ -176,6 +163,34 @@ class PostgresStateIT {
         assertTrue(metric(api).contains("vivarium_store_lock_held_seconds_count{store=\"postgres\"}"));
     }
 
+    @Test
+    void aKill9InTheMiddleOfACommitLeavesNoHalfWrittenRecord() throws Exception {
+        Path state = tmp.resolve("k");
+        // the first commit is a create's first record: its row is written but not committed when the daemon dies
+        Daemon dying = daemons.start(state, List.of("--features", FEATURES, "--state-url", url()),
+                List.of("-Dvivarium.test.halt.at=store.postgres.written#1"));
+        Api api = new Api(dying.baseUrl(), dying.adminToken());
+        assertThrows(java.io.IOException.class, () -> api.post("/v1/sandboxes", java.util.Map.of()));
+        assertTrue(dying.awaitExit(Duration.ofSeconds(30)), "the daemon halted at the test point");
+        Bounded.until(Duration.ofSeconds(30), "PostgreSQL ends the dead daemon's session", () -> {
+            try {
+                return database.cluster().psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'vivarium'").equals("0");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        assertEquals(0, rows(node(dying)), "the transaction the daemon did not commit left nothing");
+
+        Daemon again = onPostgres(state);
+        Api apiAgain = new Api(again.baseUrl(), again.adminToken());
+        assertEquals(Set.of(), ids(apiAgain));
+        try (var dirs = Files.list(state.resolve("sandboxes"))) {
+            assertEquals(List.of(), dirs.toList(), "the create's directory, without a record, is removed at start");
+        }
+        String id = apiAgain.createSandbox();
+        assertEquals(Set.of(id), ids(apiAgain), "and the node writes again, its lease taken over from the dead session");
+    }
+
     private static String metric(Api api) {
         try {
             return api.get("/metrics").raw().body();
@@ -185,7 +200,7 @@ class PostgresStateIT {
     }
 
     @Test
-    void theFirstStartOnPostgresImportsTheStateDirectoryAndTheFileStoreThenRefusesIt() throws Exception {
+    void theFirstStartOnPostgresImportsTheStateDirectoryTheFileStoreRefusesItUntilAnExportBringsItBack() throws Exception {
         Path state = tmp.resolve("i");
         String kept;
         {
@@ -210,7 +225,17 @@ class PostgresStateIT {
         assertNotEquals(200, list.statusCode(), "the file store does not start empty beside records it cannot read: " + list.body());
         back.stop();
 
-        Daemon pg = onPostgres(state);
-        Api.expect(204, new Api(pg.baseUrl(), pg.adminToken()).delete("/v1/sandboxes/" + kept));
+        Bounded.Ran export = Bounded.run(Duration.ofSeconds(60), Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", Daemon.distribution().resolve("lib") + "/*", "io.vivarium.launcher.Main", "state", "export",
+                "--state", state.toString(), "--state-url", url());
+        assertEquals(0, export.exitCode(), export.output());
+        assertTrue(export.output().contains("exported 1 record(s) of node"), export.output());
+        assertFalse(export.output().contains(PASSWORD), export.output());
+
+        Daemon files = daemons.start(state, List.of("--features", "core,api-v1,procbox,fingerprint-sha256,storage-reflink"));
+        Api api = new Api(files.baseUrl(), files.adminToken());
+        assertEquals("running", api.get("/v1/sandboxes/" + kept).body().get("status").asText(),
+                "after the export the file store starts with the sandbox, still running");
+        Api.expect(204, api.delete("/v1/sandboxes/" + kept));
     }
 }

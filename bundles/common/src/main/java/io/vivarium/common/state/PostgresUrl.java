@@ -1,4 +1,4 @@
-package io.vivarium.state.postgres.internal;
+package io.vivarium.common.state;
 
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -10,9 +10,9 @@ import java.nio.charset.StandardCharsets;
  * ({@code postgres://} too), split into what JDBC takes. The password is kept apart and never
  * part of {@link #toString()}, which is what logs, errors and features show.
  */
-record PostgresUrl(String jdbc, String user, String password, String shown) {
+public record PostgresUrl(String jdbc, String user, String password, String shown) {
 
-    static PostgresUrl parse(String url) {
+    public static PostgresUrl parse(String url) {
         if (url == null || url.isBlank()) {
             throw new IllegalArgumentException("the state-postgres feature needs the database's URL: --state-url "
                     + "postgresql://USER:PASSWORD@HOST:PORT/DATABASE (or url in the io.vivarium.state.postgres configuration)");
@@ -51,7 +51,7 @@ record PostgresUrl(String jdbc, String user, String password, String shown) {
     }
 
     /** Takes {@code text} (an error's message) with the password, if it appears, masked. */
-    String mask(String text) {
+    public String mask(String text) {
         return password == null || password.isEmpty() || text == null ? text : text.replace(password, "***");
     }
 

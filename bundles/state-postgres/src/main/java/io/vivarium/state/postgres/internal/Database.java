@@ -7,6 +7,7 @@ import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.common.state.PostgresUrl;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;

@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import io.vivarium.api.state.StoreEvents;
+import io.vivarium.common.state.NodeLockSql;
 
 /**
  * This node's claim on its records: a session advisory lock keyed by the node's id, held on a
@@ -20,7 +21,6 @@ import io.vivarium.api.state.StoreEvents;
  */
 final class NodeLease implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(NodeLease.class.getName());
-    private static final String TAKE = "SELECT pg_try_advisory_lock(hashtextextended('vivarium-node:' || ?, 0))";
 
     private final Database db;
     private final String node;
@@ -61,7 +61,7 @@ final class NodeLease implements AutoCloseable {
 
     private synchronized boolean tryTake() throws SQLException {
         Connection c = db.connection();
-        try (PreparedStatement st = c.prepareStatement(TAKE)) {
+        try (PreparedStatement st = c.prepareStatement(NodeLockSql.TRY)) {
             st.setString(1, node);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();

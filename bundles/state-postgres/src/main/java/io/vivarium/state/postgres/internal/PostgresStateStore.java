@@ -7,12 +7,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 import io.vivarium.api.state.RecordCollection;
 import io.vivarium.api.state.StaleRevisionException;
@@ -21,7 +17,9 @@ import io.vivarium.api.state.StoreEvents;
 import io.vivarium.api.state.Stored;
 import io.vivarium.api.state.Transaction;
 import io.vivarium.common.state.CommitLocks;
+import io.vivarium.common.state.RecordCache;
 import io.vivarium.common.state.RecordCodec;
+import io.vivarium.common.testpoints.TestPoints;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -46,8 +44,7 @@ final class PostgresStateStore implements StateStore {
     private final Database db;
     private final NodeLease lease;
     private final String node;
-    private final Map<String, RecordCollection<?>> collections = new LinkedHashMap<>();
-    private final Map<String, Map<String, Stored<?>>> cache = new ConcurrentHashMap<>();
+    private final RecordCache cache;
     private final RecordCodec codec = new RecordCodec();
     private final CommitLocks locks;
     /** A commit's outcome is unknown: the cache may miss it. Set and cleared under the exclusive lock, read under any. */
@@ -58,10 +55,7 @@ final class PostgresStateStore implements StateStore {
         this.lease = lease;
         this.node = node;
         this.locks = new CommitLocks(events);
-        for (RecordCollection<?> c : collections) {
-            this.collections.put(c.name(), c);
-            cache.put(c.name(), new ConcurrentHashMap<>());
-        }
+        this.cache = new RecordCache(collections);
     }
 
     /**
@@ -74,6 +68,7 @@ final class PostgresStateStore implements StateStore {
             NodeLease lease = NodeLease.take(db, node, events);
             PostgresStateStore store = new PostgresStateStore(db, lease, node, collections, events);
             try {
+                store.describeCollections();
                 new FileImport(db).importOnce(stateDir, node, collections);
                 store.load();
             } catch (IOException | RuntimeException e) {
@@ -87,15 +82,31 @@ final class PostgresStateStore implements StateStore {
         }
     }
 
+    /** Says which collections this version stores and where files keep them (for an export). */
+    void describeCollections() throws IOException {
+        try (Connection c = db.connection(); PreparedStatement st = c.prepareStatement("INSERT INTO vivarium_collections "
+                + "(name, schema, layout) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET schema = excluded.schema, "
+                + "layout = excluded.layout WHERE vivarium_collections.schema <= excluded.schema")) {
+            for (RecordCollection<?> col : cache.collections()) {
+                st.setString(1, col.name());
+                st.setInt(2, col.schema());
+                st.setString(3, col.layout());
+                st.addBatch();
+            }
+            st.executeBatch();
+        } catch (SQLException e) {
+            throw db.orIo(e, "cannot describe the collections");
+        }
+    }
+
     /** Loads this node's records; a row this version cannot read is left alone and logged. */
     void load() throws IOException {
-        Map<String, Map<String, Stored<?>>> loaded = new LinkedHashMap<>();
-        collections.keySet().forEach(c -> loaded.put(c, new ConcurrentHashMap<>()));
+        RecordCache loaded = new RecordCache(cache.collections());
         try (Connection c = db.connection(); PreparedStatement st = c.prepareStatement(SELECT_NODE)) {
             st.setString(1, node);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    RecordCollection<?> col = collections.get(rs.getString(1));
+                    RecordCollection<?> col = cache.collection(rs.getString(1)).orElse(null);
                     String key = rs.getString(2);
                     if (col == null) {
                         LOG.log(Level.WARNING, "record " + rs.getString(1) + "/" + key + " belongs to a collection this version "
@@ -103,7 +114,7 @@ final class PostgresStateStore implements StateStore {
                         continue;
                     }
                     try {
-                        loaded.get(col.name()).put(key, codec.decode(col, key, envelope(rs.getInt(3), rs.getLong(4), rs.getString(5)), node));
+                        loaded.put(col, codec.decode(col, key, envelope(rs.getInt(3), rs.getLong(4), rs.getString(5)), node));
                     } catch (IOException | RuntimeException e) {
                         LOG.log(Level.ERROR, "cannot read record " + col.name() + "/" + key + " of node " + node + "; leaving it alone: " + e);
                     }
@@ -112,10 +123,7 @@ final class PostgresStateStore implements StateStore {
         } catch (SQLException e) {
             throw db.orIo(e, "cannot read node " + node + "'s records");
         }
-        loaded.forEach((name, records) -> {
-            cache.get(name).clear();
-            cache.get(name).putAll(records);
-        });
+        cache.replaceAll(loaded);
     }
 
     private JsonNode envelope(int schema, long revision, String body) throws IOException {
@@ -133,15 +141,13 @@ final class PostgresStateStore implements StateStore {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <T> Optional<Stored<T>> get(RecordCollection<T> c, String key) {
-        return Optional.ofNullable((Stored<T>) cacheOf(c).get(key));
+        return cache.get(c, key);
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <T> List<Stored<T>> all(RecordCollection<T> c) {
-        return cacheOf(c).values().stream().map(s -> (Stored<T>) s).sorted(Comparator.comparing(Stored::key)).toList();
+        return cache.all(c);
     }
 
     @Override
@@ -153,17 +159,9 @@ final class PostgresStateStore implements StateStore {
                 uncertain = false;
                 LOG.log(Level.INFO, "reloaded node " + node + "'s records after a commit the database did not confirm");
             }
-            for (Transaction.Op op : ops) {
-                cacheOf(op.collection()); // an unknown collection is a caller's bug: refuse before writing
-            }
+            cache.check(ops);
             write(ops);
-            for (Transaction.Op op : ops) {
-                if (op.delete()) {
-                    cacheOf(op.collection()).remove(op.key());
-                } else {
-                    cacheOf(op.collection()).put(op.key(), new Stored<>(op.key(), op.body(), op.expected() + 1, node));
-                }
-            }
+            cache.apply(ops, node);
         }
     }
 
@@ -184,6 +182,7 @@ final class PostgresStateStore implements StateStore {
                     throw new StaleRevisionException(op.collection().name(), op.key(), op.expected(), stored);
                 }
             }
+            TestPoints.reach("store.postgres.written");
             sent = true;
             c.commit();
         } catch (SQLException e) {
@@ -241,17 +240,9 @@ final class PostgresStateStore implements StateStore {
         }
     }
 
-    private Map<String, Stored<?>> cacheOf(RecordCollection<?> c) {
-        Map<String, Stored<?>> records = cache.get(c.name());
-        if (records == null || !c.equals(collections.get(c.name()))) {
-            throw new IllegalArgumentException("collection " + c.name() + " is not one this store was opened with");
-        }
-        return records;
-    }
-
     @Override
     public void close() {
-        cache.values().forEach(Map::clear);
+        cache.clear();
         lease.close();
         db.close();
     }

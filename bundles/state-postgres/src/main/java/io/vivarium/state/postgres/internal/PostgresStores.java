@@ -4,16 +4,15 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 
 import io.vivarium.api.state.RecordCollection;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.StateStoreProvider;
 import io.vivarium.api.state.StoreEvents;
+import io.vivarium.common.state.PostgresUrl;
+import io.vivarium.common.state.StoreOffer;
 
 import org.osgi.framework.BundleContext;
-import org.osgi.framework.FrameworkUtil;
-import org.osgi.framework.ServiceRegistration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -53,27 +52,23 @@ public final class PostgresStores implements StateStoreProvider {
         int retry__after__seconds() default 2;
     }
 
-    private ServiceRegistration<StateStoreProvider> registration;
+    private final StoreOffer offer = new StoreOffer();
     private volatile PostgresUrl url;
     private volatile Config config;
 
     @Activate
     void activate(BundleContext ctx, Config config) {
-        if (!NAME.equals(ctx.getProperty(CHOICE))) {
+        if (!StoreOffer.chosen(ctx, NAME, false)) {
             return;
         }
         this.config = config;
         this.url = PostgresUrl.parse(config.url().isBlank() ? ctx.getProperty(URL_PROPERTY) : config.url());
-        registration = ctx.registerService(StateStoreProvider.class, this,
-                FrameworkUtil.asDictionary(Map.of(StateStoreProvider.NAME, NAME)));
+        offer.offer(ctx, NAME, this);
     }
 
     @Deactivate
     void deactivate() {
-        if (registration != null) {
-            registration.unregister();
-            registration = null;
-        }
+        offer.withdraw();
     }
 
     @Override

@@ -17,37 +17,22 @@ import io.vivarium.api.state.StoreEvents;
 import io.vivarium.api.state.Stored;
 import io.vivarium.common.state.FileStateStore;
 import io.vivarium.common.state.MovedRecords;
-import io.vivarium.testkit.PostgresCluster;
+import io.vivarium.common.state.PostgresExport;
+import io.vivarium.common.state.PostgresUrl;
+import io.vivarium.testkit.PostgresDatabase;
 import io.vivarium.testkit.StateStoreSuite;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The PostgreSQL store passes the store conformance suite against a real cluster, and imports, leases and fails as docs/state.md says. */
 class PostgresStateStoreTest extends StateStoreSuite {
-    private static PostgresCluster cluster;
+    @RegisterExtension
+    static final PostgresDatabase database = new PostgresDatabase();
 
-    @BeforeAll
-    static void startCluster() throws Exception {
-        cluster = PostgresCluster.start();
-    }
-
-    @AfterAll
-    static void removeCluster() throws Exception {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    @BeforeEach
-    void emptyDatabase() throws Exception {
-        cluster.psql("DROP TABLE IF EXISTS vivarium_records, vivarium_imports, vivarium_schema_history");
-    }
 
     static Database database() throws IOException {
-        return Database.open(PostgresUrl.parse(cluster.url()), 4, Duration.ofSeconds(2), Duration.ofSeconds(5), 1);
+        return Database.open(PostgresUrl.parse(database.cluster().url()), 4, Duration.ofSeconds(2), Duration.ofSeconds(5), 1);
     }
 
     @Override
@@ -68,7 +53,7 @@ class PostgresStateStoreTest extends StateStoreSuite {
 
         assertEquals(new Stored<>("t", new Thing("t", 2), 2, "node-a"), store.get(THINGS, "t").orElseThrow());
         assertEquals(1, store.all(BOXES).size());
-        assertEquals("1", cluster.psql("SELECT count(*) FROM vivarium_imports WHERE node = 'node-a' AND records = 2"));
+        assertEquals("1", database.cluster().psql("SELECT count(*) FROM vivarium_imports WHERE node = 'node-a' AND records = 2"));
         assertTrue(MovedRecords.of(dir).marked());
         assertThrows(IOException.class, () -> FileStateStore.open(dir, "node-a", ALL), "the file store no longer reads them");
 
@@ -93,7 +78,7 @@ class PostgresStateStoreTest extends StateStoreSuite {
     @Test
     void recordsOfTheNodeThatWereNotImportedFromThisDirectoryStopTheStart() throws Exception {
         open("node-a").put(THINGS, "t", new Thing("t", 1), Stored.ABSENT);
-        cluster.psql("DELETE FROM vivarium_imports");
+        database.cluster().psql("DELETE FROM vivarium_imports");
 
         var refused = assertThrows(IOException.class, () -> open("node-a"));
         assertTrue(refused.getMessage().contains("already holds records of node node-a"), refused.getMessage());
@@ -112,7 +97,7 @@ class PostgresStateStoreTest extends StateStoreSuite {
     void aDatabaseThatIsAwayIsA503WithRetryAfterAndNothingIsWrittenThenItComesBack() throws Exception {
         StateStore store = open();
         store.put(THINGS, "a", new Thing("a", 1), Stored.ABSENT);
-        cluster.stop();
+        database.cluster().stop();
         try {
             ApiException away = assertThrows(ApiException.class, () -> store.put(THINGS, "b", new Thing("b", 1), Stored.ABSENT));
             assertEquals(503, away.status());
@@ -121,7 +106,7 @@ class PostgresStateStoreTest extends StateStoreSuite {
             assertEquals(1, store.get(THINGS, "a").orElseThrow().revision(), "reads go on from the node's records");
             assertFalse(store.get(THINGS, "b").isPresent());
         } finally {
-            cluster.startServer();
+            database.cluster().startServer();
         }
         io.vivarium.testkit.Bounded.until(Duration.ofSeconds(30), "the store writes again once the database is back", () -> {
             try {
@@ -134,6 +119,46 @@ class PostgresStateStoreTest extends StateStoreSuite {
             }
         });
         assertEquals(List.of("a", "b"), open().all(THINGS).stream().map(Stored::key).toList());
+    }
+
+    @Test
+    void anExportBringsTheNodesRecordsBackAsFilesAndTheNextStartOnPostgresImportsThemAgain() throws Exception {
+        Path dir = root.resolve("node-a");
+        try (FileStateStore files = FileStateStore.open(dir, "node-a", ALL)) {
+            files.put(THINGS, "gone-later", new Thing("g", 1), Stored.ABSENT);
+            files.put(THINGS, "kept", new Thing("k", 1), Stored.ABSENT);
+        }
+        StateStore store = open();
+        store.deleteIfPresent(THINGS, "gone-later");
+        store.put(THINGS, "kept", new Thing("k", 2), 1);
+        store.put(BOXES, "new", new Box("n"), Stored.ABSENT);
+        open("node-b").put(THINGS, "other", new Thing("b", 1), Stored.ABSENT);
+        closeStores();
+
+        int exported;
+        try (var c = java.sql.DriverManager.getConnection(PostgresUrl.parse(database.cluster().url()).jdbc(), "postgres", "")) {
+            exported = new PostgresExport().export(c, dir, "node-a");
+        }
+
+        assertEquals(2, exported);
+        assertFalse(MovedRecords.of(dir).marked());
+        try (FileStateStore files = FileStateStore.open(dir, "node-a", ALL)) {
+            assertEquals(List.of("kept"), files.all(THINGS).stream().map(Stored::key).toList(), "a record deleted on PostgreSQL is gone");
+            assertEquals(2, files.get(THINGS, "kept").orElseThrow().body().size());
+            assertEquals("n", files.get(BOXES, "new").orElseThrow().body().label());
+        }
+        assertEquals("0", database.cluster().psql("SELECT count(*) FROM vivarium_records WHERE node = 'node-a'"));
+        assertEquals("1", database.cluster().psql("SELECT count(*) FROM vivarium_records WHERE node = 'node-b'"), "other nodes' rows stay");
+        assertEquals(2, open().all(THINGS).size() + open().all(BOXES).size(), "the next start on PostgreSQL imports again");
+    }
+
+    @Test
+    void anExportIsRefusedWhileADaemonOfTheNodeRuns() throws Exception {
+        open().put(THINGS, "t", new Thing("t", 1), Stored.ABSENT);
+        try (var c = java.sql.DriverManager.getConnection(PostgresUrl.parse(database.cluster().url()).jdbc(), "postgres", "")) {
+            var refused = assertThrows(IOException.class, () -> new PostgresExport().export(c, root.resolve("node-a"), "node-a"));
+            assertTrue(refused.getMessage().contains("a daemon of node node-a is running"), refused.getMessage());
+        }
     }
 
     @Test
