@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -32,6 +33,8 @@ final class Sandboxes {
     private static final System.Logger LOG = System.getLogger(Sandboxes.class.getName());
 
     private final Map<String, Sandbox> byId = new ConcurrentHashMap<>();
+    /** Records of creates undone while the store was away: removed by the next write that gets through. */
+    private final Set<String> undoneCreates = ConcurrentHashMap.newKeySet();
     private final Supplier<RuntimeObserver> observer;
     private volatile StateStore state;
     private volatile SandboxDirs dirs;
@@ -137,10 +140,22 @@ final class Sandboxes {
 
     /** Stores {@code r} over the revision {@code sb} holds, then holds it; callers hold its lifecycle lock. */
     void persist(Sandbox sb, SandboxRecord r) throws IOException {
+        removeUndoneCreates();
         long start = System.nanoTime();
         Stored<SandboxRecord> stored = state.put(StateCollections.SANDBOXES, r.id(), r, sb.revision());
         sb.record(stored.body(), stored.revision());
         observer().stateWritten(System.nanoTime() - start);
+    }
+
+    private void removeUndoneCreates() {
+        for (String id : undoneCreates) {
+            try {
+                state.deleteIfPresent(StateCollections.SANDBOXES, id);
+                undoneCreates.remove(id);
+            } catch (IOException | StaleRevisionException | ApiException stillAway) {
+                return; // tried again at the next write
+            }
+        }
     }
 
     /** Marks the sandbox failed, in memory and on disk; callers hold its lifecycle lock. */
@@ -150,7 +165,8 @@ final class Sandboxes {
         sb.attach(null, -1);
         try {
             persist(sb, failed);
-        } catch (IOException | StaleRevisionException e) {
+        } catch (IOException | StaleRevisionException | ApiException e) {
+            // the store away (a 503) or failing: the sandbox is failed in memory; a restart finds its instance gone again
             LOG.log(Level.ERROR, "cannot persist failure of sandbox " + failed.id(), e);
         }
         LOG.log(Level.WARNING, "sandbox " + failed.id() + " " + why);
@@ -197,8 +213,9 @@ final class Sandboxes {
             if (!evenIfStoreAway) {
                 throw storeAway;
             }
-            LOG.log(Level.ERROR, "cannot remove the record of sandbox " + id + ", whose create was undone: " + storeAway.getMessage()
-                    + "; the next start removes it, as a create the daemon did not finish");
+            undoneCreates.add(id);
+            LOG.log(Level.WARNING, "cannot remove the record of sandbox " + id + ", whose create was undone, yet: "
+                    + storeAway.getMessage() + "; the next write that gets through (or the next start) removes it");
         }
         sb.markDeleted();
         byId.remove(id);
