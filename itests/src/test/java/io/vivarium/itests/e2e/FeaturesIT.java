@@ -41,7 +41,7 @@ class FeaturesIT {
     void listsTheDistributionsFeatures() throws Exception {
         Map<String, JsonNode> features = features(admin);
         assertEquals(List.of("api-v1", "core", "fingerprint-sha256", "fingerprint-stat", "gvisor", "metrics", "procbox",
-                "qemu", "storage-reflink"), List.copyOf(features.keySet()));
+                "qemu", "state-postgres", "storage-reflink"), List.copyOf(features.keySet()));
         assertFalse(features.get("qemu").get("enabled").asBoolean(), "the qemu backend is enabled only when asked for");
         assertFalse(features.get("gvisor").get("enabled").asBoolean(), "the gvisor backend is enabled only when asked for");
         JsonNode core = features.get("core");
@@ -57,6 +57,8 @@ class FeaturesIT {
         assertError(admin.post("/v1/features/no-such/disable", ""), 404, "no-such");
         assertError(admin.post("/v1/features/core/disable", ""), 409, "core");
         assertError(admin.post("/v1/features/api-v1/disable", ""), 409, "--features");
+        assertError(admin.post("/v1/features/state-postgres/enable", ""), 409, "--state-url");
+        assertFalse(features(admin).get("state-postgres").get("enabled").asBoolean(), "the store is chosen at start only");
         assertTrue(features(admin).get("api-v1").get("enabled").asBoolean());
     }
 
