@@ -109,16 +109,32 @@ class StateStoreBenchmark {
         Path seededFiles = dir.resolve("list-file");
         Path seededPostgres = dir.resolve("list-pg");
         for (Path state : List.of(seededFiles, seededPostgres)) {
+            String node = "node-" + state.getFileName();
+            Files.writeString(Files.createDirectories(state.resolve("store")).resolve("node"), node);
             for (int i = 0; i < RECORDS; i++) {
                 String key = String.format("sb-bench%05d", i);
                 ObjectNode record = template.deepCopy();
+                record.put("node", node);
                 ((ObjectNode) record.get("body")).put("id", key).put("backend", "bench-absent").put("createdAtUnix", 1_700_000_000L + i);
                 Path file = Files.createDirectories(state.resolve("sandboxes").resolve(key)).resolve("sandbox.json");
                 Files.write(file, Api.JSON.writeValueAsBytes(record));
             }
         }
+        // stopped whatever happens: their sandboxes' backend never comes, so a clean-up's deletes would each wait for it
         Daemon onFiles = daemons.start(seededFiles, List.of("--features", FEATURES));
-        Daemon onPostgres = daemons.start(seededPostgres, pg);
+        Daemon onPostgres = null;
+        try {
+            onPostgres = daemons.start(seededPostgres, pg);
+            measureList(report, onFiles, onPostgres);
+        } finally {
+            onFiles.stop();
+            if (onPostgres != null) {
+                onPostgres.stop();
+            }
+        }
+    }
+
+    private static void measureList(BenchReport report, Daemon onFiles, Daemon onPostgres) throws Exception {
         Api a = new Api(onFiles.baseUrl(), onFiles.adminToken());
         Api b = new Api(onPostgres.baseUrl(), onPostgres.adminToken());
         assertEquals(RECORDS, Api.expect(200, a.get("/v1/sandboxes")).size());
@@ -136,8 +152,6 @@ class StateStoreBenchmark {
         report.add(table);
         report.check(LIST_FILE, Stats.p50(fileTimes));
         report.check(LIST_POSTGRES, Stats.p50(postgresTimes));
-        onFiles.stop();
-        onPostgres.stop();
     }
 
     private static double timedList(Api api) throws Exception {
@@ -173,10 +187,14 @@ class StateStoreBenchmark {
                         if (System.nanoTime() > restartedAt.get()) {
                             recovered.putIfAbsent(client, System.nanoTime());
                         }
-                        while (api.delete("/v1/sandboxes/" + id).status() != 204) {
+                        long giveUp = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                        int deleted;
+                        while ((deleted = api.delete("/v1/sandboxes/" + id).status()) == 503 && System.nanoTime() < giveUp) {
                             refused.incrementAndGet();
                         }
-                        held.remove(id);
+                        if (deleted == 204) {
+                            held.remove(id);
+                        }
                     } catch (Exception e) {
                         refused.incrementAndGet();
                     }

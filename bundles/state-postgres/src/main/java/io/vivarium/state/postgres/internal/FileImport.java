@@ -94,6 +94,11 @@ final class FileImport {
                 + "revision, body, file) VALUES (?, ?, ?, ?, ?, ?::jsonb, ?)")) {
             for (RecordCollection<?> col : collections) {
                 for (Stored<?> s : files.all(col)) {
+                    if (!s.node().equals(node)) {
+                        LOG.log(Level.WARNING, "not importing " + col.name() + "/" + s.key() + ": it lives on node " + s.node()
+                                + ", not on this one (" + node + "); the daemon left it alone on files too");
+                        continue;
+                    }
                     st.setString(1, node);
                     st.setString(2, col.name());
                     st.setString(3, s.key());

@@ -62,6 +62,17 @@ class PostgresStateStoreTest extends StateStoreSuite {
     }
 
     @Test
+    void aRecordOfAnotherNodeInTheStateDirectoryIsNotImported() throws Exception {
+        Path dir = root.resolve("node-a");
+        try (FileStateStore copied = FileStateStore.open(dir, "node-x", ALL)) {
+            copied.put(THINGS, "theirs", new Thing("x", 1), Stored.ABSENT);
+        }
+
+        assertEquals(List.of(), open().all(THINGS));
+        assertEquals("0", database.cluster().psql("SELECT count(*) FROM vivarium_records"));
+    }
+
+    @Test
     void aStartFindsTheMarkMissingAfterACrashBetweenImportAndMarkAndWritesIt() throws Exception {
         Path dir = root.resolve("node-a");
         try (FileStateStore files = FileStateStore.open(dir, "node-a", ALL)) {
