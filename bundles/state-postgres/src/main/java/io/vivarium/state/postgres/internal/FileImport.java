@@ -13,7 +13,6 @@ import io.vivarium.api.state.RecordCollection;
 import io.vivarium.api.state.Stored;
 import io.vivarium.common.state.FileStateStore;
 import io.vivarium.common.state.MovedRecords;
-import io.vivarium.common.state.RecordCodec;
 
 /**
  * A node's first start on PostgreSQL: the records its state directory holds are copied into the
@@ -25,7 +24,6 @@ final class FileImport {
     private static final System.Logger LOG = System.getLogger(FileImport.class.getName());
 
     private final Database db;
-    private final RecordCodec codec = new RecordCodec();
 
     FileImport(Database db) {
         this.db = db;
@@ -87,11 +85,11 @@ final class FileImport {
         }
     }
 
-    private int copy(Connection c, FileStateStore files, String node, List<RecordCollection<?>> collections)
+    private static int copy(Connection c, FileStateStore files, String node, List<RecordCollection<?>> collections)
             throws SQLException, IOException {
+        RecordRows rows = new RecordRows(node);
         int n = 0;
-        try (files; PreparedStatement st = c.prepareStatement("INSERT INTO vivarium_records (node, collection, key, schema, "
-                + "revision, body, file) VALUES (?, ?, ?, ?, ?, ?::jsonb, ?)")) {
+        try (files) {
             for (RecordCollection<?> col : collections) {
                 for (Stored<?> s : files.all(col)) {
                     if (!s.node().equals(node)) {
@@ -99,18 +97,9 @@ final class FileImport {
                                 + ", not on this one (" + node + "); the daemon left it alone on files too");
                         continue;
                     }
-                    st.setString(1, node);
-                    st.setString(2, col.name());
-                    st.setString(3, s.key());
-                    st.setInt(4, col.schema());
-                    st.setLong(5, s.revision());
-                    st.setString(6, codec.json().writeValueAsString(s.body()));
-                    st.setString(7, col.file(s.key()));
-                    st.addBatch();
-                    n++;
+                    n += rows.insert(c, col, s.key(), s.revision(), s.body());
                 }
             }
-            st.executeBatch();
         }
         return n;
     }

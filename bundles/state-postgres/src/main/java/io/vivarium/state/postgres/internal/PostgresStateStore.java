@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
@@ -18,11 +16,7 @@ import io.vivarium.api.state.Stored;
 import io.vivarium.api.state.Transaction;
 import io.vivarium.common.state.CommitLocks;
 import io.vivarium.common.state.RecordCache;
-import io.vivarium.common.state.RecordCodec;
 import io.vivarium.common.testpoints.TestPoints;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
  * The store as rows of {@code vivarium_records}, one per record, keyed by this node, the collection
@@ -33,19 +27,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  */
 final class PostgresStateStore implements StateStore {
     private static final System.Logger LOG = System.getLogger(PostgresStateStore.class.getName());
-    static final String SELECT_NODE = "SELECT collection, key, schema, revision, body::text FROM vivarium_records WHERE node = ?";
-    private static final String INSERT = "INSERT INTO vivarium_records (node, collection, key, schema, revision, body, file) "
-            + "VALUES (?, ?, ?, ?, ?, ?::jsonb, ?) ON CONFLICT DO NOTHING";
-    private static final String UPDATE = "UPDATE vivarium_records SET schema = ?, revision = ?, body = ?::jsonb, updated_at = now() "
-            + "WHERE node = ? AND collection = ? AND key = ? AND revision = ?";
-    private static final String DELETE = "DELETE FROM vivarium_records WHERE node = ? AND collection = ? AND key = ? AND revision = ?";
-    private static final String REVISION = "SELECT revision FROM vivarium_records WHERE node = ? AND collection = ? AND key = ?";
 
     private final Database db;
     private final NodeLease lease;
     private final String node;
     private final RecordCache cache;
-    private final RecordCodec codec = new RecordCodec();
+    private final RecordRows rows;
     private final CommitLocks locks;
     /** A commit's outcome is unknown: the cache may miss it. Set and cleared under the exclusive lock, read under any. */
     private volatile boolean uncertain;
@@ -56,6 +43,7 @@ final class PostgresStateStore implements StateStore {
         this.node = node;
         this.locks = new CommitLocks(events);
         this.cache = new RecordCache(collections);
+        this.rows = new RecordRows(node);
     }
 
     /**
@@ -84,55 +72,20 @@ final class PostgresStateStore implements StateStore {
 
     /** Says which collections this version stores and where files keep them (for an export). */
     void describeCollections() throws IOException {
-        try (Connection c = db.connection(); PreparedStatement st = c.prepareStatement("INSERT INTO vivarium_collections "
-                + "(name, schema, layout) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET schema = excluded.schema, "
-                + "layout = excluded.layout WHERE vivarium_collections.schema <= excluded.schema")) {
-            for (RecordCollection<?> col : cache.collections()) {
-                st.setString(1, col.name());
-                st.setInt(2, col.schema());
-                st.setString(3, col.layout());
-                st.addBatch();
-            }
-            st.executeBatch();
+        try (Connection c = db.connection()) {
+            rows.describe(c, cache.collections());
         } catch (SQLException e) {
             throw db.orIo(e, "cannot describe the collections");
         }
     }
 
-    /** Loads this node's records; a row this version cannot read is left alone and logged. */
+    /** Loads this node's records. */
     void load() throws IOException {
-        RecordCache loaded = new RecordCache(cache.collections());
-        try (Connection c = db.connection(); PreparedStatement st = c.prepareStatement(SELECT_NODE)) {
-            st.setString(1, node);
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    RecordCollection<?> col = cache.collection(rs.getString(1)).orElse(null);
-                    String key = rs.getString(2);
-                    if (col == null) {
-                        LOG.log(Level.WARNING, "record " + rs.getString(1) + "/" + key + " belongs to a collection this version "
-                                + "does not know; leaving it alone");
-                        continue;
-                    }
-                    try {
-                        loaded.put(col, codec.decode(col, key, envelope(rs.getInt(3), rs.getLong(4), rs.getString(5)), node));
-                    } catch (IOException | RuntimeException e) {
-                        LOG.log(Level.ERROR, "cannot read record " + col.name() + "/" + key + " of node " + node + "; leaving it alone: " + e);
-                    }
-                }
-            }
+        try (Connection c = db.connection()) {
+            cache.replaceAll(rows.read(c, cache.collections()));
         } catch (SQLException e) {
             throw db.orIo(e, "cannot read node " + node + "'s records");
         }
-        cache.replaceAll(loaded);
-    }
-
-    private JsonNode envelope(int schema, long revision, String body) throws IOException {
-        ObjectNode e = codec.json().createObjectNode();
-        e.put("schema", schema);
-        e.put("revision", revision);
-        e.put("node", node);
-        e.set("body", codec.json().readTree(body));
-        return e;
     }
 
     @Override
@@ -176,8 +129,8 @@ final class PostgresStateStore implements StateStore {
         try (c) {
             c.setAutoCommit(false);
             for (Transaction.Op op : ops) {
-                if (apply(c, op) == 0) {
-                    long stored = storedRevision(c, op);
+                if (rows.write(c, op) == 0) {
+                    long stored = rows.revision(c, op);
                     c.rollback();
                     throw new StaleRevisionException(op.collection().name(), op.key(), op.expected(), stored);
                 }
@@ -190,53 +143,6 @@ final class PostgresStateStore implements StateStore {
                 uncertain = true; // the commit may have been applied: reload before trusting the cache again
             }
             throw db.orIo(e, "cannot write " + ops.size() + " record(s)");
-        }
-    }
-
-    private int apply(Connection c, Transaction.Op op) throws SQLException, IOException {
-        RecordCollection<?> col = op.collection();
-        if (op.delete()) {
-            try (PreparedStatement st = c.prepareStatement(DELETE)) {
-                st.setString(1, node);
-                st.setString(2, col.name());
-                st.setString(3, op.key());
-                st.setLong(4, op.expected());
-                return st.executeUpdate();
-            }
-        }
-        String body = codec.json().writeValueAsString(op.body());
-        if (op.expected() == Stored.ABSENT) {
-            try (PreparedStatement st = c.prepareStatement(INSERT)) {
-                st.setString(1, node);
-                st.setString(2, col.name());
-                st.setString(3, op.key());
-                st.setInt(4, col.schema());
-                st.setLong(5, 1);
-                st.setString(6, body);
-                st.setString(7, col.file(op.key()));
-                return st.executeUpdate();
-            }
-        }
-        try (PreparedStatement st = c.prepareStatement(UPDATE)) {
-            st.setInt(1, col.schema());
-            st.setLong(2, op.expected() + 1);
-            st.setString(3, body);
-            st.setString(4, node);
-            st.setString(5, col.name());
-            st.setString(6, op.key());
-            st.setLong(7, op.expected());
-            return st.executeUpdate();
-        }
-    }
-
-    private long storedRevision(Connection c, Transaction.Op op) throws SQLException {
-        try (PreparedStatement st = c.prepareStatement(REVISION)) {
-            st.setString(1, node);
-            st.setString(2, op.collection().name());
-            st.setString(3, op.key());
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? rs.getLong(1) : Stored.ABSENT;
-            }
         }
     }
 
