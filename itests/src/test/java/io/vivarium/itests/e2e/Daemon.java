@@ -54,6 +54,7 @@ final class Daemon {
         }
         cmd.addAll(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(scriptOptions(dist));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-cp", dist.resolve("lib") + "/*", "io.vivarium.launcher.Main", "serve",
                 "--state", stateDir.toString(), "--port", String.valueOf(port)));
@@ -82,6 +83,26 @@ final class Daemon {
             throw new IllegalStateException("daemon did not start:\n" + String.join("\n", output));
         }
         return this;
+    }
+
+    private static List<String> scriptOptions;
+
+    /**
+     * The JVM options {@code bin/vivarium} starts the daemon with ({@code bin/jvm.sh}), so that tests
+     * and benchmarks run the daemon as operators do; without the class-data archive, which only
+     * shortens a start.
+     */
+    static synchronized List<String> scriptOptions(Path dist) throws IOException, InterruptedException {
+        if (scriptOptions == null) {
+            Bounded.Ran ran = Bounded.run(Duration.ofSeconds(30), "bash", "-c", "source \"$1/bin/jvm.sh\"; "
+                    + "VIVARIUM_CDS=off daemon_java_opts \"$2\" \"$1\"; printf '%s\\n' \"${daemon_opts[@]}\"", "jvm-options",
+                    dist.toString(), System.getProperty("java.home"));
+            if (ran.exitCode() != 0) {
+                throw new IOException("bin/jvm.sh did not give the daemon's options: " + ran.output());
+            }
+            scriptOptions = ran.output().lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+        }
+        return scriptOptions;
     }
 
     /** https:// for a daemon started with {@code --tls-cert}, which serves HTTPS only. */
