@@ -85,6 +85,10 @@ class MetricsIT {
         assertEquals(1, delta(before, after, "vivarium_sandbox_deletes_total"));
         assertTrue(delta(before, after, "vivarium_sandbox_lock_held_seconds_count") >= 2, "create and delete held the lock");
         assertTrue(delta(before, after, "vivarium_state_write_seconds_count") >= 2, "create wrote its record twice");
+        assertTrue(delta(before, after, "vivarium_store_lock_held_seconds_count{store=\"file\"}") >= 3,
+                "the store's commits are timed: create's two writes and delete's");
+        assertEquals(1, value(after, "vivarium_store_up{store=\"file\"}").orElseThrow(), "the store's health, told before the "
+                + "metrics bundle started, is there");
 
         String labels = "{backend=\"procbox\",sandbox=\"" + id + "\",tenant=\"default\"}";
         assertEquals(50000, value(during, "vivarium_sandbox_workspace_bytes" + labels).orElseThrow(), during);

@@ -69,7 +69,11 @@ abstract class CoreReferences {
             policyOption = ReferencePolicyOption.GREEDY)
     void bindObserver(RuntimeObserver o) {
         observer = o;
+        observerArrived(o);
     }
+
+    /** An observer was bound (the metrics bundle started after core, or was updated). */
+    abstract void observerArrived(RuntimeObserver o);
 
     void unbindObserver(RuntimeObserver o) {
         if (observer == o) {

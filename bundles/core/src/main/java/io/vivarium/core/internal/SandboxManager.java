@@ -188,6 +188,11 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     }
 
     @Override
+    void observerArrived(RuntimeObserver o) {
+        sandboxes.tellStoreHealth(o);
+    }
+
+    @Override
     void backendLeft(long serviceId) {
         adoption.backendLeft(serviceId);
     }

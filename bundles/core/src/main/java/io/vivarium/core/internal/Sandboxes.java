@@ -35,6 +35,8 @@ final class Sandboxes {
     private final Map<String, Sandbox> byId = new ConcurrentHashMap<>();
     /** Records of creates undone while the store was away: removed by the next write that gets through. */
     private final Set<String> undoneCreates = ConcurrentHashMap.newKeySet();
+    /** The store's name and whether it answered, as last told: for an observer that arrives later. */
+    private volatile Map.Entry<String, Boolean> storeHealth;
     private final Supplier<RuntimeObserver> observer;
     private volatile StateStore state;
     private volatile SandboxDirs dirs;
@@ -58,6 +60,7 @@ final class Sandboxes {
 
             @Override
             public void health(boolean up) {
+                storeHealth = Map.entry(storeName, up);
                 observer().storeHealth(storeName, up);
             }
         });
@@ -100,6 +103,14 @@ final class Sandboxes {
 
     RuntimeObserver observer() {
         return observer.get();
+    }
+
+    /** Tells {@code o}, which just arrived, what the store said of its health before it did. */
+    void tellStoreHealth(RuntimeObserver o) {
+        Map.Entry<String, Boolean> last = storeHealth;
+        if (last != null) {
+            o.storeHealth(last.getKey(), last.getValue());
+        }
     }
 
     int size() {
