@@ -30,6 +30,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 public final class PostgresExport {
     private final RecordCodec codec = new RecordCodec();
 
+    /** One of the node's rows: its collection, key and body (JSON). */
+    private record Row(String collection, String key, String body) {
+    }
+
     /** How many records were written back. */
     public int export(Connection c, Path stateDir, String node) throws IOException, SQLException {
         c.setAutoCommit(false);
@@ -43,20 +47,19 @@ public final class PostgresExport {
             }
         }
         Map<String, RecordCollection<JsonNode>> collections = collections(c);
-        List<Object[]> rows = rows(c, node);
+        List<Row> rows = rows(c, node);
         FileStateStore files = FileStateStore.openEvenIfMoved(stateDir, node, List.copyOf(collections.values()));
         Transaction tx = new Transaction();
         Set<String> kept = new HashSet<>();
-        for (Object[] row : rows) {
-            RecordCollection<JsonNode> col = collections.get((String) row[0]);
+        for (Row row : rows) {
+            RecordCollection<JsonNode> col = collections.get(row.collection());
             if (col == null) {
-                throw new IOException("row " + row[0] + "/" + row[1] + " names a collection vivarium_collections does not "
-                        + "describe; export with the daemon version that wrote it");
+                throw new IOException("row " + row.collection() + "/" + row.key() + " names a collection vivarium_collections "
+                        + "does not describe; export with the daemon version that wrote it");
             }
-            String key = (String) row[1];
-            long now = files.get(col, key).map(Stored::revision).orElse(Stored.ABSENT);
-            tx.put(col, key, codec.json().readTree((String) row[2]), now);
-            kept.add(col.name() + "/" + key);
+            long now = files.get(col, row.key()).map(Stored::revision).orElse(Stored.ABSENT);
+            tx.put(col, row.key(), codec.json().readTree(row.body()), now);
+            kept.add(col.name() + "/" + row.key());
         }
         for (RecordCollection<JsonNode> col : collections.values()) {
             for (Stored<JsonNode> s : files.all(col)) {
@@ -90,14 +93,14 @@ public final class PostgresExport {
         return collections;
     }
 
-    private static List<Object[]> rows(Connection c, String node) throws SQLException {
-        List<Object[]> rows = new ArrayList<>();
+    private static List<Row> rows(Connection c, String node) throws SQLException {
+        List<Row> rows = new ArrayList<>();
         try (PreparedStatement st = c.prepareStatement("SELECT collection, key, body::text FROM vivarium_records "
                 + "WHERE node = ? ORDER BY collection, key FOR UPDATE")) {
             st.setString(1, node);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    rows.add(new Object[] {rs.getString(1), rs.getString(2), rs.getString(3)});
+                    rows.add(new Row(rs.getString(1), rs.getString(2), rs.getString(3)));
                 }
             }
         }
