@@ -95,7 +95,11 @@ final class NodeLease implements AutoCloseable {
                         + "database came back; this daemon keeps serving from its records, but two daemons now share a node id");
                 tell(true);
             }
-        } catch (SQLException | RuntimeException e) {
+        } catch (SQLException e) {
+            tell(false);
+        } catch (RuntimeException | LinkageError e) {
+            // anything else must not end the scheduled check (an uncaught throwable would, silently)
+            LOG.log(Level.ERROR, "checking node " + node + "'s lease in " + db.url() + " failed", e);
             tell(false);
         }
     }
