@@ -106,10 +106,19 @@ class PostgresStateStoreTest extends StateStoreSuite {
 
     @Test
     void aDatabaseThatIsAwayIsA503WithRetryAfterAndNothingIsWrittenThenItComesBack() throws Exception {
-        StateStore store = open();
+        java.util.concurrent.atomic.AtomicReference<Boolean> health = new java.util.concurrent.atomic.AtomicReference<>();
+        StateStore store = PostgresStateStore.open(database(), root.resolve("node-a"), "node-a", ALL, new StoreEvents() {
+            @Override
+            public void health(boolean up) {
+                health.set(up);
+            }
+        });
         store.put(THINGS, "a", new Thing("a", 1), Stored.ABSENT);
+        assertEquals(Boolean.TRUE, health.get());
         database.cluster().stop();
         try {
+            io.vivarium.testkit.Bounded.until(Duration.ofSeconds(15), "the lease check reports the database away",
+                    () -> Boolean.FALSE.equals(health.get()));
             ApiException away = assertThrows(ApiException.class, () -> store.put(THINGS, "b", new Thing("b", 1), Stored.ABSENT));
             assertEquals(503, away.status());
             assertEquals(1, away.retryAfterSeconds());
@@ -129,6 +138,9 @@ class PostgresStateStoreTest extends StateStoreSuite {
                 throw new java.io.UncheckedIOException(e);
             }
         });
+        io.vivarium.testkit.Bounded.until(Duration.ofSeconds(15), "the lease check reports the database back",
+                () -> Boolean.TRUE.equals(health.get()));
+        store.close();
         assertEquals(List.of("a", "b"), open().all(THINGS).stream().map(Stored::key).toList());
     }
 
