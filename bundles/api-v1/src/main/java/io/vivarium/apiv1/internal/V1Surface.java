@@ -27,6 +27,7 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * The {@code /v1} API. Routes that reach into a sandbox (ping, exec, eval, files, baseline, changes,
@@ -48,8 +49,9 @@ public class V1Surface implements ApiSurface {
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile PluginService plugins;
 
+    /** Greedy on the sandbox service: the fleet's, ranked above core's and wrapping it, takes over when it starts. */
     @Activate
-    public V1Surface(@Reference SandboxService sandboxes, @Reference VmService vms,
+    public V1Surface(@Reference(policyOption = ReferencePolicyOption.GREEDY) SandboxService sandboxes, @Reference VmService vms,
             @Reference SnapshotService snapshots) {
         byte[] openApi = openApiDocument();
         List<Route> sandboxRoutes = List.of(

@@ -1,0 +1,176 @@
+package io.vivarium.fleet.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Dictionary;
+import java.util.Hashtable;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SandboxService;
+import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.state.StateStore;
+import io.vivarium.api.state.StateStoreProvider;
+import io.vivarium.api.state.StoreEvents;
+import io.vivarium.common.state.NodeId;
+
+import org.osgi.framework.BundleContext;
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceRegistration;
+import org.osgi.framework.Version;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+
+/**
+ * The fleet on this daemon. As a master it keeps its nodes and placements in a store of its own
+ * (beside core's, from the same provider), greets every node every {@value #WATCH_PERIOD_SECONDS}
+ * s, reconciles a node's sandboxes each time it connects, and offers the {@link SandboxService}
+ * that places and forwards ({@link FleetSandboxes}, ranked above core's own, which it wraps). As a
+ * node it answers the master's hello. Both halves are on every daemon with the fleet feature: a
+ * daemon without nodes serves its own sandboxes, exactly as without the feature.
+ *
+ * <p>Reads core's configuration PID for the node's {@code max_sandboxes} and {@code state_dir}, so
+ * the hello tells the master the limit core enforces.
+ */
+@Component(immediate = true, configurationPid = "io.vivarium.core.internal.SandboxManager")
+public class Fleet {
+    private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
+    static final long WATCH_PERIOD_SECONDS = 2;
+
+    public @interface Config {
+        int max__sandboxes() default 1000;
+
+        String state__dir() default "";
+    }
+
+    private final SandboxService local;
+    private final StateStore store;
+    private final Nodes nodes;
+    private final Placements placements;
+    private final String nodeId;
+    private final String version;
+    private final int maxSandboxes;
+    private final ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "vivarium-fleet-watch"));
+    private final ExecutorService calls = Executors.newCachedThreadPool(r -> thread(r, "vivarium-fleet-call"));
+    private final Set<String> checking = ConcurrentHashMap.newKeySet();
+    private final List<ServiceRegistration<?>> registrations;
+
+    @Activate
+    public Fleet(BundleContext context, Config config,
+            @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SandboxService local,
+            @Reference StateStoreProvider stores) throws IOException {
+        this.local = local;
+        Path stateDir = Path.of(firstNonEmpty(config.state__dir(), context.getProperty("vivarium.state.dir"), "var"));
+        this.store = stores.open(stateDir.resolve("fleet"), NodeId.readOrCreate(stateDir) + ".fleet", FleetCollections.ALL,
+                StoreEvents.NONE);
+        this.placements = new Placements(store);
+        this.nodes = new Nodes(store, id -> calls.execute(() -> reconcile(id)));
+        this.nodeId = firstNonEmpty(context.getProperty("vivarium.node.id"), hostName(), "node");
+        Version v = context.getBundle().getVersion();
+        this.version = v.getMajor() + "." + v.getMinor() + "." + v.getMicro();
+        this.maxSandboxes = Math.max(1, config.max__sandboxes());
+        Dictionary<String, Object> ranked = new Hashtable<>();
+        ranked.put(Constants.SERVICE_RANKING, 100);
+        ranked.put(FleetSandboxes.FLEET_PROPERTY, "master");
+        this.registrations = List.of(
+                context.registerService(SandboxService.class, new FleetSandboxes(local, nodes, placements), ranked),
+                context.registerService(ApiSurface.class, new FleetSurface(nodes, this::hello, local::census), null));
+        watch.scheduleWithFixedDelay(this::greetAll, 0, WATCH_PERIOD_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Deactivate
+    void deactivate() {
+        registrations.forEach(r -> {
+            try {
+                r.unregister();
+            } catch (IllegalStateException alreadyGone) {
+                // the bundle is stopping: the framework took them down
+            }
+        });
+        watch.shutdownNow();
+        calls.shutdownNow();
+        store.close();
+    }
+
+    private void greetAll() {
+        try {
+            for (String id : nodes.ids()) {
+                if (checking.add(id)) {
+                    calls.execute(() -> {
+                        try {
+                            nodes.check(id);
+                        } finally {
+                            checking.remove(id);
+                        }
+                    });
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "greeting the nodes failed; trying again in " + WATCH_PERIOD_SECONDS + " s", e);
+        }
+    }
+
+    /** Takes the node's own list of sandboxes as the truth for the master's placements on it. */
+    private void reconcile(String id) {
+        try {
+            SandboxInfo[] there = nodes.link(id).call("GET", "/v1/node/sandboxes", NodeLink.MASTER, null, SandboxInfo[].class);
+            placements.reconcile(id, Arrays.asList(there));
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot reconcile node " + id + "'s sandboxes now (" + e.getMessage()
+                    + "); it is tried again when the node next connects");
+        }
+    }
+
+    private NodeHello hello() {
+        return new NodeHello(nodeId, version, HostFingerprint.ofThisHost(version, local.backends()), maxSandboxes,
+                local.census().size(), memAvailableMib());
+    }
+
+    static long memAvailableMib() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemAvailable:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // not Linux, or an unreadable /proc: unknown
+        }
+        return -1;
+    }
+
+    private static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static String firstNonEmpty(String... values) {
+        for (String v : values) {
+            if (v != null && !v.isBlank()) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    private static Thread thread(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+}

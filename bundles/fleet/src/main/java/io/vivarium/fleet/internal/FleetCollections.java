@@ -1,0 +1,16 @@
+package io.vivarium.fleet.internal;
+
+import java.util.List;
+
+import io.vivarium.api.state.RecordCollection;
+
+/** The master's records, in a store of their own (the state directory's {@code fleet/}, or its rows in PostgreSQL). */
+final class FleetCollections {
+    static final RecordCollection<NodeRecord> NODES = RecordCollection.of("fleet-nodes", NodeRecord.class, "nodes/{key}.json");
+    static final RecordCollection<Placement> PLACEMENTS =
+            RecordCollection.of("fleet-placements", Placement.class, "placements/{key}.json");
+    static final List<RecordCollection<?>> ALL = List.of(NODES, PLACEMENTS);
+
+    private FleetCollections() {
+    }
+}

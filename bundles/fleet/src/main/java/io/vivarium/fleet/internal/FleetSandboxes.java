@@ -1,0 +1,295 @@
+package io.vivarium.fleet.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.BackendInfo;
+import io.vivarium.api.BaselineRequest;
+import io.vivarium.api.BaselineResult;
+import io.vivarium.api.Caller;
+import io.vivarium.api.ChangeSet;
+import io.vivarium.api.ChangesRequest;
+import io.vivarium.api.CheckpointInfo;
+import io.vivarium.api.CheckpointRequest;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.DryRunRequest;
+import io.vivarium.api.DryRunResult;
+import io.vivarium.api.EvalRequest;
+import io.vivarium.api.EvalResult;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.PingResult;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SandboxService;
+import io.vivarium.api.SandboxStatus;
+
+/**
+ * The sandbox service as the master serves it: a sandbox placed on a node is driven through that
+ * node's API, with the caller's tenant and role (checked here, at the master: another tenant's
+ * sandbox is 404 as on one host); every other sandbox is this daemon's own. While nodes are
+ * registered, creates go to the least loaded connected node; without any, to this daemon.
+ */
+final class FleetSandboxes implements SandboxService {
+    private static final System.Logger LOG = System.getLogger(FleetSandboxes.class.getName());
+    /** The service property that tells this service from core's, which it wraps. */
+    static final String FLEET_PROPERTY = "vivarium.fleet";
+
+    private final SandboxService local;
+    private final Nodes nodes;
+    private final Placements placements;
+
+    FleetSandboxes(SandboxService local, Nodes nodes, Placements placements) {
+        this.local = local;
+        this.nodes = nodes;
+        this.placements = placements;
+    }
+
+    /** A placed sandbox of the caller's tenant and the link to its node; a sandbox of this daemon is null. */
+    private record Remote(Placement placement, NodeLink link) {
+    }
+
+    private Remote remote(Caller caller, String id) {
+        Placement p = placements.of(id).orElse(null);
+        if (p == null) {
+            return null;
+        }
+        if (!p.tenant().equals(caller.tenant())) {
+            throw ApiException.notFound("no sandbox " + id);
+        }
+        return new Remote(p, nodes.link(p.node()));
+    }
+
+    @Override
+    public SandboxInfo create(Caller caller, CreateSandboxRequest request) {
+        if (!nodes.any()) {
+            return local.create(caller, request);
+        }
+        String node = nodes.pick();
+        SandboxInfo info = call(node, nodes.link(node), "POST", "/v1/sandboxes", caller, request, SandboxInfo.class);
+        try {
+            placements.put(node, info);
+        } catch (IOException | ApiException e) {
+            undoCreate(node, caller, info, e);
+            throw e instanceof ApiException a ? a : ApiException.internal("cannot record where sandbox " + info.id() + " runs", e);
+        }
+        nodes.counted(node, 1);
+        return info;
+    }
+
+    /** A placement that could not be written: the node's sandbox goes, or the next reconciliation adopts it. */
+    private void undoCreate(String node, Caller caller, SandboxInfo info, Exception why) {
+        try {
+            nodes.link(node).call("DELETE", "/v1/sandboxes/" + info.id(), caller, null, null);
+        } catch (NodeLink.NodeFailure | ApiException e) {
+            LOG.log(Level.WARNING, "sandbox " + info.id() + " on node " + node + " is kept (its placement could not be written: "
+                    + why.getMessage() + "); the node's next reconciliation adopts it");
+        }
+    }
+
+    @Override
+    public List<SandboxInfo> list(Caller caller) {
+        List<SandboxInfo> all = new ArrayList<>(local.list(caller));
+        Map<String, List<Placement>> byNode = new LinkedHashMap<>();
+        for (Placement p : placements.all()) {
+            if (p.tenant().equals(caller.tenant())) {
+                byNode.computeIfAbsent(p.node(), k -> new ArrayList<>()).add(p);
+            }
+        }
+        for (String node : nodes.ids()) {
+            List<Placement> placed = byNode.getOrDefault(node, List.of());
+            try {
+                all.addAll(Arrays.asList(nodes.link(node).call("GET", "/v1/sandboxes", caller, null, SandboxInfo[].class)));
+            } catch (NodeLink.NodeFailure | ApiException e) {
+                placed.forEach(p -> all.add(disconnected(p, e.getMessage())));
+            }
+        }
+        return all;
+    }
+
+    /** A sandbox whose node does not answer is shown as last known, saying so; its other routes answer 503. */
+    @Override
+    public SandboxInfo get(Caller caller, String id) {
+        Placement p = placements.of(id).orElse(null);
+        if (p != null && p.tenant().equals(caller.tenant()) && !nodes.connected(p.node())) {
+            return disconnected(p, "the node does not answer the master now");
+        }
+        Remote r = remote(caller, id);
+        return r == null ? local.get(caller, id) : call(r, "GET", "", caller, null, SandboxInfo.class);
+    }
+
+    private static SandboxInfo disconnected(Placement p, String reason) {
+        SandboxInfo l = p.last();
+        return new SandboxInfo(p.sandbox(), l == null ? null : l.backend(), p.tenant(), SandboxStatus.NODE_DISCONNECTED.wire(),
+                l == null ? 0 : l.createdAtUnix(), l == null ? 0 : l.pid(), l == null ? null : l.memoryLimitMib(),
+                l == null ? null : l.workspace(), "runs on node " + p.node() + ": " + reason, l == null ? null : l.vcpus(),
+                l == null ? null : l.image(), null, l == null ? null : l.snapshotTag());
+    }
+
+    @Override
+    public void delete(Caller caller, String id) {
+        Remote r = remote(caller, id);
+        if (r == null) {
+            local.delete(caller, id);
+            return;
+        }
+        call(r, "DELETE", "", caller, null, null);
+        try {
+            placements.remove(id);
+        } catch (IOException e) {
+            throw ApiException.internal("sandbox " + id + " was deleted on node " + r.placement().node()
+                    + " but its placement could not be removed (the node's next reconciliation drops it)", e);
+        }
+        nodes.counted(r.placement().node(), -1);
+    }
+
+    @Override
+    public PingResult ping(Caller caller, String id) {
+        Remote r = remote(caller, id);
+        return r == null ? local.ping(caller, id) : call(r, "POST", "/ping", caller, null, PingResult.class);
+    }
+
+    @Override
+    public ExecResult exec(Caller caller, String id, ExecRequest request) {
+        Remote r = remote(caller, id);
+        return r == null ? local.exec(caller, id, request) : call(r, "POST", "/exec", caller, request, ExecResult.class);
+    }
+
+    @Override
+    public EvalResult eval(Caller caller, String id, EvalRequest request) {
+        Remote r = remote(caller, id);
+        return r == null ? local.eval(caller, id, request) : call(r, "POST", "/eval", caller, request, EvalResult.class);
+    }
+
+    @Override
+    public SandboxInfo pause(Caller caller, String id) {
+        Remote r = remote(caller, id);
+        return r == null ? local.pause(caller, id) : call(r, "POST", "/pause", caller, null, SandboxInfo.class);
+    }
+
+    @Override
+    public SandboxInfo resume(Caller caller, String id) {
+        Remote r = remote(caller, id);
+        return r == null ? local.resume(caller, id) : call(r, "POST", "/resume", caller, null, SandboxInfo.class);
+    }
+
+    @Override
+    public CheckpointInfo checkpoint(Caller caller, String id, CheckpointRequest request) {
+        Remote r = remote(caller, id);
+        return r == null ? local.checkpoint(caller, id, request)
+                : call(r, "POST", "/checkpoints", caller, request, CheckpointInfo.class);
+    }
+
+    @Override
+    public SandboxInfo restoreCheckpoint(Caller caller, String id, String tag) {
+        Remote r = remote(caller, id);
+        return r == null ? local.restoreCheckpoint(caller, id, tag)
+                : call(r, "POST", "/checkpoints/" + segment(tag) + "/restore", caller, null, SandboxInfo.class);
+    }
+
+    @Override
+    public List<CheckpointInfo> checkpoints(Caller caller, String id) {
+        Remote r = remote(caller, id);
+        return r == null ? local.checkpoints(caller, id)
+                : Arrays.asList(call(r, "GET", "/checkpoints", caller, null, CheckpointInfo[].class));
+    }
+
+    @Override
+    public void deleteCheckpoint(Caller caller, String id, String tag) {
+        Remote r = remote(caller, id);
+        if (r == null) {
+            local.deleteCheckpoint(caller, id, tag);
+        } else {
+            call(r, "DELETE", "/checkpoints/" + segment(tag), caller, null, null);
+        }
+    }
+
+    @Override
+    public List<BackendInfo> backends() {
+        return local.backends();
+    }
+
+    @Override
+    public List<SandboxInfo> census() {
+        return local.census();
+    }
+
+    @Override
+    public BaselineResult baseline(Caller caller, String id, BaselineRequest request) {
+        Remote r = remote(caller, id);
+        return r == null ? local.baseline(caller, id, request) : call(r, "POST", "/baseline", caller, request, BaselineResult.class);
+    }
+
+    @Override
+    public ChangeSet changes(Caller caller, String id, ChangesRequest request) {
+        Remote r = remote(caller, id);
+        return r == null ? local.changes(caller, id, request) : call(r, "POST", "/changes", caller, request, ChangeSet.class);
+    }
+
+    @Override
+    public DryRunResult dryRun(Caller caller, String id, DryRunRequest request) {
+        Remote r = remote(caller, id);
+        return r == null ? local.dryRun(caller, id, request) : call(r, "POST", "/dry-run", caller, request, DryRunResult.class);
+    }
+
+    @Override
+    public byte[] readFile(Caller caller, String id, String path) {
+        Remote r = remote(caller, id);
+        if (r == null) {
+            return local.readFile(caller, id, path);
+        }
+        return bytes(r, "GET", caller, path, null);
+    }
+
+    @Override
+    public void writeFile(Caller caller, String id, String path, byte[] content) {
+        Remote r = remote(caller, id);
+        if (r == null) {
+            local.writeFile(caller, id, path, content);
+        } else {
+            bytes(r, "PUT", caller, path, content);
+        }
+    }
+
+    private byte[] bytes(Remote r, String method, Caller caller, String path, byte[] content) {
+        if (path == null) {
+            throw ApiException.badRequest("query parameter 'path' is required: the file's absolute path inside the sandbox");
+        }
+        try {
+            return r.link().bytes(method, sandboxPath(r) + "/files?" + NodeLink.query("path", path), caller, content);
+        } catch (NodeLink.NodeFailure e) {
+            throw lost(r.placement().node(), e);
+        }
+    }
+
+    private <T> T call(Remote r, String method, String suffix, Caller caller, Object body, Class<T> type) {
+        return call(r.placement().node(), r.link(), method, sandboxPath(r) + suffix, caller, body, type);
+    }
+
+    private static <T> T call(String node, NodeLink link, String method, String path, Caller caller, Object body, Class<T> type) {
+        try {
+            return link.call(method, path, caller, body, type);
+        } catch (NodeLink.NodeFailure e) {
+            throw lost(node, e);
+        }
+    }
+
+    private static String sandboxPath(Remote r) {
+        return "/v1/sandboxes/" + segment(r.placement().sandbox());
+    }
+
+    private static ApiException lost(String node, NodeLink.NodeFailure e) {
+        return new ApiException(503, "node " + node + " did not answer: " + e.getMessage() + "; retry once it is back", 2, e);
+    }
+
+    private static String segment(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+}

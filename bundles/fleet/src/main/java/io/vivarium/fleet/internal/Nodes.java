@@ -1,0 +1,227 @@
+package io.vivarium.fleet.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.state.RecordCollection;
+import io.vivarium.api.state.StateStore;
+import io.vivarium.api.state.Stored;
+
+/**
+ * The nodes the master drives: their records in the master's store, and what the last hello of
+ * each said (connected or not, load, free memory). Adding a node dials it first; placement picks
+ * the least loaded connected node.
+ */
+final class Nodes {
+    private static final System.Logger LOG = System.getLogger(Nodes.class.getName());
+    static final String DEFAULT_POOL = "default";
+    private static final Pattern POOL = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+    /** Hellos missed in a row before a node is disconnected: one lost packet is not an outage. */
+    static final int MISSES_TO_DISCONNECT = 2;
+
+    enum State {
+        CONNECTED, DISCONNECTED, REVOKED;
+
+        String wire() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** What the master knows of a node now, beside its record. */
+    static final class Live {
+        final NodeLink link;
+        volatile NodeHello hello;
+        volatile State state = State.DISCONNECTED;
+        volatile String reason = "not yet greeted since the master started";
+        volatile Instant lastSeen;
+        int misses;
+
+        Live(NodeLink link) {
+            this.link = link;
+        }
+    }
+
+    private final StateStore store;
+    private final Map<String, Live> live = new ConcurrentHashMap<>();
+    private final Consumer<String> connected;
+
+    /** @param connected told the id of a node that has just become connected, to reconcile its sandboxes */
+    Nodes(StateStore store, Consumer<String> connected) {
+        this.store = store;
+        this.connected = connected;
+    }
+
+    NodeView add(AddNodeRequest request) throws IOException {
+        NodeAddress address = NodeAddress.parse(request.address());
+        PairingCode code = PairingCode.parse(request.pairingCode());
+        String pool = request.pool() == null ? DEFAULT_POOL : request.pool();
+        if (!POOL.matcher(pool).matches()) {
+            throw ApiException.badRequest("pool '" + pool + "' must be 1 to 63 letters, digits, '.', '_' or '-'; nothing was dialled");
+        }
+        if (request.nodeId() != null) {
+            checkId(request.nodeId());
+            refuseIfConnected(request.nodeId());
+        }
+        NodeLink link = new NodeLink(address, code);
+        NodeHello hello;
+        try {
+            hello = link.hello();
+        } catch (NodeLink.NodeFailure e) {
+            throw new ApiException(502, e.getMessage(), null, e);
+        }
+        String id = request.nodeId() != null ? request.nodeId() : checkId(hello.nodeId());
+        refuseIfConnected(id);
+        Optional<Stored<NodeRecord>> before = store.get(FleetCollections.NODES, id);
+        NodeRecord node = new NodeRecord(id, poolFor(pool, id, hello.fingerprint()), address.toString(), code.certificateSha256(),
+                code.secret(), hello.fingerprint(), hello.maxSandboxes(), false,
+                before.map(s -> s.body().addedAtUnix()).orElse(Instant.now().getEpochSecond()));
+        store.put(FleetCollections.NODES, id, node, before.map(Stored::revision).orElse(Stored.ABSENT));
+        Live now = new Live(link);
+        greeted(now, hello);
+        live.put(id, now);
+        LOG.log(Level.INFO, "node " + id + " at " + address + " added to pool " + node.pool());
+        connected.accept(id);
+        return view(node, null);
+    }
+
+    void revoke(String id) throws IOException {
+        Stored<NodeRecord> node = store.get(FleetCollections.NODES, id)
+                .orElseThrow(() -> ApiException.notFound("no node " + id + " (GET /v1/nodes lists them)"));
+        if (!node.body().revoked()) {
+            store.put(FleetCollections.NODES, id, node.body().revoke(), node.revision());
+        }
+        live.remove(id);
+        LOG.log(Level.INFO, "node " + id + " revoked: it is no longer contacted");
+    }
+
+    List<NodeView> list() {
+        return store.all(FleetCollections.NODES).stream().map(Stored::body)
+                .map(n -> view(n, live.get(n.id()))).sorted(Comparator.comparing(NodeView::id)).toList();
+    }
+
+    /** Whether any node is registered and not revoked: then the master places sandboxes on nodes, not on itself. */
+    boolean any() {
+        return store.all(FleetCollections.NODES).stream().anyMatch(n -> !n.body().revoked());
+    }
+
+    List<String> ids() {
+        return store.all(FleetCollections.NODES).stream().filter(n -> !n.body().revoked()).map(Stored::key).toList();
+    }
+
+    /** The least loaded connected node with room, by the share of its maximum it runs. */
+    String pick() {
+        return live.entrySet().stream()
+                .filter(e -> e.getValue().state == State.CONNECTED && e.getValue().hello != null
+                        && e.getValue().hello.sandboxes() < e.getValue().hello.maxSandboxes())
+                .min(Comparator.comparingDouble(e -> (double) e.getValue().hello.sandboxes() / e.getValue().hello.maxSandboxes()))
+                .map(Map.Entry::getKey)
+                .orElseThrow(() -> ApiException.noCapacity("no connected node has room for another sandbox ("
+                        + live.size() + " node(s) known; GET /v1/nodes shows each one's state and load)", 5));
+    }
+
+    /** The link to a connected node; 503 with Retry-After while it does not answer. */
+    NodeLink link(String id) {
+        Live l = live.get(id);
+        if (l == null || l.state != State.CONNECTED) {
+            throw ApiException.unavailable("node " + id + " does not answer the master now"
+                    + (l != null && l.reason != null ? " (" + l.reason + ")" : "") + "; retry once it is back", 2);
+        }
+        return l.link;
+    }
+
+    boolean connected(String id) {
+        Live l = live.get(id);
+        return l != null && l.state == State.CONNECTED;
+    }
+
+    /** A sandbox was placed on, or left, a node: count it until the next hello says. */
+    void counted(String id, int delta) {
+        Live l = live.get(id);
+        NodeHello h = l == null ? null : l.hello;
+        if (h != null) {
+            l.hello = new NodeHello(h.nodeId(), h.version(), h.fingerprint(), h.maxSandboxes(), Math.max(0, h.sandboxes() + delta),
+                    h.memAvailableMib());
+        }
+    }
+
+    /** Greets every node that is not revoked; called by the watch, one call per node, possibly at once. */
+    void check(String id) {
+        Optional<Stored<NodeRecord>> record = store.get(FleetCollections.NODES, id);
+        if (record.isEmpty() || record.get().body().revoked()) {
+            live.remove(id);
+            return;
+        }
+        NodeRecord node = record.get().body();
+        Live l = live.computeIfAbsent(id, k -> new Live(new NodeLink(node.nodeAddress(), node.pairingCode())));
+        try {
+            NodeHello hello = l.link.hello();
+            boolean was = l.state == State.CONNECTED;
+            greeted(l, hello);
+            if (!was) {
+                LOG.log(Level.INFO, "node " + id + " at " + node.address() + " is connected");
+                connected.accept(id);
+            }
+        } catch (NodeLink.NodeFailure e) {
+            synchronized (l) {
+                l.misses++;
+                l.reason = e.getMessage();
+                if (l.misses >= MISSES_TO_DISCONNECT && l.state == State.CONNECTED) {
+                    l.state = State.DISCONNECTED;
+                    LOG.log(Level.WARNING, "node " + id + " is disconnected: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    private static void greeted(Live l, NodeHello hello) {
+        synchronized (l) {
+            l.hello = hello;
+            l.misses = 0;
+            l.reason = null;
+            l.lastSeen = Instant.now();
+            l.state = State.CONNECTED;
+        }
+    }
+
+    /** The requested pool, or {@code <pool>#<fp8>} if the pool's nodes have another fingerprint. */
+    private String poolFor(String pool, String id, HostFingerprint fp) {
+        Optional<HostFingerprint> pools = store.all(FleetCollections.NODES).stream().map(Stored::body)
+                .filter(n -> !n.id().equals(id) && !n.revoked() && n.pool().equals(pool) && n.fingerprint() != null)
+                .map(NodeRecord::fingerprint).findFirst();
+        return pools.isEmpty() || pools.get().equals(fp) ? pool : pool + "#" + fp.fp8();
+    }
+
+    private void refuseIfConnected(String id) {
+        Optional<Stored<NodeRecord>> known = store.get(FleetCollections.NODES, id);
+        if (known.isPresent() && !known.get().body().revoked() && connected(id)) {
+            throw ApiException.conflict("node " + id + " is connected now; revoke it first (POST /v1/node/revoke/" + id
+                    + ") to add it again with another address or code");
+        }
+    }
+
+    private static String checkId(String id) {
+        if (!RecordCollection.isKey(id) || id.length() > 63) {
+            throw ApiException.badRequest("node_id '" + id + "' must be 1 to 63 letters, digits, '.', '_' or '-', "
+                    + "starting with a letter or digit");
+        }
+        return id;
+    }
+
+    private static NodeView view(NodeRecord n, Live l) {
+        State state = n.revoked() ? State.REVOKED : l == null ? State.DISCONNECTED : l.state;
+        NodeHello h = l == null ? null : l.hello;
+        return new NodeView(n.id(), n.pool(), n.address(), n.fingerprint() == null ? null : n.fingerprint().fp8(), n.fingerprint(),
+                h != null ? h.maxSandboxes() : n.maxSandboxes(), state.wire(), h == null ? null : h.sandboxes(),
+                h == null ? null : h.memAvailableMib(), state == State.CONNECTED ? null : l == null ? null : l.reason,
+                l == null || l.lastSeen == null ? null : l.lastSeen.getEpochSecond());
+    }
+}

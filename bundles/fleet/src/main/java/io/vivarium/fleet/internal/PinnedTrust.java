@@ -1,0 +1,86 @@
+package io.vivarium.fleet.internal;
+
+import java.net.Socket;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.cert.CertificateEncodingException;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import java.util.HexFormat;
+
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.X509ExtendedTrustManager;
+
+/**
+ * Trusts exactly one certificate, named by the SHA-256 of its DER encoding (the first half of a
+ * node's pairing code), and nothing else: no CA, no host name. Extending
+ * {@link X509ExtendedTrustManager} keeps the JDK from adding its own host-name check, which a
+ * self-signed node certificate reached by address would fail; the pin is the stronger check.
+ */
+final class PinnedTrust extends X509ExtendedTrustManager {
+    /** The pin did not match: the message names both digests, for the 502 that says so. */
+    static final class WrongCertificate extends CertificateException {
+        private static final long serialVersionUID = 1L;
+
+        WrongCertificate(String message) {
+            super(message);
+        }
+    }
+
+    private final String sha256;
+
+    PinnedTrust(String sha256) {
+        this.sha256 = sha256;
+    }
+
+    static String sha256(X509Certificate cert) throws CertificateEncodingException {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(cert.getEncoded()));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+        if (chain == null || chain.length == 0) {
+            throw new WrongCertificate("the node presented no certificate");
+        }
+        String presented = sha256(chain[0]);
+        if (!MessageDigest.isEqual(presented.getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+                sha256.getBytes(java.nio.charset.StandardCharsets.US_ASCII))) {
+            throw new WrongCertificate("the node presented a certificate with SHA-256 " + presented
+                    + ", not the pairing code's " + sha256);
+        }
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
+        checkServerTrusted(chain, authType);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+        checkServerTrusted(chain, authType);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+        throw new CertificateException("a master's link to a node trusts no client");
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
+        checkClientTrusted(chain, authType);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+        checkClientTrusted(chain, authType);
+    }
+
+    @Override
+    public X509Certificate[] getAcceptedIssuers() {
+        return new X509Certificate[0];
+    }
+}

@@ -1,0 +1,86 @@
+package io.vivarium.fleet.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.state.StateStore;
+import io.vivarium.api.state.Stored;
+import io.vivarium.api.state.Transaction;
+
+/**
+ * Which node each placed sandbox runs on, kept in the master's store. Written after the node
+ * created the sandbox and removed after it deleted it; a crash between the two is mended by
+ * {@link #reconcile}, which takes a node's own list as the truth whenever it (re)connects: a
+ * sandbox the master has no placement for is adopted, a placement whose sandbox is gone is dropped.
+ */
+final class Placements {
+    private static final System.Logger LOG = System.getLogger(Placements.class.getName());
+
+    private final StateStore store;
+
+    Placements(StateStore store) {
+        this.store = store;
+    }
+
+    Optional<Placement> of(String sandbox) {
+        if (!io.vivarium.api.state.RecordCollection.isKey(sandbox)) {
+            return Optional.empty();
+        }
+        return store.get(FleetCollections.PLACEMENTS, sandbox).map(Stored::body);
+    }
+
+    List<Placement> all() {
+        return store.all(FleetCollections.PLACEMENTS).stream().map(Stored::body).toList();
+    }
+
+    /** Records (or refreshes) where a sandbox runs. */
+    void put(String node, SandboxInfo info) throws IOException {
+        Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, info.id());
+        store.put(FleetCollections.PLACEMENTS, info.id(), new Placement(info.id(), node, info.tenant(), info),
+                now.map(Stored::revision).orElse(Stored.ABSENT));
+    }
+
+    void remove(String sandbox) throws IOException {
+        store.deleteIfPresent(FleetCollections.PLACEMENTS, sandbox);
+    }
+
+    /** Makes the placements of {@code node} what the node says it runs, in one transaction. */
+    void reconcile(String node, List<SandboxInfo> running) throws IOException {
+        Map<String, SandboxInfo> there = new HashMap<>();
+        running.forEach(s -> there.put(s.id(), s));
+        Transaction tx = new Transaction();
+        int adopted = 0;
+        int dropped = 0;
+        int refreshed = 0;
+        for (Stored<Placement> p : store.all(FleetCollections.PLACEMENTS)) {
+            if (!p.body().node().equals(node)) {
+                there.remove(p.key()); // placed elsewhere: that node's reconciliation decides
+                continue;
+            }
+            SandboxInfo info = there.remove(p.key());
+            if (info == null) {
+                tx.delete(FleetCollections.PLACEMENTS, p.key(), p.revision());
+                dropped++;
+            } else if (!info.equals(p.body().last())) {
+                tx.put(FleetCollections.PLACEMENTS, p.key(), p.body().withLast(info), p.revision());
+                refreshed++;
+            }
+        }
+        for (SandboxInfo info : there.values()) {
+            tx.put(FleetCollections.PLACEMENTS, info.id(), new Placement(info.id(), node, info.tenant(), info), Stored.ABSENT);
+            adopted++;
+        }
+        if (adopted + dropped + refreshed > 0) {
+            store.commit(tx);
+        }
+        if (adopted + dropped > 0) {
+            LOG.log(Level.INFO, "node " + node + " reconciled: " + adopted + " sandbox(es) adopted, " + dropped
+                    + " placement(s) of sandboxes no longer there dropped");
+        }
+    }
+}
