@@ -12,7 +12,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
@@ -43,7 +45,9 @@ import org.osgi.service.servlet.whiteboard.HttpWhiteboardConstants;
 /**
  * The edge of the daemon: one servlet that answers {@code /healthz} without credentials, checks
  * the bearer token of everything else, limits body size, dispatches to the registered
- * {@link ApiSurface}s and renders every failure as {@code {"error": "..."}}.
+ * {@link ApiSurface}s and renders every failure as {@code {"error": "..."}}. Several surfaces may
+ * share a prefix (api-v1's and the fleet's {@code /v1}): a request goes to the first, in the
+ * order they were registered, that has a route for its method and path.
  */
 @Component(service = Servlet.class, property = {
         HttpWhiteboardConstants.HTTP_WHITEBOARD_SERVLET_PATTERN + "=/*",
@@ -59,7 +63,8 @@ public class HttpEdge extends HttpServlet {
     /** Prefixes of versioned API surfaces, which {@code /version} lists; others (such as {@code /metrics}) are not. */
     private static final Pattern API_VERSION = Pattern.compile("/v[0-9]+");
 
-    private final transient Map<Long, Router> surfaces = new ConcurrentHashMap<>();
+    /** By service id: the order surfaces were registered in, which decides between two with one route. */
+    private final transient Map<Long, Router> surfaces = new ConcurrentSkipListMap<>();
     private final transient JsonCodec json = new JsonCodec();
     private transient TokenFile tokens;
     private String version;
@@ -160,20 +165,30 @@ public class HttpEdge extends HttpServlet {
             send(resp, 200, json.write(versionBody()));
             return;
         }
-        Router router = path.isEmpty() ? null : routerFor("/" + path.get(0));
-        if (router == null) {
+        List<Router> routers = path.isEmpty() ? List.of() : routersFor("/" + path.get(0));
+        if (routers.isEmpty()) {
             throw ApiException.notFound("no route for " + req.getRequestURI() + "; API surfaces served here: "
                     + servedPrefixes() + " (and /healthz, /version)");
         }
-        Optional<Router.Match> found = router.match(method, path.subList(1, path.size()));
-        if (found.isEmpty()) {
+        Router router = null;
+        Router.Match m = null;
+        Set<String> allowed = new TreeSet<>();
+        for (Router r : routers) {
+            Optional<Router.Match> found = r.match(method, path.subList(1, path.size()));
+            if (found.isPresent() && found.get().route() != null) {
+                router = r;
+                m = found.get();
+                break;
+            }
+            found.ifPresent(f -> allowed.addAll(f.allowed()));
+        }
+        if (m == null && allowed.isEmpty()) {
             throw ApiException.notFound("no route for " + method + " " + req.getRequestURI());
         }
-        Router.Match m = found.get();
-        if (m.route() == null) {
-            resp.setHeader("Allow", String.join(", ", m.allowed()));
+        if (m == null) {
+            resp.setHeader("Allow", String.join(", ", allowed));
             throw new ApiException(405, "method " + method + " is not allowed on " + req.getRequestURI()
-                    + "; allowed: " + String.join(", ", m.allowed()));
+                    + "; allowed: " + String.join(", ", allowed));
         }
         Route route = m.route();
         routeLabel[0] = router.prefix() + route.template();
@@ -230,12 +245,13 @@ public class HttpEdge extends HttpServlet {
         return role.name().toLowerCase(Locale.ROOT);
     }
 
-    private Router routerFor(String prefix) {
-        return surfaces.values().stream().filter(r -> r.prefix().equals(prefix)).findFirst().orElse(null);
+    /** The surfaces under {@code prefix}, first registered first. */
+    private List<Router> routersFor(String prefix) {
+        return surfaces.values().stream().filter(r -> r.prefix().equals(prefix)).toList();
     }
 
     private List<String> servedPrefixes() {
-        return surfaces.values().stream().map(Router::prefix).sorted().toList();
+        return surfaces.values().stream().map(Router::prefix).distinct().sorted().toList();
     }
 
     private Map<String, Object> versionBody() {

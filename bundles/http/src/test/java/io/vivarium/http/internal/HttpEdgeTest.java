@@ -54,7 +54,7 @@ class HttpEdgeTest {
         Path tokens = dir.resolve("tokens");
         Files.writeString(tokens, "t0ken alice admin\n");
         Bundle bundle = proxy(Bundle.class, Map.of("getVersion", new Version(1, 2, 3)));
-        edge.activate(proxy(BundleContext.class, Map.of("getProperty", tokens.toString(), "getBundle", bundle)));
+        edge.activate(proxy(BundleContext.class, Map.of("property vivarium.token.file", tokens.toString(), "getBundle", bundle)));
         ApiSurface surface = new ApiSurface() {
             @Override
             public String prefix() {
@@ -132,7 +132,7 @@ class HttpEdgeTest {
         logger.addHandler(handler);
         try {
             Bundle bundle = proxy(Bundle.class, Map.of("getVersion", new Version(1, 2, 3)));
-            new HttpEdge().activate(proxy(BundleContext.class, Map.of("getProperty", tokens.toString(), "getBundle", bundle)));
+            new HttpEdge().activate(proxy(BundleContext.class, Map.of("property vivarium.token.file", tokens.toString(), "getBundle", bundle)));
         } finally {
             logger.removeHandler(handler);
         }
@@ -180,13 +180,76 @@ class HttpEdgeTest {
         assertTrue(call("GET", "/version").text().contains("\"apis\":[\"v1\"]"), call("GET", "/version").text());
     }
 
+    private static ApiSurface surface(String prefix, Route... routes) {
+        return new ApiSurface() {
+            @Override
+            public String prefix() {
+                return prefix;
+            }
+
+            @Override
+            public List<Route> routes() {
+                return List.of(routes);
+            }
+        };
+    }
+
+    @Test
+    void surfacesSharingAPrefixAreServedTogether() throws Exception {
+        List<String> seen = new ArrayList<>();
+        edge.bindObserver(new RuntimeObserver() {
+            @Override
+            public void requestCompleted(String method, String route, int status, long nanos) {
+                seen.add(method + " " + route + " " + status);
+            }
+        });
+        edge.bindSurface(surface("/v1",
+                new Route("GET", "/nodes", Role.USER, 200, r -> Map.of("from", "fleet")),
+                new Route("POST", "/nodes", Role.USER, 201, r -> Map.of("from", "fleet")),
+                new Route("GET", "/things/{id}", Role.USER, 200, r -> Map.of("from", "fleet")),
+                new Route("DELETE", "/things/{id}", Role.USER, 200, r -> Map.of("from", "fleet"))),
+                proxy(ServiceReference.class, Map.of("getProperty", 3L)));
+
+        assertEquals("{\"from\":\"fleet\"}", call("GET", "/v1/nodes").text(), "a route only the second surface has");
+        assertEquals(201, call("POST", "/v1/nodes").status);
+        assertEquals("{\"id\":\"abc\"}", call("GET", "/v1/things/abc").text(), "the first registered wins a route both have");
+        assertEquals(200, call("DELETE", "/v1/things/abc").status, "a method only the second has, on a path both have");
+
+        Answer notAllowed = call("PUT", "/v1/things/abc");
+        assertEquals(405, notAllowed.status);
+        assertEquals("DELETE, GET", notAllowed.headers.get("Allow"), "the methods of every surface");
+        assertTrue(notAllowed.text().contains("method PUT is not allowed on /v1/things/abc; allowed: DELETE, GET"), notAllowed.text());
+        Answer onlySecond = call("PUT", "/v1/nodes");
+        assertEquals(405, onlySecond.status);
+        assertEquals("GET, POST", onlySecond.headers.get("Allow"));
+        Answer missing = call("GET", "/v1/nowhere");
+        assertEquals(404, missing.status);
+        assertTrue(missing.text().contains("no route for GET /v1/nowhere"), missing.text());
+        Answer noSurface = call("GET", "/v9/nodes");
+        assertEquals(404, noSurface.status);
+        assertTrue(noSurface.text().contains("API surfaces served here: [/v1] (and /healthz, /version)"), noSurface.text());
+        assertTrue(call("GET", "/version").text().contains("\"apis\":[\"v1\"]"), "each prefix once");
+        assertEquals(List.of("GET /v1/nodes 200", "POST /v1/nodes 201", "GET /v1/things/{id} 200", "DELETE /v1/things/{id} 200",
+                "PUT unmatched 405", "PUT unmatched 405", "GET unmatched 404", "GET unmatched 404", "GET /version 200"), seen);
+
+        edge.unbindSurface(null, proxy(ServiceReference.class, Map.of("getProperty", 1L)));
+        assertEquals("{\"from\":\"fleet\"}", call("GET", "/v1/things/abc").text(), "the other surface, once the first is gone");
+    }
+
     private Answer call(String method, String uri) throws Exception {
-        Map<String, Object> req = new HashMap<>();
-        req.put("getMethod", method);
-        req.put("getRequestURI", uri);
-        req.put("getHeader", "Bearer t0ken");
-        req.put("getContentLengthLong", 0L);
-        req.put("getInputStream", new Input(new byte[0]));
+        return call(edge, method, uri, Map.of("Authorization", "Bearer t0ken"));
+    }
+
+    /** A request with exactly {@code headers} (by exact name). */
+    private Answer call(HttpEdge to, String method, String uri, Map<String, String> headers) throws Exception {
+        Map<String, Object> answers = new HashMap<>();
+        answers.put("getMethod", method);
+        answers.put("getRequestURI", uri);
+        answers.put("getContentLengthLong", 0L);
+        answers.put("getInputStream", new Input(new byte[0]));
+        HttpServletRequest req = (HttpServletRequest) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] { HttpServletRequest.class },
+                (p, m, args) -> m.getName().equals("getHeader") ? headers.get((String) args[0]) : answers.get(m.getName()));
         Answer answer = new Answer();
         HttpServletResponse resp = (HttpServletResponse) Proxy.newProxyInstance(getClass().getClassLoader(),
                 new Class<?>[] { HttpServletResponse.class }, (p, m, args) -> {
@@ -207,7 +270,7 @@ class HttpEdgeTest {
                     }
                     return null;
                 });
-        edge.service(proxy(HttpServletRequest.class, req), resp);
+        to.service(req, resp);
         return answer;
     }
 
@@ -217,6 +280,9 @@ class HttpEdgeTest {
                 (p, m, args) -> {
                     if (m.getName().equals("getProperty") && type == ServiceReference.class) {
                         return Constants.SERVICE_ID.equals(args[0]) ? answers.get("getProperty") : null;
+                    }
+                    if (m.getName().equals("getProperty") && type == BundleContext.class) {
+                        return answers.get("property " + args[0]);
                     }
                     return answers.get(m.getName());
                 });
