@@ -47,7 +47,9 @@ import org.osgi.service.servlet.whiteboard.HttpWhiteboardConstants;
  * the bearer token of everything else, limits body size, dispatches to the registered
  * {@link ApiSurface}s and renders every failure as {@code {"error": "..."}}. Several surfaces may
  * share a prefix (api-v1's and the fleet's {@code /v1}): a request goes to the first, in the
- * order they were registered, that has a route for its method and path.
+ * order they were registered, that has a route for its method and path. On a node
+ * ({@code vivarium.node.secret.file} set) the pairing secret is also a bearer token: the master's
+ * (see {@link NodeSecret}).
  */
 @Component(service = Servlet.class, property = {
         HttpWhiteboardConstants.HTTP_WHITEBOARD_SERVLET_PATTERN + "=/*",
@@ -67,6 +69,7 @@ public class HttpEdge extends HttpServlet {
     private final transient Map<Long, Router> surfaces = new ConcurrentSkipListMap<>();
     private final transient JsonCodec json = new JsonCodec();
     private transient TokenFile tokens;
+    private transient NodeSecret nodeSecret;
     private String version;
     private transient volatile RuntimeObserver observer = RuntimeObserver.NONE;
 
@@ -74,6 +77,8 @@ public class HttpEdge extends HttpServlet {
     void activate(BundleContext context) {
         String file = context.getProperty("vivarium.token.file");
         tokens = file == null || file.isBlank() ? null : new TokenFile(Path.of(file));
+        String secretFile = context.getProperty("vivarium.node.secret.file");
+        nodeSecret = secretFile == null || secretFile.isBlank() ? null : new NodeSecret(Path.of(secretFile));
         Version v = context.getBundle().getVersion();
         version = v.getMajor() + "." + v.getMinor() + "." + v.getMicro();
         if (tokens == null) {
@@ -219,18 +224,40 @@ public class HttpEdge extends HttpServlet {
         if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.substring(7).isBlank()) {
             throw new ApiException(401, "missing bearer token: send 'Authorization: Bearer <token>' with a token from the token file");
         }
+        String token = header.substring(7).strip();
+        // The master's secret first: it does not depend on the token file. A secret that cannot be
+        // read leaves the token file's tokens working; only a token neither accepts is then a 503.
+        IOException unreadableSecret = null;
+        if (nodeSecret != null) {
+            try {
+                if (nodeSecret.matches(token)) {
+                    return NodeSecret.masterCaller(req.getHeader(NodeSecret.TENANT_HEADER), req.getHeader(NodeSecret.ROLE_HEADER));
+                }
+            } catch (IOException e) {
+                unreadableSecret = e;
+            }
+        }
+        Optional<Caller> caller = Optional.empty();
+        if (tokens != null) {
+            try {
+                caller = tokens.lookup(token);
+            } catch (IllegalArgumentException e) {
+                throw ApiException.internal("the token file is invalid: " + e.getMessage(), e);
+            } catch (IOException e) {
+                throw new ApiException(503, "cannot read the token file (" + e + "); retry shortly", 1, e);
+            }
+        }
+        if (caller.isPresent()) {
+            return caller.get();
+        }
+        if (unreadableSecret != null) {
+            throw new ApiException(503, "cannot read the node's pairing secret " + nodeSecret.file() + " (" + unreadableSecret
+                    + "); retry shortly", 1, unreadableSecret);
+        }
         if (tokens == null) {
             throw new ApiException(401, "this daemon has no token file configured (vivarium.token.file), so no token is valid");
         }
-        Optional<Caller> caller;
-        try {
-            caller = tokens.lookup(header.substring(7).strip());
-        } catch (IllegalArgumentException e) {
-            throw ApiException.internal("the token file is invalid: " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new ApiException(503, "cannot read the token file (" + e + "); retry shortly", 1, e);
-        }
-        return caller.orElseThrow(() -> new ApiException(401, "invalid bearer token"));
+        throw new ApiException(401, "invalid bearer token");
     }
 
     static String forbidden(String request, Role needed, Role has) {

@@ -72,6 +72,8 @@ class HttpEdgeTest {
                         }),
                         new Route("GET", "/things/{id}", Role.USER, 200, r -> Map.of("id", r.pathParam("id"))),
                         new Route("GET", "/daemon-wide", Role.OPERATOR, 200, r -> Map.of()),
+                        new Route("GET", "/whoami", Role.USER, 200,
+                                r -> Map.of("tenant", r.caller().tenant(), "role", r.caller().role().name())),
                         new Route("GET", "/file", Role.USER, 200,
                                 r -> BinaryBody.of("application/octet-stream", new byte[] { 0, 'a', 0, (byte) 0xff })));
             }
@@ -180,6 +182,22 @@ class HttpEdgeTest {
         assertTrue(call("GET", "/version").text().contains("\"apis\":[\"v1\"]"), call("GET", "/version").text());
     }
 
+    /** An edge of a node: the token file of setUp and the pairing secret in {@code secret}. */
+    private HttpEdge nodeEdge(Path secret) throws Exception {
+        HttpEdge node = new HttpEdge();
+        Bundle bundle = proxy(Bundle.class, Map.of("getVersion", new Version(1, 2, 3)));
+        node.activate(proxy(BundleContext.class, Map.of("property vivarium.token.file", dir.resolve("tokens").toString(),
+                "property vivarium.node.secret.file", secret.toString(), "getBundle", bundle)));
+        node.bindSurface(whoami(), proxy(ServiceReference.class, Map.of("getProperty", 1L)));
+        return node;
+    }
+
+    private static ApiSurface whoami() {
+        return surface("/v1", new Route("GET", "/whoami", Role.USER, 200,
+                r -> Map.of("tenant", r.caller().tenant(), "role", r.caller().role().name())),
+                new Route("GET", "/daemon-wide", Role.OPERATOR, 200, r -> Map.of()));
+    }
+
     private static ApiSurface surface(String prefix, Route... routes) {
         return new ApiSurface() {
             @Override
@@ -192,6 +210,76 @@ class HttpEdgeTest {
                 return List.of(routes);
             }
         };
+    }
+
+    private static Map<String, String> bearer(String token, String... nameValues) {
+        Map<String, String> h = new HashMap<>();
+        h.put("Authorization", "Bearer " + token);
+        for (int i = 0; i < nameValues.length; i += 2) {
+            h.put(nameValues[i], nameValues[i + 1]);
+        }
+        return h;
+    }
+
+    @Test
+    void onANodeThePairingSecretIsTheMasterActingForTheTenantAndRoleItNames() throws Exception {
+        String secret = "0123456789abcdef0123456789abcdef";
+        Path file = Files.writeString(dir.resolve("pairing-secret"), secret + "\n");
+        HttpEdge node = nodeEdge(file);
+
+        Answer plain = call(node, "GET", "/v1/whoami", bearer(secret));
+        assertEquals(200, plain.status, plain.text());
+        assertEquals("{\"role\":\"OPERATOR\",\"tenant\":\"default\"}", sorted(plain.text()), "tenant default, role operator");
+        assertEquals(200, call(node, "GET", "/v1/daemon-wide", bearer(secret)).status);
+
+        Answer acme = call(node, "GET", "/v1/whoami", bearer(secret, "Vivarium-Tenant", "acme.eu-1_b", "Vivarium-Role", "user"));
+        assertEquals("{\"role\":\"USER\",\"tenant\":\"acme.eu-1_b\"}", sorted(acme.text()));
+        Answer asUser = call(node, "GET", "/v1/daemon-wide", bearer(secret, "Vivarium-Role", "user"));
+        assertEquals(403, asUser.status, "the role it names is the role it gets");
+        assertTrue(sorted(call(node, "GET", "/v1/whoami", bearer(secret, "Vivarium-Role", "admin")).text()).contains("ADMIN"));
+
+        for (String[] bad : new String[][] { { "Vivarium-Tenant", "-acme" }, { "Vivarium-Tenant", "a/b" }, { "Vivarium-Tenant", "" },
+                { "Vivarium-Tenant", "x".repeat(65) }, { "Vivarium-Role", "root" }, { "Vivarium-Role", "Operator" },
+                { "Vivarium-Role", "" } }) {
+            Answer refused = call(node, "GET", "/v1/whoami", bearer(secret, bad[0], bad[1]));
+            assertEquals(400, refused.status, bad[0] + ": " + bad[1]);
+            assertTrue(refused.text().contains(bad[0] + " must be"), refused.text());
+        }
+        assertEquals(200, call(node, "GET", "/v1/whoami", bearer(secret, "Vivarium-Tenant", "x".repeat(64))).status);
+
+        Answer wrong = call(node, "GET", "/v1/whoami", bearer("0123456789abcdef0123456789abcdee"));
+        assertEquals(401, wrong.status);
+        assertTrue(wrong.text().contains("invalid bearer token"), wrong.text());
+        assertEquals(401, call(node, "GET", "/v1/whoami", bearer(secret.substring(0, 31))).status, "a prefix is no secret");
+    }
+
+    @Test
+    void onANodeTheTokenFileWorksAsBeforeAndItsCallersCannotNameAnotherTenant() throws Exception {
+        HttpEdge node = nodeEdge(Files.writeString(dir.resolve("pairing-secret"), "0123456789abcdef0123456789abcdef\n"));
+        Answer alice = call(node, "GET", "/v1/whoami", bearer("t0ken", "Vivarium-Tenant", "bob", "Vivarium-Role", "operator"));
+        assertEquals(200, alice.status, alice.text());
+        assertEquals("{\"role\":\"ADMIN\",\"tenant\":\"alice\"}", sorted(alice.text()), "the headers are the master's alone");
+        assertEquals(200, call(node, "GET", "/v1/whoami", bearer("t0ken", "Vivarium-Role", "nonsense")).status,
+                "nor are they checked for a token-file caller");
+        assertEquals(403, call(node, "GET", "/v1/daemon-wide", bearer("t0ken", "Vivarium-Role", "operator")).status);
+        assertEquals(401, call(edge, "GET", "/v1/whoami", bearer("0123456789abcdef0123456789abcdef")).status,
+                "a daemon that is no node has no master's secret");
+    }
+
+    @Test
+    void aChangedSecretIsReadAgainAndADeletedOneMatchesNothing() throws Exception {
+        Path file = Files.writeString(dir.resolve("pairing-secret"), "0123456789abcdef0123456789abcdef\n");
+        HttpEdge node = nodeEdge(file);
+        assertEquals(200, call(node, "GET", "/v1/whoami", bearer("0123456789abcdef0123456789abcdef")).status);
+        Files.writeString(file, "fedcba9876543210fedcba9876543210\n");
+        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 5_000));
+        assertEquals(401, call(node, "GET", "/v1/whoami", bearer("0123456789abcdef0123456789abcdef")).status);
+        assertEquals(200, call(node, "GET", "/v1/whoami", bearer("fedcba9876543210fedcba9876543210")).status);
+        Files.delete(file);
+        assertEquals(401, call(node, "GET", "/v1/whoami", bearer("fedcba9876543210fedcba9876543210")).status);
+        assertEquals(200, call(node, "GET", "/v1/whoami", bearer("t0ken")).status, "the operator's own tokens still work");
+        Files.writeString(file, "\n");
+        assertEquals(200, call(node, "GET", "/v1/whoami", bearer("t0ken")).status, "an empty secret file breaks nothing");
     }
 
     @Test
@@ -234,6 +322,12 @@ class HttpEdgeTest {
 
         edge.unbindSurface(null, proxy(ServiceReference.class, Map.of("getProperty", 1L)));
         assertEquals("{\"from\":\"fleet\"}", call("GET", "/v1/things/abc").text(), "the other surface, once the first is gone");
+    }
+
+    /** The JSON object's members sorted by name (Map.of has no order). */
+    private static String sorted(String json) {
+        String inner = json.substring(1, json.length() - 1);
+        return "{" + String.join(",", java.util.Arrays.stream(inner.split(",")).sorted().toList()) + "}";
     }
 
     private Answer call(String method, String uri) throws Exception {
