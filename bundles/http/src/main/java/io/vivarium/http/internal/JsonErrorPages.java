@@ -10,6 +10,8 @@ import org.eclipse.jetty.server.LocalConnector;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.handler.ContextHandler;
+import org.osgi.framework.BundleContext;
+import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
 
@@ -22,6 +24,8 @@ import org.osgi.service.component.annotations.Deactivate;
  * it must return is an in-memory {@link LocalConnector} that listens on no port; the daemon's
  * port stays Felix's own connector, configured as before. When this bundle stops (an update of
  * the http bundle) the previous handlers are put back, so Jetty keeps no class of a stale bundle.
+ * On a node ({@code vivarium.node.id} set) the same moment switches off the HTTPS connector's
+ * host-name check ({@link NodeTls}).
  */
 @Component(service = ConnectorFactory.class)
 public class JsonErrorPages implements ConnectorFactory {
@@ -29,6 +33,13 @@ public class JsonErrorPages implements ConnectorFactory {
 
     /** The handlers replaced, by server or context, to restore on deactivation. */
     private final Map<Object, Request.Handler> replaced = new IdentityHashMap<>();
+    private boolean node;
+
+    @Activate
+    void activate(BundleContext context) {
+        String id = context.getProperty("vivarium.node.id");
+        node = id != null && !id.isBlank();
+    }
 
     @Override
     public synchronized Connector createConnector(Server server) {
@@ -42,6 +53,9 @@ public class JsonErrorPages implements ConnectorFactory {
             contexts++;
         }
         LOG.log(Level.DEBUG, "JSON error handler installed on the server and " + contexts + " context(s)");
+        if (node) {
+            LOG.log(Level.DEBUG, "a node: the host-name check is off on " + NodeTls.acceptAnyHost(server) + " HTTPS connector(s)");
+        }
         return new LocalConnector(server);
     }
 
