@@ -1,10 +1,17 @@
 package io.vivarium.launcher;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.vivarium.common.features.EnabledFeatures;
 
@@ -12,18 +19,29 @@ import io.vivarium.common.features.EnabledFeatures;
  * The parsed command line of {@code serve}. {@code features} is null without {@code --features}:
  * the launcher then runs the set saved at run time ({@code EnabledFeatures.saved}) or the defaults.
  * {@code tlsCert} and {@code tlsKey} are both null (HTTP) or both set (HTTPS only).
+ * {@code node} is {@code --node}: the daemon serves HTTPS with its own certificate (never
+ * {@code --tls-cert}) for a master to drive; {@code nodeId} is its id then, else null.
  */
 record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy, boolean console,
-               Path tlsCert, Path tlsKey, String stateUrl) {
+               Path tlsCert, Path tlsKey, String stateUrl, boolean node, String nodeId) {
 
     static final int DEFAULT_PORT = 8889;
     static final String DEFAULT_HOST = "127.0.0.1";
     static final List<String> DEFAULT_FEATURES = List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat",
             "metrics", "storage-reflink");
+    /** The feature a node runs besides the others, added if {@code --features} (or the saved set) lacks it. */
+    static final String FLEET_FEATURE = "fleet";
+    /** A node's id: what the master lists it as (seed 003, POST /v1/nodes). */
+    static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+    /** The port of {@code --listen HOST} without one, as the master assumes for an address without one. */
+    static final int NODE_DEFAULT_PORT = 80;
+    /** {@code --listen}: {@code [IPv6]} or a host without colons, each with an optional {@code :PORT}. */
+    private static final Pattern LISTEN = Pattern.compile(
+            "\\[([0-9A-Fa-f.]*:[0-9A-Fa-f.:]*(?:%[A-Za-z0-9_.-]+)?)\\](?::([0-9]+))?|([^\\[\\]:/\\s]+)(?::([0-9]+))?");
 
     static final String USAGE = String.join("\n",
             "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",
-            "                      [--tls-cert PEM --tls-key PEM] [--state-url URL]",
+            "                      [--tls-cert PEM --tls-key PEM] [--state-url URL] [--node [--listen ADDR] [--node-id ID]]",
             "",
             "  --state DIR        state directory (default ./var, relative to the working directory)",
             "  --port N           HTTP (or, with --tls-cert, HTTPS) port (default " + DEFAULT_PORT + ")",
@@ -39,6 +57,13 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             "  --tls-key PEM      its private key: unencrypted PKCS#8 PEM ('BEGIN PRIVATE KEY'), RSA or EC",
             "  --state-url URL    keep the state in PostgreSQL (with the state-postgres feature):",
             "                     postgresql://USER:PASSWORD@HOST:PORT/DATABASE (docs/state.md)",
+            "  --node             run as a node a master drives (adds the fleet feature): HTTPS only, with the node's",
+            "                     own certificate in DIR/pki/node/, and the pairing code for the master beside it",
+            "                     (DIR/pki/node/pairing-code; delete pairing-secret there and restart to change it)",
+            "  --listen ADDR      with --node, instead of --host/--port: HOST:PORT, HOST (port " + NODE_DEFAULT_PORT + "),",
+            "                     or [IPv6]:PORT, e.g. --listen 0.0.0.0:80",
+            "  --node-id ID       with --node, the node's id (default: this machine's host name);",
+            "                     letters, digits, '.', '_' and '-', up to 63, starting with a letter or digit",
             "");
 
     /** A bad command line: the message says what is wrong; the caller prints usage and exits 2. */
@@ -52,6 +77,11 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
 
     /** Parses the arguments that follow {@code serve}. Relative paths resolve against {@code cwd}. */
     static Options parse(List<String> args, Path cwd) throws UsageException {
+        return parse(args, cwd, Options::hostName);
+    }
+
+    /** As {@link #parse(List, Path)}; {@code hostName} is the default node id's source (null if unknown). */
+    static Options parse(List<String> args, Path cwd, Supplier<String> hostName) throws UsageException {
         Path state = cwd.resolve("var");
         int port = DEFAULT_PORT;
         String host = DEFAULT_HOST;
@@ -62,6 +92,9 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         Path tlsCert = null;
         Path tlsKey = null;
         String stateUrl = null;
+        boolean node = false;
+        String listen = null;
+        String nodeId = null;
         Set<String> seen = new LinkedHashSet<>();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
@@ -79,8 +112,13 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 console = true;
                 continue;
             }
+            if (name.equals("--node") && value == null) {
+                node = true;
+                continue;
+            }
             switch (name) {
-                case "--state", "--port", "--host", "--token-file", "--features", "--deploy", "--tls-cert", "--tls-key", "--state-url" -> {
+                case "--state", "--port", "--host", "--token-file", "--features", "--deploy", "--tls-cert", "--tls-key", "--state-url",
+                     "--listen", "--node-id" -> {
                     if (value == null) {
                         if (i + 1 >= args.size()) {
                             throw new UsageException(name + " needs a value");
@@ -104,6 +142,14 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                         throw new UsageException("--state-url: expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE");
                     }
                     stateUrl = value;
+                }
+                case "--listen" -> listen = value;
+                case "--node-id" -> {
+                    if (!NODE_ID.matcher(value).matches()) {
+                        throw new UsageException("--node-id: bad id '" + value + "': letters, digits, '.', '_' and '-',"
+                                + " up to 63, starting with a letter or digit");
+                    }
+                    nodeId = value;
                 }
                 case "--host" -> {
                     if (value.isBlank() || value.chars().anyMatch(Character::isWhitespace)) {
@@ -139,7 +185,79 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             throw new UsageException((tlsCert == null ? "--tls-key" : "--tls-cert")
                     + " needs its pair: HTTPS takes both --tls-cert (the certificate) and --tls-key (its private key)");
         }
-        return new Options(state, port, host, tokenFile, features, deploy, console, tlsCert, tlsKey, stateUrl);
+        if (!node) {
+            for (String nodeOnly : List.of("--listen", "--node-id")) {
+                if (seen.contains(nodeOnly)) {
+                    throw new UsageException(nodeOnly + " is an option of a node: add --node");
+                }
+            }
+            return new Options(state, port, host, tokenFile, features, deploy, console, tlsCert, tlsKey, stateUrl, false, null);
+        }
+        if (tlsCert != null) {
+            throw new UsageException("--node serves its own certificate (DIR/pki/node/cert.pem, pinned by the master through"
+                    + " the pairing code): leave out --tls-cert and --tls-key");
+        }
+        if (listen != null) {
+            if (seen.contains("--host") || seen.contains("--port")) {
+                throw new UsageException("--listen sets the host and the port: give either --listen or --host/--port, not both");
+            }
+            Matcher m = LISTEN.matcher(listen);
+            if (!m.matches()) {
+                throw new UsageException("--listen: bad address '" + listen + "': HOST:PORT, HOST (port " + NODE_DEFAULT_PORT
+                        + ") or [IPv6]:PORT");
+            }
+            host = m.group(1) != null ? m.group(1) : m.group(3);
+            String p = m.group(1) != null ? m.group(2) : m.group(4);
+            port = p == null ? NODE_DEFAULT_PORT : listenPort(p, listen);
+        }
+        if (nodeId == null) {
+            nodeId = defaultNodeId(hostName.get());
+        }
+        return new Options(state, port, host, tokenFile, features, deploy, console, null, null, stateUrl, true, nodeId);
+    }
+
+    private static int listenPort(String digits, String listen) throws UsageException {
+        int port;
+        try {
+            port = Integer.parseInt(digits);
+        } catch (NumberFormatException e) {
+            port = -1;
+        }
+        if (port < 1 || port > 65535) {
+            throw new UsageException("--listen: the port of '" + listen + "' is not between 1 and 65535");
+        }
+        return port;
+    }
+
+    /** The host name as a node id, or its first label if the whole name is not one (too long). */
+    static String defaultNodeId(String hostName) throws UsageException {
+        String name = hostName == null ? "" : hostName.strip();
+        if (NODE_ID.matcher(name).matches()) {
+            return name;
+        }
+        int dot = name.indexOf('.');
+        if (dot > 0 && NODE_ID.matcher(name.substring(0, dot)).matches()) {
+            return name.substring(0, dot);
+        }
+        throw new UsageException("--node-id: this machine's host name" + (name.isEmpty() ? " is unknown" : " '" + name
+                + "' is not a node id") + "; give one with --node-id (letters, digits, '.', '_' and '-', up to 63)");
+    }
+
+    /** This machine's host name: the kernel's, else the JDK's, else null. */
+    static String hostName() {
+        try {
+            String name = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8).strip();
+            if (!name.isEmpty()) {
+                return name;
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux, or no /proc: ask the JDK
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     private static Path path(Path cwd, String option, String value) throws UsageException {

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.security.cert.CertificateException;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -20,8 +21,8 @@ import org.osgi.framework.BundleException;
 
 /**
  * {@code vivarium serve}: runs the daemon in the foreground, in steps: the features to run and
- * their bundles, the TLS files if it serves HTTPS, the state directory (its token file, its lock
- * and the key store made of the TLS files), the port, the framework, the wait until it answers
+ * their bundles, the TLS files if it serves HTTPS, the state directory (its token file, its lock,
+ * a node's identity files and the key store made of the TLS files), the port, the framework, the wait until it answers
  * {@code /healthz}; then it prints where it listens and waits for a stop.
  * A step that fails has said why and ends the command with its exit code.
  */
@@ -74,6 +75,11 @@ final class Serve {
         Path deploy = opts.deploy() != null ? opts.deploy() : dist.home().resolve("deploy");
         Path tokenFile = prepareState(state, deploy);
         lockState(state);
+        NodePki pki = null;
+        if (opts.node()) {
+            pki = nodePki(state);
+            tls = nodeTls(pki);
+        }
         String portInUse = checkPortFree(opts.host(), opts.port());
         if (portInUse != null) {
             throw fail(portInUse);
@@ -84,6 +90,11 @@ final class Serve {
         Map<String, Object> config = FrameworkStarter.config(opts, dist.home(), state, deploy, tokenFile, beginning);
         config.put("vivarium.features", String.join(",", featureNames)); // the plugins bundle starts from these
         chooseStateStore(config, featureNames);
+        if (pki != null) {
+            config.put("vivarium.node.id", opts.nodeId());
+            // the master's bearer token (the pairing code's second half), which the http bundle accepts
+            config.put("vivarium.node.secret.file", pki.secret().toAbsolutePath().toString());
+        }
         HealthProbe probe = HealthProbe.http(opts.host(), opts.port());
         if (tls != null) {
             probe = serveHttps(config, tls, state);
@@ -104,7 +115,7 @@ final class Serve {
             trace.mark("healthy");
             trace.reportActivations();
         }
-        announce(url, tokenFile);
+        announce(url, tokenFile, tls, pki);
         framework.reportInactive(false);
         framework.awaitStop();
         return 0;
@@ -133,13 +144,25 @@ final class Serve {
         }
     }
 
-    /** --features, else the set saved at run time, else the defaults. */
+    /** --features, else the set saved at run time, else the defaults; a node's with the fleet feature. */
     private List<String> featureNames() throws Exit {
+        List<String> names;
         try {
-            return opts.features() != null ? opts.features() : EnabledFeatures.saved(opts.state()).orElse(Options.DEFAULT_FEATURES);
+            names = opts.features() != null ? opts.features() : EnabledFeatures.saved(opts.state()).orElse(Options.DEFAULT_FEATURES);
         } catch (IOException e) {
             throw fail("cannot read the saved features: " + e.getMessage());
         }
+        return withNodeFeatures(opts, names);
+    }
+
+    /** The features a daemon runs: {@code names}, and for a node the fleet feature if they lack it. */
+    static List<String> withNodeFeatures(Options opts, List<String> names) {
+        if (!opts.node() || names.contains(Options.FLEET_FEATURE)) {
+            return names;
+        }
+        List<String> all = new ArrayList<>(names);
+        all.add(Options.FLEET_FEATURE);
+        return List.copyOf(all);
     }
 
     /** The features by name; an unknown name, or a token file that is not one, is a usage error. */
@@ -191,6 +214,31 @@ final class Serve {
             return HealthProbe.https(opts.host(), opts.port(), tls);
         } catch (IOException | GeneralSecurityException e) {
             throw fail("cannot write the TLS key store " + keyStore + ": " + e);
+        }
+    }
+
+    /** A node's certificate, key, pairing secret and code under the (locked) state directory, made if missing. */
+    private NodePki nodePki(Path state) throws Exit {
+        List<String> created = new ArrayList<>();
+        try {
+            NodePki pki = NodePki.prepare(state, opts.nodeId(), created);
+            for (String c : created) {
+                Console.log("INFO", "vivarium-launcher", "created " + c, null);
+            }
+            return pki;
+        } catch (IOException e) {
+            throw fail("cannot prepare the node's certificate and pairing code in " + state.resolve("pki").resolve("node")
+                    + ": " + e.getMessage());
+        }
+    }
+
+    /** The node's own certificate and key, served like --tls-cert/--tls-key; a pair that does not load ends the start. */
+    private static TlsFiles nodeTls(NodePki pki) throws Exit {
+        try {
+            return TlsFiles.load(pki.cert(), pki.key());
+        } catch (TlsFiles.Refused e) {
+            throw fail("the node's certificate and key cannot serve: " + e.getMessage() + ". To make a new pair, delete "
+                    + pki.cert() + " and " + pki.key() + " and start again (the pairing code changes: give the master the new one)");
         }
     }
 
@@ -261,9 +309,14 @@ final class Serve {
         return framework;
     }
 
-    private void announce(String url, Path tokenFile) {
+    private void announce(String url, Path tokenFile, TlsFiles tls, NodePki pki) {
         out.println("Vivarium is listening on " + url);
-        String trust = opts.tls() ? "--cacert " + shellWord(opts.tlsCert().toString()) + " " : "";
+        if (pki != null) {
+            // the path only: the code is a standing credential for this node, not for a terminal's scrollback
+            out.println("Node id: " + opts.nodeId());
+            out.println("Pairing code: " + pki.pairingCode() + "  (give its content to the master: POST /v1/nodes)");
+        }
+        String trust = tls != null ? "--cacert " + shellWord(tls.certFile().toString()) + " " : "";
         out.println((opts.tokenFile() == null ? "Operator token: " : "Token file: ") + tokenFile
                 + "  (curl " + trust + "-H \"Authorization: Bearer $(awk '!/^#/ && NF {print $1; exit}' " + shellWord(tokenFile.toString())
                 + ")\" " + url + "/v1/backends)");

@@ -110,6 +110,104 @@ class OptionsTest {
     }
 
     @Test
+    void aNodeListensOnAnAddressWithPort80ByDefaultAndIsNamedByTheHostName() throws Exception {
+        Options plain = Options.parse(List.of(), CWD, () -> "ignored");
+        assertFalse(plain.node());
+        assertNull(plain.nodeId(), "only a node has an id");
+
+        Options node = Options.parse(List.of("--node"), CWD, () -> "f3");
+        assertTrue(node.node());
+        assertEquals("f3", node.nodeId(), "the host name by default");
+        assertEquals(Options.DEFAULT_HOST, node.host(), "without --listen, --host/--port as ever");
+        assertEquals(Options.DEFAULT_PORT, node.port());
+        assertFalse(node.tls(), "a node's certificate is its own, not --tls-cert");
+
+        Options listen = Options.parse(List.of("--node", "--listen", "0.0.0.0:80", "--node-id", "rack-2.f3_b"), CWD, () -> "h");
+        assertEquals("0.0.0.0", listen.host());
+        assertEquals(80, listen.port());
+        assertEquals("rack-2.f3_b", listen.nodeId());
+
+        Options hostOnly = Options.parse(List.of("--node", "--listen=10.2.4.17"), CWD, () -> "h");
+        assertEquals("10.2.4.17", hostOnly.host());
+        assertEquals(80, hostOnly.port(), "HOST alone is port 80, as the master assumes");
+
+        Options v6 = Options.parse(List.of("--listen", "[::]:8443", "--node"), CWD, () -> "h");
+        assertEquals("::", v6.host(), "kept bare: urlHost brackets it again");
+        assertEquals(8443, v6.port());
+        assertEquals("[fe80::1%eth0]", Options.urlHost(Options.parse(List.of("--node", "--listen", "[fe80::1%eth0]"), CWD, () -> "h").host()));
+        assertEquals(80, Options.parse(List.of("--node", "--listen", "[::1]"), CWD, () -> "h").port());
+        assertEquals("node.example.test", Options.parse(List.of("--node", "--listen", "node.example.test:9000"), CWD, () -> "h").host());
+
+        Options hostPort = Options.parse(List.of("--node", "--port", "9000", "--host", "::1"), CWD, () -> "h");
+        assertEquals("::1", hostPort.host(), "a node may take --host/--port instead of --listen");
+        assertEquals(9000, hostPort.port());
+    }
+
+    @Test
+    void theDefaultNodeIdIsTheHostNameOrItsFirstLabel() throws Exception {
+        assertEquals("box.example.test", Options.defaultNodeId("box.example.test\n"));
+        String longName = "b".repeat(40) + "." + "c".repeat(40);
+        assertEquals("b".repeat(40), Options.defaultNodeId(longName), "a name over 63 characters: its first label");
+        for (String unusable : new String[] { null, "", "-dash", "x".repeat(64), "a b" }) {
+            String message = assertThrows(Options.UsageException.class, () -> Options.defaultNodeId(unusable)).getMessage();
+            assertTrue(message.contains("give one with --node-id"), message);
+        }
+        String message = assertThrows(Options.UsageException.class, () -> Options.parse(List.of("--node"), CWD, () -> null)).getMessage();
+        assertTrue(message.contains("host name is unknown"), message);
+    }
+
+    @Test
+    void nodeOptionsThatContradictEachOtherAreUsageErrors() {
+        Map<List<String>, String> bad = new java.util.LinkedHashMap<>();
+        bad.put(List.of("--listen", "0.0.0.0:80"), "--listen is an option of a node: add --node");
+        bad.put(List.of("--node-id", "f3"), "--node-id is an option of a node: add --node");
+        bad.put(List.of("--node", "--listen", "0.0.0.0:80", "--port", "81"), "give either --listen or --host/--port, not both");
+        bad.put(List.of("--node", "--host", "::", "--listen", "0.0.0.0"), "give either --listen or --host/--port, not both");
+        bad.put(List.of("--node", "--tls-cert", "c.pem", "--tls-key", "k.pem"), "--node serves its own certificate");
+        bad.put(List.of("--node", "--listen", "::1"), "--listen: bad address '::1'");
+        bad.put(List.of("--node", "--listen", ":80"), "--listen: bad address");
+        bad.put(List.of("--node", "--listen", "h:"), "--listen: bad address");
+        bad.put(List.of("--node", "--listen", "h:x"), "--listen: bad address");
+        bad.put(List.of("--node", "--listen", "[::1]:"), "--listen: bad address");
+        bad.put(List.of("--node", "--listen", "[nothex]:80"), "--listen: bad address");
+        bad.put(List.of("--node", "--listen", "h:0"), "is not between 1 and 65535");
+        bad.put(List.of("--node", "--listen", "h:65536"), "is not between 1 and 65535");
+        bad.put(List.of("--node", "--listen", "h:99999999999"), "is not between 1 and 65535");
+        bad.put(List.of("--node", "--listen", "a", "--listen", "b"), "--listen given twice");
+        bad.put(List.of("--node", "--node-id", "-f3"), "--node-id: bad id '-f3'");
+        bad.put(List.of("--node", "--node-id", "a/b"), "--node-id: bad id");
+        bad.put(List.of("--node", "--node-id", "x".repeat(64)), "--node-id: bad id");
+        bad.put(List.of("--node", "--node-id"), "--node-id needs a value");
+        bad.put(List.of("--node=yes"), "unknown argument '--node=yes'");
+        bad.forEach((args, expected) -> {
+            String message = assertThrows(Options.UsageException.class, () -> Options.parse(args, CWD, () -> "h"), args.toString())
+                    .getMessage();
+            assertTrue(message.contains(expected), args + ": " + message);
+        });
+        assertEquals("x".repeat(63), assertDoesNotThrowParse(List.of("--node", "--node-id", "x".repeat(63))).nodeId());
+    }
+
+    private static Options assertDoesNotThrowParse(List<String> args) {
+        try {
+            return Options.parse(args, CWD, () -> "h");
+        } catch (Options.UsageException e) {
+            throw new AssertionError(args + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Test
+    void aNodeRunsTheFleetFeatureWhateverFeaturesAreNamed() throws Exception {
+        Options node = Options.parse(List.of("--node", "--features", "core,api-v1"), CWD, () -> "h");
+        assertEquals(List.of("core", "api-v1", "fleet"), Serve.withNodeFeatures(node, node.features()));
+        Options named = Options.parse(List.of("--node", "--features", "fleet,core"), CWD, () -> "h");
+        assertEquals(List.of("fleet", "core"), Serve.withNodeFeatures(named, named.features()), "named once, where it was named");
+        Options plain = Options.parse(List.of("--features", "core"), CWD, () -> "h");
+        assertEquals(List.of("core"), Serve.withNodeFeatures(plain, plain.features()));
+        assertTrue(Serve.withNodeFeatures(node, Options.DEFAULT_FEATURES).containsAll(Options.DEFAULT_FEATURES));
+        assertTrue(Serve.withNodeFeatures(node, Options.DEFAULT_FEATURES).contains("fleet"));
+    }
+
+    @Test
     void hostsInUrls() {
         assertEquals("127.0.0.1", Options.urlHost("127.0.0.1"));
         assertEquals("[::1]", Options.urlHost("::1"));
