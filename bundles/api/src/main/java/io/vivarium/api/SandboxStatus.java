@@ -14,12 +14,7 @@ public enum SandboxStatus {
      */
     STOPPED,
     /** Every process of it is frozen (a paused VM or a frozen cgroup); resume brings it back. Since 1.3. */
-    PAUSED,
-    /**
-     * It runs on a node of the fleet that does not answer the master now; its routes answer 503
-     * with {@code Retry-After} until the node is back, when it is reconciled. Since 2.1.
-     */
-    NODE_DISCONNECTED;
+    PAUSED;
 
     public String wire() {
         return name().toLowerCase(java.util.Locale.ROOT);

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.BackendInfo;
@@ -29,7 +30,8 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
-import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.RuntimeObserver;
+import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
 
 /**
  * The sandbox service as the master serves it: a sandbox placed on a node is driven through that
@@ -41,15 +43,22 @@ final class FleetSandboxes implements SandboxService {
     private static final System.Logger LOG = System.getLogger(FleetSandboxes.class.getName());
     /** The service property that tells this service from core's, which it wraps. */
     static final String FLEET_PROPERTY = "vivarium.fleet";
+    /**
+     * The status of a placed sandbox whose node does not answer now: the master's view, never
+     * core's (so not a {@code SandboxStatus}); its routes answer 503 until the node is back.
+     */
+    static final String NODE_DISCONNECTED = "node_disconnected";
 
     private final SandboxService local;
     private final Nodes nodes;
     private final Placements placements;
+    private final Supplier<RuntimeObserver> observer;
 
-    FleetSandboxes(SandboxService local, Nodes nodes, Placements placements) {
+    FleetSandboxes(SandboxService local, Nodes nodes, Placements placements, Supplier<RuntimeObserver> observer) {
         this.local = local;
         this.nodes = nodes;
         this.placements = placements;
+        this.observer = observer;
     }
 
     /** A placed sandbox of the caller's tenant and the link to its node; a sandbox of this daemon is null. */
@@ -72,6 +81,18 @@ final class FleetSandboxes implements SandboxService {
         if (!nodes.any()) {
             return local.create(caller, request);
         }
+        try {
+            SandboxInfo info = placeOnANode(caller, request);
+            observer.get().sandboxCreated(CreateOutcome.OK);
+            return info;
+        } catch (ApiException e) {
+            observer.get().sandboxCreated(e.status() == 503 ? CreateOutcome.REFUSED
+                    : e.status() < 500 ? CreateOutcome.INVALID : CreateOutcome.FAILED);
+            throw e;
+        }
+    }
+
+    private SandboxInfo placeOnANode(Caller caller, CreateSandboxRequest request) {
         String node = nodes.pick();
         SandboxInfo info = call(node, nodes.link(node), "POST", "/v1/sandboxes", caller, request, SandboxInfo.class);
         try {
@@ -127,7 +148,7 @@ final class FleetSandboxes implements SandboxService {
 
     private static SandboxInfo disconnected(Placement p, String reason) {
         SandboxInfo l = p.last();
-        return new SandboxInfo(p.sandbox(), l == null ? null : l.backend(), p.tenant(), SandboxStatus.NODE_DISCONNECTED.wire(),
+        return new SandboxInfo(p.sandbox(), l == null ? null : l.backend(), p.tenant(), NODE_DISCONNECTED,
                 l == null ? 0 : l.createdAtUnix(), l == null ? 0 : l.pid(), l == null ? null : l.memoryLimitMib(),
                 l == null ? null : l.workspace(), "runs on node " + p.node() + ": " + reason, l == null ? null : l.vcpus(),
                 l == null ? null : l.image(), null, l == null ? null : l.snapshotTag());
