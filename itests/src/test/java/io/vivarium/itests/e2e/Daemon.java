@@ -28,14 +28,32 @@ final class Daemon {
     private final List<String> extraArgs;
     private final List<String> jvmOptions;
     private final List<String> output = new CopyOnWriteArrayList<>();
+    /** Where a node runs: its network namespace, else null (this host's loopback). */
+    private final NetNamespace namespace;
     private Process process;
 
     Daemon(Path stateDir, List<String> extraArgs, List<String> jvmOptions) throws IOException {
+        this(stateDir, extraArgs, jvmOptions, null, freePort());
+    }
+
+    private Daemon(Path stateDir, List<String> extraArgs, List<String> jvmOptions, NetNamespace namespace, int port) {
         this.stateDir = stateDir;
-        this.port = freePort();
+        this.port = port;
         this.extraArgs = extraArgs;
         this.jvmOptions = jvmOptions;
+        this.namespace = namespace;
     }
+
+    /** A fleet node ({@code serve --node --listen}) inside {@code namespace}, listening on its address. */
+    static Daemon node(Path stateDir, NetNamespace namespace, String nodeId, List<String> extraArgs) {
+        int port = NODE_PORT;
+        List<String> args = new ArrayList<>(List.of("--node", "--node-id", nodeId, "--listen", namespace.address() + ":" + port));
+        args.addAll(extraArgs);
+        return new Daemon(stateDir, List.copyOf(args), List.of(), namespace, port);
+    }
+
+    /** The port nodes listen on in their namespaces, where no other program listens. */
+    static final int NODE_PORT = 9443;
 
     static Path distribution() {
         Path dist = Path.of(System.getProperty("vivarium.dist", "../runtime-assembly/target/vivarium")).toAbsolutePath();
@@ -48,6 +66,9 @@ final class Daemon {
     Daemon start() throws Exception {
         Path dist = distribution();
         List<String> cmd = new ArrayList<>();
+        if (namespace != null) {
+            cmd.addAll(namespace.exec());
+        }
         if (Files.isExecutable(Path.of("/usr/bin/setpriv"))) {
             // as the scripts start it: the daemon and everything it starts run with no_new_privs
             cmd.addAll(List.of("/usr/bin/setpriv", "--no-new-privs", "--"));
@@ -56,8 +77,10 @@ final class Daemon {
                 Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(scriptOptions(dist));
         cmd.addAll(jvmOptions);
-        cmd.addAll(List.of("-cp", dist.resolve("lib") + "/*", "io.vivarium.launcher.Main", "serve",
-                "--state", stateDir.toString(), "--port", String.valueOf(port)));
+        cmd.addAll(List.of("-cp", dist.resolve("lib") + "/*", "io.vivarium.launcher.Main", "serve", "--state", stateDir.toString()));
+        if (namespace == null) {
+            cmd.addAll(List.of("--port", String.valueOf(port)));
+        }
         cmd.addAll(extraArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(dist.toFile()).redirectErrorStream(true);
         pb.environment().put("LC_ALL", "C.UTF-8");
@@ -105,13 +128,23 @@ final class Daemon {
         return scriptOptions;
     }
 
-    /** https:// for a daemon started with {@code --tls-cert}, which serves HTTPS only. */
+    /** https:// for a daemon started with {@code --tls-cert} or as a node, which serve HTTPS only. */
     String baseUrl() {
-        return (tls() ? "https" : "http") + "://127.0.0.1:" + port;
+        return (tls() ? "https" : "http") + "://" + (namespace != null ? namespace.address() : "127.0.0.1") + ":" + port;
+    }
+
+    /** Where a node listens, as {@code POST /v1/nodes} takes it. */
+    String address() {
+        return (namespace != null ? namespace.address() : "127.0.0.1") + ":" + port;
+    }
+
+    /** The node's pairing code, as its operator would paste it. */
+    String pairingCode() throws IOException {
+        return Files.readString(stateDir.resolve("pki/node/pairing-code")).strip();
     }
 
     private boolean tls() {
-        return extraArgs.contains("--tls-cert");
+        return extraArgs.contains("--tls-cert") || extraArgs.contains("--node");
     }
 
     Path stateDir() {

@@ -47,6 +47,21 @@ final class Daemons implements BeforeEachCallback, AfterEachCallback, AfterAllCa
         return daemon.start();
     }
 
+    /** Keeps a daemon started by a test until the class is done: a shared daemon a test restarted. */
+    synchronized Daemon keepForClass(Daemon daemon) {
+        if (testDaemons.remove(daemon)) {
+            classDaemons.add(daemon);
+        }
+        return daemon;
+    }
+
+    /** Starts a fleet node inside {@code namespace} (see {@link Daemon#node}). */
+    synchronized Daemon startNode(Path stateDir, NetNamespace namespace, String nodeId, List<String> args) throws Exception {
+        Daemon daemon = Daemon.node(stateDir, namespace, nodeId, args);
+        (inTest ? testDaemons : classDaemons).add(daemon);
+        return daemon.start();
+    }
+
     Daemon start(Path stateDir) throws Exception {
         return start(stateDir, List.of());
     }

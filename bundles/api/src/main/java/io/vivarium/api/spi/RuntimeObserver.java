@@ -77,6 +77,13 @@ public interface RuntimeObserver {
     }
 
     /**
+     * The fleet's nodes, after each round of the master's hellos (every few seconds) and when one
+     * is added or revoked: the whole list each time, so a node that left is gone from it. Since 2.2.
+     */
+    default void fleetNodes(java.util.List<FleetNode> nodes) {
+    }
+
+    /**
      * A bundle was replaced at run time (through the plugin API or the deploy folder).
      *
      * @param symbolicName the bundle

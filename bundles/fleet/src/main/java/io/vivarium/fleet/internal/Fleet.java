@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.StateStoreProvider;
 import io.vivarium.api.state.StoreEvents;
@@ -32,6 +33,9 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 /**
  * The fleet on this daemon. As a master it keeps its nodes and placements in a store of its own
@@ -67,6 +71,10 @@ public class Fleet {
     private final Set<String> checking = ConcurrentHashMap.newKeySet();
     private final List<ServiceRegistration<?>> registrations;
 
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile RuntimeObserver observer;
+
     @Activate
     public Fleet(BundleContext context, Config config,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SandboxService local,
@@ -76,7 +84,7 @@ public class Fleet {
         this.store = stores.open(stateDir.resolve("fleet"), NodeId.readOrCreate(stateDir) + ".fleet", FleetCollections.ALL,
                 StoreEvents.NONE);
         this.placements = new Placements(store);
-        this.nodes = new Nodes(store, id -> calls.execute(() -> reconcile(id)));
+        this.nodes = new Nodes(store, id -> calls.execute(() -> reconcile(id)), this::tellNodes);
         this.nodeId = firstNonEmpty(context.getProperty("vivarium.node.id"), hostName(), "node");
         Version v = context.getBundle().getVersion();
         this.version = v.getMajor() + "." + v.getMinor() + "." + v.getMicro();
@@ -85,7 +93,7 @@ public class Fleet {
         ranked.put(Constants.SERVICE_RANKING, 100);
         ranked.put(FleetSandboxes.FLEET_PROPERTY, "master");
         this.registrations = List.of(
-                context.registerService(SandboxService.class, new FleetSandboxes(local, nodes, placements), ranked),
+                context.registerService(SandboxService.class, new FleetSandboxes(local, nodes, placements, this::observer), ranked),
                 context.registerService(ApiSurface.class, new FleetSurface(nodes, this::hello, local::census), null));
         watch.scheduleWithFixedDelay(this::greetAll, 0, WATCH_PERIOD_SECONDS, TimeUnit.SECONDS);
     }
@@ -111,6 +119,7 @@ public class Fleet {
                     calls.execute(() -> {
                         try {
                             nodes.check(id);
+                            tellNodes();
                         } finally {
                             checking.remove(id);
                         }
@@ -120,6 +129,15 @@ public class Fleet {
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "greeting the nodes failed; trying again in " + WATCH_PERIOD_SECONDS + " s", e);
         }
+    }
+
+    private RuntimeObserver observer() {
+        RuntimeObserver o = observer;
+        return o == null ? RuntimeObserver.NONE : o;
+    }
+
+    private void tellNodes() {
+        observer().fleetNodes(nodes.gauges());
     }
 
     /** Takes the node's own list of sandboxes as the truth for the master's placements on it. */

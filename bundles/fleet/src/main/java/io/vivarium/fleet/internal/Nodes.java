@@ -53,11 +53,16 @@ final class Nodes {
     private final StateStore store;
     private final Map<String, Live> live = new ConcurrentHashMap<>();
     private final Consumer<String> connected;
+    private final Runnable changed;
 
-    /** @param connected told the id of a node that has just become connected, to reconcile its sandboxes */
-    Nodes(StateStore store, Consumer<String> connected) {
+    /**
+     * @param connected told the id of a node that has just become connected, to reconcile its sandboxes
+     * @param changed told when a node was added or revoked
+     */
+    Nodes(StateStore store, Consumer<String> connected, Runnable changed) {
         this.store = store;
         this.connected = connected;
+        this.changed = changed;
     }
 
     NodeView add(AddNodeRequest request) throws IOException {
@@ -90,7 +95,8 @@ final class Nodes {
         live.put(id, now);
         LOG.log(Level.INFO, "node " + id + " at " + address + " added to pool " + node.pool());
         connected.accept(id);
-        return view(node, null);
+        changed.run();
+        return view(node, now);
     }
 
     void revoke(String id) throws IOException {
@@ -100,12 +106,20 @@ final class Nodes {
             store.put(FleetCollections.NODES, id, node.body().revoke(), node.revision());
         }
         live.remove(id);
+        changed.run();
         LOG.log(Level.INFO, "node " + id + " revoked: it is no longer contacted");
     }
 
     List<NodeView> list() {
         return store.all(FleetCollections.NODES).stream().map(Stored::body)
                 .map(n -> view(n, live.get(n.id()))).sorted(Comparator.comparing(NodeView::id)).toList();
+    }
+
+    /** The nodes as metrics show them. */
+    List<io.vivarium.api.spi.FleetNode> gauges() {
+        return list().stream().map(n -> new io.vivarium.api.spi.FleetNode(n.id(), n.pool(), n.state(),
+                n.sandboxes() == null ? -1 : n.sandboxes(), n.maxSandboxes(),
+                n.memAvailableMib() == null || n.memAvailableMib() < 0 ? -1 : n.memAvailableMib() << 20)).toList();
     }
 
     /** Whether any node is registered and not revoked: then the master places sandboxes on nodes, not on itself. */
@@ -131,6 +145,10 @@ final class Nodes {
     /** The link to a connected node; 503 with Retry-After while it does not answer. */
     NodeLink link(String id) {
         Live l = live.get(id);
+        if (l == null && store.get(FleetCollections.NODES, id).map(n -> n.body().revoked()).orElse(false)) {
+            throw ApiException.unavailable("node " + id + " is revoked: the master no longer contacts it; add it again "
+                    + "with its pairing code (POST /v1/nodes) to reach its sandboxes", 30);
+        }
         if (l == null || l.state != State.CONNECTED) {
             throw ApiException.unavailable("node " + id + " does not answer the master now"
                     + (l != null && l.reason != null ? " (" + l.reason + ")" : "") + "; retry once it is back", 2);
@@ -173,10 +191,13 @@ final class Nodes {
         } catch (NodeLink.NodeFailure e) {
             synchronized (l) {
                 l.misses++;
+                String before = l.reason;
                 l.reason = e.getMessage();
                 if (l.misses >= MISSES_TO_DISCONNECT && l.state == State.CONNECTED) {
                     l.state = State.DISCONNECTED;
                     LOG.log(Level.WARNING, "node " + id + " is disconnected: " + e.getMessage());
+                } else if (l.state == State.DISCONNECTED && !l.reason.equals(before)) {
+                    LOG.log(Level.WARNING, "node " + id + " is not connected: " + e.getMessage());
                 }
             }
         }

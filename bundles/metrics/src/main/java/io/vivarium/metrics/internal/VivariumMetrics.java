@@ -21,6 +21,7 @@ import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.vivarium.api.BackendInfo;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.spi.FleetNode;
 import io.vivarium.api.spi.RuntimeObserver;
 
 /**
@@ -65,6 +66,7 @@ class VivariumMetrics implements RuntimeObserver {
 
     /** What the gauges read during one scrape: core is asked once per scrape, not once per gauge. */
     private List<SandboxInfo> sandboxesNow = List.of();
+    private volatile List<FleetNode> fleetNow = List.of();
     private List<BackendInfo> backendsNow = List.of();
 
     /**
@@ -114,6 +116,15 @@ class VivariumMetrics implements RuntimeObserver {
                 .help("Time to replace a bundle at run time: stop, update, refresh, start (or roll back)")
                 .labelNames("bundle").classicOnly().classicUpperBounds(SLOW_BOUNDS).withoutExemplars().register(registry);
 
+        GaugeWithCallback.builder().name("vivarium_nodes").help("The fleet's nodes by state (connected, disconnected, revoked); "
+                + "none on a daemon that drives no node").labelNames("state").callback(cb -> {
+                    Map<String, Integer> counts = new LinkedHashMap<>();
+                    fleetNow.forEach(n -> counts.merge(n.state(), 1, Integer::sum));
+                    counts.forEach((state, n) -> cb.call(n, state));
+                }).register(registry);
+        nodeGauge("vivarium_node_sandboxes", "Sandboxes a node ran at its last hello", FleetNode::sandboxes);
+        nodeGauge("vivarium_node_max_sandboxes", "Sandboxes a node takes at most", FleetNode::maxSandboxes);
+        nodeGauge("vivarium_node_mem_available_bytes", "A node's available memory at its last hello", FleetNode::memAvailableBytes);
         GaugeWithCallback.builder().name("vivarium_sandboxes").help("Sandboxes by backend and status")
                 .labelNames("backend", "status").callback(cb -> {
                     Map<List<String>, Integer> counts = new LinkedHashMap<>();
@@ -133,6 +144,18 @@ class VivariumMetrics implements RuntimeObserver {
                 .labelNames("sandbox", "tenant", "backend")
                 .callback(cb -> eachMeasured(s -> s.usage().cpuSeconds(), (s, v) -> cb.call(v, s.id(), s.tenant(), s.backend())))
                 .register(registry);
+    }
+
+    /** A gauge per node that is not revoked and has answered a hello. */
+    private void nodeGauge(String name, String help, java.util.function.ToLongFunction<FleetNode> figure) {
+        GaugeWithCallback.builder().name(name).help(help).labelNames("node", "pool").callback(cb -> fleetNow.stream()
+                .filter(n -> !"revoked".equals(n.state()) && n.sandboxes() >= 0)
+                .forEach(n -> cb.call(figure.applyAsLong(n), n.node(), n.pool()))).register(registry);
+    }
+
+    @Override
+    public void fleetNodes(List<FleetNode> nodes) {
+        fleetNow = List.copyOf(nodes);
     }
 
     private void usageGauge(String name, String help, Function<SandboxInfo, Number> figure) {

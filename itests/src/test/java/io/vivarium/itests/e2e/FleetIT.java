@@ -1,0 +1,301 @@
+package io.vivarium.itests.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import io.vivarium.testkit.Bounded;
+import io.vivarium.testkit.PostgresCluster;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A master on PostgreSQL and three nodes, each a separate daemon in a network namespace this test
+ * makes (addresses private to those namespaces, no route out): nodes added by address and pairing
+ * code, every refusal of {@code POST /v1/nodes} with its status, sandboxes spread over the nodes
+ * and driven through the master with tenancy checked there, a node killed and back, a node
+ * revoked and added again, the master killed and back. The daemons are shared by the tests, which
+ * run in order (a daemon a test restarts is kept for the class too).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class FleetIT {
+    private static final String MASTER_FEATURES = "core,api-v1,procbox,fingerprint-sha256,storage-reflink,metrics,state-postgres,fleet";
+    private static final String NODE_FEATURES = "core,api-v1,procbox,fingerprint-sha256,storage-reflink";
+    private static final String OTHER_TENANT_TOKEN = "fleet-it-other-tenant-token";
+
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
+    @TempDir
+    static Path tmp;
+
+    private static PostgresCluster database;
+    private static final List<NetNamespace> namespaces = new ArrayList<>();
+    private static final Map<String, Daemon> nodes = new HashMap<>();
+    private static Daemon master;
+    private static Api api;
+
+    @BeforeAll
+    static void fleet() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        Assumptions.assumeTrue(NetNamespace.available(), NetNamespace.MISSING);
+        Assumptions.assumeTrue(PostgresCluster.binaries().isPresent(),
+                "needs PostgreSQL's server binaries for the master's state (apt-get install postgresql)");
+        database = PostgresCluster.start();
+        master = startMaster();
+        for (int n = 1; n <= 3; n++) {
+            NetNamespace ns = NetNamespace.create(n);
+            namespaces.add(ns);
+            nodes.put("n" + n, startNode("n" + n, ns));
+        }
+    }
+
+    private static Daemon startMaster() throws Exception {
+        Daemon d = daemons.keepForClass(daemons.start(tmp.resolve("master"),
+                List.of("--features", MASTER_FEATURES, "--state-url", database.url())));
+        api = new Api(d.baseUrl(), d.adminToken());
+        return d;
+    }
+
+    private static Daemon startNode(String id, NetNamespace ns) throws Exception {
+        return daemons.keepForClass(daemons.startNode(tmp.resolve(id), ns, id, List.of("--features", NODE_FEATURES)));
+    }
+
+    @AfterAll
+    static void tearDown() throws Exception {
+        try {
+            if (master != null) {
+                api.deleteAllSandboxes(); // through the master, while the nodes answer
+                master.stop();
+            }
+            for (Daemon node : nodes.values()) {
+                node.stop();
+            }
+        } finally {
+            for (NetNamespace ns : namespaces) {
+                ns.close();
+            }
+            if (database != null) {
+                database.close();
+            }
+        }
+    }
+
+    private static Map<String, Object> addBody(Daemon node, String id) throws IOException {
+        return Map.of("address", node.address(), "pairing_code", node.pairingCode(), "node_id", id);
+    }
+
+    private static Map<String, JsonNode> nodesById() throws Exception {
+        Map<String, JsonNode> byId = new HashMap<>();
+        for (JsonNode n : Api.expect(200, api.get("/v1/nodes"))) {
+            byId.put(n.get("id").asText(), n);
+        }
+        return byId;
+    }
+
+    private static void awaitNodeState(String id, String state, Duration within) {
+        Bounded.until(within, "node " + id + " is " + state, () -> {
+            try {
+                return state.equals(nodesById().get(id).get("state").asText());
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    /** Which node runs a sandbox, read from the node's own state directory. */
+    private static String nodeOf(String sandbox) {
+        return nodes.entrySet().stream().filter(e -> Files.isDirectory(e.getValue().stateDir().resolve("sandboxes").resolve(sandbox)))
+                .map(Map.Entry::getKey).findFirst().orElse(null);
+    }
+
+    @Test
+    @Order(1)
+    void nodesAreAddedByAddressAndPairingCodeAndShowAsConnected() throws Exception {
+        for (String id : List.of("n1", "n2", "n3")) {
+            Daemon node = nodes.get(id);
+            assertTrue(Files.readString(node.stateDir().resolve("pki/node/pairing-code")).strip()
+                    .matches("[0-9a-f]{64}\\.[0-9a-f]{32}"), "the pairing code is <certificate SHA-256>.<secret>");
+            JsonNode added = Api.expect(201, api.post("/v1/nodes", addBody(node, id)));
+            assertEquals(id, added.get("id").asText());
+            assertEquals("default", added.get("pool").asText(), "same host, same fingerprint: the pool asked for");
+            assertEquals(node.address(), added.get("address").asText());
+            assertTrue(added.get("fingerprint").asText().matches("[0-9a-f]{8}"), added.toString());
+            assertTrue(added.get("max_sandboxes").asInt() > 0);
+            assertFalse(added.toString().contains(node.pairingCode().split("\\.")[1]), "the secret is never shown");
+        }
+        Map<String, JsonNode> listed = nodesById();
+        assertEquals(Set.of("n1", "n2", "n3"), listed.keySet());
+        for (JsonNode n : listed.values()) {
+            assertEquals("connected", n.get("state").asText(), n.toString());
+            assertTrue(n.has("sandboxes") && n.has("mem_available_mib"), n.toString());
+            assertFalse(n.get("host").get("kernel").asText().isEmpty(), n.toString());
+        }
+    }
+
+    @Test
+    @Order(2)
+    void badAddressesAndCodesAre400UnreachableOrWrongNodesAre502AndAConnectedIdIs409() throws Exception {
+        Daemon n1 = nodes.get("n1");
+        Daemon n2 = nodes.get("n2");
+        String code1 = n1.pairingCode();
+        Api api = FleetIT.api.outsideTheContract(); // the requests below are wrong on purpose
+        assertError(400, api.post("/v1/nodes", Map.of("address", "not an address", "pairing_code", code1)), "nothing was dialled");
+        assertError(400, api.post("/v1/nodes", Map.of("address", n1.address(), "pairing_code", "abc")), "nothing was dialled");
+        assertError(400, api.post("/v1/nodes", Map.of("pairing_code", code1)), "address is required");
+
+        api = FleetIT.api; // the requests below are well formed
+        String unreachable = namespaces.get(0).address() + ":" + (Daemon.NODE_PORT + 1);
+        assertError(502, api.post("/v1/nodes", Map.of("address", unreachable, "pairing_code", code1, "node_id", "x1")),
+                "cannot be reached");
+        // n2's certificate under n1's code: the pin refuses it before the secret is sent
+        assertError(502, api.post("/v1/nodes", Map.of("address", n2.address(), "pairing_code", code1, "node_id", "x2")),
+                "is not the node of this pairing code");
+        String wrongSecret = code1.split("\\.")[0] + ".0123456789abcdef0123456789abcdef";
+        assertError(502, api.post("/v1/nodes", Map.of("address", n1.address(), "pairing_code", wrongSecret, "node_id", "x3")),
+                "refused the pairing secret");
+        assertError(409, api.post("/v1/nodes", addBody(n1, "n1")), "is connected now");
+        assertEquals(Set.of("n1", "n2", "n3"), nodesById().keySet(), "no refused node was recorded");
+    }
+
+    @Test
+    @Order(3)
+    void sandboxesSpreadOverTheNodesAndEveryRouteWorksThroughTheMasterForItsTenantOnly() throws Exception {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ids.add(api.createSandbox());
+        }
+        Set<String> used = new HashSet<>();
+        for (String id : ids) {
+            used.add(nodeOf(id));
+        }
+        assertEquals(Set.of("n1", "n2", "n3"), used, "each create went to the least loaded node");
+
+        String sb = ids.get(0);
+        assertEquals("hello\n", Api.sh(api, sb, "echo hello > /work/f.txt && cat /work/f.txt"));
+        Api.expect(204, api.sendBytes("PUT", "/v1/sandboxes/" + sb + "/files?path=/work/up.txt", "uploaded".getBytes()));
+        assertEquals("uploaded", new String(api.raw("GET", "/v1/sandboxes/" + sb + "/files?path=/work/up.txt", null).body()));
+        Api.expect(200, api.post("/v1/sandboxes/" + sb + "/baseline", Map.of("paths", List.of("/work"))));
+        Api.sh(api, sb, "echo more > /work/new.txt");
+        JsonNode changes = Api.expect(200, api.post("/v1/sandboxes/" + sb + "/changes", ""));
+        assertTrue(changes.toString().contains("/work/new.txt"), changes.toString());
+        JsonNode dry = Api.expect(200, api.post("/v1/sandboxes/" + sb + "/dry-run",
+                Map.of("command", "rm /work/f.txt", "paths", List.of("/work"), "timeout_secs", 10)));
+        assertTrue(dry.toString().contains("/work/f.txt"), dry.toString());
+        assertEquals("hello\n", Api.sh(api, sb, "cat /work/f.txt"), "the dry-run put the sandbox back");
+        Api.expect(200, api.post("/v1/sandboxes/" + sb + "/ping", null));
+        assertEquals("running", Api.expect(200, api.get("/v1/sandboxes/" + sb)).get("status").asText());
+        Set<String> listed = new HashSet<>();
+        Api.expect(200, api.get("/v1/sandboxes")).forEach(s -> listed.add(s.get("id").asText()));
+        assertTrue(listed.containsAll(ids), listed.toString());
+
+        Files.writeString(master.stateDir().resolve("tokens"), "\n" + OTHER_TENANT_TOKEN + " other admin\n",
+                java.nio.file.StandardOpenOption.APPEND);
+        Api other = api.as(OTHER_TENANT_TOKEN);
+        assertEquals(404, other.get("/v1/sandboxes/" + sb).status(), "another tenant's sandbox is 404 at the master");
+        assertEquals(404, other.post("/v1/sandboxes/" + sb + "/exec", Map.of("args", List.of("true"))).status());
+        assertEquals(404, other.delete("/v1/sandboxes/" + sb).status());
+        assertFalse(other.get("/v1/sandboxes").raw().body().contains(sb));
+
+        Api.expect(204, api.delete("/v1/sandboxes/" + ids.get(2)));
+        assertEquals(404, api.get("/v1/sandboxes/" + ids.get(2)).status());
+        assertEquals(null, nodeOf(ids.get(2)), "deleted on its node");
+    }
+
+    @Test
+    @Order(4)
+    void aNodeThatStopsAnsweringIsDisconnectedItsSandboxesSaySoAndAreReconciledWhenItIsBack() throws Exception {
+        String sb = api.createSandbox();
+        String on = nodeOf(sb);
+        Api.sh(api, sb, "echo kept > /work/kept.txt");
+        nodes.get(on).kill9();
+
+        awaitNodeState(on, "disconnected", Duration.ofSeconds(10));
+        JsonNode shown = Api.expect(200, api.get("/v1/sandboxes/" + sb));
+        assertEquals("node_disconnected", shown.get("status").asText(), shown.toString());
+        Api.Response exec = api.post("/v1/sandboxes/" + sb + "/exec", Map.of("args", List.of("true")));
+        assertEquals(503, exec.status(), exec.raw().body());
+        assertTrue(exec.raw().headers().firstValue("Retry-After").isPresent());
+        assertTrue(api.get("/v1/sandboxes").raw().body().contains("node_disconnected"));
+
+        nodes.put(on, startNode(on, namespaces.get(Integer.parseInt(on.substring(1)) - 1)));
+        awaitNodeState(on, "connected", Duration.ofSeconds(30));
+        assertEquals("kept\n", Api.sh(api, sb, "cat /work/kept.txt"), "the sandbox outlived its node's daemon");
+        long seen = 0;
+        for (JsonNode s : Api.expect(200, api.get("/v1/sandboxes"))) {
+            seen += s.get("id").asText().equals(sb) ? 1 : 0;
+        }
+        assertEquals(1, seen, "neither lost nor duplicated");
+    }
+
+    @Test
+    @Order(5)
+    void aRevokedNodeIsNoLongerContactedUntilItIsAddedAgainWithItsPairingCode() throws Exception {
+        String sb = api.createSandbox();
+        String on = nodeOf(sb);
+        JsonNode revoked = Api.expect(200, api.post("/v1/node/revoke/" + on, null));
+        assertEquals("revoked", revoked.get("state").asText());
+        assertEquals("revoked", nodesById().get(on).get("state").asText());
+        assertEquals(503, api.post("/v1/sandboxes/" + sb + "/exec", Map.of("args", List.of("true"))).status());
+        for (int i = 0; i < 2; i++) {
+            String placed = api.createSandbox();
+            assertNotEquals(on, nodeOf(placed), "nothing is placed on a revoked node");
+            Api.expect(204, api.delete("/v1/sandboxes/" + placed));
+        }
+        assertError(404, api.post("/v1/node/revoke/nosuch", null), "no node nosuch");
+
+        Api.expect(201, api.post("/v1/nodes", addBody(nodes.get(on), on)));
+        assertEquals("connected", nodesById().get(on).get("state").asText());
+        assertEquals("", Api.sh(api, sb, "true"), "its sandboxes answer again");
+    }
+
+    @Test
+    @Order(6)
+    void aMasterKilledAndStartedAgainKeepsItsNodesAndPlacements() throws Exception {
+        String sb = api.createSandbox();
+        Api.sh(api, sb, "echo before > /work/m.txt");
+        master.kill9();
+        master = startMaster();
+        try {
+            Bounded.until(Duration.ofSeconds(30), "the nodes are connected again", () -> {
+                try {
+                    return nodesById().values().stream().allMatch(n -> "connected".equals(n.get("state").asText()));
+                } catch (Exception e) {
+                    return false;
+                }
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; GET /v1/nodes: " + api.get("/v1/nodes").raw().body()
+                    + "; the master said:\n" + String.join("\n", master.output()), e);
+        }
+        assertEquals(Set.of("n1", "n2", "n3"), nodesById().keySet());
+        assertEquals("before\n", Api.sh(api, sb, "cat /work/m.txt"));
+    }
+
+    private static void assertError(int status, Api.Response r, String fragment) {
+        assertEquals(status, r.status(), r.raw().body());
+        assertTrue(r.error().contains(fragment), "'" + fragment + "' in: " + r.error());
+    }
+}
