@@ -56,6 +56,8 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     private volatile String stopped;
     /** Its vCPUs stopped on purpose (QMP {@code stop}, QEMU's run state {@code paused}) until a {@code cont}. */
     private volatile boolean paused;
+    /** Counts the changes of {@link #paused} by a pause, a resume or QEMU's RESUME event; guarded by this. */
+    private volatile long runStateChanges;
 
     QemuInstance(String id, VmRecord record) {
         this.id = id;
@@ -78,8 +80,11 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
             case "SHUTDOWN" -> onShutdown(data.path("reason").asText());
             case "GUEST_PANICKED" -> fail("the guest kernel panicked (" + data.path("action").asText() + ")");
             // STOP says only that it stopped; why is its run state, which this thread cannot ask for
-            case "STOP" -> Thread.ofVirtual().name("qmp status " + id).start(this::checkRunState);
-            case "RESUME" -> paused = false;
+            case "STOP" -> {
+                long seen = runStateChanges;
+                Thread.ofVirtual().name("qmp status " + id).start(() -> checkRunState(seen));
+            }
+            case "RESUME" -> paused(false);
             default -> { }
         }
     }
@@ -94,11 +99,20 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         }
     }
 
-    private void checkRunState() {
+    /**
+     * Asks QEMU's run state after a STOP and takes it unless the pause state changed since the STOP
+     * (a resume that ran while the question was out): a late "paused" must not undo it.
+     */
+    private void checkRunState(long seen) {
         try {
             QmpClient monitor = qmp;
             if (monitor != null && monitor.isOpen()) {
-                onRunState(monitor.execute("query-status", null, QMP_TIMEOUT).path("status").asText());
+                String status = monitor.execute("query-status", null, QMP_TIMEOUT).path("status").asText();
+                synchronized (this) {
+                    if (runStateChanges == seen) {
+                        onRunState(status);
+                    }
+                }
             }
         } catch (IOException e) {
             LOG.log(Level.DEBUG, "sandbox " + id + ": cannot ask QEMU's run state: " + e.getMessage());
@@ -208,7 +222,8 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     }
 
     /** Records that its vCPUs were stopped ({@link QemuPause}) or run again. */
-    void paused(boolean paused) {
+    synchronized void paused(boolean paused) {
+        runStateChanges++;
         this.paused = paused;
     }
 
