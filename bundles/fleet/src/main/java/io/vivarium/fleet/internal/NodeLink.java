@@ -1,18 +1,18 @@
 package io.vivarium.fleet.internal;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.Optional;
 
+import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManager;
 
 import io.vivarium.api.ApiException;
@@ -38,18 +38,24 @@ final class NodeLink {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
     static final Duration HELLO_TIMEOUT = Duration.ofSeconds(3);
 
+    /** How long a forwarded call may take at most: an exec or a dry-run runs as long as it asked to. */
+    static final Duration CALL_TIMEOUT = Duration.ofHours(1);
+
     private final NodeAddress address;
     private final PairingCode code;
-    private final HttpClient http;
+    private final SSLSocketFactory tls;
+
+    /** A node's answer: its status, its body, its Retry-After if any. */
+    private record Answer(int status, byte[] body, String retryAfter) {
+    }
 
     NodeLink(NodeAddress address, PairingCode code) {
         this.address = address;
         this.code = code;
         try {
-            SSLContext tls = SSLContext.getInstance("TLS");
-            tls.init(null, new TrustManager[] {new PinnedTrust(code.certificateSha256())}, null);
-            this.http = HttpClient.newBuilder().sslContext(tls).version(HttpClient.Version.HTTP_1_1)
-                    .connectTimeout(CONNECT_TIMEOUT).build();
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, new TrustManager[] {new PinnedTrust(code.certificateSha256())}, null);
+            this.tls = context.getSocketFactory();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("cannot set up TLS for node links", e);
         }
@@ -61,9 +67,9 @@ final class NodeLink {
 
     /** The node's hello: who it is, what its host is, how loaded it is. Any failure is a {@link NodeFailure}. */
     NodeHello hello() throws NodeFailure {
-        HttpResponse<byte[]> r = send("GET", "/v1/node/hello", MASTER, null, null, HELLO_TIMEOUT);
-        if (r.statusCode() != 200) {
-            throw new NodeFailure("the node at " + address + " answered its hello with " + r.statusCode() + ": "
+        Answer r = send("GET", "/v1/node/hello", MASTER, null, null, HELLO_TIMEOUT);
+        if (r.status() != 200) {
+            throw new NodeFailure("the node at " + address + " answered its hello with " + r.status() + ": "
                     + FleetJson.error(r.body()), null);
         }
         try {
@@ -78,9 +84,9 @@ final class NodeLink {
      * ({@code null} for none). The node's own 4xx and 5xx reach the caller as they are.
      */
     <T> T call(String method, String path, Caller caller, Object body, Class<T> type) throws NodeFailure {
-        HttpResponse<byte[]> r = send(method, path, caller, body == null ? null : FleetJson.write(body), "application/json", null);
+        Answer r = send(method, path, caller, body == null ? null : FleetJson.write(body), "application/json", CALL_TIMEOUT);
         failOnError(r);
-        if (type == null || r.statusCode() == 204) {
+        if (type == null || r.status() == 204) {
             return null;
         }
         try {
@@ -93,7 +99,7 @@ final class NodeLink {
 
     /** Like {@link #call} for a body of bytes either way (files). */
     byte[] bytes(String method, String path, Caller caller, byte[] body) throws NodeFailure {
-        HttpResponse<byte[]> r = send(method, path, caller, body, "application/octet-stream", null);
+        Answer r = send(method, path, caller, body, "application/octet-stream", CALL_TIMEOUT);
         failOnError(r);
         return r.body();
     }
@@ -102,46 +108,61 @@ final class NodeLink {
         return name + "=" + URLEncoder.encode(value, StandardCharsets.UTF_8);
     }
 
-    private static void failOnError(HttpResponse<byte[]> r) {
-        if (r.statusCode() >= 400) {
-            Integer retry = r.headers().firstValue("Retry-After").map(NodeLink::seconds).orElse(null);
-            throw new ApiException(r.statusCode(), FleetJson.error(r.body()), retry, null);
+    private static void failOnError(Answer r) {
+        if (r.status() >= 400) {
+            throw new ApiException(r.status(), FleetJson.error(r.body()), seconds(r.retryAfter()), null);
         }
     }
 
     private static Integer seconds(String header) {
         try {
-            return Integer.valueOf(header.trim());
+            return header == null ? null : Integer.valueOf(header.trim());
         } catch (NumberFormatException e) {
             return null;
         }
     }
 
-    private HttpResponse<byte[]> send(String method, String path, Caller caller, byte[] body, String contentType,
-            Duration timeout) throws NodeFailure {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://" + address + path))
-                .header("Authorization", "Bearer " + code.secret())
-                .header("Vivarium-Tenant", caller.tenant())
-                .header("Vivarium-Role", caller.role().name().toLowerCase(Locale.ROOT))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
-        if (body != null) {
-            b.header("Content-Type", contentType);
-        }
-        Optional.ofNullable(timeout).ifPresent(b::timeout);
-        HttpResponse<byte[]> r;
+    /**
+     * One request on the JDK's HTTPS connection, which keeps the connection alive for the next call
+     * to this node (its body is read to the end and closed). Blocking in the caller's thread: a
+     * forwarded call costs one extra hop, not a hand-over between threads.
+     */
+    private Answer send(String method, String path, Caller caller, byte[] body, String contentType, Duration timeout)
+            throws NodeFailure {
         try {
-            r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new NodeFailure("interrupted while calling node " + address, e);
+            HttpsURLConnection c = (HttpsURLConnection) URI.create("https://" + address + path).toURL().openConnection();
+            c.setSSLSocketFactory(tls);
+            c.setHostnameVerifier((host, session) -> true); // PinnedTrust checked the certificate itself
+            c.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
+            c.setReadTimeout((int) timeout.toMillis());
+            c.setUseCaches(false);
+            c.setRequestMethod(method);
+            c.setRequestProperty("Authorization", "Bearer " + code.secret());
+            c.setRequestProperty("Vivarium-Tenant", caller.tenant());
+            c.setRequestProperty("Vivarium-Role", caller.role().name().toLowerCase(Locale.ROOT));
+            if (body != null) {
+                c.setRequestProperty("Content-Type", contentType);
+                c.setDoOutput(true);
+                c.setFixedLengthStreamingMode(body.length);
+                try (OutputStream out = c.getOutputStream()) {
+                    out.write(body);
+                }
+            }
+            int status = c.getResponseCode();
+            byte[] answer;
+            try (InputStream in = status >= 400 ? c.getErrorStream() : c.getInputStream()) {
+                answer = in == null ? new byte[0] : in.readAllBytes();
+            }
+            if (status == 401) {
+                throw new NodeFailure("the node at " + address + " refused the pairing secret (" + FleetJson.error(answer)
+                        + "); its pairing code changed: add it again with the code in its pki/node/pairing-code", null);
+            }
+            return new Answer(status, answer, c.getHeaderField("Retry-After"));
+        } catch (NodeFailure e) {
+            throw e;
         } catch (IOException e) {
             throw new NodeFailure(why(e), e);
         }
-        if (r.statusCode() == 401) {
-            throw new NodeFailure("the node at " + address + " refused the pairing secret (" + FleetJson.error(r.body())
-                    + "); its pairing code changed: add it again with the code in its pki/node/pairing-code", null);
-        }
-        return r;
     }
 
     private String why(IOException e) {
