@@ -226,6 +226,32 @@ class FleetIT {
 
     @Test
     @Order(4)
+    void aBranchOfAPlacedSandboxForksItsChildrenOnTheNodeThatHoldsTheTag() throws Exception {
+        String parent = api.createSandbox();
+        String on = nodeOf(parent);
+        Api.sh(api, parent, "echo from-parent > /work/p.txt");
+        JsonNode branched = Api.expect(201, api.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "fleet-t1")));
+        assertEquals("fleet-t1", branched.get("tag").asText());
+        assertTrue(api.get("/v1/snapshots").raw().body().contains("\"fleet-t1\""), "the master lists the node's tag");
+        Api.expect(200, api.get("/v1/snapshots/fleet-t1/info"));
+
+        List<String> children = api.fork("fleet-t1", 3);
+        for (String child : children) {
+            assertEquals(on, nodeOf(child), "a tag's children run on the node that holds it (images do not move yet)");
+            assertEquals("from-parent\n", Api.sh(api, child, "cat /work/p.txt"));
+        }
+        Api other = api.as(OTHER_TENANT_TOKEN);
+        assertEquals(404, other.get("/v1/snapshots/fleet-t1/info").status(), "another tenant's tag is not there");
+        for (String child : children) {
+            Api.expect(204, api.delete("/v1/sandboxes/" + child));
+        }
+        Api.expect(204, api.delete("/v1/snapshots/fleet-t1"));
+        assertFalse(api.get("/v1/snapshots").raw().body().contains("\"fleet-t1\""));
+        Api.expect(204, api.delete("/v1/sandboxes/" + parent));
+    }
+
+    @Test
+    @Order(5)
     void aNodeThatStopsAnsweringIsDisconnectedItsSandboxesSaySoAndAreReconciledWhenItIsBack() throws Exception {
         String sb = api.createSandbox();
         String on = nodeOf(sb);
@@ -251,7 +277,7 @@ class FleetIT {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void aRevokedNodeIsNoLongerContactedUntilItIsAddedAgainWithItsPairingCode() throws Exception {
         String sb = api.createSandbox();
         String on = nodeOf(sb);
@@ -272,7 +298,7 @@ class FleetIT {
     }
 
     @Test
-    @Order(6)
+    @Order(7)
     void aMasterKilledAndStartedAgainKeepsItsNodesAndPlacements() throws Exception {
         String sb = api.createSandbox();
         Api.sh(api, sb, "echo before > /work/m.txt");

@@ -49,10 +49,10 @@ public class V1Surface implements ApiSurface {
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile PluginService plugins;
 
-    /** Greedy on the sandbox service: the fleet's, ranked above core's and wrapping it, takes over when it starts. */
+    /** Greedy on the sandbox and snapshot services: the fleet's, ranked above core's and wrapping them, take over when it starts. */
     @Activate
     public V1Surface(@Reference(policyOption = ReferencePolicyOption.GREEDY) SandboxService sandboxes, @Reference VmService vms,
-            @Reference SnapshotService snapshots) {
+            @Reference(policyOption = ReferencePolicyOption.GREEDY) SnapshotService snapshots) {
         byte[] openApi = openApiDocument();
         List<Route> sandboxRoutes = List.of(
                 new Route("GET", "/openapi.json", Role.USER, 200, r -> BinaryBody.of("application/json", openApi)),

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
+import io.vivarium.api.SnapshotService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.state.StateStore;
@@ -78,6 +79,7 @@ public class Fleet {
     @Activate
     public Fleet(BundleContext context, Config config,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SandboxService local,
+            @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SnapshotService localSnapshots,
             @Reference StateStoreProvider stores) throws IOException {
         this.local = local;
         Path stateDir = Path.of(firstNonEmpty(config.state__dir(), context.getProperty("vivarium.state.dir"), "var"));
@@ -92,8 +94,11 @@ public class Fleet {
         Dictionary<String, Object> ranked = new Hashtable<>();
         ranked.put(Constants.SERVICE_RANKING, 100);
         ranked.put(FleetSandboxes.FLEET_PROPERTY, "master");
+        Forwarding forwarding = new Forwarding(nodes, placements);
         this.registrations = List.of(
-                context.registerService(SandboxService.class, new FleetSandboxes(local, nodes, placements, this::observer), ranked),
+                context.registerService(SandboxService.class, new FleetSandboxes(local, nodes, placements, forwarding, this::observer),
+                        ranked),
+                context.registerService(SnapshotService.class, new FleetSnapshots(localSnapshots, nodes, placements, forwarding), ranked),
                 context.registerService(ApiSurface.class, new FleetSurface(nodes, this::hello, local::census), null));
         watch.scheduleWithFixedDelay(this::greetAll, 0, WATCH_PERIOD_SECONDS, TimeUnit.SECONDS);
     }

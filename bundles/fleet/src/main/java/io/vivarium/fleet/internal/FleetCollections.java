@@ -9,7 +9,8 @@ final class FleetCollections {
     static final RecordCollection<NodeRecord> NODES = RecordCollection.of("fleet-nodes", NodeRecord.class, "nodes/{key}.json");
     static final RecordCollection<Placement> PLACEMENTS =
             RecordCollection.of("fleet-placements", Placement.class, "placements/{key}.json");
-    static final List<RecordCollection<?>> ALL = List.of(NODES, PLACEMENTS);
+    static final RecordCollection<TagPlacement> TAGS = RecordCollection.of("fleet-tags", TagPlacement.class, "tags/{key}.json");
+    static final List<RecordCollection<?>> ALL = List.of(NODES, PLACEMENTS, TAGS);
 
     private FleetCollections() {
     }

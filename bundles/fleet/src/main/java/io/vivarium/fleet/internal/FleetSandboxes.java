@@ -2,8 +2,6 @@ package io.vivarium.fleet.internal;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -32,6 +30,7 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
+import io.vivarium.fleet.internal.Forwarding.Remote;
 
 /**
  * The sandbox service as the master serves it: a sandbox placed on a node is driven through that
@@ -52,28 +51,20 @@ final class FleetSandboxes implements SandboxService {
     private final SandboxService local;
     private final Nodes nodes;
     private final Placements placements;
+    private final Forwarding forwarding;
     private final Supplier<RuntimeObserver> observer;
 
-    FleetSandboxes(SandboxService local, Nodes nodes, Placements placements, Supplier<RuntimeObserver> observer) {
+    FleetSandboxes(SandboxService local, Nodes nodes, Placements placements, Forwarding forwarding,
+            Supplier<RuntimeObserver> observer) {
         this.local = local;
         this.nodes = nodes;
         this.placements = placements;
+        this.forwarding = forwarding;
         this.observer = observer;
     }
 
-    /** A placed sandbox of the caller's tenant and the link to its node; a sandbox of this daemon is null. */
-    private record Remote(Placement placement, NodeLink link) {
-    }
-
     private Remote remote(Caller caller, String id) {
-        Placement p = placements.of(id).orElse(null);
-        if (p == null) {
-            return null;
-        }
-        if (!p.tenant().equals(caller.tenant())) {
-            throw ApiException.notFound("no sandbox " + id);
-        }
-        return new Remote(p, nodes.link(p.node()));
+        return forwarding.sandbox(caller, id);
     }
 
     @Override
@@ -94,7 +85,7 @@ final class FleetSandboxes implements SandboxService {
 
     private SandboxInfo placeOnANode(Caller caller, CreateSandboxRequest request) {
         String node = nodes.pick();
-        SandboxInfo info = call(node, nodes.link(node), "POST", "/v1/sandboxes", caller, request, SandboxInfo.class);
+        SandboxInfo info = forwarding.call(node, "POST", "/v1/sandboxes", caller, request, SandboxInfo.class);
         try {
             placements.put(node, info);
         } catch (IOException | ApiException e) {
@@ -212,7 +203,7 @@ final class FleetSandboxes implements SandboxService {
     public SandboxInfo restoreCheckpoint(Caller caller, String id, String tag) {
         Remote r = remote(caller, id);
         return r == null ? local.restoreCheckpoint(caller, id, tag)
-                : call(r, "POST", "/checkpoints/" + segment(tag) + "/restore", caller, null, SandboxInfo.class);
+                : call(r, "POST", "/checkpoints/" + Forwarding.segment(tag) + "/restore", caller, null, SandboxInfo.class);
     }
 
     @Override
@@ -228,7 +219,7 @@ final class FleetSandboxes implements SandboxService {
         if (r == null) {
             local.deleteCheckpoint(caller, id, tag);
         } else {
-            call(r, "DELETE", "/checkpoints/" + segment(tag), caller, null, null);
+            call(r, "DELETE", "/checkpoints/" + Forwarding.segment(tag), caller, null, null);
         }
     }
 
@@ -283,34 +274,10 @@ final class FleetSandboxes implements SandboxService {
         if (path == null) {
             throw ApiException.badRequest("query parameter 'path' is required: the file's absolute path inside the sandbox");
         }
-        try {
-            return r.link().bytes(method, sandboxPath(r) + "/files?" + NodeLink.query("path", path), caller, content);
-        } catch (NodeLink.NodeFailure e) {
-            throw lost(r.placement().node(), e);
-        }
+        return forwarding.bytes(r, method, "/files?" + NodeLink.query("path", path), caller, content);
     }
 
     private <T> T call(Remote r, String method, String suffix, Caller caller, Object body, Class<T> type) {
-        return call(r.placement().node(), r.link(), method, sandboxPath(r) + suffix, caller, body, type);
-    }
-
-    private static <T> T call(String node, NodeLink link, String method, String path, Caller caller, Object body, Class<T> type) {
-        try {
-            return link.call(method, path, caller, body, type);
-        } catch (NodeLink.NodeFailure e) {
-            throw lost(node, e);
-        }
-    }
-
-    private static String sandboxPath(Remote r) {
-        return "/v1/sandboxes/" + segment(r.placement().sandbox());
-    }
-
-    private static ApiException lost(String node, NodeLink.NodeFailure e) {
-        return new ApiException(503, "node " + node + " did not answer: " + e.getMessage() + "; retry once it is back", 2, e);
-    }
-
-    private static String segment(String s) {
-        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+        return forwarding.call(r, method, suffix, caller, body, type);
     }
 }

@@ -45,6 +45,31 @@ final class Placements {
                 now.map(Stored::revision).orElse(Stored.ABSENT));
     }
 
+    /** Records where the children of a fork run, all at once. */
+    void putAll(String node, List<SandboxInfo> children) throws IOException {
+        Transaction tx = new Transaction();
+        for (SandboxInfo info : children) {
+            long revision = store.get(FleetCollections.PLACEMENTS, info.id()).map(Stored::revision).orElse(Stored.ABSENT);
+            tx.put(FleetCollections.PLACEMENTS, info.id(), new Placement(info.id(), node, info.tenant(), info), revision);
+        }
+        store.commit(tx);
+    }
+
+    /** The node that holds a tenant's snapshot tag, if a node does. */
+    Optional<TagPlacement> tag(String tenant, String tag) {
+        return tag == null ? Optional.empty() : store.get(FleetCollections.TAGS, TagPlacement.key(tenant, tag)).map(Stored::body);
+    }
+
+    void putTag(String tenant, String tag, String node) throws IOException {
+        String key = TagPlacement.key(tenant, tag);
+        store.put(FleetCollections.TAGS, key, new TagPlacement(tenant, tag, node),
+                store.get(FleetCollections.TAGS, key).map(Stored::revision).orElse(Stored.ABSENT));
+    }
+
+    void removeTag(String tenant, String tag) throws IOException {
+        store.deleteIfPresent(FleetCollections.TAGS, TagPlacement.key(tenant, tag));
+    }
+
     void remove(String sandbox) throws IOException {
         store.deleteIfPresent(FleetCollections.PLACEMENTS, sandbox);
     }

@@ -1,0 +1,73 @@
+package io.vivarium.fleet.internal;
+
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.Caller;
+
+/**
+ * How the master's services reach a placed sandbox: found by its placement, refused as 404 to
+ * another tenant (as on one host), called on its node with the caller's tenant and role; a node
+ * that does not answer is a 503 with {@code Retry-After}.
+ */
+final class Forwarding {
+    private final Nodes nodes;
+    private final Placements placements;
+
+    Forwarding(Nodes nodes, Placements placements) {
+        this.nodes = nodes;
+        this.placements = placements;
+    }
+
+    /** A placed sandbox of the caller's tenant and the link to its node. */
+    record Remote(Placement placement, NodeLink link) {
+        String path(String suffix) {
+            return "/v1/sandboxes/" + segment(placement.sandbox()) + suffix;
+        }
+
+        String node() {
+            return placement.node();
+        }
+    }
+
+    /** The caller's placed sandbox {@code id}, or null for a sandbox of this daemon. */
+    Remote sandbox(Caller caller, String id) {
+        Placement p = placements.of(id).orElse(null);
+        if (p == null) {
+            return null;
+        }
+        if (!p.tenant().equals(caller.tenant())) {
+            throw ApiException.notFound("no sandbox " + id);
+        }
+        return new Remote(p, nodes.link(p.node()));
+    }
+
+    <T> T call(Remote r, String method, String suffix, Caller caller, Object body, Class<T> type) {
+        return call(r.node(), method, r.path(suffix), caller, body, type);
+    }
+
+    <T> T call(String node, String method, String path, Caller caller, Object body, Class<T> type) {
+        try {
+            return nodes.link(node).call(method, path, caller, body, type);
+        } catch (NodeLink.NodeFailure e) {
+            throw lost(node, e);
+        }
+    }
+
+    byte[] bytes(Remote r, String method, String suffix, Caller caller, byte[] body) {
+        try {
+            return r.link().bytes(method, r.path(suffix), caller, body);
+        } catch (NodeLink.NodeFailure e) {
+            throw lost(r.node(), e);
+        }
+    }
+
+    static String segment(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    private static ApiException lost(String node, NodeLink.NodeFailure e) {
+        return new ApiException(503, "node " + node + " did not answer: " + e.getMessage() + "; retry once it is back", 2, e);
+    }
+}
