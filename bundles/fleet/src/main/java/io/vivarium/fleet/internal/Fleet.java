@@ -22,6 +22,7 @@ import io.vivarium.api.SnapshotService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.state.StateStore;
+import io.vivarium.api.state.StaleRevisionException;
 import io.vivarium.api.state.StateStoreProvider;
 import io.vivarium.api.state.StoreEvents;
 import io.vivarium.common.state.NodeId;
@@ -53,6 +54,7 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 public class Fleet {
     private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
     static final long WATCH_PERIOD_SECONDS = 2;
+    private static final int RECONCILE_ATTEMPTS = 5;
 
     public @interface Config {
         int max__sandboxes() default 1000;
@@ -83,8 +85,8 @@ public class Fleet {
             @Reference StateStoreProvider stores) throws IOException {
         this.local = local;
         Path stateDir = Path.of(firstNonEmpty(config.state__dir(), context.getProperty("vivarium.state.dir"), "var"));
-        this.store = stores.open(stateDir.resolve("fleet"), NodeId.readOrCreate(stateDir) + ".fleet", FleetCollections.ALL,
-                StoreEvents.NONE);
+        this.store = stores.open(privateDir(stateDir.resolve("fleet")), NodeId.readOrCreate(stateDir) + ".fleet",
+                FleetCollections.ALL, StoreEvents.NONE);
         this.placements = new Placements(store);
         this.nodes = new Nodes(store, id -> calls.execute(() -> reconcile(id)), this::tellNodes);
         this.nodeId = firstNonEmpty(context.getProperty("vivarium.node.id"), hostName(), "node");
@@ -147,18 +149,37 @@ public class Fleet {
 
     /** Takes the node's own list of sandboxes as the truth for the master's placements on it. */
     private void reconcile(String id) {
-        try {
-            SandboxInfo[] there = nodes.link(id).call("GET", "/v1/node/sandboxes", NodeLink.MASTER, null, SandboxInfo[].class);
-            placements.reconcile(id, Arrays.asList(there));
-        } catch (IOException | RuntimeException e) {
-            LOG.log(Level.WARNING, "cannot reconcile node " + id + "'s sandboxes now (" + e.getMessage()
-                    + "); it is tried again when the node next connects");
+        for (int attempt = 1;; attempt++) {
+            try {
+                long listedAt = java.time.Instant.now().getEpochSecond() - 1;
+                SandboxInfo[] there = nodes.link(id).call("GET", "/v1/node/sandboxes", NodeLink.MASTER, null, SandboxInfo[].class);
+                placements.reconcile(id, Arrays.asList(there), listedAt);
+                return;
+            } catch (StaleRevisionException e) {
+                if (attempt < RECONCILE_ATTEMPTS) {
+                    continue; // a create or delete committed meanwhile: ask the node again
+                }
+                LOG.log(Level.WARNING, "cannot reconcile node " + id + "'s sandboxes: placements kept changing under "
+                        + RECONCILE_ATTEMPTS + " attempts; it is tried again when the node next connects");
+                return;
+            } catch (IOException | RuntimeException e) {
+                LOG.log(Level.WARNING, "cannot reconcile node " + id + "'s sandboxes now (" + e.getMessage()
+                        + "); it is tried again when the node next connects");
+                return;
+            }
         }
     }
 
     private NodeHello hello() {
         return new NodeHello(nodeId, version, HostFingerprint.ofThisHost(version, local.backends()), maxSandboxes,
                 local.census().size(), memAvailableMib());
+    }
+
+    /** The fleet's records hold each node's pairing secret: on files, only the daemon's user reads them. */
+    private static Path privateDir(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        return dir;
     }
 
     static long memAvailableMib() {

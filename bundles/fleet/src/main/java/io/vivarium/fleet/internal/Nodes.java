@@ -134,7 +134,7 @@ final class Nodes {
     /** The least loaded connected node with room, by the share of its maximum it runs. */
     String pick() {
         return live.entrySet().stream()
-                .filter(e -> e.getValue().state == State.CONNECTED && e.getValue().hello != null
+                .filter(e -> e.getValue().state == State.CONNECTED && e.getValue().hello != null && !revoked(e.getKey())
                         && e.getValue().hello.sandboxes() < e.getValue().hello.maxSandboxes())
                 .min(Comparator.comparingDouble(e -> (double) e.getValue().hello.sandboxes() / e.getValue().hello.maxSandboxes()))
                 .map(Map.Entry::getKey)
@@ -145,7 +145,7 @@ final class Nodes {
     /** The link to a connected node; 503 with Retry-After while it does not answer. */
     NodeLink link(String id) {
         Live l = live.get(id);
-        if (l == null && store.get(FleetCollections.NODES, id).map(n -> n.body().revoked()).orElse(false)) {
+        if (revoked(id)) {
             throw ApiException.unavailable("node " + id + " is revoked: the master no longer contacts it; add it again "
                     + "with its pairing code (POST /v1/nodes) to reach its sandboxes", 30);
         }
@@ -154,6 +154,10 @@ final class Nodes {
                     + (l != null && l.reason != null ? " (" + l.reason + ")" : "") + "; retry once it is back", 2);
         }
         return l.link;
+    }
+
+    private boolean revoked(String id) {
+        return store.get(FleetCollections.NODES, id).map(n -> n.body().revoked()).orElse(false);
     }
 
     boolean connected(String id) {

@@ -74,8 +74,12 @@ final class Placements {
         store.deleteIfPresent(FleetCollections.PLACEMENTS, sandbox);
     }
 
-    /** Makes the placements of {@code node} what the node says it runs, in one transaction. */
-    void reconcile(String node, List<SandboxInfo> running) throws IOException {
+    /**
+     * Makes the placements of {@code node} what the node says it runs, in one transaction. A
+     * placement of a sandbox created since {@code listedAtUnix} (the second before the node was
+     * asked) is kept though the list lacks it: a create that raced the question.
+     */
+    void reconcile(String node, List<SandboxInfo> running, long listedAtUnix) throws IOException {
         Map<String, SandboxInfo> there = new HashMap<>();
         running.forEach(s -> there.put(s.id(), s));
         Transaction tx = new Transaction();
@@ -89,6 +93,10 @@ final class Placements {
             }
             SandboxInfo info = there.remove(p.key());
             if (info == null) {
+                SandboxInfo last = p.body().last();
+                if (last != null && last.createdAtUnix() >= listedAtUnix) {
+                    continue;
+                }
                 tx.delete(FleetCollections.PLACEMENTS, p.key(), p.revision());
                 dropped++;
             } else if (!info.equals(p.body().last())) {
