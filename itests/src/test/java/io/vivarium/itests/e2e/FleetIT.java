@@ -153,9 +153,15 @@ class FleetIT {
             assertTrue(n.has("sandboxes") && n.has("mem_available_mib"), n.toString());
             assertFalse(n.get("host").get("kernel").asText().isEmpty(), n.toString());
         }
-        String metrics = api.get("/metrics").raw().body();
-        assertTrue(metrics.contains("vivarium_nodes{state=\"connected\"} 3"), "the master's gauges count its nodes");
-        assertTrue(metrics.contains("vivarium_node_max_sandboxes{node=\"n1\",pool=\"default\"}"), metrics);
+        Bounded.until(Duration.ofSeconds(5), "the master's gauges count its nodes", () -> {
+            try {
+                String metrics = api.get("/metrics").raw().body();
+                return metrics.contains("vivarium_nodes{state=\"connected\"} 3")
+                        && metrics.contains("vivarium_node_max_sandboxes{node=\"n1\",pool=\"default\"}");
+            } catch (Exception e) {
+                return false;
+            }
+        });
     }
 
     @Test
@@ -262,7 +268,13 @@ class FleetIT {
         nodes.get(on).kill9();
 
         awaitNodeState(on, "disconnected", Duration.ofSeconds(10));
-        assertTrue(api.get("/metrics").raw().body().contains("vivarium_nodes{state=\"disconnected\"} 1"));
+        Bounded.until(Duration.ofSeconds(5), "the gauge counts the disconnected node", () -> {
+            try {
+                return api.get("/metrics").raw().body().contains("vivarium_nodes{state=\"disconnected\"} 1");
+            } catch (Exception e) {
+                return false;
+            }
+        });
         JsonNode shown = Api.expect(200, api.get("/v1/sandboxes/" + sb));
         assertEquals("node_disconnected", shown.get("status").asText(), shown.toString());
         Api.Response exec = api.post("/v1/sandboxes/" + sb + "/exec", Map.of("args", List.of("true")));
