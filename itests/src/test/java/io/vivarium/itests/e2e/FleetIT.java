@@ -153,6 +153,10 @@ class FleetIT {
             assertTrue(n.has("sandboxes") && n.has("mem_available_mib"), n.toString());
             assertFalse(n.get("host").get("kernel").asText().isEmpty(), n.toString());
         }
+        JsonNode backends = Api.expect(200, api.get("/v1/backends"));
+        assertEquals(1, backends.size(), "the fleet's backends, each once: " + backends);
+        assertEquals("procbox", backends.get(0).get("name").asText());
+        assertEquals("n1,n2,n3", backends.get(0).get("details").get("nodes").asText());
         Bounded.until(Duration.ofSeconds(5), "the master's gauges count its nodes", () -> {
             try {
                 String metrics = api.get("/metrics").raw().body();

@@ -223,9 +223,48 @@ final class FleetSandboxes implements SandboxService {
         }
     }
 
+    /**
+     * With nodes, what the fleet can run: each backend once, as the connected nodes report it,
+     * available if it is on any of them, with their sandboxes summed and the nodes named in
+     * {@code details.nodes}. Without nodes, this daemon's own.
+     */
     @Override
     public List<BackendInfo> backends() {
-        return local.backends();
+        if (!nodes.any()) {
+            return local.backends();
+        }
+        Map<String, BackendInfo> merged = new java.util.TreeMap<>();
+        for (String node : nodes.ids()) {
+            if (!nodes.connected(node)) {
+                continue;
+            }
+            BackendInfo[] there;
+            try {
+                there = forwarding.call(node, "GET", "/v1/backends", NodeLink.MASTER, null, BackendInfo[].class);
+            } catch (ApiException stoppedAnswering) {
+                continue; // gone since its last hello: what it runs is not on offer now
+            }
+            for (BackendInfo b : there) {
+                merged.merge(b.name(), onNode(b, node), FleetSandboxes::both);
+            }
+        }
+        return List.copyOf(merged.values());
+    }
+
+    private static BackendInfo onNode(BackendInfo b, String node) {
+        Map<String, String> details = new java.util.TreeMap<>(b.details() == null ? Map.of() : b.details());
+        details.put("nodes", node);
+        return new BackendInfo(b.name(), b.bundle(), b.version(), b.capabilities(), b.machine(), b.available(),
+                b.available() ? null : node + ": " + b.reason(), b.sandboxes(), details);
+    }
+
+    private static BackendInfo both(BackendInfo a, BackendInfo b) {
+        Map<String, String> details = new java.util.TreeMap<>(a.details());
+        details.put("nodes", a.details().get("nodes") + "," + b.details().get("nodes"));
+        boolean available = a.available() || b.available();
+        String reason = available ? null : a.reason() + "; " + b.reason();
+        return new BackendInfo(a.name(), a.bundle(), a.version(), a.capabilities(), a.machine(), available, reason,
+                a.sandboxes() + b.sandboxes(), details);
     }
 
     @Override
