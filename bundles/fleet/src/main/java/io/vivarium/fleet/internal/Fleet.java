@@ -20,6 +20,7 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.SnapshotService;
 import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.http.BearerTokens;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.StaleRevisionException;
@@ -97,11 +98,13 @@ public class Fleet {
         ranked.put(Constants.SERVICE_RANKING, 100);
         ranked.put(FleetSandboxes.FLEET_PROPERTY, "master");
         Forwarding forwarding = new Forwarding(nodes, placements);
+        Registrations registrations = new Registrations(store);
         this.registrations = List.of(
                 context.registerService(SandboxService.class, new FleetSandboxes(local, nodes, placements, forwarding, this::observer),
                         ranked),
                 context.registerService(SnapshotService.class, new FleetSnapshots(localSnapshots, nodes, placements, forwarding), ranked),
-                context.registerService(ApiSurface.class, new FleetSurface(nodes, this::hello, local::census), null));
+                context.registerService(ApiSurface.class, new FleetSurface(nodes, registrations, this::hello, local::census), null),
+                context.registerService(BearerTokens.class, new FleetTokens(registrations, nodes), null));
         watch.scheduleWithFixedDelay(this::greetAll, 0, WATCH_PERIOD_SECONDS, TimeUnit.SECONDS);
     }
 

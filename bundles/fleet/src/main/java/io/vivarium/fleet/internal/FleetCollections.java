@@ -10,7 +10,9 @@ final class FleetCollections {
     static final RecordCollection<Placement> PLACEMENTS =
             RecordCollection.of("fleet-placements", Placement.class, "placements/{key}.json");
     static final RecordCollection<TagPlacement> TAGS = RecordCollection.of("fleet-tags", TagPlacement.class, "tags/{key}.json");
-    static final List<RecordCollection<?>> ALL = List.of(NODES, PLACEMENTS, TAGS);
+    static final RecordCollection<Registrations.Registration> REGISTRATIONS =
+            RecordCollection.of("fleet-registrations", Registrations.Registration.class, "registrations/{key}.json");
+    static final List<RecordCollection<?>> ALL = List.of(NODES, PLACEMENTS, TAGS, REGISTRATIONS);
 
     private FleetCollections() {
     }

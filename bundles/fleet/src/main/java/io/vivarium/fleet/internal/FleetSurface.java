@@ -11,15 +11,38 @@ import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.Route;
 
 /**
- * The fleet's routes, beside the rest of {@code /v1}: the master's {@code /nodes} and
- * {@code /node/revoke/{id}}, and a node's {@code /node/hello} and {@code /node/sandboxes}, which
- * the master calls with the node's pairing secret. All are daemon-wide: operator only.
+ * The fleet's routes, beside the rest of {@code /v1}: the master's {@code /nodes},
+ * {@code /node/revoke/{id}} and {@code /node/tokens} (operator), the routes a node that dials in
+ * uses ({@code /node/register}, {@code /node/poll}, {@code /node/results}: the {@code node} role,
+ * which a registration token or a node's credential carries), and a node's {@code /node/hello}
+ * and {@code /node/sandboxes}, which the master calls with the node's pairing secret (operator).
  */
 final class FleetSurface implements ApiSurface {
     private final List<Route> routes;
 
-    FleetSurface(Nodes nodes, Supplier<NodeHello> hello, Supplier<List<SandboxInfo>> census) {
+    /** The longest a node's poll is parked when there is nothing for it. */
+    static final int MAX_HOLD_SECS = 30;
+    static final int DEFAULT_HOLD_SECS = 5;
+
+    FleetSurface(Nodes nodes, Registrations registrations, Supplier<NodeHello> hello, Supplier<List<SandboxInfo>> census) {
         this.routes = List.of(
+                new Route("POST", "/node/tokens", Role.OPERATOR, 201, r -> unchecked(
+                        () -> registrations.issue(r.optionalBody(Registrations.IssueRequest.class).orElse(null)))),
+                new Route("POST", "/node/register", Role.NODE, 201, r -> unchecked(() -> nodes.register(registrations,
+                        FleetTokens.of(r.caller(), FleetTokens.REGISTRATION, "POST /v1/node/register"),
+                        r.body(PullWire.RegisterRequest.class)))),
+                new Route("POST", "/node/poll", Role.NODE, 200, r -> poll(nodes,
+                        FleetTokens.of(r.caller(), FleetTokens.NODE, "POST /v1/node/poll"), r.body(PullWire.PollRequest.class),
+                        holdSecs(r.queryParam("hold_secs").orElse(null)))),
+                new Route("POST", "/node/results", Role.NODE, 204, r -> {
+                    String id = FleetTokens.of(r.caller(), FleetTokens.NODE, "POST /v1/node/results");
+                    PullWire.Results results = r.body(PullWire.Results.class);
+                    if (results.results() != null) {
+                        PolledTransport polled = nodes.queueOf(id);
+                        results.results().forEach(polled::answer);
+                    }
+                    return null;
+                }),
                 new Route("POST", "/nodes", Role.OPERATOR, 201, r -> unchecked(() -> nodes.add(r.body(AddNodeRequest.class)))),
                 new Route("GET", "/nodes", Role.OPERATOR, 200, r -> nodes.list()),
                 new Route("POST", "/node/revoke/{id}", Role.OPERATOR, 200, r -> unchecked(() -> {
@@ -28,6 +51,37 @@ final class FleetSurface implements ApiSurface {
                 })),
                 new Route("GET", "/node/hello", Role.OPERATOR, 200, r -> hello.get()),
                 new Route("GET", "/node/sandboxes", Role.OPERATOR, 200, r -> census.get()));
+    }
+
+    /** Parks a node's poll until a call is queued for it or the hold ends; the poll counts as its hello. */
+    private static PullWire.PollAnswer poll(Nodes nodes, String id, PullWire.PollRequest request, int holdSecs) {
+        if (request.hello() == null) {
+            throw ApiException.badRequest("hello is required in every poll: the node's id, version, host fingerprint and load");
+        }
+        PolledTransport polled = nodes.pollStarted(id, request.hello());
+        try {
+            return new PullWire.PollAnswer(polled.take(java.time.Duration.ofSeconds(holdSecs)));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ApiException.unavailable("the master is stopping; poll again", 1);
+        } finally {
+            nodes.pollEnded(id);
+        }
+    }
+
+    static int holdSecs(String text) {
+        if (text == null) {
+            return DEFAULT_HOLD_SECS;
+        }
+        try {
+            int secs = Integer.parseInt(text);
+            if (secs >= 0 && secs <= MAX_HOLD_SECS) {
+                return secs;
+            }
+        } catch (NumberFormatException e) {
+            // said below
+        }
+        throw ApiException.badRequest("hold_secs must be a whole number of seconds from 0 to " + MAX_HOLD_SECS + ", got '" + text + "'");
     }
 
     private interface Io<T> {

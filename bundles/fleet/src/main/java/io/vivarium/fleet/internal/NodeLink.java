@@ -1,27 +1,19 @@
 package io.vivarium.fleet.internal;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.time.Duration;
-import java.util.Locale;
 
-import javax.net.ssl.HttpsURLConnection;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLSocketFactory;
-import javax.net.ssl.TrustManager;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 
 /**
- * The master's HTTPS link to one node: the node's certificate pinned by its pairing code, the
- * pairing secret presented on every call, with the tenant and role the master acts for (the
- * master has already checked both). Calls go to the node's own {@code /v1} API.
+ * The master's link to one node: calls of the node's own {@code /v1} API with the tenant and role
+ * the master acts for (the master has already checked both), over a {@link Transport}: dialled
+ * ({@link DialTransport}) or polled by the node ({@link PolledTransport}). The node's own 4xx and
+ * 5xx reach the caller as they are; not reaching the node is a {@link NodeFailure}.
  */
 final class NodeLink {
     /** Why a node could not be driven: unreachable, another certificate, or a refused secret. */
@@ -41,41 +33,42 @@ final class NodeLink {
     /** How long a forwarded call may take at most: an exec or a dry-run runs as long as it asked to. */
     static final Duration CALL_TIMEOUT = Duration.ofHours(1);
 
-    private final NodeAddress address;
-    private final PairingCode code;
-    private final SSLSocketFactory tls;
+    /** How calls reach a node: dialled over HTTPS (listen mode) or handed to its long poll (pull mode). */
+    interface Transport {
+        /** One request of the node's own API; a node that cannot be reached or refuses the master is a {@link NodeFailure}. */
+        Answer send(String method, String path, Caller caller, byte[] body, String contentType, Duration timeout)
+                throws NodeFailure;
+    }
 
     /** A node's answer: its status, its body, its Retry-After if any. */
-    private record Answer(int status, byte[] body, String retryAfter) {
+    record Answer(int status, byte[] body, String retryAfter) {
     }
 
-    NodeLink(NodeAddress address, PairingCode code) {
-        this.address = address;
-        this.code = code;
-        try {
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, new TrustManager[] {new PinnedTrust(code.certificateSha256())}, null);
-            this.tls = context.getSocketFactory();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot set up TLS for node links", e);
-        }
+    private final String where;
+    private final Transport transport;
+
+    /** @param where the node as messages name it: its address, or its id for a node that dials in */
+    NodeLink(String where, Transport transport) {
+        this.where = where;
+        this.transport = transport;
     }
 
-    NodeAddress address() {
-        return address;
+    /** A link the master dials: the node's certificate pinned by its pairing code, its secret presented. */
+    static NodeLink dialled(NodeAddress address, PairingCode code) {
+        return new NodeLink("the node at " + address, new DialTransport(address, code));
     }
 
     /** The node's hello: who it is, what its host is, how loaded it is. Any failure is a {@link NodeFailure}. */
     NodeHello hello() throws NodeFailure {
-        Answer r = send("GET", "/v1/node/hello", MASTER, null, null, HELLO_TIMEOUT);
+        Answer r = transport.send("GET", "/v1/node/hello", MASTER, null, null, HELLO_TIMEOUT);
         if (r.status() != 200) {
-            throw new NodeFailure("the node at " + address + " answered its hello with " + r.status() + ": "
+            throw new NodeFailure(where + " answered its hello with " + r.status() + ": "
                     + FleetJson.error(r.body()), null);
         }
         try {
             return FleetJson.read(r.body(), NodeHello.class);
         } catch (IOException e) {
-            throw new NodeFailure("the node at " + address + " answered its hello with what is not a hello: " + e.getMessage(), e);
+            throw new NodeFailure(where + " answered its hello with what is not a hello: " + e.getMessage(), e);
         }
     }
 
@@ -84,7 +77,8 @@ final class NodeLink {
      * ({@code null} for none). The node's own 4xx and 5xx reach the caller as they are.
      */
     <T> T call(String method, String path, Caller caller, Object body, Class<T> type) throws NodeFailure {
-        Answer r = send(method, path, caller, body == null ? null : FleetJson.write(body), "application/json", CALL_TIMEOUT);
+        Answer r = transport.send(method, path, caller, body == null ? null : FleetJson.write(body), "application/json",
+                CALL_TIMEOUT);
         failOnError(r);
         if (type == null || r.status() == 204) {
             return null;
@@ -92,14 +86,14 @@ final class NodeLink {
         try {
             return FleetJson.read(r.body(), type);
         } catch (IOException e) {
-            throw new NodeFailure("node " + address + " answered " + method + " " + path + " with what the master cannot read: "
+            throw new NodeFailure(where + " answered " + method + " " + path + " with what the master cannot read: "
                     + e.getMessage(), e);
         }
     }
 
     /** Like {@link #call} for a body of bytes either way (files). */
     byte[] bytes(String method, String path, Caller caller, byte[] body) throws NodeFailure {
-        Answer r = send(method, path, caller, body, "application/octet-stream", CALL_TIMEOUT);
+        Answer r = transport.send(method, path, caller, body, "application/octet-stream", CALL_TIMEOUT);
         failOnError(r);
         return r.body();
     }
@@ -122,55 +116,4 @@ final class NodeLink {
         }
     }
 
-    /**
-     * One request on the JDK's HTTPS connection, which keeps the connection alive for the next call
-     * to this node (its body is read to the end and closed). Blocking in the caller's thread: a
-     * forwarded call costs one extra hop, not a hand-over between threads.
-     */
-    private Answer send(String method, String path, Caller caller, byte[] body, String contentType, Duration timeout)
-            throws NodeFailure {
-        try {
-            HttpsURLConnection c = (HttpsURLConnection) URI.create("https://" + address + path).toURL().openConnection();
-            c.setSSLSocketFactory(tls);
-            c.setHostnameVerifier((host, session) -> true); // PinnedTrust checked the certificate itself
-            c.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
-            c.setReadTimeout((int) timeout.toMillis());
-            c.setUseCaches(false);
-            c.setRequestMethod(method);
-            c.setRequestProperty("Authorization", "Bearer " + code.secret());
-            c.setRequestProperty("Vivarium-Tenant", caller.tenant());
-            c.setRequestProperty("Vivarium-Role", caller.role().name().toLowerCase(Locale.ROOT));
-            if (body != null) {
-                c.setRequestProperty("Content-Type", contentType);
-                c.setDoOutput(true);
-                c.setFixedLengthStreamingMode(body.length);
-                try (OutputStream out = c.getOutputStream()) {
-                    out.write(body);
-                }
-            }
-            int status = c.getResponseCode();
-            byte[] answer;
-            try (InputStream in = status >= 400 ? c.getErrorStream() : c.getInputStream()) {
-                answer = in == null ? new byte[0] : in.readAllBytes();
-            }
-            if (status == 401) {
-                throw new NodeFailure("the node at " + address + " refused the pairing secret (" + FleetJson.error(answer)
-                        + "); its pairing code changed: add it again with the code in its pki/node/pairing-code", null);
-            }
-            return new Answer(status, answer, c.getHeaderField("Retry-After"));
-        } catch (NodeFailure e) {
-            throw e;
-        } catch (IOException e) {
-            throw new NodeFailure(why(e), e);
-        }
-    }
-
-    private String why(IOException e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof PinnedTrust.WrongCertificate wrong) {
-                return "the node at " + address + " is not the node of this pairing code: " + wrong.getMessage();
-            }
-        }
-        return "the node at " + address + " cannot be reached: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
-    }
 }

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
@@ -27,6 +28,8 @@ final class Nodes {
     private static final Pattern POOL = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
     /** Hellos missed in a row before a node is disconnected: one lost packet is not an outage. */
     static final int MISSES_TO_DISCONNECT = 2;
+    /** How long after its last poll a node that dials in still counts as connected. */
+    static final java.time.Duration POLL_GRACE = java.time.Duration.ofSeconds(3);
 
     enum State {
         CONNECTED, DISCONNECTED, REVOKED;
@@ -39,6 +42,10 @@ final class Nodes {
     /** What the master knows of a node now, beside its record. */
     static final class Live {
         final NodeLink link;
+        /** For a node that dials in: its queue of calls; null for one the master dials. */
+        final PolledTransport polled;
+        /** Polls of the node parked now (it is alive while one is). */
+        int parked;
         volatile NodeHello hello;
         volatile State state = State.DISCONNECTED;
         volatile String reason = "not yet greeted since the master started";
@@ -47,6 +54,12 @@ final class Nodes {
 
         Live(NodeLink link) {
             this.link = link;
+            this.polled = null;
+        }
+
+        Live(String id, Supplier<Boolean> connected) {
+            this.polled = new PolledTransport(id, connected::get);
+            this.link = new NodeLink("node " + id + " (which dials in)", polled);
         }
     }
 
@@ -68,15 +81,12 @@ final class Nodes {
     NodeView add(AddNodeRequest request) throws IOException {
         NodeAddress address = NodeAddress.parse(request.address());
         PairingCode code = PairingCode.parse(request.pairingCode());
-        String pool = request.pool() == null ? DEFAULT_POOL : request.pool();
-        if (!POOL.matcher(pool).matches()) {
-            throw ApiException.badRequest("pool '" + pool + "' must be 1 to 63 letters, digits, '.', '_' or '-'; nothing was dialled");
-        }
+        String pool = request.pool() == null ? DEFAULT_POOL : checkPool(request.pool());
         if (request.nodeId() != null) {
             checkId(request.nodeId());
             refuseIfConnected(request.nodeId());
         }
-        NodeLink link = new NodeLink(address, code);
+        NodeLink link = NodeLink.dialled(address, code);
         NodeHello hello;
         try {
             hello = link.hello();
@@ -87,7 +97,7 @@ final class Nodes {
         refuseIfConnected(id);
         Optional<Stored<NodeRecord>> before = store.get(FleetCollections.NODES, id);
         NodeRecord node = new NodeRecord(id, poolFor(pool, id, hello.fingerprint()), address.toString(), code.certificateSha256(),
-                code.secret(), hello.fingerprint(), hello.maxSandboxes(), false,
+                code.secret(), null, hello.fingerprint(), hello.maxSandboxes(), false,
                 before.map(s -> s.body().addedAtUnix()).orElse(Instant.now().getEpochSecond()));
         store.put(FleetCollections.NODES, id, node, before.map(Stored::revision).orElse(Stored.ABSENT));
         Live now = new Live(link);
@@ -97,6 +107,84 @@ final class Nodes {
         connected.accept(id);
         changed.run();
         return view(node, now);
+    }
+
+    /**
+     * A node that dials in redeems a registration token ({@code registration}, its key) once: its
+     * record, in the token's pool (or the split of it its fingerprint makes), with the SHA-256 of
+     * the credential it polls with from now on; registering again lifts a revocation.
+     */
+    PullWire.Registered register(Registrations registrations, String registration, PullWire.RegisterRequest request)
+            throws IOException {
+        if (request.hello() == null || request.hello().fingerprint() == null) {
+            throw ApiException.badRequest("hello is required: the node's id, version, host fingerprint and load");
+        }
+        String id = checkId(request.nodeId() != null ? request.nodeId() : request.hello().nodeId());
+        refuseIfConnected(id);
+        Stored<Registrations.Registration> token = registrations.get(registration)
+                .orElseThrow(() -> new ApiException(401, "this registration token was used already; ask the master's operator "
+                        + "for a new one (POST /v1/node/tokens)"));
+        String credential = registrations.secret();
+        Optional<Stored<NodeRecord>> before = store.get(FleetCollections.NODES, id);
+        NodeRecord node = new NodeRecord(id, poolFor(token.body().pool(), id, request.hello().fingerprint()), null, null, null,
+                Registrations.sha256(credential), request.hello().fingerprint(), request.hello().maxSandboxes(), false,
+                before.map(s -> s.body().addedAtUnix()).orElse(Instant.now().getEpochSecond()));
+        store.commit(new io.vivarium.api.state.Transaction()
+                .delete(FleetCollections.REGISTRATIONS, token.key(), token.revision())
+                .put(FleetCollections.NODES, id, node, before.map(Stored::revision).orElse(Stored.ABSENT)));
+        Live old = live.remove(id);
+        if (old != null && old.polled != null) {
+            old.polled.failAll("registered again");
+        }
+        LOG.log(Level.INFO, "node " + id + " registered (it dials in) in pool " + node.pool());
+        changed.run();
+        return new PullWire.Registered(id, node.pool(), credential);
+    }
+
+    /** The node whose polling credential {@code token} is, unless it is revoked. */
+    Optional<String> polling(String token) {
+        String sha = Registrations.sha256(token);
+        return store.all(FleetCollections.NODES).stream().map(Stored::body)
+                .filter(n -> !n.revoked() && n.credentialSha256() != null
+                        && java.security.MessageDigest.isEqual(sha.getBytes(), n.credentialSha256().getBytes()))
+                .map(NodeRecord::id).findFirst();
+    }
+
+    /** The queue of a node that dials in, for its poll; the poll is its hello. */
+    PolledTransport pollStarted(String id, NodeHello hello) {
+        Live l = pulled(id);
+        boolean was;
+        synchronized (l) {
+            was = l.state == State.CONNECTED;
+            greeted(l, hello);
+            l.parked++;
+        }
+        if (!was) {
+            LOG.log(Level.INFO, "node " + id + " (which dials in) is connected");
+            connected.accept(id);
+        }
+        return l.polled;
+    }
+
+    void pollEnded(String id) {
+        Live l = pulled(id);
+        synchronized (l) {
+            l.parked--;
+            l.lastSeen = Instant.now();
+        }
+    }
+
+    /** The queue of a node that dials in, for the answers it posts. */
+    PolledTransport queueOf(String id) {
+        return pulled(id).polled;
+    }
+
+    private Live pulled(String id) {
+        Live l = live.computeIfAbsent(id, k -> new Live(k, () -> connected(k)));
+        if (l.polled == null) {
+            throw ApiException.conflict("node " + id + " is one the master dials, not one that polls");
+        }
+        return l;
     }
 
     void revoke(String id) throws IOException {
@@ -183,7 +271,11 @@ final class Nodes {
             return;
         }
         NodeRecord node = record.get().body();
-        Live l = live.computeIfAbsent(id, k -> new Live(new NodeLink(node.nodeAddress(), node.pairingCode())));
+        if (node.pulls()) {
+            checkPolling(id);
+            return;
+        }
+        Live l = live.computeIfAbsent(id, k -> new Live(NodeLink.dialled(node.nodeAddress(), node.pairingCode())));
         try {
             NodeHello hello = l.link.hello();
             boolean was = l.state == State.CONNECTED;
@@ -207,6 +299,20 @@ final class Nodes {
         }
     }
 
+    /** A node that dials in is alive while a poll of it is parked, or within {@link #POLL_GRACE} of the last one. */
+    private void checkPolling(String id) {
+        Live l = pulled(id);
+        synchronized (l) {
+            boolean quiet = l.parked == 0 && (l.lastSeen == null || l.lastSeen.plus(POLL_GRACE).isBefore(Instant.now()));
+            if (quiet && l.state == State.CONNECTED) {
+                l.state = State.DISCONNECTED;
+                l.reason = "it has not polled since " + l.lastSeen;
+                l.polled.failAll("stopped polling");
+                LOG.log(Level.WARNING, "node " + id + " (which dials in) is disconnected: " + l.reason);
+            }
+        }
+    }
+
     private static void greeted(Live l, NodeHello hello) {
         synchronized (l) {
             l.hello = hello;
@@ -225,6 +331,13 @@ final class Nodes {
         return pools.isEmpty() || pools.get().equals(fp) ? pool : pool + "#" + fp.fp8();
     }
 
+    static String checkPool(String pool) {
+        if (!POOL.matcher(pool).matches()) {
+            throw ApiException.badRequest("pool '" + pool + "' must be 1 to 63 letters, digits, '.', '_' or '-'; nothing was dialled");
+        }
+        return pool;
+    }
+
     private void refuseIfConnected(String id) {
         Optional<Stored<NodeRecord>> known = store.get(FleetCollections.NODES, id);
         if (known.isPresent() && !known.get().body().revoked() && connected(id)) {
@@ -233,7 +346,7 @@ final class Nodes {
         }
     }
 
-    private static String checkId(String id) {
+    static String checkId(String id) {
         if (!RecordCollection.isKey(id) || id.length() > 63) {
             throw ApiException.badRequest("node_id '" + id + "' must be 1 to 63 letters, digits, '.', '_' or '-', "
                     + "starting with a letter or digit");
@@ -244,7 +357,7 @@ final class Nodes {
     private static NodeView view(NodeRecord n, Live l) {
         State state = n.revoked() ? State.REVOKED : l == null ? State.DISCONNECTED : l.state;
         NodeHello h = l == null ? null : l.hello;
-        return new NodeView(n.id(), n.pool(), n.address(), n.fingerprint() == null ? null : n.fingerprint().fp8(), n.fingerprint(),
+        return new NodeView(n.id(), n.pulls() ? "pull" : "listen", n.pool(), n.address(), n.fingerprint() == null ? null : n.fingerprint().fp8(), n.fingerprint(),
                 h != null ? h.maxSandboxes() : n.maxSandboxes(), state.wire(), h == null ? null : h.sandboxes(),
                 h == null ? null : h.memAvailableMib(), state == State.CONNECTED ? null : l == null ? null : l.reason,
                 l == null || l.lastSeen == null ? null : l.lastSeen.getEpochSecond());

@@ -21,7 +21,7 @@ class FleetRouteContractTest {
     @Test
     void everyRouteIsDocumentedWithItsRoleAndStatus() throws Exception {
         JsonNode paths = new ObjectMapper().readTree(Path.of("../../docs/openapi.json").toFile()).get("paths");
-        FleetSurface fleet = new FleetSurface(null, () -> null, List::of);
+        FleetSurface fleet = new FleetSurface(null, null, () -> null, List::of);
         assertFalse(fleet.routes().isEmpty());
         for (Route r : fleet.routes()) {
             String path = fleet.prefix() + r.template();

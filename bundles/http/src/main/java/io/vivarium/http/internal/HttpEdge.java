@@ -15,12 +15,14 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.Role;
 import io.vivarium.api.http.ApiSurface;
+import io.vivarium.api.http.BearerTokens;
 import io.vivarium.api.http.BinaryBody;
 import io.vivarium.api.http.Route;
 import io.vivarium.api.spi.RuntimeObserver;
@@ -111,6 +113,11 @@ public class HttpEdge extends HttpServlet {
     void unbindSurface(ApiSurface surface, ServiceReference<ApiSurface> ref) {
         surfaces.remove((Long) ref.getProperty(Constants.SERVICE_ID));
     }
+
+    /** Tokens other bundles issue (the fleet's registration tokens and node credentials), asked after the token file. */
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private final transient List<BearerTokens> issuedTokens = new CopyOnWriteArrayList<>();
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
@@ -249,6 +256,12 @@ public class HttpEdge extends HttpServlet {
         }
         if (caller.isPresent()) {
             return caller.get();
+        }
+        for (BearerTokens issued : issuedTokens) {
+            Optional<Caller> c = issued.caller(token);
+            if (c.isPresent()) {
+                return c.get();
+            }
         }
         if (unreadableSecret != null) {
             throw new ApiException(503, "cannot read the node's pairing secret " + nodeSecret.file() + " (" + unreadableSecret

@@ -1,0 +1,44 @@
+package io.vivarium.fleet.internal;
+
+import java.util.Optional;
+
+import io.vivarium.api.Caller;
+import io.vivarium.api.Role;
+import io.vivarium.api.http.BearerTokens;
+
+/**
+ * The bearer tokens the fleet issues, for the http edge: a registration token not yet used and
+ * not expired, and the credential of a node that dials in and is not revoked. Both are callers of
+ * the {@link Role#NODE} role, which only the node routes take; the tenant names which token it is.
+ */
+final class FleetTokens implements BearerTokens {
+    static final String REGISTRATION = "fleet-registration:";
+    static final String NODE = "fleet-node:";
+
+    private final Registrations registrations;
+    private final Nodes nodes;
+
+    FleetTokens(Registrations registrations, Nodes nodes) {
+        this.registrations = registrations;
+        this.nodes = nodes;
+    }
+
+    @Override
+    public Optional<Caller> caller(String token) {
+        try {
+            Optional<Caller> polling = nodes.polling(token).map(id -> new Caller(NODE + id, Role.NODE));
+            return polling.isPresent() ? polling : registrations.valid(token).map(key -> new Caller(REGISTRATION + key, Role.NODE));
+        } catch (RuntimeException e) {
+            return Optional.empty(); // a store that cannot be read recognises no token: 401, as for any unknown one
+        }
+    }
+
+    /** The registration key or node id a caller of {@link Role#NODE} stands for; 403 for the other kind. */
+    static String of(Caller caller, String kind, String route) {
+        if (caller.role() != Role.NODE || !caller.tenant().startsWith(kind)) {
+            throw io.vivarium.api.ApiException.forbidden(route + " needs " + (kind.equals(NODE)
+                    ? "the credential a node got when it registered" : "a registration token (POST /v1/node/tokens)"));
+        }
+        return caller.tenant().substring(kind.length());
+    }
+}
