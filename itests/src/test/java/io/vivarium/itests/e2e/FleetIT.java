@@ -32,9 +32,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A master on PostgreSQL and three nodes, each a separate daemon in a network namespace this test
- * makes (addresses private to those namespaces, no route out): nodes added by address and pairing
- * code, every refusal of {@code POST /v1/nodes} with its status, sandboxes spread over the nodes
+ * A master on PostgreSQL and four nodes, each a separate daemon in a network namespace this test
+ * makes (addresses private to those namespaces, no route out): three added by address and pairing
+ * code (listen mode), one that dials in with a registration token and long-polls (pull mode),
+ * every refusal of {@code POST /v1/nodes} with its status, sandboxes spread over the nodes
  * and driven through the master with tenancy checked there, a node killed and back, a node
  * revoked and added again, the master killed and back. The daemons are shared by the tests, which
  * run in order (a daemon a test restarts is kept for the class too).
@@ -74,7 +75,7 @@ class FleetIT {
 
     private static Daemon startMaster() throws Exception {
         Daemon d = daemons.keepForClass(daemons.start(tmp.resolve("master"),
-                List.of("--features", MASTER_FEATURES, "--state-url", database.url())));
+                List.of("--features", MASTER_FEATURES, "--state-url", database.url(), "--host", "0.0.0.0")));
         api = new Api(d.baseUrl(), d.adminToken());
         return d;
     }
@@ -319,6 +320,56 @@ class FleetIT {
 
     @Test
     @Order(7)
+    void aNodeThatDialsInRegistersWithATokenAndIsDrivenThroughItsPollLikeTheOthers() throws Exception {
+        JsonNode issued = Api.expect(201, api.post("/v1/node/tokens", Map.of("pool", "default", "ttl_secs", 600)));
+        String token = issued.get("token").asText();
+        NetNamespace ns = NetNamespace.create(4);
+        namespaces.add(ns);
+        String masterUrl = "http://" + ns.hostAddress() + ":" + master.baseUrl().replaceAll(".*:", "");
+        nodes.put("n4", daemons.keepForClass(daemons.startNode(tmp.resolve("n4"), ns, "n4", List.of("--features", NODE_FEATURES,
+                "--master-url", masterUrl, "--registration-token", token))));
+        awaitNodeState("n4", "connected", Duration.ofSeconds(30));
+        JsonNode n4 = nodesById().get("n4");
+        assertEquals("pull", n4.get("mode").asText(), n4.toString());
+        assertFalse(n4.has("address"), "a node that dials in has no address");
+        assertEquals("default", n4.get("pool").asText());
+
+        assertEquals(401, api.as(token).post("/v1/node/poll?hold_secs=0", Map.of("hello", nodeHello())).status(),
+                "a registration token is used once");
+        assertError(403, api.post("/v1/node/poll?hold_secs=0", Map.of("hello", nodeHello())), "needs a node token");
+
+        String placed = null;
+        List<String> elsewhere = new ArrayList<>();
+        for (int i = 0; i < 6 && placed == null; i++) {
+            String id = api.createSandbox();
+            if ("n4".equals(nodeOf(id))) {
+                placed = id;
+            } else {
+                elsewhere.add(id);
+            }
+        }
+        assertTrue(placed != null, "the least loaded node, n4, got a sandbox");
+        assertEquals("polled\n", Api.sh(api, placed, "echo polled | tee /work/p.txt"));
+        assertEquals("polled\n", new String(api.raw("GET", "/v1/sandboxes/" + placed + "/files?path=/work/p.txt", null).body()));
+        for (String id : elsewhere) {
+            Api.expect(204, api.delete("/v1/sandboxes/" + id));
+        }
+        Api.expect(204, api.delete("/v1/sandboxes/" + placed));
+        assertEquals(null, nodeOf(placed));
+
+        Api.expect(200, api.post("/v1/node/revoke/n4", null));
+        assertEquals("revoked", nodesById().get("n4").get("state").asText());
+        nodes.get("n4").awaitOutput("revoked or unknown to the master", Duration.ofSeconds(30));
+    }
+
+    /** A hello as a node sends it, for requests the test makes itself. */
+    private static Map<String, Object> nodeHello() {
+        return Map.of("node_id", "x", "version", "0.1.0", "fingerprint", Map.of("engine_version", "0.1.0"), "max_sandboxes", 1,
+                "sandboxes", 0, "mem_available_mib", 1);
+    }
+
+    @Test
+    @Order(8)
     void aMasterKilledAndStartedAgainKeepsItsNodesAndPlacements() throws Exception {
         String sb = api.createSandbox();
         Api.sh(api, sb, "echo before > /work/m.txt");
@@ -327,7 +378,8 @@ class FleetIT {
         try {
             Bounded.until(Duration.ofSeconds(30), "the nodes are connected again", () -> {
                 try {
-                    return nodesById().values().stream().allMatch(n -> "connected".equals(n.get("state").asText()));
+                    return nodesById().values().stream().filter(n -> !n.get("id").asText().equals("n4")) // revoked
+                        .allMatch(n -> "connected".equals(n.get("state").asText()));
                 } catch (Exception e) {
                     return false;
                 }
@@ -336,7 +388,7 @@ class FleetIT {
             throw new AssertionError(e.getMessage() + "; GET /v1/nodes: " + api.get("/v1/nodes").raw().body()
                     + "; the master said:\n" + String.join("\n", master.output()), e);
         }
-        assertEquals(Set.of("n1", "n2", "n3"), nodesById().keySet());
+        assertEquals(Set.of("n1", "n2", "n3", "n4"), nodesById().keySet(), "nodes are kept across the master's restart");
         assertEquals("before\n", Api.sh(api, sb, "cat /work/m.txt"));
     }
 
