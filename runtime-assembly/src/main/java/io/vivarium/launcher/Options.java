@@ -2,12 +2,15 @@ package io.vivarium.launcher;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -21,9 +24,13 @@ import io.vivarium.common.features.EnabledFeatures;
  * {@code tlsCert} and {@code tlsKey} are both null (HTTP) or both set (HTTPS only).
  * {@code node} is {@code --node}: the daemon serves HTTPS with its own certificate (never
  * {@code --tls-cert}) for a master to drive; {@code nodeId} is its id then, else null.
+ * {@code masterUrl} is a node's {@code --master-url} (pull mode: the node dials its master), else
+ * null; {@code registrationToken} and {@code masterCa} go with it (each may be null), and
+ * {@code holdSecs} is how long the master may hold a poll ({@value #DEFAULT_HOLD_SECS} by default).
  */
 record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy, boolean console,
-               Path tlsCert, Path tlsKey, String stateUrl, boolean node, String nodeId) {
+               Path tlsCert, Path tlsKey, String stateUrl, boolean node, String nodeId, String masterUrl,
+               String registrationToken, Path masterCa, int holdSecs) {
 
     static final int DEFAULT_PORT = 8889;
     static final String DEFAULT_HOST = "127.0.0.1";
@@ -35,13 +42,21 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
     static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
     /** The port of {@code --listen HOST} without one, as the master assumes for an address without one. */
     static final int NODE_DEFAULT_PORT = 80;
+    /** {@code --hold-secs}: how long the master may hold a poll that has nothing for the node. */
+    static final int DEFAULT_HOLD_SECS = 5;
+    static final int MAX_HOLD_SECS = 60;
+    /** Where a node in pull mode keeps the credential its registration gave it, under the state directory. */
+    static final Path MASTER_CREDENTIAL = Path.of("pki", "node", "master-credential");
+    /** The options of a node that dials its master, which take a value and need --master-url (but that one). */
+    private static final List<String> PULL_ONLY = List.of("--registration-token", "--master-ca", "--hold-secs");
     /** {@code --listen}: {@code [IPv6]} or a host without colons, each with an optional {@code :PORT}. */
     private static final Pattern LISTEN = Pattern.compile(
             "\\[([0-9A-Fa-f.]*:[0-9A-Fa-f.:]*(?:%[A-Za-z0-9_.-]+)?)\\](?::([0-9]+))?|([^\\[\\]:/\\s]+)(?::([0-9]+))?");
 
     static final String USAGE = String.join("\n",
             "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",
-            "                      [--tls-cert PEM --tls-key PEM] [--state-url URL] [--node [--listen ADDR] [--node-id ID]]",
+            "                      [--tls-cert PEM --tls-key PEM] [--state-url URL] [--node [--listen ADDR] [--node-id ID]",
+            "                      [--master-url URL [--registration-token TOKEN] [--master-ca PEM] [--hold-secs N]]]",
             "",
             "  --state DIR        state directory (default ./var, relative to the working directory)",
             "  --port N           HTTP (or, with --tls-cert, HTTPS) port (default " + DEFAULT_PORT + ")",
@@ -64,6 +79,16 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             "                     or [IPv6]:PORT, e.g. --listen 0.0.0.0:80",
             "  --node-id ID       with --node, the node's id (default: this machine's host name);",
             "                     letters, digits, '.', '_' and '-', up to 63, starting with a letter or digit",
+            "  --master-url URL   with --node, pull mode: the node dials its master (http:// or https://) and polls it",
+            "                     for work, for a node the master cannot reach (behind NAT); it still serves its own",
+            "                     API on --listen or --host/--port, which it calls itself",
+            "  --registration-token TOKEN",
+            "                     with --master-url, the one-time token the master's operator made (POST /v1/node/tokens);",
+            "                     needed until the node has registered (DIR/" + MASTER_CREDENTIAL + ")",
+            "  --master-ca PEM    with --master-url, trust exactly these certificates for the master's HTTPS",
+            "                     (default: the JDK's trusted CAs)",
+            "  --hold-secs N      with --master-url, how long the master may hold a poll with nothing to do",
+            "                     (1 to " + MAX_HOLD_SECS + ", default " + DEFAULT_HOLD_SECS + ")",
             "");
 
     /** A bad command line: the message says what is wrong; the caller prints usage and exits 2. */
@@ -95,6 +120,10 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         boolean node = false;
         String listen = null;
         String nodeId = null;
+        String masterUrl = null;
+        String registrationToken = null;
+        Path masterCa = null;
+        int holdSecs = DEFAULT_HOLD_SECS;
         Set<String> seen = new LinkedHashSet<>();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
@@ -118,7 +147,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             }
             switch (name) {
                 case "--state", "--port", "--host", "--token-file", "--features", "--deploy", "--tls-cert", "--tls-key", "--state-url",
-                     "--listen", "--node-id" -> {
+                     "--listen", "--node-id", "--master-url", "--registration-token", "--master-ca", "--hold-secs" -> {
                     if (value == null) {
                         if (i + 1 >= args.size()) {
                             throw new UsageException(name + " needs a value");
@@ -144,6 +173,24 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                     stateUrl = value;
                 }
                 case "--listen" -> listen = value;
+                case "--master-url" -> masterUrl = masterUrl(value);
+                case "--registration-token" -> {
+                    if (value.isBlank() || value.chars().anyMatch(Character::isWhitespace)) {
+                        throw new UsageException("--registration-token: a token is one word, as the master gave it");
+                    }
+                    registrationToken = value;
+                }
+                case "--master-ca" -> masterCa = path(cwd, name, value);
+                case "--hold-secs" -> {
+                    try {
+                        holdSecs = Integer.parseInt(value);
+                    } catch (NumberFormatException e) {
+                        holdSecs = -1;
+                    }
+                    if (holdSecs < 1 || holdSecs > MAX_HOLD_SECS) {
+                        throw new UsageException("--hold-secs: '" + value + "' is not a number of seconds from 1 to " + MAX_HOLD_SECS);
+                    }
+                }
                 case "--node-id" -> {
                     if (!NODE_ID.matcher(value).matches()) {
                         throw new UsageException("--node-id: bad id '" + value + "': letters, digits, '.', '_' and '-',"
@@ -186,12 +233,14 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                     + " needs its pair: HTTPS takes both --tls-cert (the certificate) and --tls-key (its private key)");
         }
         if (!node) {
-            for (String nodeOnly : List.of("--listen", "--node-id")) {
+            for (String nodeOnly : List.of("--listen", "--node-id", "--master-url", "--registration-token", "--master-ca",
+                    "--hold-secs")) {
                 if (seen.contains(nodeOnly)) {
                     throw new UsageException(nodeOnly + " is an option of a node: add --node");
                 }
             }
-            return new Options(state, port, host, tokenFile, features, deploy, console, tlsCert, tlsKey, stateUrl, false, null);
+            return new Options(state, port, host, tokenFile, features, deploy, console, tlsCert, tlsKey, stateUrl, false, null, null,
+                    null, null, DEFAULT_HOLD_SECS);
         }
         if (tlsCert != null) {
             throw new UsageException("--node serves its own certificate (DIR/pki/node/cert.pem, pinned by the master through"
@@ -213,7 +262,49 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         if (nodeId == null) {
             nodeId = defaultNodeId(hostName.get());
         }
-        return new Options(state, port, host, tokenFile, features, deploy, console, null, null, stateUrl, true, nodeId);
+        if (masterUrl == null) {
+            for (String pullOnly : PULL_ONLY) {
+                if (seen.contains(pullOnly)) {
+                    throw new UsageException(pullOnly + " goes with --master-url (a node that dials its master)");
+                }
+            }
+        } else {
+            checkPull(state, registrationToken, masterCa);
+        }
+        return new Options(state, port, host, tokenFile, features, deploy, console, null, null, stateUrl, true, nodeId, masterUrl,
+                registrationToken, masterCa, holdSecs);
+    }
+
+    /** {@code --master-url}: an http:// or https:// URL with a host, nothing after its path. */
+    private static String masterUrl(String value) throws UsageException {
+        URI uri;
+        try {
+            uri = new URI(value);
+        } catch (URISyntaxException e) {
+            throw new UsageException("--master-url: '" + value + "' is not a URL: " + e.getReason());
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        if ((!scheme.equals("http") && !scheme.equals("https")) || uri.getHost() == null || uri.getRawQuery() != null
+                || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
+            throw new UsageException("--master-url: expected http://HOST[:PORT] or https://HOST[:PORT] (the master's API),"
+                    + " not '" + value + "'");
+        }
+        return value;
+    }
+
+    /**
+     * A node that dials its master needs a readable {@code --master-ca} if one is named, and either
+     * the credential of an earlier registration or a token to register with.
+     */
+    private static void checkPull(Path state, String registrationToken, Path masterCa) throws UsageException {
+        if (masterCa != null && !(Files.isRegularFile(masterCa) && Files.isReadable(masterCa))) {
+            throw new UsageException("--master-ca: " + masterCa + " is not a readable file (PEM certificates of the master's CA)");
+        }
+        Path credential = state.resolve(MASTER_CREDENTIAL);
+        if (registrationToken == null && !Files.isRegularFile(credential)) {
+            throw new UsageException("--master-url: this node has not registered with the master yet (no " + credential
+                    + "): give --registration-token TOKEN, a token the master's operator makes with POST /v1/node/tokens");
+        }
     }
 
     private static int listenPort(String digits, String listen) throws UsageException {

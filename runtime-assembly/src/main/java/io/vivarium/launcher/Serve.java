@@ -94,6 +94,7 @@ final class Serve {
             config.put("vivarium.node.id", opts.nodeId());
             // the master's bearer token (the pairing code's second half), which the http bundle accepts
             config.put("vivarium.node.secret.file", pki.secret().toAbsolutePath().toString());
+            putPullProperties(opts, config);
         }
         HealthProbe probe = HealthProbe.http(opts.host(), opts.port());
         if (tls != null) {
@@ -153,6 +154,26 @@ final class Serve {
             throw fail("cannot read the saved features: " + e.getMessage());
         }
         return withNodeFeatures(opts, names);
+    }
+
+    /**
+     * A node that dials its master (pull mode) is told where the master is, how to register and
+     * trust it, and where its own HTTPS listener is, which it calls to make the master's calls: a
+     * wildcard address is called on loopback. Nothing for any other daemon.
+     */
+    static void putPullProperties(Options opts, Map<String, Object> config) {
+        if (opts.masterUrl() == null) {
+            return;
+        }
+        config.put("vivarium.node.master.url", opts.masterUrl());
+        if (opts.registrationToken() != null) {
+            config.put("vivarium.node.registration.token", opts.registrationToken());
+        }
+        if (opts.masterCa() != null) {
+            config.put("vivarium.node.master.ca", opts.masterCa().toAbsolutePath().toString());
+        }
+        config.put("vivarium.node.hold.secs", Integer.toString(opts.holdSecs()));
+        config.put("vivarium.node.self.url", "https://" + Options.probeHost(opts.host()) + ":" + opts.port());
     }
 
     /** The features a daemon runs: {@code names}, and for a node the fleet feature if they lack it. */
@@ -314,7 +335,12 @@ final class Serve {
         if (pki != null) {
             // the path only: the code is a standing credential for this node, not for a terminal's scrollback
             out.println("Node id: " + opts.nodeId());
-            out.println("Pairing code: " + pki.pairingCode() + "  (give its content to the master: POST /v1/nodes)");
+            if (opts.masterUrl() != null) {
+                out.println("Master: " + opts.masterUrl() + "  (this node dials it and polls for work; its credential: "
+                        + opts.state().resolve(Options.MASTER_CREDENTIAL) + ")");
+            } else {
+                out.println("Pairing code: " + pki.pairingCode() + "  (give its content to the master: POST /v1/nodes)");
+            }
         }
         String trust = tls != null ? "--cacert " + shellWord(tls.certFile().toString()) + " " : "";
         out.println((opts.tokenFile() == null ? "Operator token: " : "Token file: ") + tokenFile

@@ -9,12 +9,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class OptionsTest {
 
@@ -193,6 +195,73 @@ class OptionsTest {
         } catch (Options.UsageException e) {
             throw new AssertionError(args + ": " + e.getMessage(), e);
         }
+    }
+
+    @Test
+    void aNodeInPullModeDialsItsMasterAndCallsItsOwnListener(@TempDir Path dir) throws Exception {
+        Path ca = Files.writeString(dir.resolve("master-ca.pem"), "-----BEGIN CERTIFICATE-----\n");
+        Options o = Options.parse(List.of("--node", "--listen", "0.0.0.0:9443", "--master-url", "https://master.example.test:8889",
+                "--registration-token", "rt-1", "--master-ca", "master-ca.pem", "--hold-secs=20", "--state", "st"), dir, () -> "h");
+        assertEquals("https://master.example.test:8889", o.masterUrl());
+        assertEquals("rt-1", o.registrationToken());
+        assertEquals(ca, o.masterCa());
+        assertEquals(20, o.holdSecs());
+        assertEquals("0.0.0.0", o.host(), "the node still serves its own API, which it calls itself");
+        Map<String, Object> c = new java.util.HashMap<>();
+        Serve.putPullProperties(o, c);
+        assertEquals(Map.of("vivarium.node.master.url", "https://master.example.test:8889", "vivarium.node.registration.token", "rt-1",
+                "vivarium.node.master.ca", ca.toString(), "vivarium.node.hold.secs", "20",
+                "vivarium.node.self.url", "https://127.0.0.1:9443"), c);
+
+        Path state = dir.resolve("registered");
+        Files.createDirectories(state.resolve("pki/node"));
+        Files.writeString(state.resolve("pki/node/master-credential"), "cred\n");
+        Options registered = Options.parse(List.of("--node", "--master-url", "http://10.0.0.1:8889/", "--host", "::", "--port", "9000",
+                "--state", state.toString()), dir, () -> "h");
+        assertNull(registered.registrationToken(), "a node with its credential needs no token");
+        assertEquals(Options.DEFAULT_HOLD_SECS, registered.holdSecs());
+        Map<String, Object> d = new java.util.HashMap<>();
+        Serve.putPullProperties(registered, d);
+        assertEquals(Map.of("vivarium.node.master.url", "http://10.0.0.1:8889/", "vivarium.node.hold.secs", "5",
+                "vivarium.node.self.url", "https://[::1]:9000"), d);
+
+        Options listening = Options.parse(List.of("--node", "--listen", "127.0.0.1:9443"), dir, () -> "h");
+        assertNull(listening.masterUrl());
+        Map<String, Object> none = new java.util.HashMap<>();
+        Serve.putPullProperties(listening, none);
+        assertTrue(none.isEmpty(), "a listening node dials nobody");
+    }
+
+    @Test
+    void pullOptionsThatCannotWorkAreUsageErrors(@TempDir Path dir) throws Exception {
+        Files.createDirectories(dir.resolve("not-a-file.pem"));
+        Map<List<String>, String> bad = new java.util.LinkedHashMap<>();
+        bad.put(List.of("--master-url", "https://m"), "--master-url is an option of a node: add --node");
+        bad.put(List.of("--hold-secs", "5"), "--hold-secs is an option of a node: add --node");
+        bad.put(List.of("--node", "--registration-token", "t"), "--registration-token goes with --master-url");
+        bad.put(List.of("--node", "--master-ca", "ca.pem"), "--master-ca goes with --master-url");
+        bad.put(List.of("--node", "--hold-secs", "5"), "--hold-secs goes with --master-url");
+        bad.put(List.of("--node", "--master-url", "https://m"), "give --registration-token TOKEN");
+        bad.put(List.of("--node", "--master-url", "https://m"), "POST /v1/node/tokens");
+        bad.put(List.of("--node", "--master-url", "ftp://m", "--registration-token", "t"), "--master-url: expected http://HOST[:PORT]");
+        bad.put(List.of("--node", "--master-url", "m:8889", "--registration-token", "t"), "--master-url: expected");
+        bad.put(List.of("--node", "--master-url", "https://m/?x=1", "--registration-token", "t"), "--master-url: expected");
+        bad.put(List.of("--node", "--master-url", "https://u:p@m", "--registration-token", "t"), "--master-url: expected");
+        bad.put(List.of("--node", "--master-url", "https://m x", "--registration-token", "t"), "is not a URL");
+        bad.put(List.of("--node", "--master-url", "https://m", "--registration-token", "a b"), "a token is one word");
+        bad.put(List.of("--node", "--master-url", "https://m", "--registration-token", "t", "--master-ca", "missing.pem"),
+                "is not a readable file");
+        bad.put(List.of("--node", "--master-url", "https://m", "--registration-token", "t", "--master-ca", "not-a-file.pem"),
+                "is not a readable file");
+        bad.put(List.of("--node", "--master-url", "https://m", "--registration-token", "t", "--hold-secs", "0"), "from 1 to 60");
+        bad.put(List.of("--node", "--master-url", "https://m", "--registration-token", "t", "--hold-secs", "61"), "from 1 to 60");
+        bad.put(List.of("--node", "--master-url", "https://m", "--registration-token", "t", "--hold-secs", "x"), "from 1 to 60");
+        bad.put(List.of("--node", "--master-url", "https://m", "--master-url", "https://n"), "--master-url given twice");
+        bad.forEach((args, expected) -> {
+            String message = assertThrows(Options.UsageException.class, () -> Options.parse(args, dir, () -> "h"), args.toString())
+                    .getMessage();
+            assertTrue(message.contains(expected), args + ": " + message);
+        });
     }
 
     @Test
