@@ -74,6 +74,8 @@ public class Fleet {
     private final ExecutorService calls = Executors.newCachedThreadPool(r -> thread(r, "vivarium-fleet-call"));
     private final Set<String> checking = ConcurrentHashMap.newKeySet();
     private final List<ServiceRegistration<?>> registrations;
+    /** On a node that dials in: what registers it and long-polls its master; null otherwise. */
+    private final MasterPoller poller;
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
@@ -106,10 +108,15 @@ public class Fleet {
                 context.registerService(ApiSurface.class, new FleetSurface(nodes, registrations, this::hello, local::census), null),
                 context.registerService(BearerTokens.class, new FleetTokens(registrations, nodes), null));
         watch.scheduleWithFixedDelay(this::greetAll, 0, WATCH_PERIOD_SECONDS, TimeUnit.SECONDS);
+        java.util.Optional<NodePullConfig> pull = NodePullConfig.from(context);
+        this.poller = pull.isPresent() ? new MasterPoller(pull.get(), this::hello).start() : null;
     }
 
     @Deactivate
     void deactivate() {
+        if (poller != null) {
+            poller.close();
+        }
         registrations.forEach(r -> {
             try {
                 r.unregister();

@@ -274,7 +274,8 @@ public class HttpEdge extends HttpServlet {
     }
 
     static String forbidden(String request, Role needed, Role has) {
-        String message = request + " needs " + (needed == Role.USER ? "a " : "an ") + name(needed) + " token; this token's role is "
+        String article = name(needed).matches("[aeiou].*") ? "an " : "a ";
+        String message = request + " needs " + article + name(needed) + " token; this token's role is "
                 + name(has);
         return needed == Role.OPERATOR
                 ? message + " (daemon-wide administration is not a tenant's): " + TokenFile.HOW_TO_GET_AN_OPERATOR_TOKEN
