@@ -20,20 +20,37 @@ import io.vivarium.api.Caller;
  * code, the pairing secret presented on every call with the tenant and role the master acts for.
  */
 final class DialTransport implements NodeLink.Transport {
-    private final NodeAddress address;
-    private final PairingCode code;
+    /** Where the pairing secret comes from: a pairing code held in memory, or the node's own file. */
+    interface Secret {
+        String get() throws IOException;
+    }
+
+    private final String url;
+    private final String where;
+    private final Secret secret;
     private final SSLSocketFactory tls;
 
-    DialTransport(NodeAddress address, PairingCode code) {
-        this.address = address;
-        this.code = code;
+    /**
+     * @param url the API's origin, {@code https://HOST:PORT}
+     * @param where the API as messages name it
+     * @param certificateSha256 the only certificate trusted
+     */
+    DialTransport(String url, String where, String certificateSha256, Secret secret) {
+        this.url = url;
+        this.where = where;
+        this.secret = secret;
         try {
             SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, new TrustManager[] {new PinnedTrust(code.certificateSha256())}, null);
+            context.init(null, new TrustManager[] {new PinnedTrust(certificateSha256)}, null);
             this.tls = context.getSocketFactory();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("cannot set up TLS for node links", e);
         }
+    }
+
+    /** The master's link to a listening node, by the node's address and pairing code. */
+    static DialTransport toNode(NodeAddress address, PairingCode code) {
+        return new DialTransport("https://" + address, "the node at " + address, code.certificateSha256(), code::secret);
     }
 
     /**
@@ -45,14 +62,14 @@ final class DialTransport implements NodeLink.Transport {
     public NodeLink.Answer send(String method, String path, Caller caller, byte[] body, String contentType, Duration timeout)
             throws NodeLink.NodeFailure {
         try {
-            HttpsURLConnection c = (HttpsURLConnection) URI.create("https://" + address + path).toURL().openConnection();
+            HttpsURLConnection c = (HttpsURLConnection) URI.create(url + path).toURL().openConnection();
             c.setSSLSocketFactory(tls);
             c.setHostnameVerifier((host, session) -> true); // PinnedTrust checked the certificate itself
             c.setConnectTimeout((int) NodeLink.CONNECT_TIMEOUT.toMillis());
             c.setReadTimeout((int) timeout.toMillis());
             c.setUseCaches(false);
             c.setRequestMethod(method);
-            c.setRequestProperty("Authorization", "Bearer " + code.secret());
+            c.setRequestProperty("Authorization", "Bearer " + secret.get());
             c.setRequestProperty("Vivarium-Tenant", caller.tenant());
             c.setRequestProperty("Vivarium-Role", caller.role().name().toLowerCase(Locale.ROOT));
             if (body != null) {
@@ -69,7 +86,7 @@ final class DialTransport implements NodeLink.Transport {
                 answer = in == null ? new byte[0] : in.readAllBytes();
             }
             if (status == 401) {
-                throw new NodeLink.NodeFailure("the node at " + address + " refused the pairing secret (" + FleetJson.error(answer)
+                throw new NodeLink.NodeFailure(where + " refused the pairing secret (" + FleetJson.error(answer)
                         + "); its pairing code changed: add it again with the code in its pki/node/pairing-code", null);
             }
             return new NodeLink.Answer(status, answer, c.getHeaderField("Retry-After"));
@@ -83,9 +100,9 @@ final class DialTransport implements NodeLink.Transport {
     private String why(IOException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof PinnedTrust.WrongCertificate wrong) {
-                return "the node at " + address + " is not the node of this pairing code: " + wrong.getMessage();
+                return where + " is not the node of this pairing code: " + wrong.getMessage();
             }
         }
-        return "the node at " + address + " cannot be reached: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
+        return where + " cannot be reached: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
     }
 }

@@ -55,7 +55,7 @@ final class NodeLink {
 
     /** A link the master dials: the node's certificate pinned by its pairing code, its secret presented. */
     static NodeLink dialled(NodeAddress address, PairingCode code) {
-        return new NodeLink("the node at " + address, new DialTransport(address, code));
+        return new NodeLink("the node at " + address, DialTransport.toNode(address, code));
     }
 
     /** The node's hello: who it is, what its host is, how loaded it is. Any failure is a {@link NodeFailure}. */

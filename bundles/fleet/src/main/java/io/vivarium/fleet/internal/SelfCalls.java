@@ -2,23 +2,18 @@ package io.vivarium.fleet.internal;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.HttpURLConnection;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.time.Duration;
 import java.util.Base64;
+import java.util.Locale;
 import java.util.Map;
 
-import javax.net.ssl.HttpsURLConnection;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLSocketFactory;
-import javax.net.ssl.TrustManager;
+import io.vivarium.api.Caller;
+import io.vivarium.api.Role;
 
 /**
  * Makes the calls a master queued for a node in pull mode: each is a request of the node's own API,
@@ -28,11 +23,9 @@ import javax.net.ssl.TrustManager;
  * master pins it, with no host-name check (the listener may be reached by a loopback address).
  */
 final class SelfCalls {
-    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
-
     private final String selfUrl;
     private final Path secretFile;
-    private final SSLSocketFactory tls;
+    private final DialTransport self;
 
     /**
      * @param selfUrl the node's own listener, {@code https://HOST:PORT}
@@ -49,13 +42,7 @@ final class SelfCalls {
         } catch (GeneralSecurityException | ClassCastException e) {
             throw new IOException("cannot read the node's certificate " + certFile + ": " + e.getMessage(), e);
         }
-        try {
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, new TrustManager[] {new PinnedTrust(pin)}, null);
-            this.tls = context.getSocketFactory();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot set up TLS for the node's calls to itself", e);
-        }
+        this.self = new DialTransport(selfUrl, "the node's own API at " + selfUrl, pin, this::secret);
     }
 
     /**
@@ -77,36 +64,10 @@ final class SelfCalls {
             throw new IOException("the call's path '" + call.path() + "' is not an absolute path");
         }
         byte[] body = call.body() == null ? null : Base64.getDecoder().decode(call.body());
-        HttpsURLConnection c = (HttpsURLConnection) URI.create(selfUrl + call.path()).toURL().openConnection();
-        c.setSSLSocketFactory(tls);
-        c.setHostnameVerifier((host, session) -> true); // PinnedTrust checked the certificate itself
-        c.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
-        c.setReadTimeout((int) NodeLink.CALL_TIMEOUT.toMillis());
-        c.setUseCaches(false);
-        c.setRequestMethod(call.method());
-        c.setRequestProperty("Authorization", "Bearer " + secret());
-        if (call.tenant() != null) {
-            c.setRequestProperty("Vivarium-Tenant", call.tenant());
-        }
-        if (call.role() != null) {
-            c.setRequestProperty("Vivarium-Role", call.role());
-        }
-        if (body != null) {
-            if (call.contentType() != null) {
-                c.setRequestProperty("Content-Type", call.contentType());
-            }
-            c.setDoOutput(true);
-            c.setFixedLengthStreamingMode(body.length);
-            try (OutputStream out = c.getOutputStream()) {
-                out.write(body);
-            }
-        }
-        int status = c.getResponseCode();
-        byte[] answer;
-        try (InputStream in = status >= HttpURLConnection.HTTP_BAD_REQUEST ? c.getErrorStream() : c.getInputStream()) {
-            answer = in == null ? new byte[0] : in.readAllBytes();
-        }
-        return new PullWire.Result(call.id(), status, c.getHeaderField("Retry-After"), base64(answer));
+        Caller as = new Caller(call.tenant() == null ? "default" : call.tenant(),
+                call.role() == null ? Role.OPERATOR : Role.valueOf(call.role().toUpperCase(Locale.ROOT)));
+        NodeLink.Answer answer = self.send(call.method(), call.path(), as, body, call.contentType(), NodeLink.CALL_TIMEOUT);
+        return new PullWire.Result(call.id(), answer.status(), answer.retryAfter(), base64(answer.body()));
     }
 
     private String secret() throws IOException {
