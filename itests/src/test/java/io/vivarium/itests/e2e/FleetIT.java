@@ -3,6 +3,7 @@ package io.vivarium.itests.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -37,7 +38,8 @@ import org.junit.jupiter.api.io.TempDir;
  * code (listen mode), one that dials in with a registration token and long-polls (pull mode),
  * every refusal of {@code POST /v1/nodes} with its status, sandboxes spread over the nodes
  * and driven through the master with tenancy checked there, a node killed and back, a node
- * revoked and added again, the master killed and back. The daemons are shared by the tests, which
+ * revoked and added again, the master killed and back, and killed in a fork after the node made the
+ * children and before the master recorded them (adopted at its next start). The daemons are shared by the tests, which
  * run in order (a daemon a test restarts is kept for the class too).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -74,8 +76,12 @@ class FleetIT {
     }
 
     private static Daemon startMaster() throws Exception {
+        return startMaster(List.of());
+    }
+
+    private static Daemon startMaster(List<String> jvmOptions) throws Exception {
         Daemon d = daemons.keepForClass(daemons.start(tmp.resolve("master"),
-                List.of("--features", MASTER_FEATURES, "--state-url", database.url(), "--host", "0.0.0.0")));
+                List.of("--features", MASTER_FEATURES, "--state-url", database.url(), "--host", "0.0.0.0"), jvmOptions));
         api = new Api(d.baseUrl(), d.adminToken());
         return d;
     }
@@ -370,11 +376,54 @@ class FleetIT {
 
     @Test
     @Order(8)
-    void aMasterKilledAndStartedAgainKeepsItsNodesAndPlacements() throws Exception {
+    void aMasterKilledAndStartedAgainKeepsItsNodesAndPlacementsAndAdoptsTheChildrenOfAForkItDiedIn() throws Exception {
         String sb = api.createSandbox();
         Api.sh(api, sb, "echo before > /work/m.txt");
+        Api.expect(201, api.post("/v1/sandboxes/" + sb + "/branch", Map.of("tag", "fleet-crash")));
         master.kill9();
+        // the master halts (as kill -9 would) after the node made a fork's children, before it recorded them
+        master = startMaster(List.of("-Dvivarium.test.halt.at=fleet.fork.placed#1"));
+        awaitListenNodesConnected();
+        Set<String> before = ids();
+        assertThrows(IOException.class, () -> api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-crash", "n", 2)));
+        assertTrue(master.awaitExit(Duration.ofSeconds(30)), "the master halted at the test point");
         master = startMaster();
+        awaitListenNodesConnected();
+        Bounded.until(Duration.ofSeconds(30), "the node lists the fork's two children", () -> {
+            try {
+                return ids().size() == before.size() + 2;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        Set<String> children = new HashSet<>(ids());
+        children.removeAll(before);
+        for (String child : children) {
+            Bounded.until(Duration.ofSeconds(30), "the master knows where child " + child + " runs", () -> {
+                try {
+                    return api.get("/v1/sandboxes/" + child).status() == 200;
+                } catch (Exception e) {
+                    return false;
+                }
+            });
+            assertEquals(nodeOf(sb), nodeOf(child), "the children run where the tag is");
+            assertEquals("before\n", Api.sh(api, child, "cat /work/m.txt"), "an adopted child is driven through the master");
+            Api.expect(204, api.delete("/v1/sandboxes/" + child));
+        }
+        Api.expect(204, api.delete("/v1/snapshots/fleet-crash"));
+        assertEquals(Set.of("n1", "n2", "n3", "n4"), nodesById().keySet(), "nodes are kept across the master's restarts");
+        assertEquals("before\n", Api.sh(api, sb, "cat /work/m.txt"));
+    }
+
+    private static Set<String> ids() throws Exception {
+        Set<String> ids = new HashSet<>();
+        for (JsonNode s : Api.expect(200, api.get("/v1/sandboxes"))) {
+            assertTrue(ids.add(s.get("id").asText()), "listed once: " + s);
+        }
+        return ids;
+    }
+
+    private static void awaitListenNodesConnected() throws Exception {
         try {
             Bounded.until(Duration.ofSeconds(30), "the nodes are connected again", () -> {
                 try {
@@ -388,8 +437,6 @@ class FleetIT {
             throw new AssertionError(e.getMessage() + "; GET /v1/nodes: " + api.get("/v1/nodes").raw().body()
                     + "; the master said:\n" + String.join("\n", master.output()), e);
         }
-        assertEquals(Set.of("n1", "n2", "n3", "n4"), nodesById().keySet(), "nodes are kept across the master's restart");
-        assertEquals("before\n", Api.sh(api, sb, "cat /work/m.txt"));
     }
 
     private static void assertError(int status, Api.Response r, String fragment) {

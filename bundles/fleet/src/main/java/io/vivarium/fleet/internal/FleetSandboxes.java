@@ -29,6 +29,7 @@ import io.vivarium.api.PingResult;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.spi.RuntimeObserver;
+import io.vivarium.common.testpoints.TestPoints;
 import io.vivarium.api.spi.RuntimeObserver.CreateOutcome;
 import io.vivarium.fleet.internal.Forwarding.Remote;
 
@@ -86,6 +87,7 @@ final class FleetSandboxes implements SandboxService {
     private SandboxInfo placeOnANode(Caller caller, CreateSandboxRequest request) {
         String node = nodes.pick();
         SandboxInfo info = forwarding.call(node, "POST", "/v1/sandboxes", caller, request, SandboxInfo.class);
+        TestPoints.reach("fleet.create.placed");
         try {
             placements.put(node, info);
         } catch (IOException | ApiException e) {

@@ -15,6 +15,7 @@ import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.SnapshotService;
+import io.vivarium.common.testpoints.TestPoints;
 import io.vivarium.fleet.internal.Forwarding.Remote;
 
 /**
@@ -98,6 +99,7 @@ final class FleetSnapshots implements SnapshotService {
             return local.fork(caller, request);
         }
         List<SandboxInfo> children = Arrays.asList(forwarding.call(node, "POST", "/v1/sandboxes", caller, request, SandboxInfo[].class));
+        TestPoints.reach("fleet.fork.placed");
         try {
             placements.putAll(node, children);
         } catch (IOException e) {
