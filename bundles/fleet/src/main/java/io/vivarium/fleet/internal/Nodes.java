@@ -357,7 +357,8 @@ final class Nodes {
     private static NodeView view(NodeRecord n, Live l) {
         State state = n.revoked() ? State.REVOKED : l == null ? State.DISCONNECTED : l.state;
         NodeHello h = l == null ? null : l.hello;
-        return new NodeView(n.id(), n.pulls() ? "pull" : "listen", n.pool(), n.address(), n.fingerprint() == null ? null : n.fingerprint().fp8(), n.fingerprint(),
+        HostFingerprint fp = h != null && h.fingerprint() != null ? h.fingerprint() : n.fingerprint();
+        return new NodeView(n.id(), n.pulls() ? "pull" : "listen", n.pool(), n.address(), fp == null ? null : fp.fp8(), fp,
                 h != null ? h.maxSandboxes() : n.maxSandboxes(), state.wire(), h == null ? null : h.sandboxes(),
                 h == null ? null : h.memAvailableMib(), state == State.CONNECTED ? null : l == null ? null : l.reason,
                 l == null || l.lastSeen == null ? null : l.lastSeen.getEpochSecond());
