@@ -15,12 +15,25 @@ package io.vivarium.api;
  *        there; since 1.3
  * @param diskLimitMib size of the sandbox's workspace, in MiB; writing past it fails with ENOSPC
  *        inside the sandbox; since 1.3
+ * @param nodeId the fleet node to create it on, on a master; a daemon that drives no nodes
+ *        refuses it; since 2.1
  */
 public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image,
-        Integer pidsLimit, Integer diskLimitMib) {
+        Integer pidsLimit, Integer diskLimitMib, String nodeId) {
+
+    /** The request of API 2.0 (no node). */
+    public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
+            Integer diskLimitMib) {
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null);
+    }
+
+    /** The same request without a node: what a master sends the node it chose. */
+    public CreateSandboxRequest onAnyNode() {
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null);
+    }
 
     /** The request of API 1.2 (no vcpus, image or pids and disk limits). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib) {
-        this(backend, memoryLimitMib, null, null, null, null);
+        this(backend, memoryLimitMib, null, null, null, null, null);
     }
 }

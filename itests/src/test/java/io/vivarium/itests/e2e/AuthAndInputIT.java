@@ -143,6 +143,7 @@ class AuthAndInputIT {
         assertError(outside.get("/v9/sandboxes"), 404, "/v1");
         assertError(admin.post("/v1/sandboxes", Map.of("backend", "qemu-on-mars")), 400, "not installed");
         assertError(admin.post("/v1/sandboxes", Map.of("memory_limit_mib", 1)), 400, "memory_limit_mib");
+        assertError(admin.post("/v1/sandboxes", Map.of("node_id", "n1")), 400, "this daemon drives no nodes");
         assertError(outside.post("/v1/sandboxes", "{\"memory_limit_mib\": 1.5}"), 400, "memory_limit_mib");
         assertError(outside.post("/v1/sandboxes", "{\"snapshot_tags\": 7}"), 400, "unknown field");
     }

@@ -239,6 +239,11 @@ class FleetIT {
         assertEquals(404, other.delete("/v1/sandboxes/" + sb).status());
         assertFalse(other.get("/v1/sandboxes").raw().body().contains(sb));
 
+        String onN2 = Api.expect(201, api.post("/v1/sandboxes", Map.of("node_id", "n2"))).get("id").asText();
+        assertEquals("n2", nodeOf(onN2), "node_id names the node outright");
+        Api.expect(204, api.delete("/v1/sandboxes/" + onN2));
+        assertError(404, api.post("/v1/sandboxes", Map.of("node_id", "nosuch")), "no node nosuch");
+
         Api.expect(204, api.delete("/v1/sandboxes/" + ids.get(2)));
         assertEquals(404, api.get("/v1/sandboxes/" + ids.get(2)).status());
         assertEquals(null, nodeOf(ids.get(2)), "deleted on its node");
@@ -255,6 +260,9 @@ class FleetIT {
         assertTrue(api.get("/v1/snapshots").raw().body().contains("\"fleet-t1\""), "the master lists the node's tag");
         Api.expect(200, api.get("/v1/snapshots/fleet-t1/info"));
 
+        String elsewhere = on.equals("n1") ? "n2" : "n1";
+        assertError(409, api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-t1", "n", 1, "node_id", elsewhere)),
+                "images do not move between nodes yet");
         List<String> children = api.fork("fleet-t1", 3);
         for (String child : children) {
             assertEquals(on, nodeOf(child), "a tag's children run on the node that holds it (images do not move yet)");

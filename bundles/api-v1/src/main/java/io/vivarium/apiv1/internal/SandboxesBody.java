@@ -12,7 +12,7 @@ import io.vivarium.api.ForkRequest;
  */
 public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
         Integer diskLimitMib, String snapshotTag, Integer n, Boolean perChildNetns, Boolean liveFork,
-        Boolean hugepages) {
+        Boolean hugepages, String nodeId) {
 
     boolean fork() {
         return snapshotTag != null || n != null || perChildNetns != null || liveFork != null || hugepages != null;
@@ -29,10 +29,10 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
             throw ApiException.badRequest(stray + " cannot be set on a fork: children take the snapshot's "
                     + "backend and workspace; leave it out");
         }
-        return new ForkRequest(snapshotTag, n, perChildNetns, memoryLimitMib, liveFork, hugepages);
+        return new ForkRequest(snapshotTag, n, perChildNetns, memoryLimitMib, liveFork, hugepages, nodeId);
     }
 
     CreateSandboxRequest createRequest() {
-        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib);
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId);
     }
 }

@@ -199,6 +199,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
 
     @Override
     public SandboxInfo create(Caller caller, CreateSandboxRequest request) {
+        NodeChoice.refuse(request == null ? null : request.nodeId());
         return lifecycle.create(caller, request);
     }
 

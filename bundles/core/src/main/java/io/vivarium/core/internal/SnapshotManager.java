@@ -92,6 +92,7 @@ public class SnapshotManager implements SnapshotService {
 
     @Override
     public List<SandboxInfo> fork(Caller caller, ForkRequest request) {
+        NodeChoice.refuse(request == null ? null : request.nodeId());
         return forks.fork(caller, request);
     }
 

@@ -31,6 +31,7 @@ public class VmManager implements VmService {
 
     @Override
     public SandboxInfo createVm(Caller caller, CreateSandboxRequest request) {
+        NodeChoice.refuse(request == null ? null : request.nodeId());
         return vms.create(caller, request);
     }
 

@@ -85,8 +85,9 @@ final class FleetSandboxes implements SandboxService {
     }
 
     private SandboxInfo placeOnANode(Caller caller, CreateSandboxRequest request) {
-        String node = nodes.pick();
-        SandboxInfo info = forwarding.call(node, "POST", "/v1/sandboxes", caller, request, SandboxInfo.class);
+        String node = request != null && request.nodeId() != null ? nodes.named(request.nodeId()) : nodes.pick();
+        SandboxInfo info = forwarding.call(node, "POST", "/v1/sandboxes", caller, request == null ? null : request.onAnyNode(),
+                SandboxInfo.class);
         TestPoints.reach("fleet.create.placed");
         try {
             placements.put(node, info);

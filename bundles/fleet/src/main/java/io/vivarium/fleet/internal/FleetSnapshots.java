@@ -98,7 +98,11 @@ final class FleetSnapshots implements SnapshotService {
         if (node == null) {
             return local.fork(caller, request);
         }
-        List<SandboxInfo> children = Arrays.asList(forwarding.call(node, "POST", "/v1/sandboxes", caller, request, SandboxInfo[].class));
+        if (request.nodeId() != null && !request.nodeId().equals(node)) {
+            refuseOtherNode(request, node);
+        }
+        List<SandboxInfo> children = Arrays.asList(forwarding.call(node, "POST", "/v1/sandboxes", caller, request.onAnyNode(),
+                SandboxInfo[].class));
         TestPoints.reach("fleet.fork.placed");
         try {
             placements.putAll(node, children);
@@ -130,6 +134,20 @@ final class FleetSnapshots implements SnapshotService {
         } else {
             forwarding.call(r, "POST", "/touch", caller, null, null);
         }
+    }
+
+    /** A fork that names another node than the tag's: 409, saying why that node cannot run the tag's image. */
+    private void refuseOtherNode(ForkRequest request, String holder) {
+        String named = nodes.named(request.nodeId());
+        HostFingerprint theirs = nodes.fingerprint(named);
+        HostFingerprint tags = nodes.fingerprint(holder);
+        if (theirs != null && !theirs.equals(tags)) {
+            throw ApiException.conflict("node_id: node " + named + "'s host (fingerprint " + theirs.fp8() + ") differs from node "
+                    + holder + "'s (" + (tags == null ? "unknown" : tags.fp8()) + "), which holds " + request.snapshotTag()
+                    + ": it cannot run that image");
+        }
+        throw ApiException.conflict("node_id: the image of " + request.snapshotTag() + " is on node " + holder
+                + " and images do not move between nodes yet, so its children run there: leave node_id out or name " + holder);
     }
 
     private String nodeOf(Caller caller, String tag) {

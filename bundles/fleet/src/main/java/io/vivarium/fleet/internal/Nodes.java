@@ -230,6 +230,32 @@ final class Nodes {
                         + live.size() + " node(s) known; GET /v1/nodes shows each one's state and load)", 5));
     }
 
+    /** The node a create or fork names ({@code node_id}): 404 if there is none, 409 if it is revoked, 503 if it is full. */
+    String named(String id) {
+        NodeRecord node = store.get(FleetCollections.NODES, id).map(Stored::body)
+                .orElseThrow(() -> ApiException.notFound("node_id: no node " + id + " (GET /v1/nodes lists them)"));
+        if (node.revoked()) {
+            throw ApiException.conflict("node_id: node " + id + " is revoked; add it again to place sandboxes on it");
+        }
+        Live l = live.get(id);
+        NodeHello h = l == null ? null : l.hello;
+        if (h != null && h.sandboxes() >= h.maxSandboxes()) {
+            throw ApiException.noCapacity("node " + id + " runs " + h.sandboxes() + " of its " + h.maxSandboxes()
+                    + " sandboxes; leave node_id out to place the sandbox on the least loaded node", 5);
+        }
+        return id;
+    }
+
+    /** The host fingerprint a node last reported. */
+    HostFingerprint fingerprint(String id) {
+        Live l = live.get(id);
+        NodeHello h = l == null ? null : l.hello;
+        if (h != null && h.fingerprint() != null) {
+            return h.fingerprint();
+        }
+        return store.get(FleetCollections.NODES, id).map(s -> s.body().fingerprint()).orElse(null);
+    }
+
     /** The link to a connected node; 503 with Retry-After while it does not answer. */
     NodeLink link(String id) {
         Live l = live.get(id);
