@@ -44,10 +44,14 @@ final class Daemon {
         this.namespace = namespace;
     }
 
-    /** A fleet node ({@code serve --node --listen}) inside {@code namespace}, listening on its address. */
-    static Daemon node(Path stateDir, NetNamespace namespace, String nodeId, List<String> extraArgs) {
-        int port = NODE_PORT;
-        List<String> args = new ArrayList<>(List.of("--node", "--node-id", nodeId, "--listen", namespace.address() + ":" + port));
+    /**
+     * A fleet node ({@code serve --node --listen}) inside {@code namespace}, listening on its
+     * address; with a null namespace, on this host's loopback and a free port.
+     */
+    static Daemon node(Path stateDir, NetNamespace namespace, String nodeId, List<String> extraArgs) throws IOException {
+        int port = namespace == null ? freePort() : NODE_PORT;
+        String host = namespace == null ? "127.0.0.1" : namespace.address();
+        List<String> args = new ArrayList<>(List.of("--node", "--node-id", nodeId, "--listen", host + ":" + port));
         args.addAll(extraArgs);
         return new Daemon(stateDir, List.copyOf(args), List.of(), namespace, port);
     }
@@ -78,7 +82,7 @@ final class Daemon {
         cmd.addAll(scriptOptions(dist));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-cp", dist.resolve("lib") + "/*", "io.vivarium.launcher.Main", "serve", "--state", stateDir.toString()));
-        if (namespace == null) {
+        if (!extraArgs.contains("--listen")) {
             cmd.addAll(List.of("--port", String.valueOf(port)));
         }
         cmd.addAll(extraArgs);

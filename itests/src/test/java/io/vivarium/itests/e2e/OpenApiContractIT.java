@@ -217,6 +217,33 @@ class OpenApiContractIT {
         expect(404, api.get(vm));
     }
 
+    /**
+     * The fleet's routes, on a master of their own (so that its nodes take none of the other tests'
+     * sandboxes): a listening node on this host's loopback added and revoked; the node routes a
+     * node that dials in uses, with a token and a credential the master issued; and the hello and
+     * census every daemon with the fleet feature answers.
+     */
+    @Test
+    void fleetRoutes() throws Exception {
+        Daemon master = daemons.start(dir.resolve("fleet-master"), List.of("--features", "core,api-v1,procbox,fingerprint-sha256,fleet"));
+        Daemon node = daemons.startNode(dir.resolve("fleet-node"), null, "oa-node", List.of("--features", "core,api-v1,procbox,fingerprint-sha256"));
+        Api fleet = new Api(master.baseUrl(), master.adminToken()).recordingSuccessesIn(succeeded);
+        expect(201, fleet.post("/v1/nodes", Map.of("address", node.address(), "pairing_code", node.pairingCode())));
+        fleet.post("/v1/nodes", Map.of("address", node.address(), "pairing_code", node.pairingCode()));  // 409: connected
+        expect(200, fleet.get("/v1/nodes"));
+        JsonNode hello = expect(200, fleet.get("/v1/node/hello"));
+        expect(200, fleet.get("/v1/node/sandboxes"));
+        String token = expect(201, fleet.post("/v1/node/tokens", Map.of("ttl_secs", 60))).get("token").asText();
+        JsonNode registered = expect(201, fleet.as(token).post("/v1/node/register", Map.of("node_id", "oa-pull", "hello", hello)));
+        Api polling = fleet.as(registered.get("credential").asText());
+        expect(200, polling.post("/v1/node/poll?hold_secs=0", Map.of("hello", hello)));
+        expect(204, polling.post("/v1/node/results", Map.of("results", List.of())));
+        expect(200, fleet.post("/v1/node/revoke/oa-pull", null));
+        expect(200, fleet.post("/v1/node/revoke/oa-node", null));
+        fleet.post("/v1/node/revoke/no-such", null);  // 404
+        assertEquals(401, polling.post("/v1/node/poll?hold_secs=0", Map.of("hello", hello)).status(), "a revoked node's credential is refused");
+    }
+
     @Test
     void administrationRoutes() throws Exception {
         api.get("/v1/plugins");
