@@ -1,0 +1,74 @@
+package io.vivarium.fleet.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.state.StateStore;
+import io.vivarium.common.state.FileStateStore;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Nodes that dial in: a token registers once, a host unlike its pool's splits it, a revoked node's credential is refused. */
+class NodesTest {
+    @TempDir
+    Path dir;
+
+    private static NodeHello hello(String id, String kernel) {
+        return new NodeHello(id, "0.1.0", new HostFingerprint("0.1.0", Map.of("procbox", "0.1.0"), kernel, "AuthenticAMD", "EPYC",
+                "sse2"), 10, 0, 1024);
+    }
+
+    @Test
+    void aRegistrationTokenIsUsedOnceAndAHostUnlikeItsPoolsJoinsASplitOfIt() throws Exception {
+        try (StateStore store = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
+            List<String> connected = new ArrayList<>();
+            Nodes nodes = new Nodes(store, connected::add, () -> { });
+            Registrations registrations = new Registrations(store);
+
+            String first = registrations.issue(new Registrations.IssueRequest("gpu", 60L)).token();
+            String key = Registrations.key(first);
+            PullWire.Registered a = nodes.register(registrations, key, new PullWire.RegisterRequest("a", hello("a", "6.1")));
+            assertEquals("gpu", a.pool());
+            assertEquals(64, a.credential().length());
+            ApiException used = assertThrows(ApiException.class,
+                    () -> nodes.register(registrations, key, new PullWire.RegisterRequest("x", hello("x", "6.1"))));
+            assertEquals(401, used.status());
+            assertTrue(registrations.valid(first).isEmpty(), "a used token is no token");
+
+            PullWire.Registered b = nodes.register(registrations, Registrations.key(registrations.issue(
+                    new Registrations.IssueRequest("gpu", 60L)).token()), new PullWire.RegisterRequest("b", hello("b", "6.12")));
+            assertEquals("gpu#" + hello("b", "6.12").fingerprint().fp8(), b.pool(), "another kernel: a pool of its own");
+            PullWire.Registered c = nodes.register(registrations, Registrations.key(registrations.issue(
+                    new Registrations.IssueRequest("gpu", 60L)).token()), new PullWire.RegisterRequest("c", hello("c", "6.1")));
+            assertEquals("gpu", c.pool(), "the same host as the pool's first node");
+
+            assertEquals("a", nodes.polling(a.credential()).orElseThrow());
+            nodes.pollStarted("a", hello("a", "6.1"));
+            nodes.pollEnded("a");
+            assertEquals(List.of("a"), connected, "its first poll connects it, and it is reconciled");
+            nodes.revoke("a");
+            assertFalse(nodes.polling(a.credential()).isPresent(), "a revoked node's credential is refused");
+            assertEquals(503, assertThrows(ApiException.class, () -> nodes.link("a")).status());
+        }
+    }
+
+    @Test
+    void aTokenAskedForBadlyIs400() throws Exception {
+        try (StateStore store = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
+            Registrations registrations = new Registrations(store);
+            assertEquals(400, assertThrows(ApiException.class,
+                    () -> registrations.issue(new Registrations.IssueRequest("no spaces", null))).status());
+            assertEquals(400, assertThrows(ApiException.class,
+                    () -> registrations.issue(new Registrations.IssueRequest(null, 0L))).status());
+        }
+    }
+}
