@@ -14,6 +14,12 @@ import io.vivarium.api.Caller;
 @ConsumerType
 public interface BearerTokens {
 
-    /** The caller {@code token} belongs to, if this service issued it and it is valid now; never throws. */
+    /**
+     * The caller {@code token} belongs to, if this service issued it and it is valid now.
+     *
+     * @throws io.vivarium.api.ApiException 503 with {@code Retry-After} if it cannot tell now (its
+     *         records cannot be read): the edge answers that, not a 401 that would tell a valid
+     *         holder its token is gone
+     */
     Optional<Caller> caller(String token);
 }

@@ -94,6 +94,8 @@ final class DialTransport implements NodeLink.Transport {
             throw e;
         } catch (IOException e) {
             throw new NodeLink.NodeFailure(why(e), e);
+        } catch (IllegalArgumentException e) {
+            throw new NodeLink.NodeFailure(where + " cannot be asked for " + path + ": " + e.getMessage(), e);
         }
     }
 

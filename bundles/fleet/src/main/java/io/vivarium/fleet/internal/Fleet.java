@@ -35,6 +35,7 @@ import org.osgi.framework.Version;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -69,7 +70,7 @@ public class Fleet {
     private final Placements placements;
     private final String nodeId;
     private final String version;
-    private final int maxSandboxes;
+    private volatile int maxSandboxes;
     private final ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(r -> thread(r, "vivarium-fleet-watch"));
     private final ExecutorService calls = Executors.newCachedThreadPool(r -> thread(r, "vivarium-fleet-call"));
     private final Set<String> checking = ConcurrentHashMap.newKeySet();
@@ -87,6 +88,9 @@ public class Fleet {
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SnapshotService localSnapshots,
             @Reference StateStoreProvider stores) throws IOException {
         this.local = local;
+        // read first (a node's pull-mode files): a failure here leaves nothing open
+        java.util.Optional<NodePullConfig> pull = NodePullConfig.from(context);
+        this.poller = pull.isPresent() ? new MasterPoller(pull.get(), this::hello) : null;
         Path stateDir = Path.of(firstNonEmpty(config.state__dir(), context.getProperty("vivarium.state.dir"), "var"));
         this.store = stores.open(privateDir(stateDir.resolve("fleet")), NodeId.readOrCreate(stateDir) + ".fleet",
                 FleetCollections.ALL, StoreEvents.NONE);
@@ -108,8 +112,15 @@ public class Fleet {
                 context.registerService(ApiSurface.class, new FleetSurface(nodes, registrations, this::hello, local::census), null),
                 context.registerService(BearerTokens.class, new FleetTokens(registrations, nodes), null));
         watch.scheduleWithFixedDelay(this::greetAll, 0, WATCH_PERIOD_SECONDS, TimeUnit.SECONDS);
-        java.util.Optional<NodePullConfig> pull = NodePullConfig.from(context);
-        this.poller = pull.isPresent() ? new MasterPoller(pull.get(), this::hello).start() : null;
+        if (poller != null) {
+            poller.start();
+        }
+    }
+
+    /** Core's configuration changed: the limit the hello reports follows; nothing restarts (the nodes' live state is kept). */
+    @Modified
+    void modified(Config config) {
+        maxSandboxes = Math.max(1, config.max__sandboxes());
     }
 
     @Deactivate
@@ -124,6 +135,7 @@ public class Fleet {
                 // the bundle is stopping: the framework took them down
             }
         });
+        nodes.retireAll();
         watch.shutdownNow();
         calls.shutdownNow();
         store.close();

@@ -102,7 +102,7 @@ final class FleetSandboxes implements SandboxService {
     /** A placement that could not be written: the node's sandbox goes, or the next reconciliation adopts it. */
     private void undoCreate(String node, Caller caller, SandboxInfo info, Exception why) {
         try {
-            nodes.link(node).call("DELETE", "/v1/sandboxes/" + info.id(), caller, null, null);
+            nodes.link(node).call("DELETE", "/v1/sandboxes/" + Forwarding.segment(info.id()), caller, null, null);
         } catch (NodeLink.NodeFailure | ApiException e) {
             LOG.log(Level.WARNING, "sandbox " + info.id() + " on node " + node + " is kept (its placement could not be written: "
                     + why.getMessage() + "); the node's next reconciliation adopts it");
@@ -118,15 +118,22 @@ final class FleetSandboxes implements SandboxService {
                 byNode.computeIfAbsent(p.node(), k -> new ArrayList<>()).add(p);
             }
         }
-        for (String node : nodes.ids()) {
-            List<Placement> placed = byNode.getOrDefault(node, List.of());
-            try {
-                all.addAll(Arrays.asList(nodes.link(node).call("GET", "/v1/sandboxes", caller, null, SandboxInfo[].class)));
-            } catch (NodeLink.NodeFailure | ApiException e) {
-                placed.forEach(p -> all.add(disconnected(p, e.getMessage())));
+        for (String node : byNodeAndConnected(byNode)) {
+            SandboxInfo[] there = nodes.connected(node) ? forwarding.listPart(node, "/v1/sandboxes", caller, SandboxInfo[].class) : null;
+            if (there != null) {
+                all.addAll(Arrays.asList(there));
+            } else {
+                byNode.getOrDefault(node, List.of()).forEach(p -> all.add(disconnected(p, "the node does not answer the master now")));
             }
         }
         return all;
+    }
+
+    /** The nodes a list asks (every one not revoked) and those holding the caller's placements (revoked ones too). */
+    private java.util.Set<String> byNodeAndConnected(Map<String, List<Placement>> byNode) {
+        java.util.Set<String> asked = new java.util.TreeSet<>(nodes.ids());
+        asked.addAll(byNode.keySet());
+        return asked;
     }
 
     /** A sandbox whose node does not answer is shown as last known, saying so; its other routes answer 503. */
@@ -155,7 +162,15 @@ final class FleetSandboxes implements SandboxService {
             local.delete(caller, id);
             return;
         }
-        call(r, "DELETE", "", caller, null, null);
+        try {
+            call(r, "DELETE", "", caller, null, null);
+        } catch (ApiException e) {
+            if (e.status() != 404) {
+                throw e;
+            }
+            forget(id); // the node has no such sandbox: its placement was a ghost
+            throw e;
+        }
         try {
             placements.remove(id);
         } catch (IOException e) {
@@ -241,10 +256,8 @@ final class FleetSandboxes implements SandboxService {
             if (!nodes.connected(node)) {
                 continue;
             }
-            BackendInfo[] there;
-            try {
-                there = forwarding.call(node, "GET", "/v1/backends", NodeLink.MASTER, null, BackendInfo[].class);
-            } catch (ApiException stoppedAnswering) {
+            BackendInfo[] there = forwarding.listPart(node, "/v1/backends", NodeLink.MASTER, BackendInfo[].class);
+            if (there == null) {
                 continue; // gone since its last hello: what it runs is not on offer now
             }
             for (BackendInfo b : there) {
@@ -317,6 +330,14 @@ final class FleetSandboxes implements SandboxService {
             throw ApiException.badRequest("query parameter 'path' is required: the file's absolute path inside the sandbox");
         }
         return forwarding.bytes(r, method, "/files?" + NodeLink.query("path", path), caller, content);
+    }
+
+    private void forget(String id) {
+        try {
+            placements.remove(id);
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot forget the placement of sandbox " + id + ", which its node no longer has: " + e.getMessage());
+        }
     }
 
     private <T> T call(Remote r, String method, String suffix, Caller caller, Object body, Class<T> type) {

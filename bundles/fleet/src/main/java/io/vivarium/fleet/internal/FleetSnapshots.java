@@ -52,8 +52,9 @@ final class FleetSnapshots implements SnapshotService {
     public List<SnapshotInfo> snapshots(Caller caller) {
         List<SnapshotInfo> all = new ArrayList<>(local.snapshots(caller));
         for (String node : nodes.ids()) {
-            if (nodes.connected(node)) {
-                all.addAll(Arrays.asList(forwarding.call(node, "GET", "/v1/snapshots", caller, null, SnapshotInfo[].class)));
+            SnapshotInfo[] there = nodes.connected(node) ? forwarding.listPart(node, "/v1/snapshots", caller, SnapshotInfo[].class) : null;
+            if (there != null) {
+                all.addAll(Arrays.asList(there));
             }
         }
         return all;

@@ -7,6 +7,7 @@ import java.util.function.Supplier;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SandboxService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.Route;
 
@@ -23,6 +24,8 @@ final class FleetSurface implements ApiSurface {
     /** The longest a node's poll is parked when there is nothing for it. */
     static final int MAX_HOLD_SECS = 30;
     static final int DEFAULT_HOLD_SECS = 5;
+    /** The largest answers a node posts: a file read of the largest size, in base64, with room for the JSON around it. */
+    static final long MAX_RESULTS_BYTES = SandboxService.MAX_FILE_BYTES / 3 * 4 + (1 << 20);
 
     FleetSurface(Nodes nodes, Registrations registrations, Supplier<NodeHello> hello, Supplier<List<SandboxInfo>> census) {
         this.routes = List.of(
@@ -42,7 +45,7 @@ final class FleetSurface implements ApiSurface {
                         results.results().forEach(polled::answer);
                     }
                     return null;
-                }),
+                }, MAX_RESULTS_BYTES),
                 new Route("POST", "/nodes", Role.OPERATOR, 201, r -> unchecked(() -> nodes.add(r.body(AddNodeRequest.class)))),
                 new Route("GET", "/nodes", Role.OPERATOR, 200, r -> nodes.list()),
                 new Route("POST", "/node/revoke/{id}", Role.OPERATOR, 200, r -> unchecked(() -> {
@@ -58,14 +61,14 @@ final class FleetSurface implements ApiSurface {
         if (request.hello() == null) {
             throw ApiException.badRequest("hello is required in every poll: the node's id, version, host fingerprint and load");
         }
-        PolledTransport polled = nodes.pollStarted(id, request.hello());
+        Nodes.Live live = nodes.pollStarted(id, request.hello());
         try {
-            return new PullWire.PollAnswer(polled.take(java.time.Duration.ofSeconds(holdSecs)));
+            return new PullWire.PollAnswer(live.polled.take(java.time.Duration.ofSeconds(holdSecs)));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ApiException.unavailable("the master is stopping; poll again", 1);
         } finally {
-            nodes.pollEnded(id);
+            nodes.pollEnded(live);
         }
     }
 
@@ -75,13 +78,14 @@ final class FleetSurface implements ApiSurface {
         }
         try {
             int secs = Integer.parseInt(text);
-            if (secs >= 0 && secs <= MAX_HOLD_SECS) {
-                return secs;
+            if (secs >= 0) {
+                return Math.min(secs, MAX_HOLD_SECS); // a longer hold a node asks for is cut, not refused
             }
         } catch (NumberFormatException e) {
             // said below
         }
-        throw ApiException.badRequest("hold_secs must be a whole number of seconds from 0 to " + MAX_HOLD_SECS + ", got '" + text + "'");
+        throw ApiException.badRequest("hold_secs must be a whole number of seconds (at most " + MAX_HOLD_SECS
+                + " are held), got '" + text + "'");
     }
 
     private interface Io<T> {

@@ -2,6 +2,7 @@ package io.vivarium.fleet.internal;
 
 import java.util.Optional;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.Role;
 import io.vivarium.api.http.BearerTokens;
@@ -28,15 +29,18 @@ final class FleetTokens implements BearerTokens {
         try {
             Optional<Caller> polling = nodes.polling(token).map(id -> new Caller(NODE + id, Role.NODE));
             return polling.isPresent() ? polling : registrations.valid(token).map(key -> new Caller(REGISTRATION + key, Role.NODE));
+        } catch (ApiException e) {
+            throw e;
         } catch (RuntimeException e) {
-            return Optional.empty(); // a store that cannot be read recognises no token: 401, as for any unknown one
+            throw ApiException.unavailable("the master cannot read its fleet records to check this token now ("
+                    + e.getMessage() + "); retry shortly", 2);
         }
     }
 
     /** The registration key or node id a caller of {@link Role#NODE} stands for; 403 for the other kind. */
     static String of(Caller caller, String kind, String route) {
         if (caller.role() != Role.NODE || !caller.tenant().startsWith(kind)) {
-            throw io.vivarium.api.ApiException.forbidden(route + " needs " + (kind.equals(NODE)
+            throw ApiException.forbidden(route + " needs " + (kind.equals(NODE)
                     ? "the credential a node got when it registered" : "a registration token (POST /v1/node/tokens)"));
         }
         return caller.tenant().substring(kind.length());

@@ -48,8 +48,24 @@ final class Forwarding {
     }
 
     <T> T call(String node, String method, String path, Caller caller, Object body, Class<T> type) {
+        return call(node, method, path, caller, body, type, NodeLink.CALL_TIMEOUT);
+    }
+
+    /** A node's part of a master-wide list: within {@link NodeLink#LIST_TIMEOUT}, and null if the node does not give it. */
+    <T> T listPart(String node, String path, Caller caller, Class<T> type) {
         try {
-            return nodes.link(node).call(method, path, caller, body, type);
+            return call(node, "GET", path, caller, null, type, NodeLink.LIST_TIMEOUT);
+        } catch (ApiException e) {
+            if (e.status() == 400) {
+                throw e; // the caller's own fault, the same on every node
+            }
+            return null;
+        }
+    }
+
+    private <T> T call(String node, String method, String path, Caller caller, Object body, Class<T> type, java.time.Duration timeout) {
+        try {
+            return nodes.link(node).call(method, path, caller, body, type, timeout);
         } catch (NodeLink.NodeFailure e) {
             throw lost(node, e);
         }

@@ -20,6 +20,9 @@ record NodeAddress(String host, int port) {
         }
         Matcher v6 = IPV6.matcher(text);
         if (v6.matches()) {
+            if (!(literal(v6.group(1)) instanceof java.net.Inet6Address)) {
+                throw ApiException.badRequest("address '" + text + "': [" + v6.group(1) + "] is not an IPv6 address; nothing was dialled");
+            }
             return new NodeAddress("[" + v6.group(1) + "]", port(v6.group(2), text));
         }
         Matcher name = NAME.matcher(text);
@@ -28,6 +31,15 @@ record NodeAddress(String host, int port) {
                     + "address as [addr]:port); nothing was dialled");
         }
         return new NodeAddress(name.group(1), port(name.group(3), text));
+    }
+
+    /** An IP literal as the JDK reads it (no name lookup: the text is made of hex digits, colons and dots only), or null. */
+    private static java.net.InetAddress literal(String text) {
+        try {
+            return java.net.InetAddress.getByName("[" + text + "]");
+        } catch (java.net.UnknownHostException e) {
+            return null;
+        }
     }
 
     private static int port(String digits, String text) {

@@ -28,10 +28,20 @@ final class NodeLink {
     /** Whom the master acts as for its own calls (hello, a node's census): daemon-wide, no tenant's. */
     static final Caller MASTER = new Caller("default", io.vivarium.api.Role.OPERATOR);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
+    /** The tenants a node takes in {@code Vivarium-Tenant} (the http bundle's NodeSecret checks the same). */
+    private static final java.util.regex.Pattern TENANT = java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     static final Duration HELLO_TIMEOUT = Duration.ofSeconds(3);
 
-    /** How long a forwarded call may take at most: an exec or a dry-run runs as long as it asked to. */
-    static final Duration CALL_TIMEOUT = Duration.ofHours(1);
+    /**
+     * How long a forwarded call may take at most: an exec or a dry-run runs as long as it asked to
+     * (an hour at most), and its answer comes after.
+     */
+    static final Duration CALL_TIMEOUT = Duration.ofMinutes(65);
+    /**
+     * How long a node may take to answer its part of a master-wide list (sandboxes, backends,
+     * snapshots): one node that hangs must not hold every tenant's list.
+     */
+    static final Duration LIST_TIMEOUT = Duration.ofSeconds(5);
 
     /** How calls reach a node: dialled over HTTPS (listen mode) or handed to its long poll (pull mode). */
     interface Transport {
@@ -77,8 +87,16 @@ final class NodeLink {
      * ({@code null} for none). The node's own 4xx and 5xx reach the caller as they are.
      */
     <T> T call(String method, String path, Caller caller, Object body, Class<T> type) throws NodeFailure {
-        Answer r = transport.send(method, path, caller, body == null ? null : FleetJson.write(body), "application/json",
-                CALL_TIMEOUT);
+        return call(method, path, caller, body, type, CALL_TIMEOUT);
+    }
+
+    <T> T call(String method, String path, Caller caller, Object body, Class<T> type, Duration timeout) throws NodeFailure {
+        if (!TENANT.matcher(caller.tenant()).matches()) {
+            throw ApiException.badRequest("tenant '" + caller.tenant() + "' cannot be driven on a fleet node: a node takes tenant "
+                    + "names of letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit); rename it in the "
+                    + "master's token file");
+        }
+        Answer r = transport.send(method, path, caller, body == null ? null : FleetJson.write(body), "application/json", timeout);
         failOnError(r);
         if (type == null || r.status() == 204) {
             return null;

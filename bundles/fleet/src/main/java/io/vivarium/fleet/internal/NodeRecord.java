@@ -27,6 +27,12 @@ record NodeRecord(String id, String pool, String address, String certificateSha2
         return new PairingCode(certificateSha256, secret);
     }
 
+    /** Never the secret, whatever logs a record. */
+    @Override
+    public String toString() {
+        return "node " + id + (pulls() ? " (dials in)" : " at " + address) + " in pool " + pool + (revoked ? ", revoked" : "");
+    }
+
     NodeRecord revoke() {
         return new NodeRecord(id, pool, address, certificateSha256, secret, credentialSha256, fingerprint, maxSandboxes, true,
                 addedAtUnix);

@@ -93,6 +93,9 @@ final class Nodes {
         } catch (NodeLink.NodeFailure e) {
             throw new ApiException(502, e.getMessage(), null, e);
         }
+        if (hello.fingerprint() == null) {
+            throw new ApiException(502, "the node at " + address + " sent a hello without its host fingerprint: is it a Vivarium node?");
+        }
         String id = request.nodeId() != null ? request.nodeId() : checkId(hello.nodeId());
         refuseIfConnected(id);
         Optional<Stored<NodeRecord>> before = store.get(FleetCollections.NODES, id);
@@ -102,7 +105,7 @@ final class Nodes {
         store.put(FleetCollections.NODES, id, node, before.map(Stored::revision).orElse(Stored.ABSENT));
         Live now = new Live(link);
         greeted(now, hello);
-        live.put(id, now);
+        retire(live.put(id, now), "was added again");
         LOG.log(Level.INFO, "node " + id + " at " + address + " added to pool " + node.pool());
         connected.accept(id);
         changed.run();
@@ -124,18 +127,26 @@ final class Nodes {
         Stored<Registrations.Registration> token = registrations.get(registration)
                 .orElseThrow(() -> new ApiException(401, "this registration token was used already; ask the master's operator "
                         + "for a new one (POST /v1/node/tokens)"));
+        if (token.body().nodeId() != null && !token.body().nodeId().equals(id)) {
+            throw ApiException.conflict("this registration token is for node " + token.body().nodeId() + ", not " + id);
+        }
         String credential = registrations.secret();
         Optional<Stored<NodeRecord>> before = store.get(FleetCollections.NODES, id);
+        if (before.isPresent() && !before.get().body().pulls()) {
+            throw ApiException.conflict("node " + id + " is one the master dials (listen mode); a node that dials in needs "
+                    + "another id, or revoke that one and delete its record first");
+        }
+        if (before.isPresent() && token.body().nodeId() == null) {
+            throw ApiException.conflict("node " + id + " is known already; to register it again (a new credential, which lifts "
+                    + "a revocation) use a token issued for it: POST /v1/node/tokens {\"node_id\": \"" + id + "\"}");
+        }
         NodeRecord node = new NodeRecord(id, poolFor(token.body().pool(), id, request.hello().fingerprint()), null, null, null,
                 Registrations.sha256(credential), request.hello().fingerprint(), request.hello().maxSandboxes(), false,
                 before.map(s -> s.body().addedAtUnix()).orElse(Instant.now().getEpochSecond()));
         store.commit(new io.vivarium.api.state.Transaction()
                 .delete(FleetCollections.REGISTRATIONS, token.key(), token.revision())
                 .put(FleetCollections.NODES, id, node, before.map(Stored::revision).orElse(Stored.ABSENT)));
-        Live old = live.remove(id);
-        if (old != null && old.polled != null) {
-            old.polled.failAll("registered again");
-        }
+        retire(live.remove(id), "registered again");
         LOG.log(Level.INFO, "node " + id + " registered (it dials in) in pool " + node.pool());
         changed.run();
         return new PullWire.Registered(id, node.pool(), credential);
@@ -150,8 +161,20 @@ final class Nodes {
                 .map(NodeRecord::id).findFirst();
     }
 
-    /** The queue of a node that dials in, for its poll; the poll is its hello. */
-    PolledTransport pollStarted(String id, NodeHello hello) {
+    /** What the master knew of a node it no longer drives this way: calls still waiting for it fail now. */
+    private static void retire(Live gone, String why) {
+        if (gone != null && gone.polled != null) {
+            gone.polled.failAll(why);
+        }
+    }
+
+    /** Fails every call waiting for a node that dials in: the master is stopping. */
+    void retireAll() {
+        live.values().forEach(l -> retire(l, "is not polled: the master is stopping"));
+    }
+
+    /** A parked poll of a node that dials in: the poll is its hello; end it with {@link #pollEnded}. */
+    Live pollStarted(String id, NodeHello hello) {
         Live l = pulled(id);
         boolean was;
         synchronized (l) {
@@ -163,13 +186,12 @@ final class Nodes {
             LOG.log(Level.INFO, "node " + id + " (which dials in) is connected");
             connected.accept(id);
         }
-        return l.polled;
+        return l;
     }
 
-    void pollEnded(String id) {
-        Live l = pulled(id);
+    void pollEnded(Live l) {
         synchronized (l) {
-            l.parked--;
+            l.parked = Math.max(0, l.parked - 1);
             l.lastSeen = Instant.now();
         }
     }
@@ -193,7 +215,7 @@ final class Nodes {
         if (!node.body().revoked()) {
             store.put(FleetCollections.NODES, id, node.body().revoke(), node.revision());
         }
-        live.remove(id);
+        retire(live.remove(id), "was revoked");
         changed.run();
         LOG.log(Level.INFO, "node " + id + " revoked: it is no longer contacted");
     }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.state.StaleRevisionException;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.Stored;
 import io.vivarium.api.state.Transaction;
@@ -40,9 +41,19 @@ final class Placements {
 
     /** Records (or refreshes) where a sandbox runs. */
     void put(String node, SandboxInfo info) throws IOException {
-        Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, info.id());
-        store.put(FleetCollections.PLACEMENTS, info.id(), new Placement(info.id(), node, info.tenant(), info),
-                now.map(Stored::revision).orElse(Stored.ABSENT));
+        for (int attempt = 1;; attempt++) {
+            Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, info.id());
+            try {
+                store.put(FleetCollections.PLACEMENTS, info.id(), new Placement(info.id(), node, info.tenant(), info),
+                        now.map(Stored::revision).orElse(Stored.ABSENT));
+                return;
+            } catch (StaleRevisionException e) {
+                if (attempt == 3) {
+                    throw e;
+                }
+                // a reconciliation adopted it meanwhile: write over what it wrote
+            }
+        }
     }
 
     /** Records where the children of a fork run, all at once. */

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 
 /**
@@ -74,10 +75,18 @@ final class PolledTransport implements NodeLink.Transport {
 
     /** The node's answer to a call; one that no caller waits for any more (it timed out) is dropped. */
     void answer(PullWire.Result result) {
+        if (result == null || result.id() == null) {
+            throw ApiException.badRequest("every result needs the id of the call it answers");
+        }
+        byte[] body;
+        try {
+            body = result.body() == null ? new byte[0] : Base64.getDecoder().decode(result.body());
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("the body of result " + result.id() + " is not base64: " + e.getMessage());
+        }
         CompletableFuture<NodeLink.Answer> f = waiting.get(result.id());
         if (f != null) {
-            f.complete(new NodeLink.Answer(result.status(),
-                    result.body() == null ? new byte[0] : Base64.getDecoder().decode(result.body()), result.retryAfter()));
+            f.complete(new NodeLink.Answer(result.status(), body, result.retryAfter()));
         }
     }
 

@@ -21,16 +21,23 @@ final class Registrations {
     static final long DEFAULT_TTL_SECS = 3600;
     static final long MAX_TTL_SECS = 7 * 24 * 3600;
 
-    /** A token as kept: the pool its node joins (asked; a different fingerprint splits it) and its expiry. */
-    record Registration(String pool, long expiresAtUnix) {
+    /**
+     * A token as kept: the pool its node joins (asked; a different fingerprint splits it), its
+     * expiry, and the node id it is for if the operator named one (only such a token registers a
+     * node over an existing record of that id).
+     */
+    record Registration(String pool, long expiresAtUnix, String nodeId) {
     }
 
     /** The answer to {@code POST /v1/node/tokens}: the token itself, shown this once. */
-    record Issued(String token, String pool, long expiresAtUnix) {
+    record Issued(String token, String pool, long expiresAtUnix, String nodeId) {
     }
 
     /** The optional body of {@code POST /v1/node/tokens}. */
-    record IssueRequest(String pool, Long ttlSecs) {
+    record IssueRequest(String pool, Long ttlSecs, String nodeId) {
+        IssueRequest(String pool, Long ttlSecs) {
+            this(pool, ttlSecs, null);
+        }
     }
 
     private final StateStore store;
@@ -46,10 +53,11 @@ final class Registrations {
         if (ttl < 1 || ttl > MAX_TTL_SECS) {
             throw ApiException.badRequest("ttl_secs must be between 1 and " + MAX_TTL_SECS + ", got " + ttl);
         }
+        String nodeId = request == null || request.nodeId() == null ? null : Nodes.checkId(request.nodeId());
         String token = secret();
         long expires = Instant.now().getEpochSecond() + ttl;
-        store.put(FleetCollections.REGISTRATIONS, key(token), new Registration(pool, expires), Stored.ABSENT);
-        return new Issued(token, pool, expires);
+        store.put(FleetCollections.REGISTRATIONS, key(token), new Registration(pool, expires, nodeId), Stored.ABSENT);
+        return new Issued(token, pool, expires, nodeId);
     }
 
     /** The key of a token that is registered and not expired. */

@@ -25,7 +25,7 @@ class NodeAddressTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"", " ", "fd00::17", "host:0", "host:65536", "host:port", "http://host:80", "a..b", "host/x", "[fd00::1]x",
-            "host:80:81", "-host"})
+            "host:80:81", "-host", "[::::]", "[1.2.3.4]"})
     void malformedAddressesAre400AndSayNothingWasDialled(String address) {
         ApiException e = assertThrows(ApiException.class, () -> NodeAddress.parse(address));
         assertEquals(400, e.status());

@@ -52,12 +52,20 @@ class NodesTest {
             assertEquals("gpu", c.pool(), "the same host as the pool's first node");
 
             assertEquals("a", nodes.polling(a.credential()).orElseThrow());
-            nodes.pollStarted("a", hello("a", "6.1"));
-            nodes.pollEnded("a");
+            nodes.pollEnded(nodes.pollStarted("a", hello("a", "6.1")));
             assertEquals(List.of("a"), connected, "its first poll connects it, and it is reconciled");
             nodes.revoke("a");
             assertFalse(nodes.polling(a.credential()).isPresent(), "a revoked node's credential is refused");
             assertEquals(503, assertThrows(ApiException.class, () -> nodes.link("a")).status());
+
+            String any = Registrations.key(registrations.issue(new Registrations.IssueRequest(null, 60L)).token());
+            ApiException taken = assertThrows(ApiException.class,
+                    () -> nodes.register(registrations, any, new PullWire.RegisterRequest("a", hello("a", "6.1"))));
+            assertEquals(409, taken.status(), "a token not issued for node a cannot take its record over");
+            String forA = Registrations.key(registrations.issue(new Registrations.IssueRequest(null, 60L, "a")).token());
+            PullWire.Registered again = nodes.register(registrations, forA, new PullWire.RegisterRequest("a", hello("a", "6.1")));
+            assertTrue(nodes.polling(again.credential()).isPresent(), "a token issued for it registers it again, lifting the revocation");
+            assertFalse(nodes.polling(a.credential()).isPresent(), "with a new credential");
         }
     }
 
