@@ -33,6 +33,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                String registrationToken, Path masterCa, int holdSecs) {
 
     static final int DEFAULT_PORT = 8889;
+    /** The flag that accepts an http:// master beyond this host's loopback. */
+    static final String PLAIN_HTTP = "--master-plain-http";
     static final String DEFAULT_HOST = "127.0.0.1";
     static final List<String> DEFAULT_FEATURES = List.of("core", "api-v1", "procbox", "fingerprint-sha256", "fingerprint-stat",
             "metrics", "storage-reflink");
@@ -48,7 +50,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
     /** Where a node in pull mode keeps the credential its registration gave it, under the state directory. */
     static final Path MASTER_CREDENTIAL = Path.of("pki", "node", "master-credential");
     /** The options of a node that dials its master, which take a value and need --master-url (but that one). */
-    private static final List<String> PULL_ONLY = List.of("--registration-token", "--master-ca", "--hold-secs");
+    private static final List<String> PULL_ONLY = List.of("--registration-token", "--master-ca", "--hold-secs", PLAIN_HTTP);
     /** {@code --listen}: {@code [IPv6]} or a host without colons, each with an optional {@code :PORT}. */
     private static final Pattern LISTEN = Pattern.compile(
             "\\[([0-9A-Fa-f.]*:[0-9A-Fa-f.:]*(?:%[A-Za-z0-9_.-]+)?)\\](?::([0-9]+))?|([^\\[\\]:/\\s]+)(?::([0-9]+))?");
@@ -56,7 +58,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
     static final String USAGE = String.join("\n",
             "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",
             "                      [--tls-cert PEM --tls-key PEM] [--state-url URL] [--node [--listen ADDR] [--node-id ID]",
-            "                      [--master-url URL [--registration-token TOKEN] [--master-ca PEM] [--hold-secs N]]]",
+            "                      [--master-url URL [--registration-token TOKEN] [--master-ca PEM] [--hold-secs N]",
+            "                      [" + PLAIN_HTTP + "]]]",
             "",
             "  --state DIR        state directory (default ./var, relative to the working directory)",
             "  --port N           HTTP (or, with --tls-cert, HTTPS) port (default " + DEFAULT_PORT + ")",
@@ -88,7 +91,9 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             "  --master-ca PEM    with --master-url, trust exactly these certificates for the master's HTTPS",
             "                     (default: the JDK's trusted CAs)",
             "  --hold-secs N      with --master-url, how long the master may hold a poll with nothing to do",
-            "                     (1 to " + MAX_HOLD_SECS + ", default " + DEFAULT_HOLD_SECS + ")",
+            "                     (1 to " + MAX_HOLD_SECS + ", default " + DEFAULT_HOLD_SECS + "; the master holds 30 s at most)",
+            "  " + PLAIN_HTTP + " with an http:// --master-url beyond this host: accept that anyone on the path",
+            "                     can pose as the master (a test network); without it, only https:// or loopback",
             "");
 
     /** A bad command line: the message says what is wrong; the caller prints usage and exits 2. */
@@ -143,6 +148,10 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             }
             if (name.equals("--node") && value == null) {
                 node = true;
+                continue;
+            }
+            if (name.equals(PLAIN_HTTP) && value == null) {
+                seen.add(PLAIN_HTTP);
                 continue;
             }
             switch (name) {
@@ -234,7 +243,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         }
         if (!node) {
             for (String nodeOnly : List.of("--listen", "--node-id", "--master-url", "--registration-token", "--master-ca",
-                    "--hold-secs")) {
+                    "--hold-secs", PLAIN_HTTP)) {
                 if (seen.contains(nodeOnly)) {
                     throw new UsageException(nodeOnly + " is an option of a node: add --node");
                 }
@@ -270,6 +279,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             }
         } else {
             checkPull(state, registrationToken, masterCa);
+            checkPlainHttp(masterUrl, seen.contains(PLAIN_HTTP));
         }
         return new Options(state, port, host, tokenFile, features, deploy, console, null, null, stateUrl, true, nodeId, masterUrl,
                 registrationToken, masterCa, holdSecs);
@@ -290,6 +300,22 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                     + " not '" + value + "'");
         }
         return value;
+    }
+
+    /**
+     * Over plain HTTP the node's credential and the master's calls travel in clear text and anyone
+     * on the path can pose as the master, whose calls the node makes as an operator: refused unless
+     * the master is on this host's loopback or the operator says so ({@value #PLAIN_HTTP}).
+     */
+    private static void checkPlainHttp(String masterUrl, boolean accepted) throws UsageException {
+        URI uri = URI.create(masterUrl);
+        String host = uri.getHost().replaceAll("^\\[|]$", "");
+        boolean loopback = host.equals("localhost") || host.startsWith("127.") || host.equals("::1");
+        if (uri.getScheme().equalsIgnoreCase("http") && !loopback && !accepted) {
+            throw new UsageException("--master-url: over http:// anyone between this node and " + uri.getHost()
+                    + " can pose as its master and drive every sandbox here; use https:// (with --master-ca for a master's own"
+                    + " certificate), or add " + PLAIN_HTTP + " to accept that on a network you trust");
+        }
     }
 
     /**

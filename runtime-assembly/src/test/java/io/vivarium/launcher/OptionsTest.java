@@ -216,8 +216,10 @@ class OptionsTest {
         Path state = dir.resolve("registered");
         Files.createDirectories(state.resolve("pki/node"));
         Files.writeString(state.resolve("pki/node/master-credential"), "cred\n");
-        Options registered = Options.parse(List.of("--node", "--master-url", "http://10.0.0.1:8889/", "--host", "::", "--port", "9000",
-                "--state", state.toString()), dir, () -> "h");
+        Options registered = Options.parse(List.of("--node", "--master-url", "http://10.0.0.1:8889/", "--master-plain-http", "--host",
+                "::", "--port", "9000", "--state", state.toString()), dir, () -> "h");
+        assertEquals("http://127.0.0.1:8889", Options.parse(List.of("--node", "--master-url", "http://127.0.0.1:8889",
+                "--state", state.toString()), dir, () -> "h").masterUrl(), "plain HTTP on this host's loopback needs no flag");
         assertNull(registered.registrationToken(), "a node with its credential needs no token");
         assertEquals(Options.DEFAULT_HOLD_SECS, registered.holdSecs());
         Map<String, Object> d = new java.util.HashMap<>();
@@ -257,6 +259,9 @@ class OptionsTest {
         bad.put(List.of("--node", "--master-url", "https://m", "--registration-token", "t", "--hold-secs", "61"), "from 1 to 60");
         bad.put(List.of("--node", "--master-url", "https://m", "--registration-token", "t", "--hold-secs", "x"), "from 1 to 60");
         bad.put(List.of("--node", "--master-url", "https://m", "--master-url", "https://n"), "--master-url given twice");
+        bad.put(List.of("--node", "--master-url", "http://10.0.0.1:8889", "--registration-token", "t"), "can pose as its master");
+        bad.put(List.of("--master-plain-http"), "--master-plain-http is an option of a node: add --node");
+        bad.put(List.of("--node", "--master-plain-http"), "--master-plain-http goes with --master-url");
         bad.forEach((args, expected) -> {
             String message = assertThrows(Options.UsageException.class, () -> Options.parse(args, dir, () -> "h"), args.toString())
                     .getMessage();

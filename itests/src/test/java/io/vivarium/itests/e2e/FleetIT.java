@@ -341,7 +341,7 @@ class FleetIT {
         namespaces.add(ns);
         String masterUrl = "http://" + ns.hostAddress() + ":" + master.baseUrl().replaceAll(".*:", "");
         nodes.put("n4", daemons.keepForClass(daemons.startNode(tmp.resolve("n4"), ns, "n4", List.of("--features", NODE_FEATURES,
-                "--master-url", masterUrl, "--registration-token", token))));
+                "--master-url", masterUrl, "--master-plain-http", "--registration-token", token))));
         awaitNodeState("n4", "connected", Duration.ofSeconds(30));
         JsonNode n4 = nodesById().get("n4");
         assertEquals("pull", n4.get("mode").asText(), n4.toString());
