@@ -62,6 +62,7 @@ final class FleetSurface implements ApiSurface {
             throw ApiException.badRequest("hello is required in every poll: the node's id, version, host fingerprint and load");
         }
         Nodes.Live live = nodes.pollStarted(id, request.hello());
+        live.polled.holding(request.holding());
         try {
             return new PullWire.PollAnswer(live.polled.take(java.time.Duration.ofSeconds(holdSecs)));
         } catch (InterruptedException e) {

@@ -60,6 +60,11 @@ final class MasterPoller implements AutoCloseable {
     private final ExecutorService calls = Executors.newCachedThreadPool(r -> daemon(r, "vivarium-node-call"));
     private final Thread poller;
     private volatile boolean closed;
+    /**
+     * The calls being made now: each poll lists them, so the master can tell a call this node never
+     * got (removed only once its answer was posted, or dropped).
+     */
+    private final java.util.Set<String> holding = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile HttpURLConnection current;
     private volatile String credential;
     /** The failure last logged, so that one that repeats is logged once; null while all is well. */
@@ -201,7 +206,7 @@ final class MasterPoller implements AutoCloseable {
     }
 
     private void poll() throws InterruptedException {
-        byte[] body = FleetJson.write(new PullWire.PollRequest(hello.get()));
+        byte[] body = FleetJson.write(new PullWire.PollRequest(hello.get(), List.copyOf(holding)));
         Answer a;
         try {
             a = post("/v1/node/poll?hold_secs=" + config.holdSecs(), credential, body,
@@ -244,10 +249,17 @@ final class MasterPoller implements AutoCloseable {
 
     /** Makes one call in a thread of its own and posts its answer. */
     private void dispatch(PullWire.Call call) {
+        holding.add(call.id());
         try {
-            calls.execute(() -> answer(call, self.call(call)));
+            calls.execute(() -> {
+                try {
+                    answer(call, self.call(call));
+                } finally {
+                    holding.remove(call.id());
+                }
+            });
         } catch (RejectedExecutionException stopping) {
-            // closed meanwhile: the master times the call out
+            holding.remove(call.id()); // closed meanwhile: the next poll, if any, tells the master
         }
     }
 

@@ -29,6 +29,8 @@ final class PolledTransport implements NodeLink.Transport {
     private final BooleanSupplier polling;
     private final LinkedBlockingQueue<PullWire.Call> queued = new LinkedBlockingQueue<>();
     private final Map<String, CompletableFuture<NodeLink.Answer>> waiting = new ConcurrentHashMap<>();
+    /** Calls handed to a poll and not answered yet. */
+    private final java.util.Set<String> taken = ConcurrentHashMap.newKeySet();
 
     /** @param polling whether the node polls now (connected) */
     PolledTransport(String node, BooleanSupplier polling) {
@@ -58,6 +60,7 @@ final class PolledTransport implements NodeLink.Transport {
             throw new NodeLink.NodeFailure("interrupted while waiting for node " + node, e);
         } finally {
             waiting.remove(id);
+            taken.remove(id);
             queued.removeIf(c -> c.id().equals(id));
         }
     }
@@ -70,6 +73,7 @@ final class PolledTransport implements NodeLink.Transport {
             calls.add(first);
             queued.drainTo(calls);
         }
+        calls.forEach(c -> taken.add(c.id()));
         return calls;
     }
 
@@ -84,9 +88,31 @@ final class PolledTransport implements NodeLink.Transport {
         } catch (IllegalArgumentException e) {
             throw ApiException.badRequest("the body of result " + result.id() + " is not base64: " + e.getMessage());
         }
+        taken.remove(result.id());
         CompletableFuture<NodeLink.Answer> f = waiting.get(result.id());
         if (f != null) {
             f.complete(new NodeLink.Answer(result.status(), body, result.retryAfter()));
+        }
+    }
+
+    /**
+     * A poll says which calls the node is still making: any other call handed out and not answered
+     * never reached it (a poll's answer lost with a node that died and came back) and fails now.
+     * A node that does not say (null) is left alone.
+     */
+    void holding(List<String> ids) {
+        if (ids == null) {
+            return;
+        }
+        java.util.Set<String> held = java.util.Set.copyOf(ids);
+        for (String id : List.copyOf(taken)) {
+            if (!held.contains(id) && taken.remove(id)) {
+                CompletableFuture<NodeLink.Answer> f = waiting.get(id);
+                if (f != null) {
+                    f.completeExceptionally(new NodeLink.NodeFailure("node " + node + " did not get the call (its poll's answer was "
+                            + "lost: it was restarted or its connection dropped); the call may be sent again", null));
+                }
+            }
         }
     }
 

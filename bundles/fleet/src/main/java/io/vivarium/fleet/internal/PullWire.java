@@ -21,8 +21,15 @@ final class PullWire {
     record Registered(String id, String pool, String credential) {
     }
 
-    /** {@code POST /v1/node/poll}: every poll carries a full hello. */
-    record PollRequest(NodeHello hello) {
+    /**
+     * {@code POST /v1/node/poll}: every poll carries a full hello, and the ids of the calls the node
+     * is still making (taken by an earlier poll, not yet answered): a call the master handed out
+     * that is in neither list nor answered never reached the node, and fails at once.
+     */
+    record PollRequest(NodeHello hello, List<String> holding) {
+        PollRequest(NodeHello hello) {
+            this(hello, null);
+        }
     }
 
     /** The calls queued for the node; empty when the hold ended without one. */
