@@ -57,6 +57,13 @@ public class Fleet {
     private static final System.Logger LOG = System.getLogger(Fleet.class.getName());
     static final long WATCH_PERIOD_SECONDS = 2;
     private static final int RECONCILE_ATTEMPTS = 5;
+    /**
+     * Every minute, besides at each connect, a connected node's sandboxes are reconciled: a placement
+     * a failed write left out, or a ghost a failed delete left in, is mended without waiting for the
+     * node to go and come back.
+     */
+    private static final int RECONCILE_EVERY_ROUNDS = 30;
+    private int rounds;
 
     public @interface Config {
         int max__sandboxes() default 1000;
@@ -143,7 +150,11 @@ public class Fleet {
 
     private void greetAll() {
         try {
+            boolean reconcileNow = ++rounds % RECONCILE_EVERY_ROUNDS == 0;
             for (String id : nodes.ids()) {
+                if (reconcileNow && nodes.connected(id)) {
+                    calls.execute(() -> reconcile(id));
+                }
                 if (checking.add(id)) {
                     calls.execute(() -> {
                         try {
@@ -169,7 +180,7 @@ public class Fleet {
         observer().fleetNodes(nodes.gauges());
     }
 
-    /** Takes the node's own list of sandboxes as the truth for the master's placements on it. */
+    /** Takes the node's own list of sandboxes as the truth for the master's placements on it (at connect, and every minute). */
     private void reconcile(String id) {
         for (int attempt = 1;; attempt++) {
             try {
