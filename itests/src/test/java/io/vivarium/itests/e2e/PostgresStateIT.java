@@ -158,7 +158,11 @@ class PostgresStateIT {
         String after = api.createSandbox();
         assertEquals(Set.of(running, after), ids(api));
         assertEquals(2, rows(node(d)), "nothing lost or duplicated: one row per sandbox");
-        assertTrue(metric(api).contains("vivarium_store_lock_held_seconds_count{store=\"postgres\"}"));
+        Api.Response metrics = api.get("/metrics");
+        assertEquals(200, metrics.status(), metrics.raw().body());
+        assertTrue(metrics.raw().body().contains("vivarium_store_lock_held_seconds_count{store=\"postgres\"}"),
+                () -> "the store's commit timings are exported; /metrics said:\n" + metrics.raw().body()
+                        + "\nthe daemon said:\n" + String.join("\n", d.output()));
     }
 
     @Test
@@ -187,14 +191,6 @@ class PostgresStateIT {
         }
         String id = apiAgain.createSandbox();
         assertEquals(Set.of(id), ids(apiAgain), "and the node writes again, its lease taken over from the dead session");
-    }
-
-    private static String metric(Api api) {
-        try {
-            return api.get("/metrics").raw().body();
-        } catch (Exception e) {
-            return "";
-        }
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.vivarium.core.internal;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
 
@@ -13,6 +14,8 @@ import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.SnapshotService;
+import io.vivarium.api.spi.SnapshotCopies;
+import io.vivarium.api.spi.SnapshotManifest;
 
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -21,14 +24,14 @@ import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 
 /**
- * The {@link SnapshotService} as a component: the snapshot registry ({@link Snapshots}), builds,
+ * The {@link SnapshotService} (and the {@link SnapshotCopies} of its images) as a component: the snapshot registry ({@link Snapshots}), builds,
  * branches and compactions ({@link Captures}) and forks ({@link Forks}) over the {@link Core} of the
  * {@link SandboxManager}, with its storage strategies (dynamic: they come and go with their bundles).
  * It activates after the sandbox manager has loaded and started adopting its sandboxes, as it did
  * when both were one component; immediate, so that it recovers interrupted snapshots at start-up.
  */
-@Component(service = SnapshotService.class, immediate = true, configurationPid = SandboxManager.PID)
-public class SnapshotManager implements SnapshotService {
+@Component(service = {SnapshotService.class, SnapshotCopies.class}, immediate = true, configurationPid = SandboxManager.PID)
+public class SnapshotManager implements SnapshotService, SnapshotCopies {
     @Reference
     private SandboxManager manager;
     private final IdleClocks idleClocks = new IdleClocks();
@@ -36,6 +39,7 @@ public class SnapshotManager implements SnapshotService {
     private Snapshots snapshots;
     private Captures captures;
     private Forks forks;
+    private ImageCopies copies;
     private volatile boolean stopping;
 
     /** Reads {@code branch_timeout_secs} of core's one configuration ({@link SandboxManager.Config}). */
@@ -56,6 +60,7 @@ public class SnapshotManager implements SnapshotService {
         captures = new Captures(snapshots, core.sandboxes(), core.lifecycle(), core.live(), core.guest(), core.storage(),
                 () -> stopping || core.stopping().getAsBoolean(), branchTimeout);
         forks = new Forks(snapshots, core.sandboxes(), core.lifecycle(), core.storage());
+        copies = new ImageCopies(snapshots);
         List<SnapshotRecord> interrupted = snapshots.open(core.sandboxes().state(), core.stateDir());
         SnapshotBuilders.removeLeftOvers(interrupted, core.lifecycle());
     }
@@ -104,5 +109,20 @@ public class SnapshotManager implements SnapshotService {
     @Override
     public void touch(Caller caller, String id) {
         idleClocks.touch(core.sandboxes().find(caller, id).record().id());
+    }
+
+    @Override
+    public SnapshotManifest manifest(String tenant, String tag) {
+        return copies.manifest(tenant, tag);
+    }
+
+    @Override
+    public InputStream open(String tenant, String tag, String path) throws IOException {
+        return copies.open(tenant, tag, path);
+    }
+
+    @Override
+    public void receive(String tenant, SnapshotManifest manifest, Source source) {
+        copies.receive(tenant, manifest, source);
     }
 }

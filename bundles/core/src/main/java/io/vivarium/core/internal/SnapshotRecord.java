@@ -14,10 +14,12 @@ import io.vivarium.api.SnapshotInfo;
  * @param parentTag the snapshot it was compacted from, or whose child it was branched from; null for a base
  * @param builder the id of the sandbox a build booted to capture, while it is written; null otherwise
  * @param artifacts what the image holds, as its storage strategy wrote it
+ * @param copy a copy received from the node that holds the tag ({@link ImageCopies}): standalone, and
+ *        removed, not failed, when a crash cut its transfer short
  */
 record SnapshotRecord(int schema, String tenant, String tag, String backend, long createdAtUnix, String branchedFrom,
         Long pauseMs, String status, String warning, String captures, String parentTag, String builder,
-        List<Artifact> artifacts) {
+        List<Artifact> artifacts, boolean copy) {
 
     static final int SCHEMA = 1;
 
@@ -33,27 +35,33 @@ record SnapshotRecord(int schema, String tenant, String tag, String backend, lon
     static SnapshotRecord writing(String tenant, String tag, String backend, long now, String branchedFrom,
             String parentTag) {
         return new SnapshotRecord(SCHEMA, tenant, tag, backend, now, branchedFrom, null, SnapshotInfo.WRITING, null, null,
-                parentTag, null, List.of());
+                parentTag, null, List.of(), false);
+    }
+
+    /** The reservation of a copy of {@code theirs}, received from the node that holds it: no parent, no builder. */
+    static SnapshotRecord copyOf(SnapshotRecord theirs) {
+        return new SnapshotRecord(SCHEMA, theirs.tenant, theirs.tag, theirs.backend, theirs.createdAtUnix, theirs.branchedFrom,
+                null, SnapshotInfo.WRITING, null, null, null, null, List.of(), true);
     }
 
     SnapshotRecord withBuilder(String sandboxId) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, status, warning,
-                captures, parentTag, sandboxId, artifacts);
+                captures, parentTag, sandboxId, artifacts, copy);
     }
 
     SnapshotRecord ready(String what, Long pause, List<Artifact> made) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pause, SnapshotInfo.READY,
-                null, what, parentTag, null, List.copyOf(made));
+                null, what, parentTag, null, List.copyOf(made), copy);
     }
 
     /** The record of a dependent whose parent is deleted with {@code ?force=true}. */
     SnapshotRecord orphaned() {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, status, warning,
-                captures, null, builder, artifacts);
+                captures, null, builder, artifacts, copy);
     }
 
     SnapshotRecord failed(String why) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, SnapshotInfo.FAILED,
-                why, captures, parentTag, builder, artifacts);
+                why, captures, parentTag, builder, artifacts, copy);
     }
 }

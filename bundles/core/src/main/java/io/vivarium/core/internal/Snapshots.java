@@ -74,7 +74,12 @@ final class Snapshots {
         List<SnapshotRecord> interrupted = new ArrayList<>();
         for (Stored<SnapshotRecord> s : localRecords()) {
             SnapshotRecord r = s.body();
-            if (SnapshotInfo.WRITING.equals(r.status())) {
+            if (SnapshotInfo.WRITING.equals(r.status()) && r.copy()) {
+                state.commit(new Transaction().delete(StateCollections.SNAPSHOTS, s.key(), s.revision()));
+                images.remove(r);
+                LOG.log(Level.WARNING, "the copy of snapshot " + r.tag() + " of tenant " + r.tenant() + " was being received "
+                        + "when the daemon stopped: removed (it is fetched again when a fork needs it)");
+            } else if (SnapshotInfo.WRITING.equals(r.status())) {
                 images.discardStaging(r);
                 state.put(StateCollections.SNAPSHOTS, s.key(), r.failed(INTERRUPTED), s.revision());
                 interrupted.add(r);

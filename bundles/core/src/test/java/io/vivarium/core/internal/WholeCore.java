@@ -35,6 +35,11 @@ class WholeCore extends SandboxManager implements VmService, SnapshotService {
         snaps.start(core(), Duration.ofSeconds(SnapshotService.BRANCH_TIMEOUT_SECS));
     }
 
+    /** The copies of snapshot images this core makes and serves. */
+    io.vivarium.api.spi.SnapshotCopies copies() {
+        return snaps;
+    }
+
     @Override
     public SandboxInfo createVm(Caller caller, CreateSandboxRequest request) {
         return vms.createVm(caller, request);

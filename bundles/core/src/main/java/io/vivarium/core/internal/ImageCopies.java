@@ -1,0 +1,256 @@
+package io.vivarium.core.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.FileTime;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Stream;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.SnapshotInfo;
+import io.vivarium.api.spi.ArtifactKind;
+import io.vivarium.api.spi.SnapshotCopies;
+import io.vivarium.api.spi.SnapshotManifest;
+import io.vivarium.api.spi.SnapshotManifest.Entry;
+import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.testpoints.TestPoints;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * Copies of snapshot images between daemons ({@link SnapshotCopies}). The holder lists its image
+ * once (every entry with its owner, mode and time, every file with its SHA-256) into
+ * {@value #MANIFEST} beside the image, which never changes once published; the receiver reserves
+ * the tag as a copy, writes each entry into the staging directory (never through a link: a
+ * directory it did not create is never written into), checks every file's size and digest as it
+ * is written, and publishes it like a capture. Movable are images whose artifacts are all workspace
+ * trees: a disk or memory artifact may name its parent's file on the holder's host.
+ */
+final class ImageCopies implements SnapshotCopies {
+    static final String MANIFEST = "manifest.json";
+    private static final LinkOption[] NO_FOLLOW = { LinkOption.NOFOLLOW_LINKS };
+    private static final int BUFFER = 1 << 20;
+
+    private final Snapshots snapshots;
+    private final ObjectMapper json = new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+
+    ImageCopies(Snapshots snapshots) {
+        this.snapshots = snapshots;
+    }
+
+    @Override
+    public SnapshotManifest manifest(String tenant, String tag) {
+        SnapshotRecord r = movable(tenant, tag);
+        try {
+            return new SnapshotManifest(tag, json.writeValueAsString(r), entries(r));
+        } catch (IOException e) {
+            throw ApiException.internal("cannot list the image of snapshot " + tag + ": " + e.getMessage(), e);
+        }
+    }
+
+    private SnapshotRecord movable(String tenant, String tag) {
+        SnapshotTags.check("tag", tag);
+        SnapshotRecord r = snapshots.lookup(tenant, tag).orElseThrow(() -> Snapshots.notFound(tag));
+        if (!SnapshotInfo.READY.equals(r.status())) {
+            throw ApiException.conflict("snapshot " + tag + " is " + r.status() + ", so it cannot be copied to another node");
+        }
+        Optional<SnapshotRecord.Artifact> fixed = r.artifacts().stream()
+                .filter(a -> !ArtifactKind.WORKSPACE.name().equals(a.kind())).findFirst();
+        if (fixed.isPresent()) {
+            throw ApiException.conflict("the image of snapshot " + tag + " holds a " + fixed.get().kind().toLowerCase()
+                    + " artifact (" + fixed.get().mode() + "), which may name files only this node has; images of "
+                    + r.backend() + " do not move between nodes yet, so its children run on this node");
+        }
+        return r;
+    }
+
+    /** The image's entries, listed once and kept in {@value #MANIFEST}. */
+    private synchronized List<Entry> entries(SnapshotRecord r) throws IOException {
+        Path cached = snapshots.images().dirOf(r.tenant(), r.tag()).resolve(MANIFEST);
+        if (Files.exists(cached)) {
+            return List.of(json.readValue(cached.toFile(), Entry[].class));
+        }
+        Path image = snapshots.images().imageOf(r);
+        List<Entry> entries = new ArrayList<>();
+        try (Stream<Path> walk = Files.walk(image)) {
+            for (Path p : walk.skip(1).toList()) {
+                entries.add(entry(image, p));
+            }
+        }
+        AtomicFiles.write(cached, json.writeValueAsBytes(entries));
+        return entries;
+    }
+
+    private static Entry entry(Path image, Path p) throws IOException {
+        Map<String, Object> a = Files.readAttributes(p, "unix:mode,uid,gid,lastModifiedTime,size", NO_FOLLOW);
+        String path = image.relativize(p).toString();
+        int mode = (Integer) a.get("mode") & 07777;
+        int uid = (Integer) a.get("uid");
+        int gid = (Integer) a.get("gid");
+        long mtime = ((FileTime) a.get("lastModifiedTime")).toMillis();
+        if (Files.isSymbolicLink(p)) {
+            return new Entry(path, SnapshotManifest.SYMLINK, 0, null, Files.readSymbolicLink(p).toString(), mode, uid, gid, mtime);
+        }
+        if (Files.isDirectory(p, NO_FOLLOW)) {
+            return new Entry(path, SnapshotManifest.DIRECTORY, 0, null, null, mode, uid, gid, mtime);
+        }
+        if (!Files.isRegularFile(p, NO_FOLLOW)) {
+            throw new IOException(path + " is neither a file, a directory nor a symbolic link");
+        }
+        MessageDigest sha = sha256();
+        try (InputStream in = new DigestInputStream(Files.newInputStream(p, NO_FOLLOW), sha)) {
+            in.transferTo(OutputStream.nullOutputStream());
+        }
+        return new Entry(path, SnapshotManifest.FILE, (Long) a.get("size"), HexFormat.of().formatHex(sha.digest()), null, mode,
+                uid, gid, mtime);
+    }
+
+    @Override
+    public InputStream open(String tenant, String tag, String path) throws IOException {
+        SnapshotRecord r = movable(tenant, tag);
+        boolean listed = entries(r).stream().anyMatch(e -> SnapshotManifest.FILE.equals(e.type()) && e.path().equals(path));
+        if (!listed) {
+            throw ApiException.notFound("the image of snapshot " + tag + " has no file " + path);
+        }
+        return Files.newInputStream(snapshots.images().imageOf(r).resolve(path), NO_FOLLOW);
+    }
+
+    @Override
+    public void receive(String tenant, SnapshotManifest manifest, Source source) {
+        SnapshotRecord theirs = theirs(tenant, manifest);
+        Optional<SnapshotRecord> held = snapshots.lookup(tenant, theirs.tag());
+        if (held.isPresent() && held.get().copy() && SnapshotInfo.READY.equals(held.get().status())) {
+            return;
+        }
+        SnapshotRecord reserved = SnapshotRecord.copyOf(theirs);
+        snapshots.reserve(reserved, ApiException.conflict("this node holds a snapshot " + theirs.tag() + " of its own"
+                + (held.isPresent() && held.get().copy() ? " (a copy being received): retry once it is ready" : "")
+                + "; it is not replaced by another node's"));
+        try {
+            write(manifest, snapshots.images().staging(reserved), source);
+            TestPoints.reach("snapshot.copy.staged");
+            snapshots.images().publish(reserved);
+            snapshots.update(reserved, reserved.ready(theirs.captures(), theirs.pauseMs(), theirs.artifacts()));
+        } catch (IOException e) {
+            snapshots.discard(reserved);
+            throw new ApiException(502, "the copy of snapshot " + theirs.tag() + " failed, nothing was kept: " + e.getMessage(),
+                    null, e);
+        } catch (RuntimeException e) {
+            snapshots.discard(reserved);
+            throw e;
+        }
+    }
+
+    /** The holder's record, read and checked against what it is said to be: 400 if it is not a ready record of this tag and tenant. */
+    private SnapshotRecord theirs(String tenant, SnapshotManifest manifest) {
+        String tag = SnapshotTags.check("tag", manifest == null ? null : manifest.tag());
+        SnapshotRecord r;
+        try {
+            r = json.readValue(manifest.record() == null ? "null" : manifest.record(), SnapshotRecord.class);
+        } catch (JsonProcessingException e) {
+            throw ApiException.badRequest("record: not a snapshot record: " + e.getOriginalMessage());
+        }
+        if (r == null || !tenant.equals(r.tenant()) || !tag.equals(r.tag()) || !SnapshotInfo.READY.equals(r.status())
+                || r.artifacts() == null) {
+            throw ApiException.badRequest("record: not the ready record of snapshot " + tag + " of tenant " + tenant);
+        }
+        return r;
+    }
+
+    private static void write(SnapshotManifest manifest, Path staging, Source source) throws IOException {
+        Set<Path> dirs = new HashSet<>(Set.of(staging));
+        for (Entry e : manifest.entries()) {
+            Path target = inside(staging, e.path());
+            if (!dirs.contains(target.getParent())) {
+                throw new IOException(e.path() + " is not inside a directory listed before it");
+            }
+            switch (e.type() == null ? "" : e.type()) {
+                case SnapshotManifest.DIRECTORY -> {
+                    Files.createDirectory(target);
+                    dirs.add(target);
+                }
+                case SnapshotManifest.SYMLINK -> Files.createSymbolicLink(target, Path.of(e.target()));
+                case SnapshotManifest.FILE -> receiveFile(e, target, source);
+                default -> throw new IOException(e.path() + " has the unknown type " + e.type());
+            }
+            Files.setAttribute(target, "unix:uid", e.uid(), NO_FOLLOW);
+            Files.setAttribute(target, "unix:gid", e.gid(), NO_FOLLOW);
+            if (!SnapshotManifest.SYMLINK.equals(e.type())) {
+                Files.setAttribute(target, "unix:mode", e.mode(), NO_FOLLOW);
+            }
+        }
+        List<Entry> reversed = new ArrayList<>(manifest.entries());
+        java.util.Collections.reverse(reversed); // a directory's time is set after what is written into it
+        for (Entry e : reversed) {
+            Files.getFileAttributeView(staging.resolve(e.path()), BasicFileAttributeView.class, NO_FOLLOW)
+                    .setTimes(FileTime.fromMillis(e.mtimeMillis()), null, null);
+        }
+    }
+
+    /** {@code path} under {@code root}: relative, without {@code .} or {@code ..} segments. */
+    private static Path inside(Path root, String path) throws IOException {
+        if (path == null || path.isEmpty() || path.startsWith("/") || path.contains("\0")) {
+            throw new IOException("the entry '" + path + "' is not a relative path");
+        }
+        for (String segment : path.split("/", -1)) {
+            if (segment.isEmpty() || segment.equals(".") || segment.equals("..")) {
+                throw new IOException("the entry '" + path + "' has an empty, . or .. segment");
+            }
+        }
+        return root.resolve(path);
+    }
+
+    private static void receiveFile(Entry e, Path target, Source source) throws IOException {
+        MessageDigest sha = sha256();
+        long written = 0;
+        try (InputStream in = source.open(e);
+                OutputStream out = Files.newOutputStream(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                        LinkOption.NOFOLLOW_LINKS)) {
+            byte[] buffer = new byte[BUFFER];
+            for (int n; (n = in.read(buffer)) > 0;) {
+                if (written + n > e.size()) {
+                    throw new IOException(e.path() + " is longer than the " + e.size() + " bytes its holder listed");
+                }
+                sha.update(buffer, 0, n);
+                out.write(buffer, 0, n);
+                written += n;
+                TestPoints.reach("snapshot.copy.bytes");
+            }
+        } catch (FileAlreadyExistsException dup) {
+            throw new IOException(e.path() + " is listed twice", dup);
+        }
+        if (written != e.size()) {
+            throw new IOException(e.path() + " ended after " + written + " of its " + e.size() + " bytes");
+        }
+        String digest = HexFormat.of().formatHex(sha.digest());
+        if (!digest.equals(e.sha256())) {
+            throw new IOException(e.path() + " has the SHA-256 " + digest + ", not the " + e.sha256() + " its holder listed");
+        }
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
