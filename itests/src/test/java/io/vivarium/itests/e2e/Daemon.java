@@ -49,11 +49,16 @@ final class Daemon {
      * address; with a null namespace, on this host's loopback and a free port.
      */
     static Daemon node(Path stateDir, NetNamespace namespace, String nodeId, List<String> extraArgs) throws IOException {
+        return node(stateDir, namespace, nodeId, extraArgs, List.of());
+    }
+
+    static Daemon node(Path stateDir, NetNamespace namespace, String nodeId, List<String> extraArgs, List<String> jvmOptions)
+            throws IOException {
         int port = namespace == null ? freePort() : NODE_PORT;
         String host = namespace == null ? "127.0.0.1" : namespace.address();
         List<String> args = new ArrayList<>(List.of("--node", "--node-id", nodeId, "--listen", host + ":" + port));
         args.addAll(extraArgs);
-        return new Daemon(stateDir, List.copyOf(args), List.of(), namespace, port);
+        return new Daemon(stateDir, List.copyOf(args), jvmOptions, namespace, port);
     }
 
     /** The port nodes listen on in their namespaces, where no other program listens. */

@@ -57,7 +57,13 @@ final class Daemons implements BeforeEachCallback, AfterEachCallback, AfterAllCa
 
     /** Starts a fleet node inside {@code namespace} (see {@link Daemon#node}). */
     synchronized Daemon startNode(Path stateDir, NetNamespace namespace, String nodeId, List<String> args) throws Exception {
-        Daemon daemon = Daemon.node(stateDir, namespace, nodeId, args);
+        return startNode(stateDir, namespace, nodeId, args, List.of());
+    }
+
+    /** A node with JVM options too (e.g. a test point it halts at). */
+    synchronized Daemon startNode(Path stateDir, NetNamespace namespace, String nodeId, List<String> args, List<String> jvmOptions)
+            throws Exception {
+        Daemon daemon = Daemon.node(stateDir, namespace, nodeId, args, jvmOptions);
         (inTest ? testDaemons : classDaemons).add(daemon);
         return daemon.start();
     }

@@ -251,30 +251,89 @@ class FleetIT {
 
     @Test
     @Order(4)
-    void aBranchOfAPlacedSandboxForksItsChildrenOnTheNodeThatHoldsTheTag() throws Exception {
+    void aNodeThatLacksATagsImageFetchesItOnceFromItsHolderAndADeleteDropsEveryCopy() throws Exception {
         String parent = api.createSandbox();
         String on = nodeOf(parent);
-        Api.sh(api, parent, "echo from-parent > /work/p.txt");
+        Api.sh(api, parent, "echo from-parent > /work/p.txt && mkdir -p /work/d && chmod 750 /work/d && ln -s ../p.txt /work/d/link");
         JsonNode branched = Api.expect(201, api.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "fleet-t1")));
         assertEquals("fleet-t1", branched.get("tag").asText());
-        assertTrue(api.get("/v1/snapshots").raw().body().contains("\"fleet-t1\""), "the master lists the node's tag");
         Api.expect(200, api.get("/v1/snapshots/fleet-t1/info"));
 
         String elsewhere = on.equals("n1") ? "n2" : "n1";
-        assertError(409, api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-t1", "n", 1, "node_id", elsewhere)),
-                "images do not move between nodes yet");
-        List<String> children = api.fork("fleet-t1", 3);
+        List<String> children = forkOn("fleet-t1", 2, elsewhere);
         for (String child : children) {
-            assertEquals(on, nodeOf(child), "a tag's children run on the node that holds it (images do not move yet)");
-            assertEquals("from-parent\n", Api.sh(api, child, "cat /work/p.txt"));
+            assertEquals(elsewhere, nodeOf(child), "node_id names the node; it fetched the image first");
+            assertEquals("from-parent\n", Api.sh(api, child, "cat /work/d/link && stat -c %a /work/d | grep -qx 750"));
         }
+        Path copy = imageOn(elsewhere, "fleet-t1");
+        Object fetched = Files.getAttribute(copy, "unix:ino");
+        children.addAll(forkOn("fleet-t1", 1, elsewhere));
+        assertEquals(fetched, Files.getAttribute(imageOn(elsewhere, "fleet-t1"), "unix:ino"), "a second fork there fetches nothing");
+        children.addAll(api.fork("fleet-t1", 1));
+        assertEquals(1, api.get("/v1/snapshots").raw().body().split("\"fleet-t1\"", -1).length - 1,
+                "the master lists the tag once, not its copies");
         Api other = api.as(OTHER_TENANT_TOKEN);
         assertEquals(404, other.get("/v1/snapshots/fleet-t1/info").status(), "another tenant's tag is not there");
+        assertEquals(404, other.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-t1", "node_id", elsewhere)).status());
+
         for (String child : children) {
             Api.expect(204, api.delete("/v1/sandboxes/" + child));
         }
         Api.expect(204, api.delete("/v1/snapshots/fleet-t1"));
         assertFalse(api.get("/v1/snapshots").raw().body().contains("\"fleet-t1\""));
+        for (String id : List.of("n1", "n2", "n3")) {
+            assertEquals(null, imageOn(id, "fleet-t1"), "node " + id + " dropped its copy with the tag");
+        }
+        Api.expect(204, api.delete("/v1/sandboxes/" + parent));
+    }
+
+    /** A fork of {@code n} children of {@code tag} on the node {@code node}, through the master. */
+    private static List<String> forkOn(String tag, int n, String node) throws Exception {
+        List<String> ids = new ArrayList<>();
+        Api.expect(201, api.post("/v1/sandboxes", Map.of("snapshot_tag", tag, "n", n, "node_id", node)))
+                .forEach(c -> ids.add(c.get("id").asText()));
+        return ids;
+    }
+
+    /** The image directory of a tag on a node, read from its state directory; null if it has none. */
+    private static Path imageOn(String node, String tag) throws IOException {
+        Path snapshots = nodes.get(node).stateDir().resolve("snapshots");
+        if (!Files.isDirectory(snapshots)) {
+            return null;
+        }
+        try (var walk = Files.walk(snapshots, 2)) {
+            return walk.filter(p -> p.getFileName().toString().equals(tag)).map(p -> p.resolve("image")).filter(Files::isDirectory)
+                    .findFirst().orElse(null);
+        }
+    }
+
+    @Test
+    @Order(41)
+    void aNodeKilledInTheMiddleOfAFetchKeepsNoHalfImageAndFetchesItAgainWhenBack() throws Exception {
+        String parent = api.createSandbox();
+        String on = nodeOf(parent);
+        String digest = Api.sh(api, parent, "head -c 48M /dev/urandom > /work/big && sha256sum < /work/big");
+        Api.expect(201, api.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "fleet-big")));
+        String target = on.equals("n3") ? "n2" : "n3";
+        NetNamespace ns = namespaces.get(Integer.parseInt(target.substring(1)) - 1);
+        nodes.get(target).stop();
+        // the node halts (as kill -9 would) once 8 MiB of the image are written
+        nodes.put(target, daemons.keepForClass(daemons.startNode(tmp.resolve(target), ns, target, List.of("--features", NODE_FEATURES),
+                List.of("-Dvivarium.test.halt.at=snapshot.copy.bytes#8"))));
+        awaitNodeState(target, "connected", Duration.ofSeconds(30));
+        Api.Response cut = api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-big", "node_id", target));
+        assertEquals(503, cut.status(), cut.raw().body());
+        assertTrue(nodes.get(target).awaitExit(Duration.ofSeconds(30)), "the node halted at the test point");
+
+        nodes.put(target, startNode(target, ns));
+        awaitNodeState(target, "connected", Duration.ofSeconds(30));
+        assertEquals(null, imageOn(target, "fleet-big"), "the half-fetched copy was removed when the node started");
+        String child = forkOn("fleet-big", 1, target).get(0);
+        assertEquals(target, nodeOf(child));
+        assertEquals(digest, Api.sh(api, child, "sha256sum < /work/big"), "the copy fetched again is whole");
+        Api.expect(204, api.delete("/v1/sandboxes/" + child));
+        Api.expect(204, api.delete("/v1/snapshots/fleet-big"));
+        assertEquals(null, imageOn(target, "fleet-big"));
         Api.expect(204, api.delete("/v1/sandboxes/" + parent));
     }
 
@@ -365,6 +424,24 @@ class FleetIT {
         assertTrue(placed != null, "the least loaded node, n4, got a sandbox");
         assertEquals("polled\n", Api.sh(api, placed, "echo polled | tee /work/p.txt"));
         assertEquals("polled\n", new String(api.raw("GET", "/v1/sandboxes/" + placed + "/files?path=/work/p.txt", null).body()));
+        Api.expect(201, api.post("/v1/sandboxes/" + placed + "/branch", Map.of("tag", "fleet-pulled")));
+        assertError(409, api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-pulled", "node_id", "n1")),
+                "dials in and has no address");
+        List<String> children = new ArrayList<>(api.fork("fleet-pulled", 2));
+        for (String child : children) {
+            assertEquals("n4", nodeOf(child), "a tag of a node that dials in forks only there");
+        }
+        String onN1 = Api.expect(201, api.post("/v1/sandboxes", Map.of("node_id", "n1"))).get("id").asText();
+        elsewhere.add(onN1);
+        Api.expect(201, api.post("/v1/sandboxes/" + onN1 + "/branch", Map.of("tag", "fleet-to-pull")));
+        children.addAll(forkOn("fleet-to-pull", 1, "n4"));
+        assertEquals("n4", nodeOf(children.get(2)), "a node that dials in fetches from a listening holder");
+        for (String id : children) {
+            Api.expect(204, api.delete("/v1/sandboxes/" + id));
+        }
+        Api.expect(204, api.delete("/v1/snapshots/fleet-pulled"));
+        Api.expect(204, api.delete("/v1/snapshots/fleet-to-pull"));
+        assertEquals(null, imageOn("n4", "fleet-to-pull"), "the copy on the node that dials in went with the tag");
         for (String id : elsewhere) {
             Api.expect(204, api.delete("/v1/sandboxes/" + id));
         }
@@ -414,7 +491,6 @@ class FleetIT {
                     return false;
                 }
             });
-            assertEquals(nodeOf(sb), nodeOf(child), "the children run where the tag is");
             assertEquals("before\n", Api.sh(api, child, "cat /work/m.txt"), "an adopted child is driven through the master");
             Api.expect(204, api.delete("/v1/sandboxes/" + child));
         }

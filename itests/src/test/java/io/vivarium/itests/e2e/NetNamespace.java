@@ -11,9 +11,11 @@ import io.vivarium.testkit.Bounded;
 
 /**
  * A network namespace a test makes for one host of a fleet: a veth pair whose host end is
- * {@code 10.231.<n>.1/30} and whose namespace end is {@code 10.231.<n>.2/30}, loopback up, no
- * default route: the host (the master) reaches it, it reaches the host, and nothing else, so no
- * traffic of the test can leave the machine. Deleting the namespace deletes the pair.
+ * {@code 10.231.<n>.1/30} and whose namespace end is {@code 10.231.<n>.2/30}, loopback up, a route
+ * to {@code 10.231.0.0/16} through the host end and no default route, and forwarding turned on for
+ * the host end alone: the host (the master) reaches it, it reaches the host and the other
+ * namespaces (a node fetches an image from another), and nothing else, so no traffic of the test
+ * can leave the machine. Deleting the namespace deletes the pair.
  */
 final class NetNamespace implements AutoCloseable {
     static final String MISSING = "needs root and iproute2's ip (apt-get install iproute2) to make network namespaces";
@@ -46,6 +48,8 @@ final class NetNamespace implements AutoCloseable {
             ip(true, "-n", name, "addr", "add", ns.address() + "/30", "dev", "eth0");
             ip(true, "-n", name, "link", "set", "eth0", "up");
             ip(true, "-n", name, "link", "set", "lo", "up");
+            ip(true, "-n", name, "route", "add", "10.231.0.0/16", "via", ns.hostAddress());
+            Files.writeString(Path.of("/proc/sys/net/ipv4/conf", host, "forwarding"), "1\n");
         } catch (IOException e) {
             ns.close();
             throw e;

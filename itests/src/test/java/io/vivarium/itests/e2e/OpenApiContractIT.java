@@ -225,12 +225,27 @@ class OpenApiContractIT {
      */
     @Test
     void fleetRoutes() throws Exception {
-        Daemon master = daemons.start(dir.resolve("fleet-master"), List.of("--features", "core,api-v1,procbox,fingerprint-sha256,fleet"));
-        Daemon node = daemons.startNode(dir.resolve("fleet-node"), null, "oa-node", List.of("--features", "core,api-v1,procbox,fingerprint-sha256"));
+        Daemon master = daemons.start(dir.resolve("fleet-master"), List.of("--features", "core,api-v1,procbox,fingerprint-sha256,storage-reflink,fleet"));
+        Daemon node = daemons.startNode(dir.resolve("fleet-node"), null, "oa-node", List.of("--features", "core,api-v1,procbox,fingerprint-sha256,storage-reflink"));
         Api fleet = new Api(master.baseUrl(), master.adminToken()).recordingSuccessesIn(succeeded);
         expect(201, fleet.post("/v1/nodes", Map.of("address", node.address(), "pairing_code", node.pairingCode())));
         fleet.post("/v1/nodes", Map.of("address", node.address(), "pairing_code", node.pairingCode()));  // 409: connected
         expect(200, fleet.get("/v1/nodes"));
+        String onNode = fleet.createSandbox();
+        expect(201, fleet.post("/v1/sandboxes/" + onNode + "/branch", Map.of("tag", "oa-img")));
+        String[] code = node.pairingCode().split("\\.");
+        Api nodeApi = new Api(node.baseUrl(), code[1]).recordingSuccessesIn(succeeded); // as the master calls it
+        JsonNode issued = expect(201, nodeApi.post("/v1/node/images/tickets", Map.of("tag", "oa-img")));
+        String file = null;
+        for (JsonNode e : issued.get("manifest").get("entries")) {
+            file = "file".equals(e.get("type").asText()) ? e.get("path").asText() : file;
+        }
+        expect(200, nodeApi.as(issued.get("ticket").asText()).get("/v1/node/images/file?path="
+                + java.net.URLEncoder.encode(file, java.nio.charset.StandardCharsets.UTF_8)));
+        // the master itself fetches the node's image, as a node lacking it would
+        expect(204, fleet.post("/v1/node/images/fetch", Map.of("address", node.address(), "certificate_sha256", code[0],
+                "ticket", issued.get("ticket").asText(), "manifest", issued.get("manifest"))));
+        expect(204, fleet.delete("/v1/sandboxes/" + onNode));
         JsonNode hello = expect(200, fleet.get("/v1/node/hello"));
         expect(200, fleet.get("/v1/node/sandboxes"));
         String token = expect(201, fleet.post("/v1/node/tokens", Map.of("ttl_secs", 60))).get("token").asText();

@@ -84,6 +84,18 @@ public interface RuntimeObserver {
     }
 
     /**
+     * A node fetched a snapshot image from the node that holds it, at the master's request.
+     *
+     * @param node the node that fetched it
+     * @param ok whether it holds the image now
+     * @param bytes the image's bytes (its files' apparent sizes)
+     * @param nanos from the holder's ticket asked for to the copy published (or the failure)
+     * @since 2.3
+     */
+    default void imageFetched(String node, boolean ok, long bytes, long nanos) {
+    }
+
+    /**
      * A bundle was replaced at run time (through the plugin API or the deploy folder).
      *
      * @param symbolicName the bundle

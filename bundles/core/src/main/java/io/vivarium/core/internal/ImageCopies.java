@@ -3,6 +3,8 @@ package io.vivarium.core.internal;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -14,6 +16,7 @@ import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -48,6 +51,7 @@ final class ImageCopies implements SnapshotCopies {
     static final String MANIFEST = "manifest.json";
     private static final LinkOption[] NO_FOLLOW = { LinkOption.NOFOLLOW_LINKS };
     private static final int BUFFER = 1 << 20;
+    private static final byte[] ZEROS = new byte[BUFFER];
 
     private final Snapshots snapshots;
     private final ObjectMapper json = new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
@@ -218,11 +222,12 @@ final class ImageCopies implements SnapshotCopies {
         return root.resolve(path);
     }
 
+    /** Writes one file, leaving a hole where a whole read is zeros (a workspace image is a mostly empty sparse file). */
     private static void receiveFile(Entry e, Path target, Source source) throws IOException {
         MessageDigest sha = sha256();
         long written = 0;
         try (InputStream in = source.open(e);
-                OutputStream out = Files.newOutputStream(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                         LinkOption.NOFOLLOW_LINKS)) {
             byte[] buffer = new byte[BUFFER];
             for (int n; (n = in.read(buffer)) > 0;) {
@@ -230,9 +235,17 @@ final class ImageCopies implements SnapshotCopies {
                     throw new IOException(e.path() + " is longer than the " + e.size() + " bytes its holder listed");
                 }
                 sha.update(buffer, 0, n);
-                out.write(buffer, 0, n);
+                if (Arrays.mismatch(buffer, 0, n, ZEROS, 0, n) >= 0) {
+                    ByteBuffer data = ByteBuffer.wrap(buffer, 0, n);
+                    for (long at = written; data.hasRemaining();) {
+                        at += out.write(data, at);
+                    }
+                }
                 written += n;
                 TestPoints.reach("snapshot.copy.bytes");
+            }
+            if (written > 0 && out.size() < written) {
+                out.write(ByteBuffer.wrap(new byte[1]), written - 1); // the file's length, past a hole at its end
             }
         } catch (FileAlreadyExistsException dup) {
             throw new IOException(e.path() + " is listed twice", dup);

@@ -77,6 +77,10 @@ class ImageCopiesTest {
         Files.writeString(image.resolve("etc/conf.d/app.conf"), "x=1\n");
         Files.setPosixFilePermissions(image.resolve("etc/conf.d/app.conf"), PosixFilePermissions.fromString("rw-r-----"));
         Files.createSymbolicLink(image.resolve("etc/current"), Path.of("conf.d/app.conf"));
+        try (java.io.RandomAccessFile sparse = new java.io.RandomAccessFile(image.resolve("disk.img").toFile(), "rw")) {
+            sparse.seek(64L << 20);
+            sparse.write("end".getBytes(StandardCharsets.UTF_8)); // a 64 MiB hole, then 3 bytes
+        }
         return holder.copies().manifest(ALICE.tenant(), "base");
     }
 
@@ -87,7 +91,7 @@ class ImageCopiesTest {
     @Test
     void aCopyIsVerifiedStandaloneAndForkedLikeTheReceiversOwn() throws Exception {
         SnapshotManifest manifest = built();
-        assertEquals(List.of("etc", "etc/conf.d", "etc/conf.d/app.conf", "etc/current", ImagingBackend.FILE),
+        assertEquals(List.of("disk.img", "etc", "etc/conf.d", "etc/conf.d/app.conf", "etc/current", ImagingBackend.FILE),
                 manifest.entries().stream().map(Entry::path).sorted().toList());
 
         receiver.copies().receive(ALICE.tenant(), manifest, from(holder));
@@ -99,6 +103,8 @@ class ImageCopiesTest {
         assertEquals("x=1\n", Files.readString(image.resolve("etc/conf.d/app.conf")));
         assertEquals("rw-r-----", PosixFilePermissions.toString(Files.getPosixFilePermissions(image.resolve("etc/conf.d/app.conf"))));
         assertEquals(Path.of("conf.d/app.conf"), Files.readSymbolicLink(image.resolve("etc/current")));
+        assertEquals((64L << 20) + 3, Files.size(image.resolve("disk.img")));
+        assertTrue(allocatedBytes(image.resolve("disk.img")) < 1 << 20, "the hole is not written");
         assertEquals(manifest.entries(), receiver.copies().manifest(ALICE.tenant(), "base").entries(),
                 "the copy lists as its holder's image does: same bytes, owners, modes and times");
 
@@ -198,6 +204,13 @@ class ImageCopiesTest {
         assertNothingKept();
         receiver.copies().receive(ALICE.tenant(), manifest, from(holder));
         assertEquals(SnapshotInfo.READY, receiver.info(ALICE, "base").status());
+    }
+
+    private static long allocatedBytes(Path file) throws Exception {
+        Process stat = new ProcessBuilder("stat", "-c", "%b %B", file.toString()).start();
+        String[] out = new String(stat.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip().split(" ");
+        assertEquals(0, stat.waitFor());
+        return Long.parseLong(out[0]) * Long.parseLong(out[1]);
     }
 
     private void assertNothingKept() throws IOException {

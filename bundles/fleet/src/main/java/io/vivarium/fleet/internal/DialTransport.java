@@ -3,15 +3,10 @@ package io.vivarium.fleet.internal;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.URI;
-import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.Locale;
 
 import javax.net.ssl.HttpsURLConnection;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLSocketFactory;
-import javax.net.ssl.TrustManager;
 
 import io.vivarium.api.Caller;
 
@@ -28,7 +23,7 @@ final class DialTransport implements NodeLink.Transport {
     private final String url;
     private final String where;
     private final Secret secret;
-    private final SSLSocketFactory tls;
+    private final String certificateSha256;
 
     /**
      * @param url the API's origin, {@code https://HOST:PORT}
@@ -39,13 +34,7 @@ final class DialTransport implements NodeLink.Transport {
         this.url = url;
         this.where = where;
         this.secret = secret;
-        try {
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(null, new TrustManager[] {new PinnedTrust(certificateSha256)}, null);
-            this.tls = context.getSocketFactory();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot set up TLS for node links", e);
-        }
+        this.certificateSha256 = certificateSha256;
     }
 
     /** The master's link to a listening node, by the node's address and pairing code. */
@@ -62,12 +51,9 @@ final class DialTransport implements NodeLink.Transport {
     public NodeLink.Answer send(String method, String path, Caller caller, byte[] body, String contentType, Duration timeout)
             throws NodeLink.NodeFailure {
         try {
-            HttpsURLConnection c = (HttpsURLConnection) URI.create(url + path).toURL().openConnection();
-            c.setSSLSocketFactory(tls);
-            c.setHostnameVerifier((host, session) -> true); // PinnedTrust checked the certificate itself
+            HttpsURLConnection c = PinnedTrust.open(url + path, certificateSha256);
             c.setConnectTimeout((int) NodeLink.CONNECT_TIMEOUT.toMillis());
             c.setReadTimeout((int) timeout.toMillis());
-            c.setUseCaches(false);
             c.setRequestMethod(method);
             c.setRequestProperty("Authorization", "Bearer " + secret.get());
             c.setRequestProperty("Vivarium-Tenant", caller.tenant());

@@ -22,6 +22,7 @@ import io.vivarium.api.SnapshotService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BearerTokens;
 import io.vivarium.api.spi.RuntimeObserver;
+import io.vivarium.api.spi.SnapshotCopies;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.StaleRevisionException;
 import io.vivarium.api.state.StateStoreProvider;
@@ -93,7 +94,7 @@ public class Fleet {
     public Fleet(BundleContext context, Config config,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SandboxService local,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SnapshotService localSnapshots,
-            @Reference StateStoreProvider stores) throws IOException {
+            @Reference StateStoreProvider stores, @Reference SnapshotCopies copies) throws IOException {
         this.local = local;
         // read first (a node's pull-mode files): a failure here leaves nothing open
         java.util.Optional<NodePullConfig> pull = NodePullConfig.from(context);
@@ -112,12 +113,14 @@ public class Fleet {
         ranked.put(FleetSandboxes.FLEET_PROPERTY, "master");
         Forwarding forwarding = new Forwarding(nodes, placements);
         Registrations registrations = new Registrations(store);
+        ImageTickets tickets = new ImageTickets();
         this.registrations = List.of(
                 context.registerService(SandboxService.class, new FleetSandboxes(local, nodes, placements, forwarding, this::observer),
                         ranked),
-                context.registerService(SnapshotService.class, new FleetSnapshots(localSnapshots, nodes, placements, forwarding), ranked),
+                context.registerService(SnapshotService.class, new FleetSnapshots(localSnapshots, nodes, placements, forwarding, this::observer), ranked),
                 context.registerService(ApiSurface.class, new FleetSurface(nodes, registrations, this::hello, local::census), null),
-                context.registerService(BearerTokens.class, new FleetTokens(registrations, nodes), null));
+                context.registerService(ApiSurface.class, new ImageSurface(copies, tickets), null),
+                context.registerService(BearerTokens.class, new FleetTokens(registrations, nodes, tickets), null));
         watch.scheduleWithFixedDelay(this::greetAll, 0, WATCH_PERIOD_SECONDS, TimeUnit.SECONDS);
         if (poller != null) {
             poller.start();

@@ -1,9 +1,14 @@
 package io.vivarium.fleet.internal;
 
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.BranchRequest;
@@ -15,26 +20,33 @@ import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.SnapshotService;
+import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.common.testpoints.TestPoints;
 import io.vivarium.fleet.internal.Forwarding.Remote;
 
 /**
  * The snapshot service as the master serves it: a tag lives on the node it was built or branched
- * on, and its forks, info, compaction and delete go to that node (images do not move between
- * nodes yet, so every child of a tag runs where the tag is); a branch or touch of a placed
- * sandbox goes to its node. Tags of this daemon's own are core's, as before.
+ * on (its info and compaction go there); a fork runs on the least loaded node whose host
+ * fingerprint is the holder's, which fetches the image first if it lacks it ({@link ImageMoves}),
+ * and falls back to a node that holds it when the image cannot move; a delete drops the copies,
+ * then the tag. A branch or touch of a placed sandbox goes to its node. Tags of this daemon's own
+ * are core's, as before.
  */
 final class FleetSnapshots implements SnapshotService {
+    private static final System.Logger LOG = System.getLogger(FleetSnapshots.class.getName());
     private final SnapshotService local;
     private final Nodes nodes;
     private final Placements placements;
     private final Forwarding forwarding;
+    private final ImageMoves moves;
 
-    FleetSnapshots(SnapshotService local, Nodes nodes, Placements placements, Forwarding forwarding) {
+    FleetSnapshots(SnapshotService local, Nodes nodes, Placements placements, Forwarding forwarding,
+            Supplier<RuntimeObserver> observer) {
         this.local = local;
         this.nodes = nodes;
         this.placements = placements;
         this.forwarding = forwarding;
+        this.moves = new ImageMoves(nodes, placements, forwarding, observer);
     }
 
     @Override
@@ -54,7 +66,7 @@ final class FleetSnapshots implements SnapshotService {
         for (String node : nodes.ids()) {
             SnapshotInfo[] there = nodes.connected(node) ? forwarding.listPart(node, "/v1/snapshots", caller, SnapshotInfo[].class) : null;
             if (there != null) {
-                all.addAll(Arrays.asList(there));
+                Arrays.stream(there).filter(t -> node.equals(nodeOf(caller, t.tag()))).forEach(all::add); // not the copies
             }
         }
         return all;
@@ -67,18 +79,65 @@ final class FleetSnapshots implements SnapshotService {
                 : forwarding.call(node, "GET", tagPath(tag) + "/info", caller, null, SnapshotInfoDetail.class);
     }
 
+    /**
+     * Deletes a placed tag by the chain rules on every node that holds it: 409 naming the
+     * dependents each node has unless {@code cascade} (their subtrees go first, each with its
+     * copies) or {@code force}; then the copies, each node forgetting its own, then the holder's.
+     */
     @Override
     public void deleteSnapshot(Caller caller, String tag, boolean cascade, boolean force) {
-        String node = nodeOf(caller, tag);
-        if (node == null) {
+        TagPlacement tp = placements.tag(caller.tenant(), tag).orElse(null);
+        if (tp == null) {
             local.deleteSnapshot(caller, tag, cascade, force);
             return;
         }
-        forwarding.call(node, "DELETE", tagPath(tag) + "?cascade=" + cascade + "&force=" + force, caller, null, null);
+        if (cascade && force) {
+            local.deleteSnapshot(caller, tag, true, true); // core's 400, the same words on every daemon
+        }
+        Set<String> dependents = new TreeSet<>();
+        for (String node : holders(tp)) {
+            dependents.addAll(forwarding.call(node, "GET", tagPath(tag) + "/info", caller, null, SnapshotInfoDetail.class)
+                    .dependents());
+        }
+        if (!dependents.isEmpty() && !cascade && !force) {
+            throw ApiException.conflict("snapshot `" + tag + "` is the parent of " + dependents.size() + " chained snapshot(s): "
+                    + dependents + "; rerun with `?cascade=true` to delete the whole subtree, or `?force=true` to orphan the "
+                    + "children (they keep their own files but lose their parent)");
+        }
+        if (cascade) {
+            dependents.forEach(d -> deleteSnapshot(caller, d, true, false));
+        }
+        String flags = "?cascade=" + cascade + "&force=" + force;
+        for (String copy : tp.copies()) {
+            try {
+                forwarding.call(copy, "DELETE", tagPath(tag) + flags, caller, null, null);
+            } catch (ApiException e) {
+                if (e.status() != 404) {
+                    throw e;
+                }
+            }
+            forget(() -> placements.updateTag(caller.tenant(), tag, t -> t.withoutCopy(copy)), tag, copy);
+        }
+        forwarding.call(tp.node(), "DELETE", tagPath(tag) + flags, caller, null, null);
+        forget(() -> placements.removeTag(caller.tenant(), tag), tag, tp.node());
+    }
+
+    private static List<String> holders(TagPlacement tp) {
+        List<String> all = new ArrayList<>(tp.copies());
+        all.add(tp.node());
+        return all;
+    }
+
+    private interface Write {
+        void run() throws IOException;
+    }
+
+    private static void forget(Write write, String tag, String node) {
         try {
-            placements.removeTag(caller.tenant(), tag);
+            write.run();
         } catch (IOException e) {
-            throw ApiException.internal("snapshot " + tag + " was deleted on node " + node + " but the master could not forget it", e);
+            throw ApiException.internal("snapshot " + tag + " was deleted on node " + node + " but the master could not forget it",
+                    e);
         }
     }
 
@@ -95,13 +154,16 @@ final class FleetSnapshots implements SnapshotService {
 
     @Override
     public List<SandboxInfo> fork(Caller caller, ForkRequest request) {
-        String node = request == null ? null : nodeOf(caller, request.snapshotTag());
-        if (node == null) {
+        TagPlacement tp = request == null ? null : placements.tag(caller.tenant(), request.snapshotTag()).orElse(null);
+        if (tp == null && request != null && request.nodeId() != null && nodes.any()) {
+            local.info(caller, request.snapshotTag()); // 404 for a tag neither a node nor this daemon holds
+            throw ApiException.conflict("node_id: snapshot " + request.snapshotTag() + " is this daemon's own, taken before it "
+                    + "drove nodes, so its children run here: leave node_id out");
+        }
+        if (tp == null) {
             return local.fork(caller, request);
         }
-        if (request.nodeId() != null && !request.nodeId().equals(node)) {
-            refuseOtherNode(request, node);
-        }
+        String node = request.nodeId() != null ? namedFor(caller, request, tp) : pickedFor(caller, request, tp);
         List<SandboxInfo> children = Arrays.asList(forwarding.call(node, "POST", "/v1/sandboxes", caller, request.onAnyNode(),
                 SandboxInfo[].class));
         TestPoints.reach("fleet.fork.placed");
@@ -114,6 +176,51 @@ final class FleetSnapshots implements SnapshotService {
         }
         nodes.counted(node, children.size());
         return children;
+    }
+
+    /** The node a fork names: 409 if its host differs from the holder's or the image cannot be fetched to it. */
+    private String namedFor(Caller caller, ForkRequest request, TagPlacement tp) {
+        String named = nodes.named(request.nodeId());
+        HostFingerprint theirs = nodes.fingerprint(named);
+        HostFingerprint tags = nodes.fingerprint(tp.node());
+        if (theirs != null && !theirs.equals(tags)) {
+            throw ApiException.conflict("node_id: node " + named + "'s host (fingerprint " + theirs.fp8() + ") differs from node "
+                    + tp.node() + "'s (" + (tags == null ? "unknown" : tags.fp8()) + "), which holds " + request.snapshotTag()
+                    + ": it cannot run that image");
+        }
+        try {
+            moves.bring(caller, request.snapshotTag(), named);
+        } catch (ApiException e) {
+            throw new ApiException(e.status() == 503 ? 503 : 409, "node_id: the image of " + request.snapshotTag()
+                    + " cannot be fetched to node " + named + ": " + e.getMessage(), e.retryAfterSeconds(), e);
+        }
+        return named;
+    }
+
+    /**
+     * The least loaded node whose host fingerprint is the holder's, the image fetched to it if
+     * need be; if it cannot be, the least loaded node that holds the image.
+     */
+    private String pickedFor(Caller caller, ForkRequest request, TagPlacement tp) {
+        HostFingerprint fingerprint = nodes.fingerprint(tp.node());
+        String node = nodes.pick(id -> Objects.equals(nodes.fingerprint(id), fingerprint), " with the host of node " + tp.node());
+        try {
+            moves.bring(caller, request.snapshotTag(), node);
+            return node;
+        } catch (ApiException e) {
+            if (e.status() == 404) {
+                throw e;
+            }
+            LOG.log(Level.INFO, "forking " + request.snapshotTag() + " where its image is, not on node " + node + ": "
+                    + e.getMessage());
+            TagPlacement now = placements.tag(caller.tenant(), request.snapshotTag()).orElse(tp);
+            try {
+                return nodes.pick(now::heldBy, " that holds " + request.snapshotTag());
+            } catch (ApiException none) {
+                none.addSuppressed(e);
+                throw none;
+            }
+        }
     }
 
     @Override
@@ -135,20 +242,6 @@ final class FleetSnapshots implements SnapshotService {
         } else {
             forwarding.call(r, "POST", "/touch", caller, null, null);
         }
-    }
-
-    /** A fork that names another node than the tag's: 409, saying why that node cannot run the tag's image. */
-    private void refuseOtherNode(ForkRequest request, String holder) {
-        String named = nodes.named(request.nodeId());
-        HostFingerprint theirs = nodes.fingerprint(named);
-        HostFingerprint tags = nodes.fingerprint(holder);
-        if (theirs != null && !theirs.equals(tags)) {
-            throw ApiException.conflict("node_id: node " + named + "'s host (fingerprint " + theirs.fp8() + ") differs from node "
-                    + holder + "'s (" + (tags == null ? "unknown" : tags.fp8()) + "), which holds " + request.snapshotTag()
-                    + ": it cannot run that image");
-        }
-        throw ApiException.conflict("node_id: the image of " + request.snapshotTag() + " is on node " + holder
-                + " and images do not move between nodes yet, so its children run there: leave node_id out or name " + holder);
     }
 
     private String nodeOf(Caller caller, String tag) {

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
@@ -243,13 +244,26 @@ final class Nodes {
 
     /** The least loaded connected node with room, by the share of its maximum it runs. */
     String pick() {
+        return pick(id -> true, "");
+    }
+
+    /**
+     * The least loaded connected node with room among those {@code eligible} takes; 503 naming
+     * {@code which} (what made a node eligible) when none has room.
+     */
+    String pick(Predicate<String> eligible, String which) {
         return live.entrySet().stream()
                 .filter(e -> e.getValue().state == State.CONNECTED && e.getValue().hello != null && !revoked(e.getKey())
-                        && e.getValue().hello.sandboxes() < e.getValue().hello.maxSandboxes())
+                        && e.getValue().hello.sandboxes() < e.getValue().hello.maxSandboxes() && eligible.test(e.getKey()))
                 .min(Comparator.comparingDouble(e -> (double) e.getValue().hello.sandboxes() / e.getValue().hello.maxSandboxes()))
                 .map(Map.Entry::getKey)
-                .orElseThrow(() -> ApiException.noCapacity("no connected node has room for another sandbox ("
+                .orElseThrow(() -> ApiException.noCapacity("no connected node" + which + " has room for another sandbox ("
                         + live.size() + " node(s) known; GET /v1/nodes shows each one's state and load)", 5));
+    }
+
+    /** The record of a node that is not revoked. */
+    Optional<NodeRecord> record(String id) {
+        return store.get(FleetCollections.NODES, id).map(Stored::body).filter(n -> !n.revoked());
     }
 
     /** The node a create or fork names ({@code node_id}): 404 if there is none, 409 if it is revoked, 503 if it is full. */

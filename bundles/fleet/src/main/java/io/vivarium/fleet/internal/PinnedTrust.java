@@ -1,14 +1,23 @@
 package io.vivarium.fleet.internal;
 
+import java.io.IOException;
 import java.net.Socket;
+import java.net.URI;
+import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.cert.CertificateEncodingException;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
@@ -31,6 +40,31 @@ final class PinnedTrust extends X509ExtendedTrustManager {
 
     PinnedTrust(String sha256) {
         this.sha256 = sha256;
+    }
+
+    /**
+     * An HTTPS connection to {@code url} that trusts only the certificate {@code sha256} names; the
+     * host name is not checked, the pin is.
+     */
+    static HttpsURLConnection open(String url, String sha256) throws IOException {
+        HttpsURLConnection c = (HttpsURLConnection) URI.create(url).toURL().openConnection();
+        c.setSSLSocketFactory(FACTORIES.computeIfAbsent(sha256, PinnedTrust::factory));
+        c.setHostnameVerifier((host, session) -> true);
+        c.setUseCaches(false);
+        return c;
+    }
+
+    /** One factory per pin, so that the JDK keeps connections alive across calls to the same node. */
+    private static final Map<String, SSLSocketFactory> FACTORIES = new ConcurrentHashMap<>();
+
+    private static SSLSocketFactory factory(String sha256) {
+        try {
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, new TrustManager[] {new PinnedTrust(sha256)}, null);
+            return context.getSocketFactory();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("cannot set up TLS for node links", e);
+        }
     }
 
     static String sha256(X509Certificate cert) throws CertificateEncodingException {

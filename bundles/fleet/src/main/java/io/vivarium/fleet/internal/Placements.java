@@ -73,8 +73,25 @@ final class Placements {
 
     void putTag(String tenant, String tag, String node) throws IOException {
         String key = TagPlacement.key(tenant, tag);
-        store.put(FleetCollections.TAGS, key, new TagPlacement(tenant, tag, node),
+        store.put(FleetCollections.TAGS, key, new TagPlacement(tenant, tag, node, List.of()),
                 store.get(FleetCollections.TAGS, key).map(Stored::revision).orElse(Stored.ABSENT));
+    }
+
+    /** Rewrites a tag's placement by {@code change}, compare-and-set: a tag deleted meanwhile is left deleted. */
+    void updateTag(String tenant, String tag, java.util.function.UnaryOperator<TagPlacement> change) throws IOException {
+        String key = TagPlacement.key(tenant, tag);
+        while (true) {
+            Optional<Stored<TagPlacement>> now = store.get(FleetCollections.TAGS, key);
+            if (now.isEmpty()) {
+                return;
+            }
+            try {
+                store.put(FleetCollections.TAGS, key, change.apply(now.get().body()), now.get().revision());
+                return;
+            } catch (StaleRevisionException e) {
+                // another copy was recorded meanwhile: apply the change to what it wrote
+            }
+        }
     }
 
     void removeTag(String tenant, String tag) throws IOException {

@@ -3,10 +3,35 @@ package io.vivarium.fleet.internal;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 
-/** Which node holds a tenant's snapshot tag (built or branched there): its forks, info and delete go to that node. */
-record TagPlacement(String tenant, String tag, String node) {
+/**
+ * Which node holds a tenant's snapshot tag (built or branched there: its info, compaction and delete
+ * go to that node), and which nodes hold a copy fetched from it (forks may run there too; a delete
+ * drops them first).
+ */
+record TagPlacement(String tenant, String tag, String node, List<String> copies) {
+
+    TagPlacement {
+        copies = copies == null ? List.of() : copies.stream().sorted().distinct().toList();
+    }
+
+    /** Whether {@code id} holds the tag's image, its own or a copy. */
+    boolean heldBy(String id) {
+        return node.equals(id) || copies.contains(id);
+    }
+
+    TagPlacement withCopy(String id) {
+        List<String> more = new ArrayList<>(copies);
+        more.add(id);
+        return new TagPlacement(tenant, tag, node, more);
+    }
+
+    TagPlacement withoutCopy(String id) {
+        return new TagPlacement(tenant, tag, node, copies.stream().filter(c -> !c.equals(id)).toList());
+    }
 
     /** The record key of a tenant's tag: tags are per tenant, and a tenant may hold characters a key may not. */
     static String key(String tenant, String tag) {

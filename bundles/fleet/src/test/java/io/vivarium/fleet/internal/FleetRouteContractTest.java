@@ -22,8 +22,10 @@ class FleetRouteContractTest {
     void everyRouteIsDocumentedWithItsRoleAndStatus() throws Exception {
         JsonNode paths = new ObjectMapper().readTree(Path.of("../../docs/openapi.json").toFile()).get("paths");
         FleetSurface fleet = new FleetSurface(null, null, () -> null, List::of);
+        ImageSurface images = new ImageSurface(null, null);
         assertFalse(fleet.routes().isEmpty());
-        for (Route r : fleet.routes()) {
+        assertEquals(fleet.prefix(), images.prefix());
+        for (Route r : java.util.stream.Stream.concat(fleet.routes().stream(), images.routes().stream()).toList()) {
             String path = fleet.prefix() + r.template();
             JsonNode op = paths.path(path).path(r.method().toLowerCase(Locale.ROOT));
             assertFalse(op.isMissingNode(), r.method() + " " + path + " is not in docs/openapi.json");

@@ -58,6 +58,9 @@ class VivariumMetrics implements RuntimeObserver {
     private final Histogram stateWriteSeconds;
     private final Histogram storeLockWaitSeconds;
     private final Histogram storeLockHeldSeconds;
+    private final Counter imageFetches;
+    private final Histogram imageFetchSeconds;
+    private final Counter imageFetchedBytes;
     private final Gauge storeUp;
     private final Counter bundleUpdates;
     private final Histogram bundleUpdateSeconds;
@@ -109,6 +112,15 @@ class VivariumMetrics implements RuntimeObserver {
         storeUp = Gauge.builder().name("vivarium_store_up")
                 .help("1 while the state store can be reached (the file store always), 0 while its database is away, by store")
                 .labelNames("store").withoutExemplars().register(registry);
+        imageFetches = Counter.builder().name("vivarium_image_fetches_total")
+                .help("Snapshot images a node fetched from the node that holds them, by outcome (ok, failed)")
+                .labelNames("outcome").withoutExemplars().register(registry);
+        imageFetchSeconds = Histogram.builder().name("vivarium_image_fetch_seconds")
+                .help("Time a node took to fetch a snapshot image it lacked (ticket, transfer, checks, publish)")
+                .classicOnly().classicUpperBounds(SLOW_BOUNDS).withoutExemplars().register(registry);
+        imageFetchedBytes = Counter.builder().name("vivarium_image_fetched_bytes_total")
+                .help("Bytes of the snapshot images nodes fetched (apparent sizes: holes count, though they do not cross the wire)")
+                .withoutExemplars().register(registry);
         bundleUpdates = Counter.builder().name("vivarium_bundle_updates_total")
                 .help("Bundles replaced at run time, by bundle and outcome (ok, or failed and rolled back)")
                 .labelNames("bundle", "outcome").withoutExemplars().register(registry);
@@ -233,6 +245,17 @@ class VivariumMetrics implements RuntimeObserver {
     @Override
     public void storeHealth(String store, boolean up) {
         record(() -> storeUp.labelValues(store).set(up ? 1 : 0));
+    }
+
+    @Override
+    public void imageFetched(String node, boolean ok, long bytes, long nanos) {
+        record(() -> {
+            imageFetches.labelValues(ok ? "ok" : "failed").inc();
+            if (ok) {
+                imageFetchSeconds.observe(nanos / NANOS_PER_SECOND);
+                imageFetchedBytes.inc(bytes);
+            }
+        });
     }
 
     @Override
