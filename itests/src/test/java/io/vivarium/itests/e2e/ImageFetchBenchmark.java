@@ -29,8 +29,10 @@ import org.junit.jupiter.api.io.TempDir;
  * bytes over the time from the holder's ticket to the copy published, as the master's
  * {@code vivarium_image_fetch_seconds} times it) is compared with a local copy of the same file
  * on n1's disk ({@code cp -a --sparse=always}, how a fork copies a workspace image here), the
- * median of three, after the same warm-up (the image just written, in the page cache for both).
- * Then the same three forks again: the second round fetches nothing.
+ * median of three. The nodes that fetch fork first, and every step starts after a {@code sync} and
+ * with the page cache dropped, so that each reads from the disk and no step pays for the writes
+ * an earlier one left. Then the same three forks again: the second round
+ * fetches nothing.
  */
 @ExtendWith(Bench.class)
 class ImageFetchBenchmark {
@@ -90,6 +92,7 @@ class ImageFetchBenchmark {
         List<Double> copies = new ArrayList<>();
         for (int i = 0; i < LOCAL_COPIES; i++) {
             Path copy = holder.stateDir().resolve("bench-copy-" + i);
+            sync();
             long t0 = System.nanoTime();
             Process cp = new ProcessBuilder("cp", "-a", "--sparse=always", "--reflink=never", image.toString(), copy.toString())
                     .inheritIO().start();
@@ -107,7 +110,8 @@ class ImageFetchBenchmark {
         double fetchesBefore = 0;
         for (int round = 1; round <= 2; round++) {
             fetchesBefore = round == 2 ? metric(api, "vivarium_image_fetches_total{outcome=\"ok\"}") : 0;
-            for (String node : List.of("n1", "n2", "n3")) {
+            for (String node : List.of("n2", "n3", "n1")) {
+                sync();
                 double sumBefore = metric(api, "vivarium_image_fetch_seconds_sum");
                 long t0 = System.nanoTime();
                 Api.expect(201, api.post("/v1/sandboxes", Map.of("snapshot_tag", "bench-gib", "n", CHILDREN_PER_NODE, "node_id", node)));
@@ -130,6 +134,17 @@ class ImageFetchBenchmark {
         }
         report.check(FETCH, copyMillis / Stats.max(fetchMillis));
         report.check(SECOND, secondRoundFetches);
+    }
+
+    /**
+     * Writes back what earlier steps left dirty and drops the clean page cache, so that every step
+     * starts alike: reading from the disk, writing without reclaiming another step's pages.
+     */
+    private static void sync() throws Exception {
+        if (new ProcessBuilder("sync").inheritIO().start().waitFor() != 0) {
+            throw new AssertionError("sync failed");
+        }
+        Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "1\n");
     }
 
     /** The one file of a tag's image on a node (a procbox workspace image). */

@@ -51,7 +51,9 @@ final class ImageCopies implements SnapshotCopies {
     static final String MANIFEST = "manifest.json";
     private static final LinkOption[] NO_FOLLOW = { LinkOption.NOFOLLOW_LINKS };
     private static final int BUFFER = 1 << 20;
-    private static final byte[] ZEROS = new byte[BUFFER];
+    /** The holes a received file gets: blocks of this size that are all zeros are not written. */
+    private static final int HOLE = 64 << 10;
+    private static final byte[] ZEROS = new byte[HOLE];
 
     private final Snapshots snapshots;
     private final ObjectMapper json = new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
@@ -222,31 +224,34 @@ final class ImageCopies implements SnapshotCopies {
         return root.resolve(path);
     }
 
-    /** Writes one file, leaving a hole where a whole read is zeros (a workspace image is a mostly empty sparse file). */
+    /**
+     * Writes one file in chunks of up to {@value #BUFFER} bytes, read ahead while the last is hashed
+     * and written, leaving a hole for each block of {@value #HOLE} bytes that is all zeros (a
+     * workspace image is a mostly empty sparse file).
+     */
     private static void receiveFile(Entry e, Path target, Source source) throws IOException {
         MessageDigest sha = sha256();
         long written = 0;
         try (InputStream in = source.open(e);
+                ReadAhead ahead = new ReadAhead(in, BUFFER);
                 FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                         LinkOption.NOFOLLOW_LINKS)) {
-            byte[] buffer = new byte[BUFFER];
-            for (int n; (n = in.read(buffer)) > 0;) {
+            ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER);
+            byte[] bytes = new byte[BUFFER];
+            for (int n; (n = ahead.next(bytes)) > 0; written += n) {
                 if (written + n > e.size()) {
                     throw new IOException(e.path() + " is longer than the " + e.size() + " bytes its holder listed");
                 }
-                sha.update(buffer, 0, n);
-                if (Arrays.mismatch(buffer, 0, n, ZEROS, 0, n) >= 0) {
-                    ByteBuffer data = ByteBuffer.wrap(buffer, 0, n);
-                    for (long at = written; data.hasRemaining();) {
-                        at += out.write(data, at);
-                    }
-                }
-                written += n;
+                sha.update(bytes, 0, n);
+                writeData(out, buffer, bytes, n, written);
                 TestPoints.reach("snapshot.copy.bytes");
             }
             if (written > 0 && out.size() < written) {
                 out.write(ByteBuffer.wrap(new byte[1]), written - 1); // the file's length, past a hole at its end
             }
+            // on the disk before the copy is published: the forks that copy it next would otherwise
+            // wait on its writeback (a fork of 10 children of a 1 GiB copy took 29 s instead of 5)
+            out.force(false);
         } catch (FileAlreadyExistsException dup) {
             throw new IOException(e.path() + " is listed twice", dup);
         }
@@ -256,6 +261,27 @@ final class ImageCopies implements SnapshotCopies {
         String digest = HexFormat.of().formatHex(sha.digest());
         if (!digest.equals(e.sha256())) {
             throw new IOException(e.path() + " has the SHA-256 " + digest + ", not the " + e.sha256() + " its holder listed");
+        }
+    }
+
+    /** Writes the runs of blocks of {@code bytes[0..n)} that are not all zeros at {@code at} on, each run in one write. */
+    private static void writeData(FileChannel out, ByteBuffer buffer, byte[] bytes, int n, long at) throws IOException {
+        for (int block = 0; block < n;) {
+            int end = Math.min(block + HOLE, n);
+            if (Arrays.mismatch(bytes, block, end, ZEROS, 0, end - block) < 0) {
+                block = end;
+                continue;
+            }
+            int runEnd = end;
+            while (runEnd < n && Arrays.mismatch(bytes, runEnd, Math.min(runEnd + HOLE, n), ZEROS, 0,
+                    Math.min(runEnd + HOLE, n) - runEnd) >= 0) {
+                runEnd = Math.min(runEnd + HOLE, n);
+            }
+            buffer.clear().put(bytes, block, runEnd - block).flip();
+            for (long position = at + block; buffer.hasRemaining();) {
+                position += out.write(buffer, position);
+            }
+            block = runEnd;
         }
     }
 
