@@ -270,6 +270,9 @@ class FleetIT {
         children.addAll(forkOn("fleet-t1", 1, elsewhere));
         assertEquals(fetched, Files.getAttribute(imageOn(elsewhere, "fleet-t1"), "unix:ino"), "a second fork there fetches nothing");
         children.addAll(api.fork("fleet-t1", 1));
+        String metrics = api.get("/metrics").raw().body();
+        assertTrue(metrics.contains("vivarium_image_fetches_total{outcome=\"ok\"}"), "the master counts the fetch");
+        assertTrue(metrics.contains("vivarium_image_fetch_seconds_count"), "and times it");
         assertEquals(1, api.get("/v1/snapshots").raw().body().split("\"fleet-t1\"", -1).length - 1,
                 "the master lists the tag once, not its copies");
         Api other = api.as(OTHER_TENANT_TOKEN);
