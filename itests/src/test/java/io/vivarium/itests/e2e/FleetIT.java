@@ -502,6 +502,29 @@ class FleetIT {
         assertEquals("before\n", Api.sh(api, sb, "cat /work/m.txt"));
     }
 
+    @Test
+    @Order(9)
+    void aMasterKilledAfterANodeFetchedAnImageAdoptsTheCopyWhenItStartsSoTheTagsDeleteDropsIt() throws Exception {
+        String sb = Api.expect(201, api.post("/v1/sandboxes", Map.of("node_id", "n1"))).get("id").asText();
+        Api.sh(api, sb, "echo img > /work/i.txt");
+        Api.expect(201, api.post("/v1/sandboxes/" + sb + "/branch", Map.of("tag", "fleet-mid")));
+        master.kill9();
+        // the master halts (as kill -9 would) after n2 fetched the image, before it recorded the copy
+        master = startMaster(List.of("-Dvivarium.test.halt.at=fleet.image.fetched#1"));
+        awaitListenNodesConnected();
+        assertThrows(IOException.class, () -> api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-mid", "node_id", "n2")));
+        assertTrue(master.awaitExit(Duration.ofSeconds(30)), "the master halted at the test point");
+        assertTrue(imageOn("n2", "fleet-mid") != null, "n2 holds the copy the master did not record");
+
+        master = startMaster();
+        awaitListenNodesConnected();
+        master.awaitOutput("node n2's tags reconciled", Duration.ofSeconds(30));
+        Api.expect(204, api.delete("/v1/snapshots/fleet-mid"));
+        assertEquals(null, imageOn("n2", "fleet-mid"), "the adopted copy went with the tag");
+        assertEquals(null, imageOn("n1", "fleet-mid"));
+        Api.expect(204, api.delete("/v1/sandboxes/" + sb));
+    }
+
     private static Set<String> ids() throws Exception {
         Set<String> ids = new HashSet<>();
         for (JsonNode s : Api.expect(200, api.get("/v1/sandboxes"))) {

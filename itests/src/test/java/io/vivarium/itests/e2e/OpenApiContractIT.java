@@ -235,6 +235,7 @@ class OpenApiContractIT {
         expect(201, fleet.post("/v1/sandboxes/" + onNode + "/branch", Map.of("tag", "oa-img")));
         String[] code = node.pairingCode().split("\\.");
         Api nodeApi = new Api(node.baseUrl(), code[1]).recordingSuccessesIn(succeeded); // as the master calls it
+        expect(200, nodeApi.get("/v1/node/images"));
         JsonNode issued = expect(201, nodeApi.post("/v1/node/images/tickets", Map.of("tag", "oa-img")));
         String file = null;
         for (JsonNode e : issued.get("manifest").get("entries")) {

@@ -2,6 +2,7 @@ package io.vivarium.api.spi;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.List;
 
 import org.osgi.annotation.versioning.ProviderType;
 
@@ -34,6 +35,9 @@ public interface SnapshotCopies {
      * @throws io.vivarium.api.ApiException 502 naming the file when the source fails or a file does not match
      */
     void receive(String tenant, SnapshotManifest manifest, Source source);
+
+    /** Every tag this daemon holds, of every tenant, its own and its copies. */
+    List<HeldImage> held();
 
     /** Where {@link #receive} reads the files from. */
     @FunctionalInterface

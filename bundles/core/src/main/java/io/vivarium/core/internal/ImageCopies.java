@@ -28,6 +28,7 @@ import java.util.stream.Stream;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.spi.ArtifactKind;
+import io.vivarium.api.spi.HeldImage;
 import io.vivarium.api.spi.SnapshotCopies;
 import io.vivarium.api.spi.SnapshotManifest;
 import io.vivarium.api.spi.SnapshotManifest.Entry;
@@ -127,6 +128,11 @@ final class ImageCopies implements SnapshotCopies {
         }
         return new Entry(path, SnapshotManifest.FILE, (Long) a.get("size"), HexFormat.of().formatHex(sha.digest()), null, mode,
                 uid, gid, mtime);
+    }
+
+    @Override
+    public List<HeldImage> held() {
+        return snapshots.all().stream().map(r -> new HeldImage(r.tenant(), r.tag(), r.copy(), r.status())).toList();
     }
 
     @Override

@@ -14,6 +14,7 @@ import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.SnapshotService;
+import io.vivarium.api.spi.HeldImage;
 import io.vivarium.api.spi.SnapshotCopies;
 import io.vivarium.api.spi.SnapshotManifest;
 
@@ -114,6 +115,11 @@ public class SnapshotManager implements SnapshotService, SnapshotCopies {
     @Override
     public SnapshotManifest manifest(String tenant, String tag) {
         return copies.manifest(tenant, tag);
+    }
+
+    @Override
+    public List<HeldImage> held() {
+        return copies.held();
     }
 
     @Override

@@ -233,6 +233,11 @@ final class Snapshots {
                 .map(this::info).toList();
     }
 
+    /** This node's records, of every tenant. */
+    List<SnapshotRecord> all() {
+        return localRecords().stream().map(Stored::body).toList();
+    }
+
     /** Tags whose parent is {@code r}, sorted. */
     List<String> dependents(SnapshotRecord r) {
         return children(r).stream().map(s -> s.body().tag()).toList();

@@ -23,6 +23,7 @@ import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotRequest;
+import io.vivarium.api.spi.HeldImage;
 import io.vivarium.api.spi.SnapshotCopies;
 import io.vivarium.api.spi.SnapshotManifest;
 import io.vivarium.api.spi.SnapshotManifest.Entry;
@@ -107,6 +108,9 @@ class ImageCopiesTest {
         assertTrue(allocatedBytes(image.resolve("disk.img")) < 1 << 20, "the hole is not written");
         assertEquals(manifest.entries(), receiver.copies().manifest(ALICE.tenant(), "base").entries(),
                 "the copy lists as its holder's image does: same bytes, owners, modes and times");
+
+        assertEquals(List.of(new HeldImage("alice", "base", true, SnapshotInfo.READY)), receiver.copies().held());
+        assertEquals(List.of(new HeldImage("alice", "base", false, SnapshotInfo.READY)), holder.copies().held());
 
         List<SandboxInfo> children = receiver.fork(ALICE, new ForkRequest("base", 2, null, null, null, null));
         assertEquals(2, children.size());

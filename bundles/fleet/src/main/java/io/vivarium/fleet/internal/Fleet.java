@@ -16,11 +16,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.vivarium.api.Caller;
+import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.SnapshotService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BearerTokens;
+import io.vivarium.api.spi.HeldImage;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SnapshotCopies;
 import io.vivarium.api.state.StateStore;
@@ -190,6 +193,10 @@ public class Fleet {
                 long listedAt = java.time.Instant.now().getEpochSecond() - 1;
                 SandboxInfo[] there = nodes.link(id).call("GET", "/v1/node/sandboxes", NodeLink.MASTER, null, SandboxInfo[].class);
                 placements.reconcile(id, Arrays.asList(there), listedAt);
+                HeldImage[] held = nodes.link(id).call("GET", "/v1/node/images", NodeLink.MASTER, null, HeldImage[].class);
+                for (HeldImage orphan : placements.reconcileTags(id, Arrays.asList(held), listedAt)) {
+                    dropOrphan(id, orphan);
+                }
                 return;
             } catch (StaleRevisionException e) {
                 if (attempt < RECONCILE_ATTEMPTS) {
@@ -203,6 +210,19 @@ public class Fleet {
                         + "); it is tried again when the node next connects");
                 return;
             }
+        }
+    }
+
+    /** Deletes a copy whose tag the master has no record of (deleted while the master did not know of the copy). */
+    private void dropOrphan(String id, HeldImage orphan) {
+        try {
+            nodes.link(id).call("DELETE", "/v1/snapshots/" + Forwarding.segment(orphan.tag()) + "?force=true",
+                    new Caller(orphan.tenant(), Role.OPERATOR), null, null);
+            LOG.log(Level.INFO, "node " + id + "'s copy of " + orphan.tag() + " of tenant " + orphan.tenant()
+                    + ", a tag the master has no record of, was deleted");
+        } catch (NodeLink.NodeFailure | RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot delete node " + id + "'s copy of " + orphan.tag() + " of tenant " + orphan.tenant()
+                    + " (the next reconciliation tries again): " + e.getMessage());
         }
     }
 

@@ -14,7 +14,9 @@ import io.vivarium.api.spi.SnapshotCopies;
 import io.vivarium.api.spi.SnapshotManifest;
 
 /**
- * How a tag's image moves between nodes, in three routes the master drives: the holder issues a
+ * The images a node holds, every tenant's ({@code GET /node/images}, operator: the master
+ * reconciles its tag records with it), and how a tag's image moves between nodes, in three routes
+ * the master drives: the holder issues a
  * ticket and lists the image ({@code POST /node/images/tickets}, operator: the master, for the
  * caller's tenant); the node that lacks it is told to fetch it ({@code POST /node/images/fetch},
  * operator), and dials the holder for each file with the ticket ({@code GET /node/images/file},
@@ -39,6 +41,7 @@ final class ImageSurface implements ApiSurface {
 
     ImageSurface(SnapshotCopies copies, ImageTickets tickets) {
         this.routes = List.of(
+                new Route("GET", "/node/images", Role.OPERATOR, 200, r -> copies.held()),
                 new Route("POST", "/node/images/tickets", Role.OPERATOR, 201, r -> {
                     String tag = r.body(TicketRequest.class).tag();
                     SnapshotManifest manifest = copies.manifest(r.caller().tenant(), tag);

@@ -2,12 +2,16 @@ package io.vivarium.fleet.internal;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SnapshotInfo;
+import io.vivarium.api.spi.HeldImage;
 import io.vivarium.api.state.StaleRevisionException;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.Stored;
@@ -73,7 +77,7 @@ final class Placements {
 
     void putTag(String tenant, String tag, String node) throws IOException {
         String key = TagPlacement.key(tenant, tag);
-        store.put(FleetCollections.TAGS, key, new TagPlacement(tenant, tag, node, List.of()),
+        store.put(FleetCollections.TAGS, key, new TagPlacement(tenant, tag, node, List.of(), Instant.now().getEpochSecond()),
                 store.get(FleetCollections.TAGS, key).map(Stored::revision).orElse(Stored.ABSENT));
     }
 
@@ -96,6 +100,61 @@ final class Placements {
 
     void removeTag(String tenant, String tag) throws IOException {
         store.deleteIfPresent(FleetCollections.TAGS, TagPlacement.key(tenant, tag));
+    }
+
+    /**
+     * Makes the tag records of {@code node} what the node says it holds, in one transaction: a tag
+     * of its own the master has no record of (a branch whose record a crash kept the master from
+     * writing) is adopted, a record of a tag it no longer holds is dropped (unless recorded since
+     * {@code listedAtUnix}), and so is a copy it no longer holds; a copy of a recorded tag the
+     * master did not know of (a fetch the master died in) is recorded. Tags still being written
+     * are left for the next round.
+     *
+     * @return the node's copies of tags the master has no record of: to be deleted on the node
+     */
+    List<HeldImage> reconcileTags(String node, List<HeldImage> held, long listedAtUnix) throws IOException {
+        Map<String, HeldImage> there = new HashMap<>();
+        held.stream().filter(h -> !SnapshotInfo.WRITING.equals(h.status()))
+                .forEach(h -> there.put(TagPlacement.key(h.tenant(), h.tag()), h));
+        Transaction tx = new Transaction();
+        int changed = 0;
+        for (Stored<TagPlacement> t : store.all(FleetCollections.TAGS)) {
+            TagPlacement tp = t.body();
+            HeldImage h = there.remove(t.key());
+            TagPlacement now = tp;
+            if (tp.node().equals(node) && h == null && tp.recordedAtUnix() < listedAtUnix) {
+                tx.delete(FleetCollections.TAGS, t.key(), t.revision());
+                changed++;
+                continue;
+            } else if (!tp.node().equals(node) && tp.copies().contains(node) && h == null) {
+                now = tp.withoutCopy(node);
+            } else if (!tp.node().equals(node) && !tp.copies().contains(node) && h != null && h.copy()) {
+                now = tp.withCopy(node);
+            } else if (!tp.node().equals(node) && h != null && !h.copy()) {
+                LOG.log(Level.WARNING, "node " + node + " holds a tag " + tp.tag() + " of tenant " + tp.tenant()
+                        + " of its own, but the master records it on node " + tp.node() + "; left alone");
+            }
+            if (!now.equals(tp)) {
+                tx.put(FleetCollections.TAGS, t.key(), now, t.revision());
+                changed++;
+            }
+        }
+        List<HeldImage> orphans = new ArrayList<>();
+        for (Map.Entry<String, HeldImage> e : there.entrySet()) {
+            HeldImage h = e.getValue();
+            if (h.copy()) {
+                orphans.add(h);
+            } else {
+                tx.put(FleetCollections.TAGS, e.getKey(), new TagPlacement(h.tenant(), h.tag(), node, List.of(), listedAtUnix),
+                        Stored.ABSENT);
+                changed++;
+            }
+        }
+        if (changed > 0) {
+            store.commit(tx);
+            LOG.log(Level.INFO, "node " + node + "'s tags reconciled: " + changed + " record(s) written");
+        }
+        return orphans;
     }
 
     void remove(String sandbox) throws IOException {

@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.spi.HeldImage;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.common.state.FileStateStore;
 
@@ -51,6 +52,41 @@ class PlacementsTest {
         try (StateStore again = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
             assertEquals(4, new Placements(again).all().size(), "placements are durable records");
             assertTrue(new Placements(again).of("../x").isEmpty(), "a key that cannot be a record is no placement");
+        }
+    }
+
+    private static HeldImage held(String tenant, String tag, boolean copy) {
+        return new HeldImage(tenant, tag, copy, "ready");
+    }
+
+    @Test
+    void reconcilingANodesTagsAdoptsItsOwnAndItsCopiesDropsWhatIsGoneAndNamesOrphanCopies() throws Exception {
+        try (StateStore store = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
+            Placements placements = new Placements(store);
+            placements.putTag("t1", "kept", "n1");
+            placements.putTag("t1", "gone", "n1");
+            placements.putTag("t1", "copied", "n2");
+            placements.updateTag("t1", "copied", t -> t.withCopy("n1").withCopy("n3"));
+            placements.putTag("t1", "fetched-unrecorded", "n2");
+            placements.putTag("t1", "elsewhere", "n2");
+            long listedAt = java.time.Instant.now().getEpochSecond() + 1; // every record above is older than the list
+
+            List<HeldImage> orphans = placements.reconcileTags("n1", List.of(held("t1", "kept", false),
+                    held("t1", "fetched-unrecorded", true), held("t2", "branched-unrecorded", false),
+                    held("t1", "deleted-meanwhile", true), new HeldImage("t1", "being-written", false, "writing")), listedAt);
+
+            assertEquals(List.of(held("t1", "deleted-meanwhile", true)), orphans, "a copy of a tag the master does not know");
+            assertEquals("n1", placements.tag("t1", "kept").orElseThrow().node());
+            assertTrue(placements.tag("t1", "gone").isEmpty(), "a tag the node no longer holds is dropped");
+            assertEquals(List.of("n3"), placements.tag("t1", "copied").orElseThrow().copies(), "a copy the node no longer holds too");
+            assertEquals(List.of("n1"), placements.tag("t1", "fetched-unrecorded").orElseThrow().copies(), "a copy it holds is recorded");
+            assertEquals("n1", placements.tag("t2", "branched-unrecorded").orElseThrow().node(), "a tag of its own is adopted");
+            assertTrue(placements.tag("t1", "being-written").isEmpty(), "a tag still being written waits for the next round");
+            assertEquals("n2", placements.tag("t1", "elsewhere").orElseThrow().node(), "other nodes' tags are left alone");
+
+            placements.putTag("t1", "just-branched", "n1");
+            placements.reconcileTags("n1", List.of(), 1);
+            assertTrue(placements.tag("t1", "just-branched").isPresent(), "a tag recorded after the node was asked is kept");
         }
     }
 }
