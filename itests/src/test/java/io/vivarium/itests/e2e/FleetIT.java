@@ -374,6 +374,40 @@ class FleetIT {
     }
 
     @Test
+    @Order(51)
+    void aCallUnderWayToANodeThatStopsAnsweringIsCutWhenTheNodeIsDisconnected() throws Exception {
+        String sb = api.createSandbox();
+        String on = nodeOf(sb);
+        java.util.concurrent.CompletableFuture<Api.Response> exec = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return api.post("/v1/sandboxes/" + sb + "/exec", Map.of("args", List.of("sleep", "300"), "timeout_secs", 600));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Bounded.until(Duration.ofSeconds(30), "the exec runs", () -> {
+            try {
+                return Api.sh(api, sb, "pgrep -x sleep || true").strip().matches("\\d+");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        long pid = nodes.get(on).pid();
+        new ProcessBuilder("kill", "-STOP", String.valueOf(pid)).start().waitFor(); // the node hangs, its sandboxes run on
+        try {
+            awaitNodeState(on, "disconnected", Duration.ofSeconds(15));
+            Api.Response cut = exec.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(503, cut.status(), cut.raw().body());
+            assertTrue(cut.raw().headers().firstValue("Retry-After").isPresent());
+            assertTrue(cut.error().contains("was disconnected while the call was under way"), cut.error());
+        } finally {
+            new ProcessBuilder("kill", "-CONT", String.valueOf(pid)).start().waitFor();
+        }
+        awaitNodeState(on, "connected", Duration.ofSeconds(30));
+        Api.expect(204, api.delete("/v1/sandboxes/" + sb));
+    }
+
+    @Test
     @Order(6)
     void aRevokedNodeIsNoLongerContactedUntilItIsAddedAgainWithItsPairingCode() throws Exception {
         String sb = api.createSandbox();

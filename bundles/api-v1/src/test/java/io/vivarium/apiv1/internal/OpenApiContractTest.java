@@ -40,7 +40,8 @@ class OpenApiContractTest {
     /** Served by other bundles' surfaces; each checks its routes against the document in its own tests. */
     private static final Set<String> OTHER_SURFACE_ROUTES = Set.of("GET /metrics", "POST /v1/nodes", "GET /v1/nodes",
             "POST /v1/node/revoke/{id}", "GET /v1/node/hello", "GET /v1/node/sandboxes", "POST /v1/node/tokens",
-            "POST /v1/node/register", "POST /v1/node/poll", "POST /v1/node/results");
+            "POST /v1/node/register", "POST /v1/node/poll", "POST /v1/node/results", "GET /v1/node/images",
+            "POST /v1/node/images/tickets", "GET /v1/node/images/file", "POST /v1/node/images/fetch");
     private static final Path ROOT = Path.of("../..");
 
     static OpenAPI doc;

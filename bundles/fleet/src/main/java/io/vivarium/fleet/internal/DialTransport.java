@@ -5,10 +5,14 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import javax.net.ssl.HttpsURLConnection;
 
 import io.vivarium.api.Caller;
+import io.vivarium.api.http.NodeHeaders;
 
 /**
  * Listen mode: the master dials the node over HTTPS, the node's certificate pinned by its pairing
@@ -24,6 +28,10 @@ final class DialTransport implements NodeLink.Transport {
     private final String where;
     private final Secret secret;
     private final String certificateSha256;
+    /** The connections of calls under way, so that {@link #cut} can close them. */
+    private final Set<HttpsURLConnection> open = ConcurrentHashMap.newKeySet();
+    /** The connections {@link #cut} closed, and why, for the failure their calls end with. */
+    private final Map<HttpsURLConnection, String> severed = new ConcurrentHashMap<>();
 
     /**
      * @param url the API's origin, {@code https://HOST:PORT}
@@ -50,14 +58,17 @@ final class DialTransport implements NodeLink.Transport {
     @Override
     public NodeLink.Answer send(String method, String path, Caller caller, byte[] body, String contentType, Duration timeout)
             throws NodeLink.NodeFailure {
+        HttpsURLConnection connection = null;
         try {
             HttpsURLConnection c = PinnedTrust.open(url + path, certificateSha256);
+            open.add(c);
+            connection = c;
             c.setConnectTimeout((int) NodeLink.CONNECT_TIMEOUT.toMillis());
             c.setReadTimeout((int) timeout.toMillis());
             c.setRequestMethod(method);
             c.setRequestProperty("Authorization", "Bearer " + secret.get());
-            c.setRequestProperty("Vivarium-Tenant", caller.tenant());
-            c.setRequestProperty("Vivarium-Role", caller.role().name().toLowerCase(Locale.ROOT));
+            c.setRequestProperty(NodeHeaders.TENANT, caller.tenant());
+            c.setRequestProperty(NodeHeaders.ROLE, caller.role().name().toLowerCase(Locale.ROOT));
             if (body != null) {
                 c.setRequestProperty("Content-Type", contentType);
                 c.setDoOutput(true);
@@ -79,9 +90,27 @@ final class DialTransport implements NodeLink.Transport {
         } catch (NodeLink.NodeFailure e) {
             throw e;
         } catch (IOException e) {
-            throw new NodeLink.NodeFailure(why(e), e);
+            String severedWhy = connection == null ? null : severed.get(connection);
+            throw new NodeLink.NodeFailure(severedWhy != null ? where + " was disconnected while the call was under way ("
+                    + severedWhy + ")" : why(e), e);
         } catch (IllegalArgumentException e) {
             throw new NodeLink.NodeFailure(where + " cannot be asked for " + path + ": " + e.getMessage(), e);
+        } finally {
+            if (connection != null) {
+                open.remove(connection);
+                severed.remove(connection);
+            }
+        }
+    }
+
+    /** Closes the connections of every call under way: the node stopped answering, so they end now, as 503s. */
+    @Override
+    public void cut(String why) {
+        for (HttpsURLConnection c : open) {
+            if (open.remove(c)) {
+                severed.put(c, why);
+                c.disconnect();
+            }
         }
     }
 

@@ -60,8 +60,11 @@ final class ImageSurface implements ApiSurface {
                 }),
                 new Route("POST", "/node/images/fetch", Role.OPERATOR, 204, r -> {
                     FetchRequest fetch = r.body(FetchRequest.class);
-                    if (fetch.manifest() == null || fetch.ticket() == null || fetch.certificateSha256() == null) {
+                    if (fetch.manifest() == null || fetch.ticket() == null || fetch.ticket().isBlank()) {
                         throw ApiException.badRequest("address, certificate_sha256, ticket and manifest are required");
+                    }
+                    if (fetch.certificateSha256() == null || !fetch.certificateSha256().matches("[0-9a-f]{64}")) {
+                        throw ApiException.badRequest("certificate_sha256 must be the holder's certificate SHA-256, 64 hex digits");
                     }
                     ImageSource holder = new ImageSource(NodeAddress.parse(fetch.address()), fetch.certificateSha256(), fetch.ticket());
                     copies.receive(r.caller().tenant(), fetch.manifest(), holder::open);

@@ -8,6 +8,7 @@ import java.time.Duration;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
+import io.vivarium.api.http.NodeHeaders;
 
 /**
  * The master's link to one node: calls of the node's own {@code /v1} API with the tenant and role
@@ -28,8 +29,6 @@ final class NodeLink {
     /** Whom the master acts as for its own calls (hello, a node's census): daemon-wide, no tenant's. */
     static final Caller MASTER = new Caller("default", io.vivarium.api.Role.OPERATOR);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
-    /** The tenants a node takes in {@code Vivarium-Tenant} (the http bundle's NodeSecret checks the same). */
-    private static final java.util.regex.Pattern TENANT = java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     static final Duration HELLO_TIMEOUT = Duration.ofSeconds(3);
 
     /**
@@ -48,6 +47,10 @@ final class NodeLink {
         /** One request of the node's own API; a node that cannot be reached or refuses the master is a {@link NodeFailure}. */
         Answer send(String method, String path, Caller caller, byte[] body, String contentType, Duration timeout)
                 throws NodeFailure;
+
+        /** Ends the calls under way, each with a {@link NodeFailure} saying why; a transport that ends them itself does nothing. */
+        default void cut(String why) {
+        }
     }
 
     /** A node's answer: its status, its body, its Retry-After if any. */
@@ -66,6 +69,11 @@ final class NodeLink {
     /** A link the master dials: the node's certificate pinned by its pairing code, its secret presented. */
     static NodeLink dialled(NodeAddress address, PairingCode code) {
         return new NodeLink("the node at " + address, DialTransport.toNode(address, code));
+    }
+
+    /** Ends the calls to the node under way: it was disconnected. */
+    void cut(String why) {
+        transport.cut(why);
     }
 
     /** The node's hello: who it is, what its host is, how loaded it is. Any failure is a {@link NodeFailure}. */
@@ -91,7 +99,7 @@ final class NodeLink {
     }
 
     <T> T call(String method, String path, Caller caller, Object body, Class<T> type, Duration timeout) throws NodeFailure {
-        if (!TENANT.matcher(caller.tenant()).matches()) {
+        if (!NodeHeaders.TENANT_NAME.matcher(caller.tenant()).matches()) {
             throw ApiException.badRequest("tenant '" + caller.tenant() + "' cannot be driven on a fleet node: a node takes tenant "
                     + "names of letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit); rename it in the "
                     + "master's token file");

@@ -354,6 +354,7 @@ final class Nodes {
                 if (l.misses >= MISSES_TO_DISCONNECT && l.state == State.CONNECTED) {
                     l.state = State.DISCONNECTED;
                     LOG.log(Level.WARNING, "node " + id + " is disconnected: " + e.getMessage());
+                    l.link.cut(e.getMessage());
                 } else if (l.state == State.DISCONNECTED && !l.reason.equals(before)) {
                     LOG.log(Level.WARNING, "node " + id + " is not connected: " + e.getMessage());
                 }

@@ -7,9 +7,9 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.security.MessageDigest;
-import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.http.NodeHeaders;
 import io.vivarium.api.Caller;
 import io.vivarium.api.Role;
 
@@ -22,11 +22,10 @@ import io.vivarium.api.Role;
  * file (deleted to change the code, until the restart that makes a new one) matches no token.
  */
 final class NodeSecret {
-    static final String TENANT_HEADER = "Vivarium-Tenant";
-    static final String ROLE_HEADER = "Vivarium-Role";
+    static final String TENANT_HEADER = NodeHeaders.TENANT;
+    static final String ROLE_HEADER = NodeHeaders.ROLE;
     /** The tenant the master acts for without {@link #TENANT_HEADER}. */
     static final String DEFAULT_TENANT = TokenFile.DEFAULT_TENANT;
-    static final Pattern TENANT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
     private final Path file;
     private volatile Snapshot snapshot = new Snapshot(null, null);
@@ -78,7 +77,7 @@ final class NodeSecret {
      */
     static Caller masterCaller(String tenantHeader, String roleHeader) {
         String tenant = tenantHeader == null ? DEFAULT_TENANT : tenantHeader.strip();
-        if (!TENANT.matcher(tenant).matches()) {
+        if (!NodeHeaders.TENANT_NAME.matcher(tenant).matches()) {
             throw ApiException.badRequest(TENANT_HEADER + " must be a tenant name (letters, digits, '.', '_' and '-', up to 64,"
                     + " starting with a letter or digit), got \"" + printable(tenant) + "\"");
         }
