@@ -153,6 +153,11 @@ class FleetIT {
             assertTrue(added.get("max_sandboxes").asInt() > 0);
             assertFalse(added.toString().contains(node.pairingCode().split("\\.")[1]), "the secret is never shown");
         }
+        for (String id : List.of("n1", "n2", "n3")) {
+            String secret = nodes.get(id).pairingCode().split("\\.")[1];
+            assertEquals("0", database.psql("SELECT count(*) FROM vivarium_records WHERE body::text LIKE '%" + secret + "%'"),
+                    "the master's records hold node " + id + "'s pairing secret sealed, not as it is");
+        }
         Map<String, JsonNode> listed = nodesById();
         assertEquals(Set.of("n1", "n2", "n3"), listed.keySet());
         for (JsonNode n : listed.values()) {

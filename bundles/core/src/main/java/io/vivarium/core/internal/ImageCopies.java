@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 import io.vivarium.api.ApiException;
@@ -58,6 +59,7 @@ final class ImageCopies implements SnapshotCopies {
 
     private final Snapshots snapshots;
     private final ObjectMapper json = new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    private final Map<Path, Object> listing = new ConcurrentHashMap<>();
 
     ImageCopies(Snapshots snapshots) {
         this.snapshots = snapshots;
@@ -89,12 +91,25 @@ final class ImageCopies implements SnapshotCopies {
         return r;
     }
 
-    /** The image's entries, listed once and kept in {@value #MANIFEST}. */
-    private synchronized List<Entry> entries(SnapshotRecord r) throws IOException {
+    /**
+     * The image's entries, listed once and kept in {@value #MANIFEST}; one listing per image at a
+     * time (others wait for it), images of other tags listed side by side.
+     */
+    private List<Entry> entries(SnapshotRecord r) throws IOException {
         Path cached = snapshots.images().dirOf(r.tenant(), r.tag()).resolve(MANIFEST);
         if (Files.exists(cached)) {
             return List.of(json.readValue(cached.toFile(), Entry[].class));
         }
+        synchronized (listing.computeIfAbsent(cached, k -> new Object())) {
+            try {
+                return Files.exists(cached) ? List.of(json.readValue(cached.toFile(), Entry[].class)) : list(r, cached);
+            } finally {
+                listing.remove(cached);
+            }
+        }
+    }
+
+    private List<Entry> list(SnapshotRecord r, Path cached) throws IOException {
         Path image = snapshots.images().imageOf(r);
         List<Entry> entries = new ArrayList<>();
         try (Stream<Path> walk = Files.walk(image)) {

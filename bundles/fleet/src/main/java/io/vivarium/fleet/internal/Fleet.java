@@ -106,7 +106,8 @@ public class Fleet {
         this.store = stores.open(privateDir(stateDir.resolve("fleet")), NodeId.readOrCreate(stateDir) + ".fleet",
                 FleetCollections.ALL, StoreEvents.NONE);
         this.placements = new Placements(store);
-        this.nodes = new Nodes(store, id -> calls.execute(() -> reconcile(id)), this::tellNodes);
+        this.nodes = new Nodes(store, SecretBox.in(privateDir(stateDir.resolve("pki/master"))), id -> calls.execute(() -> reconcile(id)),
+                this::tellNodes);
         this.nodeId = firstNonEmpty(context.getProperty("vivarium.node.id"), hostName(), "node");
         Version v = context.getBundle().getVersion();
         this.version = v.getMajor() + "." + v.getMinor() + "." + v.getMicro();

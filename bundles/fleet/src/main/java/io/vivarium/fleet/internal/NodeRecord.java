@@ -1,9 +1,11 @@
 package io.vivarium.fleet.internal;
 
+import java.io.IOException;
+
 /**
  * A node as the master keeps it. A node the master dials (listen mode) has an address and the
- * pairing code's halves, the secret among them: the master presents it on every call, so it lives
- * only in the master's store, never in an answer. A node that dials in (pull mode) has no address;
+ * pairing code's halves, the secret among them, sealed ({@link SecretBox}): the master presents
+ * it on every call, so it lives only in the master's store, never in an answer. A node that dials in (pull mode) has no address;
  * the master keeps only the SHA-256 of the credential it polls with.
  *
  * @param pool the pool the node is in: the one asked for, or {@code <pool>#<fp8>} when its host
@@ -23,8 +25,9 @@ record NodeRecord(String id, String pool, String address, String certificateSha2
         return NodeAddress.parse(address);
     }
 
-    PairingCode pairingCode() {
-        return new PairingCode(certificateSha256, secret);
+    /** The pairing code, its secret unsealed by {@code box}. */
+    PairingCode pairingCode(SecretBox box) throws IOException {
+        return new PairingCode(certificateSha256, box.open(secret));
     }
 
     /** Never the secret, whatever logs a record. */

@@ -65,6 +65,7 @@ final class Nodes {
     }
 
     private final StateStore store;
+    private final SecretBox secrets;
     private final Map<String, Live> live = new ConcurrentHashMap<>();
     private final Consumer<String> connected;
     private final Runnable changed;
@@ -73,8 +74,9 @@ final class Nodes {
      * @param connected told the id of a node that has just become connected, to reconcile its sandboxes
      * @param changed told when a node was added or revoked
      */
-    Nodes(StateStore store, Consumer<String> connected, Runnable changed) {
+    Nodes(StateStore store, SecretBox secrets, Consumer<String> connected, Runnable changed) {
         this.store = store;
+        this.secrets = secrets;
         this.connected = connected;
         this.changed = changed;
     }
@@ -101,7 +103,7 @@ final class Nodes {
         refuseIfConnected(id);
         Optional<Stored<NodeRecord>> before = store.get(FleetCollections.NODES, id);
         NodeRecord node = new NodeRecord(id, poolFor(pool, id, hello.fingerprint()), address.toString(), code.certificateSha256(),
-                code.secret(), null, hello.fingerprint(), hello.maxSandboxes(), false,
+                secrets.seal(code.secret()), null, hello.fingerprint(), hello.maxSandboxes(), false,
                 before.map(s -> s.body().addedAtUnix()).orElse(Instant.now().getEpochSecond()));
         store.put(FleetCollections.NODES, id, node, before.map(Stored::revision).orElse(Stored.ABSENT));
         Live now = new Live(link);
@@ -337,7 +339,20 @@ final class Nodes {
             checkPolling(id);
             return;
         }
-        Live l = live.computeIfAbsent(id, k -> new Live(NodeLink.dialled(node.nodeAddress(), node.pairingCode())));
+        Live l = live.get(id);
+        if (l == null) {
+            NodeLink link;
+            try {
+                link = NodeLink.dialled(node.nodeAddress(), node.pairingCode(secrets));
+            } catch (IOException e) {
+                // every hello fails with why, so GET /v1/nodes shows it
+                link = new NodeLink("node " + id, (method, path, caller, body, type, timeout) -> {
+                    throw new NodeLink.NodeFailure(e.getMessage(), e);
+                });
+            }
+            NodeLink made = link;
+            l = live.computeIfAbsent(id, k -> new Live(made));
+        }
         try {
             NodeHello hello = l.link.hello();
             boolean was = l.state == State.CONNECTED;

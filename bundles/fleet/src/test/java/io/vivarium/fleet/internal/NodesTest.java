@@ -31,7 +31,7 @@ class NodesTest {
     void aRegistrationTokenIsUsedOnceAndAHostUnlikeItsPoolsJoinsASplitOfIt() throws Exception {
         try (StateStore store = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
             List<String> connected = new ArrayList<>();
-            Nodes nodes = new Nodes(store, connected::add, () -> { });
+            Nodes nodes = new Nodes(store, SecretBox.in(dir), connected::add, () -> { });
             Registrations registrations = new Registrations(store);
 
             String first = registrations.issue(new Registrations.IssueRequest("gpu", 60L)).token();
