@@ -11,6 +11,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
@@ -60,6 +61,12 @@ final class ImageCopies implements SnapshotCopies {
     private final Snapshots snapshots;
     private final ObjectMapper json = new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private final Map<Path, Object> listing = new ConcurrentHashMap<>();
+    /** A listing's files, by the {@link BasicFileAttributes#fileKey} of its {@value #MANIFEST} (a tag made again has another). */
+    private record Listed(Object version, Set<String> files) {
+    }
+
+    private static final int MAX_LISTINGS_KEPT = 64;
+    private final Map<Path, Listed> filesByManifest = new ConcurrentHashMap<>();
 
     ImageCopies(Snapshots snapshots) {
         this.snapshots = snapshots;
@@ -109,6 +116,24 @@ final class ImageCopies implements SnapshotCopies {
         }
     }
 
+    /** The files of an image's listing, kept in memory while its {@value #MANIFEST} is the same file: a fetch asks once per file. */
+    private Set<String> files(SnapshotRecord r) throws IOException {
+        Path manifest = snapshots.images().dirOf(r.tenant(), r.tag()).resolve(MANIFEST);
+        List<Entry> listed = Files.exists(manifest) ? null : entries(r);
+        Object version = Files.readAttributes(manifest, BasicFileAttributes.class).fileKey();
+        Listed read = filesByManifest.get(manifest);
+        if (read != null && read.version().equals(version)) {
+            return read.files();
+        }
+        Set<String> files = (listed != null ? listed : entries(r)).stream().filter(e -> SnapshotManifest.FILE.equals(e.type()))
+                .map(Entry::path).collect(java.util.stream.Collectors.toUnmodifiableSet());
+        if (filesByManifest.size() >= MAX_LISTINGS_KEPT) {
+            filesByManifest.clear();
+        }
+        filesByManifest.put(manifest, new Listed(version, files));
+        return files;
+    }
+
     private List<Entry> list(SnapshotRecord r, Path cached) throws IOException {
         Path image = snapshots.images().imageOf(r);
         List<Entry> entries = new ArrayList<>();
@@ -153,8 +178,7 @@ final class ImageCopies implements SnapshotCopies {
     @Override
     public InputStream open(String tenant, String tag, String path) throws IOException {
         SnapshotRecord r = movable(tenant, tag);
-        boolean listed = entries(r).stream().anyMatch(e -> SnapshotManifest.FILE.equals(e.type()) && e.path().equals(path));
-        if (!listed) {
+        if (!files(r).contains(path)) {
             throw ApiException.notFound("the image of snapshot " + tag + " has no file " + path);
         }
         return Files.newInputStream(snapshots.images().imageOf(r).resolve(path), NO_FOLLOW);
