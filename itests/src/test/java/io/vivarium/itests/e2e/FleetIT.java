@@ -495,6 +495,46 @@ class FleetIT {
         nodes.get("n4").awaitOutput("revoked or unknown to the master", Duration.ofSeconds(30));
     }
 
+    @Test
+    @Order(71)
+    void aVmIsPlacedOnANodeThatRunsItsBackendAndDrivenThroughTheMastersVmRoutes() throws Exception {
+        String missing = Host.qemuMissing("default");
+        Assumptions.assumeTrue(missing == null, missing);
+        NetNamespace ns = NetNamespace.create(5);
+        namespaces.add(ns);
+        nodes.put("v5", daemons.keepForClass(daemons.startNode(tmp.resolve("v5"), ns, "v5",
+                List.of("--features", NODE_FEATURES + ",qemu"))));
+        Api.expect(201, api.post("/v1/nodes", addBody(nodes.get("v5"), "v5")));
+        awaitNodeState("v5", "connected", Duration.ofSeconds(30));
+
+        assertError(400, api.post("/v1/vms", Map.of("backend", "firecracker")), "no node runs backend firecracker");
+        String process = api.createSandbox(Map.of("backend", "procbox"));
+        String vm = Api.expect(201, api.post("/v1/vms", Map.of("backend", "qemu", "memory_limit_mib", 256, "vcpus", 1)))
+                .get("id").asText();
+        assertEquals("v5", nodeOf(vm), "the one node that runs qemu runs the VM");
+        assertEquals("vm\n", Api.sh(api, vm, "echo vm"), "and the sandbox routes reach it");
+        assertEquals("qemu", Api.expect(200, api.get("/v1/vms/" + vm)).get("backend").asText());
+        Set<String> vms = new HashSet<>();
+        Api.expect(200, api.get("/v1/vms")).forEach(v -> vms.add(v.get("id").asText()));
+        assertTrue(vms.contains(vm) && !vms.contains(process), "the master's VM list has the VM, not the process sandbox: " + vms);
+        assertError(404, api.get("/v1/vms/" + process), "process sandbox");
+        assertEquals("running", Api.expect(200, api.get("/v1/sandboxes/" + process)).get("status").asText(),
+                "a VM route's 404 leaves the process sandbox's placement alone");
+        Api other = api.as(OTHER_TENANT_TOKEN);
+        assertEquals(404, other.get("/v1/vms/" + vm).status(), "another tenant's VM is 404 at the master");
+        assertEquals(404, other.post("/v1/vms/" + vm + "/stop", null).status());
+
+        assertEquals("stopped", Api.expect(200, api.post("/v1/vms/" + vm + "/stop", null)).get("status").asText());
+        assertEquals("running", Api.expect(200, api.post("/v1/vms/" + vm + "/start", null)).get("status").asText());
+        assertEquals("again\n", Api.sh(api, vm, "echo again"));
+        Api.expect(204, api.delete("/v1/vms/" + vm));
+        assertEquals(404, api.get("/v1/vms/" + vm).status());
+        assertEquals(null, nodeOf(vm), "deleted on its node");
+        Api.expect(204, api.delete("/v1/sandboxes/" + process));
+
+        Api.expect(200, api.post("/v1/node/revoke/v5", null));
+    }
+
     /** A hello as a node sends it, for requests the test makes itself. */
     private static Map<String, Object> nodeHello() {
         return Map.of("node_id", "x", "version", "0.1.0", "fingerprint", Map.of("engine_version", "0.1.0"), "max_sandboxes", 1,
@@ -576,7 +616,7 @@ class FleetIT {
         try {
             Bounded.until(Duration.ofSeconds(30), "the nodes are connected again", () -> {
                 try {
-                    return nodesById().values().stream().filter(n -> !n.get("id").asText().equals("n4")) // revoked
+                    return nodesById().values().stream().filter(n -> !"revoked".equals(n.get("state").asText()))
                         .allMatch(n -> "connected".equals(n.get("state").asText()));
                 } catch (Exception e) {
                     return false;

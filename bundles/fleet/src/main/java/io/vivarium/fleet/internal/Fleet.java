@@ -21,6 +21,7 @@ import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.SnapshotService;
+import io.vivarium.api.VmService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BearerTokens;
 import io.vivarium.api.spi.HeldImage;
@@ -49,8 +50,8 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
  * The fleet on this daemon. As a master it keeps its nodes and placements in a store of its own
  * (beside core's, from the same provider), greets every node every {@value #WATCH_PERIOD_SECONDS}
  * s, reconciles a node's sandboxes each time it connects, and offers the {@link SandboxService}
- * that places and forwards ({@link FleetSandboxes}, ranked above core's own, which it wraps). As a
- * node it answers the master's hello. Both halves are on every daemon with the fleet feature: a
+ * and {@link VmService} that place and forward ({@link FleetSandboxes}, {@link FleetVms}, ranked
+ * above core's own, which they wrap). As a node it answers the master's hello. Both halves are on every daemon with the fleet feature: a
  * daemon without nodes serves its own sandboxes, exactly as without the feature.
  *
  * <p>Reads core's configuration PID for the node's {@code max_sandboxes} and {@code state_dir}, so
@@ -97,6 +98,7 @@ public class Fleet {
     public Fleet(BundleContext context, Config config,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SandboxService local,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SnapshotService localSnapshots,
+            @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") VmService localVms,
             @Reference StateStoreProvider stores, @Reference SnapshotCopies copies) throws IOException {
         this.local = local;
         // read first (a node's pull-mode files): a failure here leaves nothing open
@@ -118,9 +120,10 @@ public class Fleet {
         Forwarding forwarding = new Forwarding(nodes, placements);
         Registrations registrations = new Registrations(store);
         ImageTickets tickets = new ImageTickets();
+        FleetSandboxes sandboxes = new FleetSandboxes(local, nodes, placements, forwarding, this::observer);
         this.registrations = List.of(
-                context.registerService(SandboxService.class, new FleetSandboxes(local, nodes, placements, forwarding, this::observer),
-                        ranked),
+                context.registerService(SandboxService.class, sandboxes, ranked),
+                context.registerService(VmService.class, new FleetVms(localVms, nodes, sandboxes, forwarding), ranked),
                 context.registerService(SnapshotService.class, new FleetSnapshots(localSnapshots, nodes, placements, forwarding, this::observer), ranked),
                 context.registerService(ApiSurface.class, new FleetSurface(nodes, registrations, this::hello, local::census), null),
                 context.registerService(ApiSurface.class, new ImageSurface(copies, tickets), null),

@@ -73,8 +73,13 @@ final class FleetSandboxes implements SandboxService {
         if (!nodes.any()) {
             return local.create(caller, request);
         }
+        return createOnANode(caller, request, Forwarding.SANDBOXES);
+    }
+
+    /** {@link #placeOnANode}, counted as a create by its outcome. */
+    SandboxInfo createOnANode(Caller caller, CreateSandboxRequest request, String collection) {
         try {
-            SandboxInfo info = placeOnANode(caller, request);
+            SandboxInfo info = placeOnANode(caller, request, collection);
             observer.get().sandboxCreated(CreateOutcome.OK);
             return info;
         } catch (ApiException e) {
@@ -84,9 +89,16 @@ final class FleetSandboxes implements SandboxService {
         }
     }
 
-    private SandboxInfo placeOnANode(Caller caller, CreateSandboxRequest request) {
-        String node = request != null && request.nodeId() != null ? nodes.named(request.nodeId()) : nodes.pick();
-        SandboxInfo info = forwarding.call(node, "POST", "/v1/sandboxes", caller, request == null ? null : request.onAnyNode(),
+    /**
+     * Creates on the node named, else on the least loaded one that has the backend asked for (any
+     * node when none is named: each has its own default), through {@code collection}'s create route
+     * there, and records where the sandbox runs.
+     */
+    private SandboxInfo placeOnANode(Caller caller, CreateSandboxRequest request, String collection) {
+        String backend = request == null ? null : request.backend();
+        String node = request != null && request.nodeId() != null ? nodes.named(request.nodeId())
+                : backend == null || backend.isBlank() ? nodes.pick() : nodeWith(backend);
+        SandboxInfo info = forwarding.call(node, "POST", collection, caller, request == null ? null : request.onAnyNode(),
                 SandboxInfo.class);
         TestPoints.reach("fleet.create.placed");
         try {
@@ -97,6 +109,18 @@ final class FleetSandboxes implements SandboxService {
         }
         nodes.counted(node, 1);
         return info;
+    }
+
+    /** The least loaded node that runs {@code backend}: 400 if no node runs it, 503 if those that do are away or full. */
+    private String nodeWith(String backend) {
+        java.util.function.Predicate<String> runs = id -> {
+            HostFingerprint f = nodes.fingerprint(id);
+            return f != null && f.backends().containsKey(backend);
+        };
+        if (nodes.ids().stream().noneMatch(runs)) {
+            throw ApiException.badRequest("backend: no node runs backend " + backend + " (GET /v1/backends lists what the nodes run)");
+        }
+        return nodes.pick(runs, " with backend " + backend);
     }
 
     /** A placement that could not be written: the node's sandbox goes, or the next reconciliation adopts it. */
@@ -111,7 +135,16 @@ final class FleetSandboxes implements SandboxService {
 
     @Override
     public List<SandboxInfo> list(Caller caller) {
-        List<SandboxInfo> all = new ArrayList<>(local.list(caller));
+        return listWith(caller, local.list(caller), Forwarding.SANDBOXES, true);
+    }
+
+    /**
+     * This daemon's part and each node's list at {@code collection}; the placements on a node that
+     * does not answer are shown as last known where {@code showUnanswered} (the master does not know
+     * which of them are machines: a VM list leaves them out).
+     */
+    List<SandboxInfo> listWith(Caller caller, List<SandboxInfo> localPart, String collection, boolean showUnanswered) {
+        List<SandboxInfo> all = new ArrayList<>(localPart);
         Map<String, List<Placement>> byNode = new LinkedHashMap<>();
         for (Placement p : placements.all()) {
             if (p.tenant().equals(caller.tenant())) {
@@ -119,10 +152,10 @@ final class FleetSandboxes implements SandboxService {
             }
         }
         for (String node : byNodeAndConnected(byNode)) {
-            SandboxInfo[] there = nodes.connected(node) ? forwarding.listPart(node, "/v1/sandboxes", caller, SandboxInfo[].class) : null;
+            SandboxInfo[] there = nodes.connected(node) ? forwarding.listPart(node, collection, caller, SandboxInfo[].class) : null;
             if (there != null) {
                 all.addAll(Arrays.asList(there));
-            } else {
+            } else if (showUnanswered) {
                 byNode.getOrDefault(node, List.of()).forEach(p -> all.add(disconnected(p, "the node does not answer the master now")));
             }
         }
@@ -160,15 +193,20 @@ final class FleetSandboxes implements SandboxService {
         Remote r = remote(caller, id);
         if (r == null) {
             local.delete(caller, id);
-            return;
+        } else {
+            deleteOnItsNode(r, caller);
         }
+    }
+
+    /** Deletes a placed sandbox through its route on its node, then its placement. */
+    void deleteOnItsNode(Remote r, Caller caller) {
+        String id = r.placement().sandbox();
         try {
             call(r, "DELETE", "", caller, null, null);
         } catch (ApiException e) {
-            if (e.status() != 404) {
-                throw e;
+            if (e.status() == 404 && r.collection().equals(Forwarding.SANDBOXES)) {
+                forget(id); // the node has no such sandbox: its placement was a ghost (a VM route's 404 may mean "not a VM")
             }
-            forget(id); // the node has no such sandbox: its placement was a ghost
             throw e;
         }
         try {

@@ -20,10 +20,15 @@ final class Forwarding {
         this.placements = placements;
     }
 
-    /** A placed sandbox of the caller's tenant and the link to its node. */
-    record Remote(Placement placement, NodeLink link) {
+    /** The routes of one sandbox, on the master and its nodes alike. */
+    static final String SANDBOXES = "/v1/sandboxes";
+    /** The routes of one sandbox that is a machine ({@code VmService}). */
+    static final String VMS = "/v1/vms";
+
+    /** A placed sandbox of the caller's tenant, the link to its node and the routes it is reached by there. */
+    record Remote(Placement placement, NodeLink link, String collection) {
         String path(String suffix) {
-            return "/v1/sandboxes/" + segment(placement.sandbox()) + suffix;
+            return collection + "/" + segment(placement.sandbox()) + suffix;
         }
 
         String node() {
@@ -33,6 +38,15 @@ final class Forwarding {
 
     /** The caller's placed sandbox {@code id}, or null for a sandbox of this daemon. */
     Remote sandbox(Caller caller, String id) {
+        return placed(caller, id, SANDBOXES);
+    }
+
+    /** The caller's placed sandbox {@code id}, reached by the VM routes of its node, or null for a sandbox of this daemon. */
+    Remote vm(Caller caller, String id) {
+        return placed(caller, id, VMS);
+    }
+
+    private Remote placed(Caller caller, String id, String collection) {
         Placement p = placements.of(id).orElse(null);
         if (p == null) {
             return null;
@@ -40,7 +54,7 @@ final class Forwarding {
         if (!p.tenant().equals(caller.tenant())) {
             throw ApiException.notFound("no sandbox " + id);
         }
-        return new Remote(p, nodes.link(p.node()));
+        return new Remote(p, nodes.link(p.node()), collection);
     }
 
     <T> T call(Remote r, String method, String suffix, Caller caller, Object body, Class<T> type) {
