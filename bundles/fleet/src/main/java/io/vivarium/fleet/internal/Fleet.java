@@ -51,8 +51,9 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
  * (beside core's, from the same provider), greets every node every {@value #WATCH_PERIOD_SECONDS}
  * s, reconciles a node's sandboxes each time it connects, and offers the {@link SandboxService}
  * and {@link VmService} that place and forward ({@link FleetSandboxes}, {@link FleetVms}, ranked
- * above core's own, which they wrap). As a node it answers the master's hello. Both halves are on every daemon with the fleet feature: a
- * daemon without nodes serves its own sandboxes, exactly as without the feature.
+ * above core's own, which they wrap). As a node it answers the master's hello. Both halves are on
+ * every daemon with the fleet feature: a daemon without nodes serves its own sandboxes, exactly as
+ * without the feature.
  *
  * <p>Reads core's configuration PID for the node's {@code max_sandboxes} and {@code state_dir}, so
  * the hello tells the master the limit core enforces.
