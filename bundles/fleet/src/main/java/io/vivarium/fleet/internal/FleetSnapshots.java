@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -26,9 +28,9 @@ import io.vivarium.fleet.internal.Forwarding.Remote;
 
 /**
  * The snapshot service as the master serves it: a tag lives on the node it was built or branched
- * on (its info and compaction go there); a fork runs on the least loaded node whose host
- * fingerprint is the holder's, which fetches the image first if it lacks it ({@link ImageMoves}),
- * and falls back to a node that holds it when the image cannot move; a delete drops the copies,
+ * on (its info and compaction go there); a fork's children go, each one, to the least loaded node
+ * whose host fingerprint is the holder's, which fetches the image first if it lacks it
+ * ({@link ImageMoves}), or to a node that holds it when the image cannot move (all or none); a delete drops the copies,
  * then the tag. A branch or touch of a placed sandbox goes to its node. Tags of this daemon's own
  * are core's, as before.
  */
@@ -163,19 +165,93 @@ final class FleetSnapshots implements SnapshotService {
         if (tp == null) {
             return local.fork(caller, request);
         }
-        String node = request.nodeId() != null ? namedFor(caller, request, tp) : pickedFor(caller, request, tp);
-        List<SandboxInfo> children = Arrays.asList(forwarding.call(node, "POST", "/v1/sandboxes", caller, request.onAnyNode(),
-                SandboxInfo[].class));
-        TestPoints.reach("fleet.fork.placed");
+        int n = request.n() == null ? 1 : request.n();
+        Map<String, Integer> plan = request.nodeId() != null ? Map.of(namedFor(caller, request, tp), n)
+                : n < 1 || n > MAX_FORK ? Map.of(tp.node(), n) // the holder answers why n is wrong
+                : spreadFor(caller, request, tp, n);
+        List<SandboxInfo> all = new ArrayList<>();
+        Map<String, List<SandboxInfo>> made = new LinkedHashMap<>();
         try {
-            placements.putAll(node, children);
+            for (Map.Entry<String, Integer> part : plan.entrySet()) {
+                String node = part.getKey();
+                ForkRequest there = new ForkRequest(request.snapshotTag(), part.getValue(), request.perChildNetns(),
+                        request.memoryLimitMib(), request.liveFork(), request.hugepages(), null);
+                List<SandboxInfo> children = Arrays.asList(forwarding.call(node, "POST", "/v1/sandboxes", caller, there,
+                        SandboxInfo[].class));
+                made.put(node, children);
+                TestPoints.reach("fleet.fork.placed");
+                placements.putAll(node, children);
+                nodes.counted(node, children.size());
+                all.addAll(children);
+            }
+        } catch (ApiException e) {
+            undo(caller, made, e);
+            throw e;
         } catch (IOException e) {
-            // the node's next reconciliation adopts the children: none is lost
-            throw ApiException.internal("the " + children.size() + " children of " + request.snapshotTag() + " run on node " + node
-                    + " but the master could not record them yet; they are adopted when the node next connects", e);
+            ApiException unrecorded = ApiException.internal("the master could not record where the children of "
+                    + request.snapshotTag() + " run, so the fork was undone: " + e.getMessage(), e);
+            undo(caller, made, unrecorded);
+            throw unrecorded;
         }
-        nodes.counted(node, children.size());
-        return children;
+        return all;
+    }
+
+    /**
+     * All or none: the children a fork made before one of its parts failed are deleted; one that
+     * cannot be is left to the node's next reconciliation, which adopts it.
+     */
+    private void undo(Caller caller, Map<String, List<SandboxInfo>> made, ApiException why) {
+        made.forEach((node, children) -> {
+            for (SandboxInfo child : children) {
+                try {
+                    forwarding.call(node, "DELETE", "/v1/sandboxes/" + Forwarding.segment(child.id()), caller, null, null);
+                    placements.remove(child.id());
+                    nodes.counted(node, -1);
+                } catch (ApiException | IOException e) {
+                    LOG.log(Level.WARNING, "child " + child.id() + " of a fork that failed (" + why.getMessage() + ") is kept on node "
+                            + node + ": " + e.getMessage() + "; delete it, or the node's next reconciliation adopts it");
+                }
+            }
+        });
+    }
+
+    /**
+     * A fork of {@code n} children shared, child by child, among the least loaded nodes whose host
+     * fingerprint is the holder's, each fetching the image first if it lacks it; the share of a node
+     * the image cannot be brought to goes to the least loaded nodes that hold it.
+     */
+    private Map<String, Integer> spreadFor(Caller caller, ForkRequest request, TagPlacement tp, int n) {
+        HostFingerprint fingerprint = nodes.fingerprint(tp.node());
+        Map<String, Integer> planned = nodes.spread(id -> Objects.equals(nodes.fingerprint(id), fingerprint), n, Map.of(),
+                " with the host of node " + tp.node());
+        Map<String, Integer> plan = new LinkedHashMap<>();
+        int stranded = 0;
+        ApiException cannotMove = null;
+        for (Map.Entry<String, Integer> part : planned.entrySet()) {
+            try {
+                moves.bring(caller, request.snapshotTag(), part.getKey());
+                plan.put(part.getKey(), part.getValue());
+            } catch (ApiException e) {
+                if (e.status() == 404) {
+                    throw e;
+                }
+                LOG.log(Level.INFO, "forking " + part.getValue() + " of " + request.snapshotTag() + " where its image is, not on node "
+                        + part.getKey() + ": " + e.getMessage());
+                stranded += part.getValue();
+                cannotMove = e;
+            }
+        }
+        if (stranded > 0) {
+            TagPlacement now = placements.tag(caller.tenant(), request.snapshotTag()).orElse(tp);
+            try {
+                nodes.spread(now::heldBy, stranded, plan, " that holds " + request.snapshotTag())
+                        .forEach((node, k) -> plan.merge(node, k, Integer::sum));
+            } catch (ApiException none) {
+                none.addSuppressed(cannotMove);
+                throw none;
+            }
+        }
+        return plan;
     }
 
     /** The node a fork names: 409 if its host differs from the holder's or the image cannot be fetched to it. */
@@ -195,32 +271,6 @@ final class FleetSnapshots implements SnapshotService {
                     + " cannot be fetched to node " + named + ": " + e.getMessage(), e.retryAfterSeconds(), e);
         }
         return named;
-    }
-
-    /**
-     * The least loaded node whose host fingerprint is the holder's, the image fetched to it if
-     * need be; if it cannot be, the least loaded node that holds the image.
-     */
-    private String pickedFor(Caller caller, ForkRequest request, TagPlacement tp) {
-        HostFingerprint fingerprint = nodes.fingerprint(tp.node());
-        String node = nodes.pick(id -> Objects.equals(nodes.fingerprint(id), fingerprint), " with the host of node " + tp.node());
-        try {
-            moves.bring(caller, request.snapshotTag(), node);
-            return node;
-        } catch (ApiException e) {
-            if (e.status() == 404) {
-                throw e;
-            }
-            LOG.log(Level.INFO, "forking " + request.snapshotTag() + " where its image is, not on node " + node + ": "
-                    + e.getMessage());
-            TagPlacement now = placements.tag(caller.tenant(), request.snapshotTag()).orElse(tp);
-            try {
-                return nodes.pick(now::heldBy, " that holds " + request.snapshotTag());
-            } catch (ApiException none) {
-                none.addSuppressed(e);
-                throw none;
-            }
-        }
     }
 
     @Override

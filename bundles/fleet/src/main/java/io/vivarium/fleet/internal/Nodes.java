@@ -254,13 +254,37 @@ final class Nodes {
      * {@code which} (what made a node eligible) when none has room.
      */
     String pick(Predicate<String> eligible, String which) {
-        return live.entrySet().stream()
-                .filter(e -> e.getValue().state == State.CONNECTED && e.getValue().hello != null && !revoked(e.getKey())
-                        && e.getValue().hello.sandboxes() < e.getValue().hello.maxSandboxes() && eligible.test(e.getKey()))
-                .min(Comparator.comparingDouble(e -> (double) e.getValue().hello.sandboxes() / e.getValue().hello.maxSandboxes()))
-                .map(Map.Entry::getKey)
-                .orElseThrow(() -> ApiException.noCapacity("no connected node" + which + " has room for another sandbox ("
-                        + live.size() + " node(s) known; GET /v1/nodes shows each one's state and load)", 5));
+        return spread(eligible, 1, Map.of(), which).keySet().iterator().next();
+    }
+
+    /**
+     * Shares {@code n} new sandboxes among the connected nodes {@code eligible} takes, each to the
+     * node with the smallest share of its maximum in use once those before it and {@code planned}
+     * (sandboxes already headed for a node) are counted; 503 naming {@code which} (what made a node
+     * eligible) when they have no room for all of them.
+     *
+     * @return how many go to each node, in the order they were first chosen
+     */
+    Map<String, Integer> spread(Predicate<String> eligible, int n, Map<String, Integer> planned, String which) {
+        Map<String, int[]> load = new java.util.TreeMap<>(); // node -> {sandboxes, max}
+        live.forEach((id, l) -> {
+            NodeHello h = l.hello;
+            if (l.state == State.CONNECTED && h != null && !revoked(id) && eligible.test(id)) {
+                load.put(id, new int[] {h.sandboxes() + planned.getOrDefault(id, 0), h.maxSandboxes()});
+            }
+        });
+        Map<String, Integer> plan = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            String node = load.entrySet().stream().filter(e -> e.getValue()[0] < e.getValue()[1])
+                    .min(Comparator.comparingDouble(e -> (double) e.getValue()[0] / e.getValue()[1]))
+                    .map(Map.Entry::getKey)
+                    .orElseThrow(() -> ApiException.noCapacity("no connected node" + which + " has room for "
+                            + (n == 1 ? "another sandbox" : n + " more sandboxes") + " (" + live.size()
+                            + " node(s) known; GET /v1/nodes shows each one's state and load)", 5));
+            load.get(node)[0]++;
+            plan.merge(node, 1, Integer::sum);
+        }
+        return plan;
     }
 
     /** The record of a node that is not revoked. */

@@ -70,6 +70,35 @@ class NodesTest {
     }
 
     @Test
+    void childrenAreSpreadOneByOneToTheNodeWithTheSmallestShareInUseWithinTheRoomEachHas() throws Exception {
+        try (StateStore store = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
+            Nodes nodes = new Nodes(store, SecretBox.in(dir), id -> { }, () -> { });
+            Registrations registrations = new Registrations(store);
+            Map<String, NodeHello> hellos = Map.of("a", load(hello("a", "6.1"), 0, 10), "b", load(hello("b", "6.1"), 4, 10),
+                    "c", load(hello("c", "6.1"), 0, 4));
+            for (NodeHello h : hellos.values()) {
+                nodes.register(registrations, Registrations.key(registrations.issue(new Registrations.IssueRequest(null, 60L))
+                        .token()), new PullWire.RegisterRequest(h.nodeId(), h));
+                nodes.pollEnded(nodes.pollStarted(h.nodeId(), h));
+            }
+
+            assertEquals(Map.of("a", 4, "c", 2), nodes.spread(id -> true, 6, Map.of(), ""),
+                    "a 0/10, b 4/10, c 0/4: a, c, a, a, c, a");
+            assertEquals(Map.of("b", 1), nodes.spread(id -> true, 1, Map.of("a", 5, "c", 3), ""),
+                    "children already headed for a node count");
+            assertEquals(Map.of("a", 10, "b", 6, "c", 4), nodes.spread(id -> true, 20, Map.of(), ""), "every node filled to its maximum");
+            ApiException full = assertThrows(ApiException.class, () -> nodes.spread(id -> !id.equals("a"), 11, Map.of(), " of the test"));
+            assertEquals(503, full.status());
+            assertTrue(full.getMessage().contains("no connected node of the test has room for 11 more sandboxes"), full.getMessage());
+            assertEquals("a", nodes.pick());
+        }
+    }
+
+    private static NodeHello load(NodeHello h, int sandboxes, int max) {
+        return new NodeHello(h.nodeId(), h.version(), h.fingerprint(), max, sandboxes, h.memAvailableMib());
+    }
+
+    @Test
     void aTokenAskedForBadlyIs400() throws Exception {
         try (StateStore store = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
             Registrations registrations = new Registrations(store);
