@@ -151,8 +151,10 @@ final class FleetSandboxes implements SandboxService {
                 byNode.computeIfAbsent(p.node(), k -> new ArrayList<>()).add(p);
             }
         }
-        for (String node : byNodeAndConnected(byNode)) {
-            SandboxInfo[] there = nodes.connected(node) ? forwarding.listPart(node, collection, caller, SandboxInfo[].class) : null;
+        Map<String, SandboxInfo[]> parts = forwarding.listParts(byNodeAndConnected(byNode), collection, caller, SandboxInfo[].class);
+        for (Map.Entry<String, SandboxInfo[]> part : parts.entrySet()) {
+            String node = part.getKey();
+            SandboxInfo[] there = part.getValue();
             if (there != null) {
                 all.addAll(Arrays.asList(there));
             } else if (showUnanswered) {
@@ -290,18 +292,12 @@ final class FleetSandboxes implements SandboxService {
             return local.backends();
         }
         Map<String, BackendInfo> merged = new java.util.TreeMap<>();
-        for (String node : nodes.ids()) {
-            if (!nodes.connected(node)) {
-                continue;
-            }
-            BackendInfo[] there = forwarding.listPart(node, "/v1/backends", NodeLink.MASTER, BackendInfo[].class);
-            if (there == null) {
-                continue; // gone since its last hello: what it runs is not on offer now
-            }
-            for (BackendInfo b : there) {
+        // a node that is away, or gone since its last hello, gives nothing: what it runs is not on offer now
+        forwarding.listParts(nodes.ids(), "/v1/backends", NodeLink.MASTER, BackendInfo[].class).forEach((node, there) -> {
+            for (BackendInfo b : there == null ? new BackendInfo[0] : there) {
                 merged.merge(b.name(), onNode(b, node), FleetSandboxes::both);
             }
-        }
+        });
         return List.copyOf(merged.values());
     }
 

@@ -65,12 +65,11 @@ final class FleetSnapshots implements SnapshotService {
     @Override
     public List<SnapshotInfo> snapshots(Caller caller) {
         List<SnapshotInfo> all = new ArrayList<>(local.snapshots(caller));
-        for (String node : nodes.ids()) {
-            SnapshotInfo[] there = nodes.connected(node) ? forwarding.listPart(node, "/v1/snapshots", caller, SnapshotInfo[].class) : null;
+        forwarding.listParts(nodes.ids(), "/v1/snapshots", caller, SnapshotInfo[].class).forEach((node, there) -> {
             if (there != null) {
                 Arrays.stream(there).filter(t -> node.equals(nodeOf(caller, t.tag()))).forEach(all::add); // not the copies
             }
-        }
+        });
         return all;
     }
 

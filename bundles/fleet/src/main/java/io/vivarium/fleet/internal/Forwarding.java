@@ -2,6 +2,12 @@ package io.vivarium.fleet.internal;
 
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
@@ -65,8 +71,33 @@ final class Forwarding {
         return call(node, method, path, caller, body, type, NodeLink.CALL_TIMEOUT);
     }
 
-    /** A node's part of a master-wide list: within {@link NodeLink#LIST_TIMEOUT}, and null if the node does not give it. */
-    <T> T listPart(String node, String path, Caller caller, Class<T> type) {
+    /**
+     * The parts of a master-wide list that the connected ones of {@code candidates} give, asked side
+     * by side so that a list waits for its slowest node, not for the sum of them: a node's part, or
+     * null for a node that is not connected or does not give it within {@link NodeLink#LIST_TIMEOUT}.
+     * A 400 (the caller's own fault, the same on every node) is thrown.
+     */
+    <T> Map<String, T> listParts(Collection<String> candidates, String path, Caller caller, Class<T> type) {
+        Map<String, Future<T>> asked = new LinkedHashMap<>();
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (String node : candidates) {
+                if (nodes.connected(node)) {
+                    asked.put(node, threads.submit(() -> listPart(node, path, caller, type)));
+                }
+            }
+        }
+        Map<String, T> parts = new LinkedHashMap<>();
+        for (String node : candidates) {
+            Future<T> part = asked.get(node);
+            if (part != null && part.state() == Future.State.FAILED && part.exceptionNow() instanceof RuntimeException e) {
+                throw e;
+            }
+            parts.put(node, part == null ? null : part.resultNow());
+        }
+        return parts;
+    }
+
+    private <T> T listPart(String node, String path, Caller caller, Class<T> type) {
         try {
             return call(node, "GET", path, caller, null, type, NodeLink.LIST_TIMEOUT);
         } catch (ApiException e) {
