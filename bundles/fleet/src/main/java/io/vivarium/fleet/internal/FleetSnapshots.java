@@ -168,25 +168,35 @@ final class FleetSnapshots implements SnapshotService {
         Map<String, Integer> plan = request.nodeId() != null ? Map.of(namedFor(caller, request, tp), n)
                 : n < 1 || n > MAX_FORK ? Map.of(tp.node(), n) // the holder answers why n is wrong
                 : spreadFor(caller, request, tp, n);
-        List<SandboxInfo> all = new ArrayList<>();
+        Map<String, SideBySide.Outcome<List<SandboxInfo>>> parts = SideBySide.run(plan.keySet(), node -> {
+            ForkRequest there = new ForkRequest(request.snapshotTag(), plan.get(node), request.perChildNetns(),
+                    request.memoryLimitMib(), request.liveFork(), request.hugepages(), null);
+            List<SandboxInfo> children = Arrays.asList(forwarding.call(node, "POST", "/v1/sandboxes", caller, there,
+                    SandboxInfo[].class));
+            TestPoints.reach("fleet.fork.placed");
+            return children;
+        });
         Map<String, List<SandboxInfo>> made = new LinkedHashMap<>();
-        try {
-            for (Map.Entry<String, Integer> part : plan.entrySet()) {
-                String node = part.getKey();
-                ForkRequest there = new ForkRequest(request.snapshotTag(), part.getValue(), request.perChildNetns(),
-                        request.memoryLimitMib(), request.liveFork(), request.hugepages(), null);
-                List<SandboxInfo> children = Arrays.asList(forwarding.call(node, "POST", "/v1/sandboxes", caller, there,
-                        SandboxInfo[].class));
-                made.put(node, children);
-                TestPoints.reach("fleet.fork.placed");
-                placements.putAll(node, children);
-                nodes.counted(node, children.size());
-                all.addAll(children);
+        RuntimeException failed = null;
+        for (Map.Entry<String, SideBySide.Outcome<List<SandboxInfo>>> part : parts.entrySet()) {
+            if (part.getValue().failure() == null) {
+                made.put(part.getKey(), part.getValue().value());
+            } else if (failed == null) {
+                failed = part.getValue().failure();
             }
-        } catch (ApiException e) {
-            undo(caller, made, e);
-            throw e;
-        } catch (IOException e) {
+        }
+        if (failed != null) {
+            undo(caller, made, failed);
+            throw failed;
+        }
+        List<SandboxInfo> all = new ArrayList<>();
+        try {
+            for (Map.Entry<String, List<SandboxInfo>> part : made.entrySet()) {
+                placements.putAll(part.getKey(), part.getValue());
+                nodes.counted(part.getKey(), part.getValue().size());
+                all.addAll(part.getValue());
+            }
+        } catch (IOException | ApiException e) {
             ApiException unrecorded = ApiException.internal("the master could not record where the children of "
                     + request.snapshotTag() + " run, so the fork was undone: " + e.getMessage(), e);
             undo(caller, made, unrecorded);
@@ -199,7 +209,7 @@ final class FleetSnapshots implements SnapshotService {
      * All or none: the children a fork made before one of its parts failed are deleted; one that
      * cannot be is left to the node's next reconciliation, which adopts it.
      */
-    private void undo(Caller caller, Map<String, List<SandboxInfo>> made, ApiException why) {
+    private void undo(Caller caller, Map<String, List<SandboxInfo>> made, RuntimeException why) {
         made.forEach((node, children) -> {
             for (SandboxInfo child : children) {
                 try {
@@ -216,28 +226,31 @@ final class FleetSnapshots implements SnapshotService {
 
     /**
      * A fork of {@code n} children shared, child by child, among the least loaded nodes whose host
-     * fingerprint is the holder's, each fetching the image first if it lacks it; the share of a node
-     * the image cannot be brought to goes to the least loaded nodes that hold it.
+     * fingerprint is the holder's, those that lack the image fetching it first, side by side; the
+     * share of a node the image cannot be brought to goes to the least loaded nodes that hold it.
      */
     private Map<String, Integer> spreadFor(Caller caller, ForkRequest request, TagPlacement tp, int n) {
         HostFingerprint fingerprint = nodes.fingerprint(tp.node());
         Map<String, Integer> planned = nodes.spread(id -> Objects.equals(nodes.fingerprint(id), fingerprint), n, Map.of(),
                 " with the host of node " + tp.node());
+        Map<String, SideBySide.Outcome<Boolean>> brought = SideBySide.run(planned.keySet(), node -> {
+            moves.bring(caller, request.snapshotTag(), node);
+            return true;
+        });
         Map<String, Integer> plan = new LinkedHashMap<>();
         int stranded = 0;
         ApiException cannotMove = null;
         for (Map.Entry<String, Integer> part : planned.entrySet()) {
-            try {
-                moves.bring(caller, request.snapshotTag(), part.getKey());
+            RuntimeException failure = brought.get(part.getKey()).failure();
+            if (failure == null) {
                 plan.put(part.getKey(), part.getValue());
-            } catch (ApiException e) {
-                if (e.status() == 404) {
-                    throw e;
-                }
+            } else if (failure instanceof ApiException e && e.status() != 404) {
                 LOG.log(Level.INFO, "forking " + part.getValue() + " of " + request.snapshotTag() + " where its image is, not on node "
                         + part.getKey() + ": " + e.getMessage());
                 stranded += part.getValue();
                 cannotMove = e;
+            } else {
+                throw failure;
             }
         }
         if (stranded > 0) {

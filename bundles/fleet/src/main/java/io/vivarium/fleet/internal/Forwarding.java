@@ -5,9 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
@@ -78,21 +75,15 @@ final class Forwarding {
      * A 400 (the caller's own fault, the same on every node) is thrown.
      */
     <T> Map<String, T> listParts(Collection<String> candidates, String path, Caller caller, Class<T> type) {
-        Map<String, Future<T>> asked = new LinkedHashMap<>();
-        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
-            for (String node : candidates) {
-                if (nodes.connected(node)) {
-                    asked.put(node, threads.submit(() -> listPart(node, path, caller, type)));
-                }
-            }
-        }
+        Map<String, SideBySide.Outcome<T>> asked = SideBySide.run(candidates.stream().filter(nodes::connected).toList(),
+                node -> listPart(node, path, caller, type));
         Map<String, T> parts = new LinkedHashMap<>();
         for (String node : candidates) {
-            Future<T> part = asked.get(node);
-            if (part != null && part.state() == Future.State.FAILED && part.exceptionNow() instanceof RuntimeException e) {
-                throw e;
+            SideBySide.Outcome<T> part = asked.get(node);
+            if (part != null && part.failure() != null) {
+                throw part.failure();
             }
-            parts.put(node, part == null ? null : part.resultNow());
+            parts.put(node, part == null ? null : part.value());
         }
         return parts;
     }
