@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
@@ -27,9 +28,20 @@ final class Placements {
     private static final System.Logger LOG = System.getLogger(Placements.class.getName());
 
     private final StateStore store;
+    /** The master's clock, in seconds since the epoch. */
+    private final LongSupplier nowUnix;
 
     Placements(StateStore store) {
+        this(store, () -> Instant.now().getEpochSecond());
+    }
+
+    Placements(StateStore store, LongSupplier nowUnix) {
         this.store = store;
+        this.nowUnix = nowUnix;
+    }
+
+    private Placement placement(String node, SandboxInfo info) {
+        return new Placement(info.id(), node, info.tenant(), info, nowUnix.getAsLong());
     }
 
     Optional<Placement> of(String sandbox) {
@@ -48,7 +60,7 @@ final class Placements {
         for (int attempt = 1;; attempt++) {
             Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, info.id());
             try {
-                store.put(FleetCollections.PLACEMENTS, info.id(), new Placement(info.id(), node, info.tenant(), info),
+                store.put(FleetCollections.PLACEMENTS, info.id(), placement(node, info),
                         now.map(Stored::revision).orElse(Stored.ABSENT));
                 return;
             } catch (StaleRevisionException e) {
@@ -65,7 +77,7 @@ final class Placements {
         Transaction tx = new Transaction();
         for (SandboxInfo info : children) {
             long revision = store.get(FleetCollections.PLACEMENTS, info.id()).map(Stored::revision).orElse(Stored.ABSENT);
-            tx.put(FleetCollections.PLACEMENTS, info.id(), new Placement(info.id(), node, info.tenant(), info), revision);
+            tx.put(FleetCollections.PLACEMENTS, info.id(), placement(node, info), revision);
         }
         store.commit(tx);
     }
@@ -77,7 +89,7 @@ final class Placements {
 
     void putTag(String tenant, String tag, String node) throws IOException {
         String key = TagPlacement.key(tenant, tag);
-        store.put(FleetCollections.TAGS, key, new TagPlacement(tenant, tag, node, List.of(), Instant.now().getEpochSecond()),
+        store.put(FleetCollections.TAGS, key, new TagPlacement(tenant, tag, node, List.of(), nowUnix.getAsLong()),
                 store.get(FleetCollections.TAGS, key).map(Stored::revision).orElse(Stored.ABSENT));
     }
 
@@ -163,8 +175,8 @@ final class Placements {
 
     /**
      * Makes the placements of {@code node} what the node says it runs, in one transaction. A
-     * placement of a sandbox created since {@code listedAtUnix} (the second before the node was
-     * asked) is kept though the list lacks it: a create that raced the question.
+     * placement recorded since {@code listedAtUnix} (the second before the node was asked, by the
+     * master's clock) is kept though the list lacks it: a create that raced the question.
      */
     void reconcile(String node, List<SandboxInfo> running, long listedAtUnix) throws IOException {
         Map<String, SandboxInfo> there = new HashMap<>();
@@ -180,8 +192,7 @@ final class Placements {
             }
             SandboxInfo info = there.remove(p.key());
             if (info == null) {
-                SandboxInfo last = p.body().last();
-                if (last != null && last.createdAtUnix() >= listedAtUnix) {
+                if (p.body().recordedAtUnix() >= listedAtUnix) {
                     continue;
                 }
                 tx.delete(FleetCollections.PLACEMENTS, p.key(), p.revision());
@@ -192,7 +203,7 @@ final class Placements {
             }
         }
         for (SandboxInfo info : there.values()) {
-            tx.put(FleetCollections.PLACEMENTS, info.id(), new Placement(info.id(), node, info.tenant(), info), Stored.ABSENT);
+            tx.put(FleetCollections.PLACEMENTS, info.id(), placement(node, info), Stored.ABSENT);
             adopted++;
         }
         if (adopted + dropped + refreshed > 0) {

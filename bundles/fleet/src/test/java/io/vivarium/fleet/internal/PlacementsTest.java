@@ -33,13 +33,15 @@ class PlacementsTest {
     }
 
     @Test
-    void reconcilingANodeAdoptsWhatItRunsUnrecordedDropsWhatIsGoneAndLeavesOtherNodesAlone() throws Exception {
+    void reconcilingANodeAdoptsWhatItRunsUnrecordedDropsWhatIsGoneAndLeavesOtherNodesAloneByTheMastersClock() throws Exception {
         try (StateStore store = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
-            Placements placements = new Placements(store);
+            long[] masterClock = {900};
+            Placements placements = new Placements(store, () -> masterClock[0]);
             placements.put("n1", sandbox("kept", "t1", "running"));
-            placements.put("n1", sandbox("gone", "t1", "running"));
+            placements.put("n1", sandbox("gone", "t1", "running", 5000)); // the node's clock ahead of the master's
             placements.put("n2", sandbox("elsewhere", "t2", "running"));
-            placements.put("n1", sandbox("created-while-asking", "t1", "running", 1000));
+            masterClock[0] = 1000;
+            placements.put("n1", sandbox("created-while-asking", "t1", "running", 10)); // and behind it
 
             placements.reconcile("n1", List.of(sandbox("kept", "t1", "paused"), sandbox("unrecorded", "t3", "running"),
                     sandbox("elsewhere", "t2", "running")), 999);
