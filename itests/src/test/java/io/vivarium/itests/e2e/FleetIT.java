@@ -449,6 +449,11 @@ class FleetIT {
     void aRevokedNodeIsNoLongerContactedUntilItIsAddedAgainWithItsPairingCode() throws Exception {
         String sb = api.createSandbox();
         String on = nodeOf(sb);
+        String holder = on.equals("n1") ? "n2" : "n1";
+        String parent = Api.expect(201, api.post("/v1/sandboxes", Map.of("node_id", holder))).get("id").asText();
+        Api.expect(201, api.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "fleet-revoked-copy")));
+        Api.expect(204, api.delete("/v1/sandboxes/" + forkOn("fleet-revoked-copy", 1, on).get(0)));
+        assertTrue(imageOn(on, "fleet-revoked-copy") != null, "node " + on + " holds a copy");
         JsonNode revoked = Api.expect(200, api.post("/v1/node/revoke/" + on, null));
         assertEquals("revoked", revoked.get("state").asText());
         assertEquals("revoked", nodesById().get(on).get("state").asText());
@@ -459,10 +464,19 @@ class FleetIT {
             Api.expect(204, api.delete("/v1/sandboxes/" + placed));
         }
         assertError(404, api.post("/v1/node/revoke/nosuch", null), "no node nosuch");
+        Api.expect(204, api.delete("/v1/snapshots/fleet-revoked-copy")); // a copy on a revoked node does not hold a delete
+        Api.expect(204, api.delete("/v1/sandboxes/" + parent));
 
         Api.expect(201, api.post("/v1/nodes", addBody(nodes.get(on), on)));
         assertEquals("connected", nodesById().get(on).get("state").asText());
         assertEquals("", Api.sh(api, sb, "true"), "its sandboxes answer again");
+        Bounded.until(Duration.ofSeconds(30), "node " + on + " drops its copy of the tag deleted while it was revoked", () -> {
+            try {
+                return imageOn(on, "fleet-revoked-copy") == null;
+            } catch (IOException e) {
+                return false;
+            }
+        });
     }
 
     @Test

@@ -95,8 +95,13 @@ final class FleetSnapshots implements SnapshotService {
         if (cascade && force) {
             local.deleteSnapshot(caller, tag, true, true); // core's 400, the same words on every daemon
         }
+        // a copy on a revoked node is not asked for: the node drops it (as a copy of a tag the master
+        // has no record of) when it is added again
+        List<String> copies = tp.copies().stream().filter(c -> !nodes.revoked(c)).toList();
+        List<String> holders = new ArrayList<>(copies);
+        holders.add(tp.node());
         Set<String> dependents = new TreeSet<>();
-        for (String node : holders(tp)) {
+        for (String node : holders) {
             dependents.addAll(forwarding.call(node, "GET", tagPath(tag) + "/info", caller, null, SnapshotInfoDetail.class)
                     .dependents());
         }
@@ -110,23 +115,19 @@ final class FleetSnapshots implements SnapshotService {
         }
         String flags = "?cascade=" + cascade + "&force=" + force;
         for (String copy : tp.copies()) {
-            try {
-                forwarding.call(copy, "DELETE", tagPath(tag) + flags, caller, null, null);
-            } catch (ApiException e) {
-                if (e.status() != 404) {
-                    throw e;
+            if (copies.contains(copy)) {
+                try {
+                    forwarding.call(copy, "DELETE", tagPath(tag) + flags, caller, null, null);
+                } catch (ApiException e) {
+                    if (e.status() != 404) {
+                        throw e;
+                    }
                 }
             }
             forget(() -> placements.updateTag(caller.tenant(), tag, t -> t.withoutCopy(copy)), tag, copy);
         }
         forwarding.call(tp.node(), "DELETE", tagPath(tag) + flags, caller, null, null);
         forget(() -> placements.removeTag(caller.tenant(), tag), tag, tp.node());
-    }
-
-    private static List<String> holders(TagPlacement tp) {
-        List<String> all = new ArrayList<>(tp.copies());
-        all.add(tp.node());
-        return all;
     }
 
     private interface Write {

@@ -332,7 +332,8 @@ final class Nodes {
         return l.link;
     }
 
-    private boolean revoked(String id) {
+    /** Whether node {@code id} is revoked: the master no longer contacts it. */
+    boolean revoked(String id) {
         return store.get(FleetCollections.NODES, id).map(n -> n.body().revoked()).orElse(false);
     }
 
