@@ -194,7 +194,6 @@ final class FleetSnapshots implements SnapshotService {
         try {
             for (Map.Entry<String, List<SandboxInfo>> part : made.entrySet()) {
                 placements.putAll(part.getKey(), part.getValue());
-                nodes.counted(part.getKey(), part.getValue().size());
                 all.addAll(part.getValue());
             }
         } catch (IOException | ApiException e) {
@@ -203,6 +202,7 @@ final class FleetSnapshots implements SnapshotService {
             undo(caller, made, unrecorded);
             throw unrecorded;
         }
+        made.forEach((node, children) -> nodes.counted(node, children.size()));
         return all;
     }
 
@@ -216,7 +216,6 @@ final class FleetSnapshots implements SnapshotService {
                 try {
                     forwarding.call(node, "DELETE", "/v1/sandboxes/" + Forwarding.segment(child.id()), caller, null, null);
                     placements.remove(child.id());
-                    nodes.counted(node, -1);
                 } catch (ApiException | IOException e) {
                     LOG.log(Level.WARNING, "child " + child.id() + " of a fork that failed (" + why.getMessage() + ") is kept on node "
                             + node + ": " + e.getMessage() + "; delete it, or the node's next reconciliation adopts it");
