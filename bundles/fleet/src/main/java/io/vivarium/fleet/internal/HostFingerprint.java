@@ -26,16 +26,26 @@ record HostFingerprint(String engineVersion, Map<String, String> backends, Strin
         backends = backends == null ? Map.of() : new TreeMap<>(backends);
     }
 
-    /** This host's fingerprint, read from /proc. */
+    /** The kernel and CPU, which do not change while the daemon runs: read from /proc once, not at every hello. */
+    private record Machine(String kernel, String cpuVendor, String cpuModel, String cpuFlags) {
+        static final Machine THIS = read();
+
+        private static Machine read() {
+            Map<String, String> cpu = firstProcessor(HostFingerprint.read(Path.of("/proc/cpuinfo")));
+            return new Machine(HostFingerprint.read(Path.of("/proc/sys/kernel/osrelease")).strip(),
+                    cpu.getOrDefault("vendor_id", ""), cpu.getOrDefault("model name", ""),
+                    String.join(" ", new java.util.TreeSet<>(List.of(cpu.getOrDefault("flags", "").split("\\s+")))).strip());
+        }
+    }
+
+    /** This host's fingerprint: the engine's and backends' versions as they are now, the kernel and CPU from /proc. */
     static HostFingerprint ofThisHost(String engineVersion, List<BackendInfo> backends) {
         Map<String, String> versions = new TreeMap<>();
         for (BackendInfo b : backends) {
             versions.put(b.name(), b.version());
         }
-        Map<String, String> cpu = firstProcessor(read(Path.of("/proc/cpuinfo")));
-        return new HostFingerprint(engineVersion, versions, read(Path.of("/proc/sys/kernel/osrelease")).strip(),
-                cpu.getOrDefault("vendor_id", ""), cpu.getOrDefault("model name", ""),
-                String.join(" ", new java.util.TreeSet<>(List.of(cpu.getOrDefault("flags", "").split("\\s+")))).strip());
+        Machine m = Machine.THIS;
+        return new HostFingerprint(engineVersion, versions, m.kernel(), m.cpuVendor(), m.cpuModel(), m.cpuFlags());
     }
 
     /** The first eight hex digits of the SHA-256 of the fingerprint's JSON: the suffix of a split pool. */
