@@ -173,7 +173,6 @@ final class Captures {
         if (warning != null) {
             throw ApiException.conflict("snapshot " + tag + " cannot be compacted: " + warning);
         }
-        Images images = imagesOf(lifecycle.chooseBackend(source.backend()));
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), to, source.backend(), Snapshots.now(), null,
                 null);
         snapshots.reserve(reserved, ApiException.conflict("snapshot " + to + " already exists; choose another `to`"));
@@ -181,14 +180,7 @@ final class Captures {
             TestPoints.reach("compact.reserved");
             OperationContext context = new CoreOperation("compacting snapshot " + tag + " to " + to,
                     Instant.now().plus(BUILD_DEADLINE), stopping);
-            Path staging = snapshots.images().staging(reserved);
-            Path from = snapshots.images().imageOf(source);
-            List<StoredArtifact> recorded = source.artifacts().stream()
-                    .map(a -> new StoredArtifact(ArtifactKind.valueOf(a.kind()), from.resolve(a.file()), a.mode(), 0, null,
-                            null, 0))
-                    .toList();
-            CapturedImage flat = images.compact(from, staging, recorded, storage, context);
-            List<SnapshotRecord.Artifact> made = recordedIn(staging, flat);
+            List<SnapshotRecord.Artifact> made = flatten(source, snapshots.images().staging(reserved), context);
             TestPoints.reach("compact.staged");
             snapshots.images().publish(reserved);
             TestPoints.reach("compact.published");
@@ -203,6 +195,27 @@ final class Captures {
             discard(reserved, ex);
             throw ex;
         }
+    }
+
+    /**
+     * Writes a standalone copy of {@code source}'s image into the empty directory {@code to} through
+     * its backend's {@link Images#compact}: every artifact at depth 0, naming no other image.
+     *
+     * @return the artifacts written, relative to {@code to}
+     */
+    List<SnapshotRecord.Artifact> flatten(SnapshotRecord source, Path to, OperationContext context) throws IOException {
+        Images images = imagesOf(lifecycle.chooseBackend(source.backend()));
+        Path from = snapshots.images().imageOf(source);
+        List<StoredArtifact> recorded = source.artifacts().stream()
+                .map(a -> new StoredArtifact(ArtifactKind.valueOf(a.kind()), from.resolve(a.file()), a.mode(), 0, null,
+                        null, 0))
+                .toList();
+        return recordedIn(to, images.compact(from, to, recorded, storage, context));
+    }
+
+    /** What exports a flat copy for a move to another node runs under: this long at most, cut when the daemon stops. */
+    OperationContext exporting(String tag) {
+        return new CoreOperation("exporting snapshot " + tag + " for another node", Instant.now().plus(BUILD_DEADLINE), stopping);
     }
 
     /**

@@ -29,7 +29,6 @@ import java.util.stream.Stream;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.SnapshotInfo;
-import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.HeldImage;
 import io.vivarium.api.spi.SnapshotCopies;
 import io.vivarium.api.spi.SnapshotManifest;
@@ -47,8 +46,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * {@value #MANIFEST} beside the image, which never changes once published; the receiver reserves
  * the tag as a copy, writes each entry into the staging directory (never through a link: a
  * directory it did not create is never written into), checks every file's size and digest as it
- * is written, and publishes it like a capture. Movable are images whose artifacts are all workspace
- * trees: a disk or memory artifact may name its parent's file on the holder's host.
+ * is written, checks that its backend can fork it here, and publishes it like a capture. What is sent
+ * is the image, or for an image that may be stored on files only its holder has, a flat export of it
+ * ({@link ImageExports}).
  */
 final class ImageCopies implements SnapshotCopies {
     static final String MANIFEST = "manifest.json";
@@ -59,6 +59,7 @@ final class ImageCopies implements SnapshotCopies {
     private static final byte[] ZEROS = new byte[HOLE];
 
     private final Snapshots snapshots;
+    private final ImageExports exports;
     private final ObjectMapper json = new ObjectMapper().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
     private final Map<Path, Object> listing = new ConcurrentHashMap<>();
     /** A listing's files, by the {@link BasicFileAttributes#fileKey} of its {@value #MANIFEST} (a tag made again has another). */
@@ -68,48 +69,43 @@ final class ImageCopies implements SnapshotCopies {
     private static final int MAX_LISTINGS_KEPT = 64;
     private final Map<Path, Listed> filesByManifest = new ConcurrentHashMap<>();
 
-    ImageCopies(Snapshots snapshots) {
+    ImageCopies(Snapshots snapshots, ImageExports exports) {
         this.snapshots = snapshots;
+        this.exports = exports;
     }
 
     @Override
     public SnapshotManifest manifest(String tenant, String tag) {
-        SnapshotRecord r = movable(tenant, tag);
+        ImageExports.Export sent = sent(tenant, tag);
         try {
-            return new SnapshotManifest(tag, json.writeValueAsString(r), entries(r));
+            return new SnapshotManifest(tag, json.writeValueAsString(sent.record()), entries(sent));
         } catch (IOException e) {
             throw ApiException.internal("cannot list the image of snapshot " + tag + ": " + e.getMessage(), e);
         }
     }
 
-    private SnapshotRecord movable(String tenant, String tag) {
+    private ImageExports.Export sent(String tenant, String tag) {
         SnapshotTags.check("tag", tag);
         SnapshotRecord r = snapshots.lookup(tenant, tag).orElseThrow(() -> Snapshots.notFound(tag));
         if (!SnapshotInfo.READY.equals(r.status())) {
             throw ApiException.conflict("snapshot " + tag + " is " + r.status() + ", so it cannot be copied to another node");
         }
-        Optional<SnapshotRecord.Artifact> fixed = r.artifacts().stream()
-                .filter(a -> !ArtifactKind.WORKSPACE.name().equals(a.kind())).findFirst();
-        if (fixed.isPresent()) {
-            throw ApiException.conflict("the image of snapshot " + tag + " holds a " + fixed.get().kind().toLowerCase()
-                    + " artifact (" + fixed.get().mode() + "), which may name files only this node has; images of "
-                    + r.backend() + " do not move between nodes yet, so its children run on this node");
-        }
-        return r;
+        return exports.of(r);
     }
 
     /**
      * The image's entries, listed once and kept in {@value #MANIFEST}; one listing per image at a
      * time (others wait for it), images of other tags listed side by side.
      */
-    private List<Entry> entries(SnapshotRecord r) throws IOException {
+    private List<Entry> entries(ImageExports.Export sent) throws IOException {
+        SnapshotRecord r = sent.record();
         Path cached = snapshots.images().dirOf(r.tenant(), r.tag()).resolve(MANIFEST);
         if (Files.exists(cached)) {
             return List.of(json.readValue(cached.toFile(), Entry[].class));
         }
         synchronized (listing.computeIfAbsent(cached, k -> new Object())) {
             try {
-                return Files.exists(cached) ? List.of(json.readValue(cached.toFile(), Entry[].class)) : list(r, cached);
+                return Files.exists(cached) ? List.of(json.readValue(cached.toFile(), Entry[].class)) : list(sent.dir(), cached);
             } finally {
                 listing.remove(cached);
             }
@@ -117,15 +113,16 @@ final class ImageCopies implements SnapshotCopies {
     }
 
     /** The files of an image's listing, kept in memory while its {@value #MANIFEST} is the same file: a fetch asks once per file. */
-    private Set<String> files(SnapshotRecord r) throws IOException {
+    private Set<String> files(ImageExports.Export sent) throws IOException {
+        SnapshotRecord r = sent.record();
         Path manifest = snapshots.images().dirOf(r.tenant(), r.tag()).resolve(MANIFEST);
-        List<Entry> listed = Files.exists(manifest) ? null : entries(r);
+        List<Entry> listed = Files.exists(manifest) ? null : entries(sent);
         Object version = Files.readAttributes(manifest, BasicFileAttributes.class).fileKey();
         Listed read = filesByManifest.get(manifest);
         if (read != null && read.version().equals(version)) {
             return read.files();
         }
-        Set<String> files = (listed != null ? listed : entries(r)).stream().filter(e -> SnapshotManifest.FILE.equals(e.type()))
+        Set<String> files = (listed != null ? listed : entries(sent)).stream().filter(e -> SnapshotManifest.FILE.equals(e.type()))
                 .map(Entry::path).collect(java.util.stream.Collectors.toUnmodifiableSet());
         if (filesByManifest.size() >= MAX_LISTINGS_KEPT) {
             filesByManifest.clear();
@@ -134,8 +131,7 @@ final class ImageCopies implements SnapshotCopies {
         return files;
     }
 
-    private List<Entry> list(SnapshotRecord r, Path cached) throws IOException {
-        Path image = snapshots.images().imageOf(r);
+    private List<Entry> list(Path image, Path cached) throws IOException {
         List<Entry> entries = new ArrayList<>();
         try (Stream<Path> walk = Files.walk(image)) {
             for (Path p : walk.skip(1).toList()) {
@@ -177,11 +173,11 @@ final class ImageCopies implements SnapshotCopies {
 
     @Override
     public InputStream open(String tenant, String tag, String path) throws IOException {
-        SnapshotRecord r = movable(tenant, tag);
-        if (!files(r).contains(path)) {
+        ImageExports.Export sent = sent(tenant, tag);
+        if (!files(sent).contains(path)) {
             throw ApiException.notFound("the image of snapshot " + tag + " has no file " + path);
         }
-        return Files.newInputStream(snapshots.images().imageOf(r).resolve(path), NO_FOLLOW);
+        return Files.newInputStream(sent.dir().resolve(path), NO_FOLLOW);
     }
 
     @Override
@@ -191,12 +187,22 @@ final class ImageCopies implements SnapshotCopies {
         if (held.isPresent() && held.get().copy() && SnapshotInfo.READY.equals(held.get().status())) {
             return;
         }
+        String unforkable = snapshots.unforkable(theirs.backend(), theirs.tag(), null);
+        if (unforkable != null) {
+            throw ApiException.conflict("this node cannot hold a copy of snapshot " + theirs.tag() + ": " + unforkable);
+        }
         SnapshotRecord reserved = SnapshotRecord.copyOf(theirs);
         snapshots.reserve(reserved, ApiException.conflict("this node holds a snapshot " + theirs.tag() + " of its own"
                 + (held.isPresent() && held.get().copy() ? " (a copy being received): retry once it is ready" : "")
                 + "; it is not replaced by another node's"));
         try {
-            write(manifest, snapshots.images().staging(reserved), source);
+            Path staging = snapshots.images().staging(reserved);
+            write(manifest, staging, source);
+            unforkable = snapshots.unforkable(theirs.backend(), theirs.tag(), staging);
+            if (unforkable != null) {
+                throw ApiException.conflict("the copy of snapshot " + theirs.tag() + " cannot be forked on this node, "
+                        + "nothing was kept: " + unforkable);
+            }
             TestPoints.reach("snapshot.copy.staged");
             snapshots.images().publish(reserved);
             snapshots.update(reserved, reserved.ready(theirs.captures(), theirs.pauseMs(), theirs.artifacts()));

@@ -61,7 +61,7 @@ public class SnapshotManager implements SnapshotService, SnapshotCopies {
         captures = new Captures(snapshots, core.sandboxes(), core.lifecycle(), core.live(), core.guest(), core.storage(),
                 () -> stopping || core.stopping().getAsBoolean(), branchTimeout);
         forks = new Forks(snapshots, core.sandboxes(), core.lifecycle(), core.storage());
-        copies = new ImageCopies(snapshots);
+        copies = new ImageCopies(snapshots, new ImageExports(snapshots, captures));
         List<SnapshotRecord> interrupted = snapshots.open(core.sandboxes().state(), core.stateDir());
         SnapshotBuilders.removeLeftOvers(interrupted, core.lifecycle());
     }

@@ -333,15 +333,24 @@ final class Snapshots {
         if (SnapshotInfo.FAILED.equals(r.status())) {
             return r.warning() == null ? "writing snapshot " + r.tag() + " failed" : r.warning();
         }
-        Optional<BackendRegistry.Entry> e = backends.get(r.backend());
+        return unforkable(r.backend(), r.tag(), images.imageOf(r));
+    }
+
+    /**
+     * Why an image of {@code backend} in {@code imageDir} cannot be forked on this daemon, or null:
+     * the backend is away or makes no images, or an artifact is missing ({@code imageDir} null: the
+     * backend alone is checked).
+     */
+    String unforkable(String backend, String tag, Path imageDir) {
+        Optional<BackendRegistry.Entry> e = backends.get(backend);
         if (e.isEmpty()) {
-            return "backend " + r.backend() + " that forks snapshot " + r.tag() + " is not installed";
+            return "backend " + backend + " that forks snapshot " + tag + " is not installed";
         }
         Optional<Images> images = e.get().seam(Images.class);
         if (images.isEmpty()) {
-            return "backend " + r.backend() + " cannot fork snapshots";
+            return "backend " + backend + " cannot fork snapshots";
         }
-        return images.get().missingArtifact(this.images.imageOf(r));
+        return imageDir == null ? null : images.get().missingArtifact(imageDir);
     }
 
     static long now() {

@@ -23,6 +23,7 @@ import io.vivarium.api.Role;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotRequest;
+import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.HeldImage;
 import io.vivarium.api.spi.SnapshotCopies;
 import io.vivarium.api.spi.SnapshotManifest;
@@ -43,12 +44,14 @@ class ImageCopiesTest {
     Path tmp;
 
     private WholeCore holder;
+    private ImagingBackend holderBackend;
     private WholeCore receiver;
 
     @BeforeEach
     void start() throws Exception {
-        holder = started(tmp.resolve("holder"));
-        receiver = started(tmp.resolve("receiver"));
+        holderBackend = new ImagingBackend(new FakeBackend());
+        holder = started(tmp.resolve("holder"), holderBackend);
+        receiver = started(tmp.resolve("receiver"), new ImagingBackend(new FakeBackend()));
     }
 
     @AfterEach
@@ -57,14 +60,12 @@ class ImageCopiesTest {
         receiver.deactivate();
     }
 
-    private static WholeCore started(Path state) throws Exception {
+    private static WholeCore started(Path state, ImagingBackend backend) throws Exception {
         Files.createDirectories(state);
-        FakeBackend fake = new FakeBackend();
-        ImagingBackend backend = new ImagingBackend(fake);
         WholeCore core = new WholeCore();
         core.seamArrived("fake", 1, 2, backend);
         core.backendArrived(new BackendRegistry.Entry("fake", backend, "test.bundle", "1.0.0", 1));
-        core.storageArrived(5, new ImagingBackend.CopyStrategy());
+        core.storageArrived(5, new ImagingBackend.CopyStrategy(ArtifactKind.WORKSPACE, ArtifactKind.MEMORY));
         core.bindStateStores(new FileStores(), Map.of());
         core.start(state, "", Duration.ZERO);
         return core;
@@ -120,6 +121,48 @@ class ImageCopiesTest {
         });
         receiver.deleteSnapshot(ALICE, "base", false, false);
         assertEquals(List.of(), receiver.snapshots(ALICE));
+    }
+
+    @Test
+    void anImageThatMayBeStoredOnItsHoldersFilesIsSentAsAFlatExportMadeOnceAndDeletedWithTheTag() throws Exception {
+        holderBackend.kind = ArtifactKind.MEMORY;
+        SnapshotManifest manifest = built();
+        assertEquals(List.of(ImagingBackend.FILE), manifest.entries().stream().map(Entry::path).toList(),
+                "the export holds what the backend's compaction wrote, not the image's other files");
+        assertTrue(manifest.record().contains("\"MEMORY\""), manifest.record());
+        Path dir = Path.of(holder.info(ALICE, "base").dir());
+        Object exported = Files.getAttribute(dir.resolve(ImageExports.EXPORT).resolve(ImagingBackend.FILE), "unix:ino");
+        assertEquals(manifest.entries(), holder.copies().manifest(ALICE.tenant(), "base").entries());
+        assertEquals(exported, Files.getAttribute(dir.resolve(ImageExports.EXPORT).resolve(ImagingBackend.FILE), "unix:ino"),
+                "a second fetch sends the same export, compacted once");
+
+        receiver.copies().receive(ALICE.tenant(), manifest, from(holder));
+        assertTrue(receiver.info(ALICE, "base").bootable());
+        assertEquals(1, receiver.fork(ALICE, new ForkRequest("base", 1, null, null, null, null)).size());
+
+        holder.deleteSnapshot(ALICE, "base", false, false);
+        assertFalse(Files.exists(dir), "the export goes with the tag");
+    }
+
+    @Test
+    void aCopyThisNodeCannotForkIsA409AndKeepsNothing() throws Exception {
+        SnapshotManifest manifest = built();
+        SnapshotManifest otherBackend = new SnapshotManifest("base",
+                manifest.record().replace("\"backend\":\"fake\"", "\"backend\":\"qemu\""), manifest.entries());
+        ApiException absent = assertThrows(ApiException.class, () -> receiver.copies().receive(ALICE.tenant(), otherBackend, e -> {
+            throw new AssertionError("nothing is fetched for a backend this node lacks");
+        }));
+        assertEquals(409, absent.status());
+        assertTrue(absent.getMessage().contains("backend qemu"), absent.getMessage());
+        assertNothingKept();
+
+        SnapshotManifest incomplete = new SnapshotManifest("base", manifest.record(),
+                manifest.entries().stream().filter(e -> !e.path().equals(ImagingBackend.FILE)).toList());
+        ApiException missing = assertThrows(ApiException.class,
+                () -> receiver.copies().receive(ALICE.tenant(), incomplete, from(holder)));
+        assertEquals(409, missing.status());
+        assertTrue(missing.getMessage().contains("is missing"), missing.getMessage());
+        assertNothingKept();
     }
 
     @Test
@@ -203,7 +246,7 @@ class ImageCopiesTest {
             throw new Died();
         }));
         receiver.deactivate();
-        receiver = started(tmp.resolve("receiver"));
+        receiver = started(tmp.resolve("receiver"), new ImagingBackend(new FakeBackend()));
         assertEquals(List.of(), receiver.snapshots(ALICE), "no failed copy is listed");
         assertNothingKept();
         receiver.copies().receive(ALICE.tenant(), manifest, from(holder));

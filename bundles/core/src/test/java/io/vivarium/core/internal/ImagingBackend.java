@@ -42,6 +42,8 @@ class ImagingBackend implements SandboxBackend, Images {
     /** When set, each create waits for it to open; {@link #creating} counts the creates that entered. */
     volatile CountDownLatch holdCreates;
     final AtomicInteger creating = new AtomicInteger();
+    /** The kind of artifact a capture records its one file as. */
+    volatile ArtifactKind kind = ArtifactKind.WORKSPACE;
 
     ImagingBackend(FakeBackend fake) {
         this.fake = fake;
@@ -99,7 +101,7 @@ class ImagingBackend implements SandboxBackend, Images {
             OperationContext context) {
         try {
             Path source = Files.writeString(Files.createTempFile("ws", ""), instance.id());
-            StoredArtifact stored = storage.choose(ArtifactKind.WORKSPACE, imageDir).store(ArtifactKind.WORKSPACE, source,
+            StoredArtifact stored = storage.choose(kind, imageDir).store(kind, source,
                     null, imageDir.resolve(FILE), context);
             Files.delete(source);
             RuntimeException failure = failCapture;
