@@ -548,10 +548,7 @@ class FleetIT {
         Assumptions.assumeTrue(missing == null, missing);
         NetNamespace ns = NetNamespace.create(5);
         namespaces.add(ns);
-        nodes.put("v5", daemons.keepForClass(daemons.startNode(tmp.resolve("v5"), ns, "v5",
-                List.of("--features", NODE_FEATURES + ",qemu"))));
-        Api.expect(201, api.post("/v1/nodes", addBody(nodes.get("v5"), "v5")));
-        awaitNodeState("v5", "connected", Duration.ofSeconds(30));
+        startVmNode("v5", ns);
 
         assertError(400, api.post("/v1/vms", Map.of("backend", "firecracker")), "no node runs backend firecracker");
         String process = api.createSandbox(Map.of("backend", "procbox"));
@@ -577,8 +574,53 @@ class FleetIT {
         assertEquals(404, api.get("/v1/vms/" + vm).status());
         assertEquals(null, nodeOf(vm), "deleted on its node");
         Api.expect(204, api.delete("/v1/sandboxes/" + process));
+    }
 
-        Api.expect(200, api.post("/v1/node/revoke/v5", null));
+    /** Nodes that run VMs: qemu, and gvisor where runsc can run. */
+    private static void startVmNode(String id, NetNamespace ns) throws Exception {
+        String features = NODE_FEATURES + ",qemu" + (Host.gvisorMissing() == null ? ",gvisor" : "");
+        nodes.put(id, daemons.keepForClass(daemons.startNode(tmp.resolve(id), ns, id, List.of("--features", features))));
+        Api.expect(201, api.post("/v1/nodes", addBody(nodes.get(id), id)));
+        awaitNodeState(id, "connected", Duration.ofSeconds(30));
+    }
+
+    @Test
+    @Order(72)
+    void aVmsImageMovesToAnotherNodeAsAFlatCopyAndItsChildResumesThere() throws Exception {
+        Assumptions.assumeTrue(nodes.containsKey("v5"), "needs the qemu node of the test before: " + Host.qemuMissing("default"));
+        NetNamespace ns = NetNamespace.create(6);
+        namespaces.add(ns);
+        startVmNode("v6", ns);
+
+        List<String> backends = new ArrayList<>(List.of("qemu"));
+        if (Host.gvisorMissing() == null) {
+            backends.add("gvisor");
+        }
+        for (String backend : backends) {
+            String parent = Api.expect(201, api.post("/v1/sandboxes", Map.of("backend", backend, "node_id", "v5"))).get("id").asText();
+            Api.sh(api, parent, "echo " + backend + "-state > /work/state.txt && sync");
+            String sleeper = Api.sh(api, parent, "sleep 100000 >/dev/null 2>&1 </dev/null & echo $!").strip();
+            String tag = "fleet-" + backend;
+            Api.expect(201, api.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", tag)));
+
+            String child = forkOn(tag, 1, "v6").get(0);
+            assertEquals("v6", nodeOf(child));
+            assertEquals(backend + "-state\n", Api.sh(api, child, "cat /work/state.txt"),
+                    "the " + backend + " child resumes on v6 with its parent's files");
+            assertEquals("alive\n", Api.sh(api, child, "kill -0 " + sleeper + " && echo alive"), "and its processes");
+            Path copy = imageOn("v6", tag);
+            assertTrue(copy != null && Files.isDirectory(copy), "v6 keeps the copy of " + tag);
+            assertTrue(Files.isDirectory(imageOn("v5", tag).resolveSibling("export")), "v5 keeps the flat copy it sent");
+
+            Api.expect(204, api.delete("/v1/sandboxes/" + child));
+            Api.expect(204, api.delete("/v1/sandboxes/" + parent));
+            Api.expect(204, api.delete("/v1/snapshots/" + tag));
+            assertEquals(null, imageOn("v6", tag), "v6 dropped its copy with the tag");
+            assertEquals(null, imageOn("v5", tag), "and v5 the tag with its flat copy");
+        }
+        for (String vmNode : List.of("v5", "v6")) {
+            Api.expect(200, api.post("/v1/node/revoke/" + vmNode, null));
+        }
     }
 
     /** A hello as a node sends it, for requests the test makes itself. */

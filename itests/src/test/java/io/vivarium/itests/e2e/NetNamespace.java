@@ -67,9 +67,13 @@ final class NetNamespace implements AutoCloseable {
         return "10.231." + n + ".1";
     }
 
-    /** The command prefix that runs a program inside this namespace. */
+    /**
+     * The command prefix that runs a program inside this namespace: its network namespace only, not
+     * {@code ip netns exec}, which also mounts a sysfs of the namespace over {@code /sys} and so hides
+     * the cgroup hierarchy (runsc then cannot set up a container's cgroup).
+     */
     List<String> exec() {
-        return List.of(IP, "netns", "exec", name);
+        return List.of("nsenter", "--net=/run/netns/" + name);
     }
 
     String name() {
