@@ -24,6 +24,10 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        // The JDK's HTTP client sends a POST again, unasked, when the answer does not come on a
+        // kept-alive connection; the fleet forwards execs and creates as such POSTs, which must
+        // never run twice. Read once, when that client is first loaded: so before anything else.
+        System.setProperty("sun.net.http.retryPost", "false");
         int code = run(Arrays.asList(args), System.out, System.err);
         System.out.flush();
         System.err.flush();

@@ -45,6 +45,14 @@ final class DialTransport implements NodeLink.Transport {
         this.certificateSha256 = certificateSha256;
     }
 
+    /**
+     * The largest body sent buffered, not streamed. The JDK probes a kept-alive connection before
+     * each streamed POST (a read with a 1 ms timeout), which was a third of what forwarding an exec
+     * cost; a buffered POST is not probed, and the launcher turns off the JDK's silent resend of a
+     * buffered POST ({@code sun.net.http.retryPost=false}), so an exec still runs at most once.
+     */
+    private static final int BUFFERED_BODY = 1 << 20;
+
     /** The master's link to a listening node, by the node's address and pairing code. */
     static DialTransport toNode(NodeAddress address, PairingCode code) {
         return new DialTransport("https://" + address, "the node at " + address, code.certificateSha256(), code::secret);
@@ -72,7 +80,9 @@ final class DialTransport implements NodeLink.Transport {
             if (body != null) {
                 c.setRequestProperty("Content-Type", contentType);
                 c.setDoOutput(true);
-                c.setFixedLengthStreamingMode(body.length);
+                if (body.length > BUFFERED_BODY) {
+                    c.setFixedLengthStreamingMode(body.length);
+                }
                 try (OutputStream out = c.getOutputStream()) {
                     out.write(body);
                 }
