@@ -50,6 +50,7 @@ struct waiter {
 	struct conn *c;
 	int64_t handle;
 	int64_t deadline;
+	int on_output; /* answer as soon as there is output, not only once it is full or the process exited */
 	char *id;
 	size_t idlen;
 	struct waiter *next;
@@ -273,6 +274,16 @@ static int exec_ready(const struct exec *ex)
 	return ex->reaped || stream_full(ex, &ex->s[S_OUT]) || stream_full(ex, &ex->s[S_ERR]);
 }
 
+static int has_output(const struct exec *ex)
+{
+	return ex->s[S_OUT].hold.len > 0 || ex->s[S_ERR].hold.len > 0;
+}
+
+static int waiter_ready(const struct waiter *w, const struct exec *ex)
+{
+	return exec_ready(ex) || (w->on_output && has_output(ex));
+}
+
 static void waiter_answer(struct waiter *w)
 {
 	struct exec *ex = find_handle(w->handle);
@@ -294,7 +305,7 @@ static void waiters_check(int64_t now)
 	for (struct waiter **pp = &waiters; *pp;) {
 		struct waiter *w = *pp;
 		struct exec *ex = find_handle(w->handle);
-		if (!ex || exec_ready(ex) || w->deadline <= now) {
+		if (!ex || waiter_ready(w, ex) || w->deadline <= now) {
 			*pp = w->next;
 			waiter_answer(w);
 			pp = &waiters; /* answering may free handles others wait on: rescan */
@@ -353,7 +364,7 @@ void exec_on_pipe(struct watch *w, uint32_t events)
 	if (ex->reaped && r == 0 && !stream_full(ex, st))
 		stream_drain(st);
 	stream_watch(st);
-	if (exec_ready(ex))
+	if (exec_ready(ex) || (waiters && has_output(ex)))
 		waiters_check(now_ms());
 }
 
@@ -667,9 +678,9 @@ int cmd_guest_exec_status(struct call *k)
 }
 
 /* Defers the answer until the process is ready or wait-ms passed; answers now when it is ready. */
-static int answer_or_wait(struct call *k, struct exec *ex, int64_t wait_ms)
+static int answer_or_wait(struct call *k, struct exec *ex, int64_t wait_ms, int on_output)
 {
-	if (wait_ms <= 0 || exec_ready(ex)) {
+	if (wait_ms <= 0 || exec_ready(ex) || (on_output && has_output(ex))) {
 		poll_result(ex, k->out);
 		return R_OK;
 	}
@@ -677,6 +688,7 @@ static int answer_or_wait(struct call *k, struct exec *ex, int64_t wait_ms)
 	w->c = k->c;
 	w->handle = ex->handle;
 	w->deadline = now_ms() + wait_ms;
+	w->on_output = on_output;
 	w->id = k->id ? xstrndup(k->id, k->idlen) : NULL;
 	w->idlen = k->idlen;
 	w->next = waiters;
@@ -722,7 +734,7 @@ static int start(struct call *k, const struct spawn *sp, int64_t timeout, int64_
 	ex->handle = next_handle++;
 	if (timeout > 0)
 		ex->deadline = ex->start + timeout;
-	return answer_or_wait(k, ex, wait_ms);
+	return answer_or_wait(k, ex, wait_ms, 0);
 }
 
 int cmd_vivarium_list(struct call *k)
@@ -821,14 +833,16 @@ int cmd_vivarium_exec(struct call *k)
 
 int cmd_vivarium_exec_poll(struct call *k)
 {
-	static const char *const allowed[] = {"handle", "wait-ms", NULL};
+	static const char *const allowed[] = {"handle", "wait-ms", "on-output", NULL};
 	int64_t h, wait_ms;
-	if (args_only(k, allowed) || arg_int(k, "handle", 1, &h) < 0 || get_wait(k, &wait_ms) < 0)
+	int on_output = 0;
+	if (args_only(k, allowed) || arg_int(k, "handle", 1, &h) < 0 || get_wait(k, &wait_ms) < 0 ||
+	    arg_bool(k, "on-output", 0, &on_output) < 0)
 		return R_ERR;
 	struct exec *ex = find_handle(h);
 	if (!ex)
 		return fail(k, "NotFound", "no exec handle %lld (finished handles are freed once fully polled)", (long long)h);
-	return answer_or_wait(k, ex, wait_ms);
+	return answer_or_wait(k, ex, wait_ms, on_output);
 }
 
 int cmd_vivarium_exec_kill(struct call *k)

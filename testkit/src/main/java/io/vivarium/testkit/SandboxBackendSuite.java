@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,6 +31,7 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceGoneException;
+import io.vivarium.api.spi.GuestProcess;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
@@ -336,6 +338,49 @@ public abstract class SandboxBackendSuite {
                 i.workspace(), null, 5));
         assertEquals("12345", exact.stdout());
         assertFalse(exact.truncated(), "output of exactly the cap is not truncated");
+    }
+
+    @Test
+    void aStartedCommandsOutputIsReadAsItIsWrittenAndItsGroupCanBeSignalled() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = shared();
+        GuestProcess running = i.channel().start(new ExecRequest(List.of("/bin/sh", "-c", "echo first; echo oops >&2; sleep 300"),
+                60, defaultEnv(i), i.workspace(), null, 1 << 20));
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        long until = System.nanoTime() + PATIENCE.toNanos();
+        while (!(out.toString().equals("first\n") && err.toString().equals("oops\n")) && System.nanoTime() < until) {
+            GuestProcess.Output o = running.read(Duration.ofSeconds(1));
+            assertFalse(o.exited(), "the command still sleeps: " + o);
+            out.append(new String(o.stdout(), StandardCharsets.UTF_8));
+            err.append(new String(o.stderr(), StandardCharsets.UTF_8));
+        }
+        assertEquals("first\n", out.toString(), "what the command wrote is read while it runs");
+        assertEquals("oops\n", err.toString());
+        running.signal(15);
+        GuestProcess.Output end = readToTheEnd(running, new StringBuilder());
+        assertEquals(128 + 15, end.exitCode(), "SIGTERM to its group ends it: " + end);
+
+        GuestProcess capped = i.channel().start(new ExecRequest(List.of("/bin/sh", "-c", "printf 1234567890; exit 4"), 30,
+                defaultEnv(i), i.workspace(), null, 5));
+        StringBuilder all = new StringBuilder();
+        GuestProcess.Output last = readToTheEnd(capped, all);
+        assertEquals("12345", all.toString());
+        assertTrue(last.truncated(), "past the cap: " + last);
+        assertEquals(4, last.exitCode());
+        assertFalse(last.timedOut());
+    }
+
+    private static GuestProcess.Output readToTheEnd(GuestProcess p, StringBuilder stdout) {
+        long until = System.nanoTime() + PATIENCE.toNanos();
+        while (System.nanoTime() < until) {
+            GuestProcess.Output o = p.read(Duration.ofSeconds(1));
+            stdout.append(new String(o.stdout(), StandardCharsets.UTF_8));
+            if (o.exited()) {
+                return o;
+            }
+        }
+        throw new AssertionError("the command did not end within " + PATIENCE.toSeconds() + " s");
     }
 
     @Test

@@ -52,6 +52,14 @@ public interface GuestChannel {
     }
 
     /**
+     * Starts a command as {@link #exec(ExecRequest)} would, and returns at once with the running
+     * command, whose output is read as it is written. 501 by default. Since 2.4.
+     */
+    default GuestProcess start(ExecRequest request) {
+        throw ApiException.notImplemented("this backend cannot stream a command's output");
+    }
+
+    /**
      * Lists, natively (one walk in the instance, no process per file), what the fingerprint mode
      * named {@code mode} would list with {@link FingerprintMode#guestListingCommand}: the same
      * records, exit status and errors. {@code request} is that command's exec, already filled in by

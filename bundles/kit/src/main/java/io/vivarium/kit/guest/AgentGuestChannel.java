@@ -11,6 +11,7 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
 import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.api.spi.GuestProcess;
 
 /**
  * A backend's {@link GuestChannel} over a guest agent: ping, exec, eval and files as bounded client
@@ -56,6 +57,13 @@ public abstract class AgentGuestChannel implements GuestChannel {
                 return e.asStartFailure().orElseThrow(() -> e);
             }
         });
+    }
+
+    /** Starts the command on the agent and answers with it at once; its output is read as it is written. */
+    @Override
+    public GuestProcess start(ExecRequest request) {
+        ExecSpec spec = ExecSpec.from(request);
+        return new AgentProcess(this::call, call(PING_TIMEOUT, (client, deadline) -> client.startStreamed(spec, deadline)));
     }
 
     /** The agent's own walk where it knows {@code mode}: one process in the guest instead of one per file. */

@@ -25,6 +25,50 @@ final class ExtensionExec {
     }
 
     static GuestExecResult run(GuestTransport transport, ExecSpec spec, Deadline deadline) {
+        return start(transport, Commands.EXEC, arguments(spec), "the command " + spec.argv().get(0), spec.maxOutputBytes(),
+                deadline);
+    }
+
+    /**
+     * Starts {@code spec} and answers at once with its handle and what it wrote so far; the rest is
+     * read with {@link #poll} (the process is killed by the agent at its own timeout).
+     */
+    static Streamed startStreamed(GuestTransport transport, ExecSpec spec, Deadline deadline) {
+        ObjectNode arguments = arguments(spec).put("wait-ms", 0);
+        JsonNode answer = transport.call(Commands.EXEC, arguments, Wire.TREE, Commands.MAX_LINE, deadline)
+                .valueOrThrow(Commands.EXEC);
+        long handle = Wire.requireLong(Wire.requireObject(answer, Commands.EXEC), "handle", 0, Long.MAX_VALUE, Commands.EXEC);
+        return new Streamed(handle, Poll.parse(answer, handle, Commands.EXEC));
+    }
+
+    /**
+     * What the process {@code handle} wrote since the last answer, waiting up to {@code waitMillis}
+     * for it to write anything or end; a process whose last answer said it exited is reported as
+     * finished with nothing more.
+     */
+    static Poll poll(GuestTransport transport, long handle, long waitMillis, boolean exitedBefore, Deadline deadline) {
+        ObjectNode arguments = Wire.object().put("handle", handle).put("wait-ms", waitMillis).put("on-output", true);
+        Wire.Answer<JsonNode> next = transport.call(Commands.EXEC_POLL, arguments, Wire.TREE, Commands.MAX_LINE, deadline);
+        if (exitedBefore && next.isError() && "NotFound".equals(next.errorClass())) {
+            return Poll.GONE;
+        }
+        return Poll.parse(next.valueOrThrow(Commands.EXEC_POLL), handle, Commands.EXEC_POLL);
+    }
+
+    /** Sends {@code signal} to the process group of {@code handle}; a handle the agent no longer has is left alone. */
+    static void signal(GuestTransport transport, long handle, int signal, Deadline deadline) {
+        Wire.Answer<JsonNode> answer = transport.call(Commands.EXEC_KILL, Wire.object().put("handle", handle).put("signal", signal),
+                Wire.TREE, Commands.MAX_LINE, deadline);
+        if (!(answer.isError() && "NotFound".equals(answer.errorClass()))) {
+            answer.valueOrThrow(Commands.EXEC_KILL);
+        }
+    }
+
+    /** A process started for streaming: its handle and the agent's first answer. */
+    record Streamed(long handle, Poll first) {
+    }
+
+    private static ObjectNode arguments(ExecSpec spec) {
         ObjectNode arguments = Wire.object();
         spec.argv().forEach(arguments.putArray("argv")::add);
         ObjectNode env = arguments.putObject("env");
@@ -46,8 +90,7 @@ final class ExtensionExec {
             arguments.put("gid", spec.gid());
         }
         arguments.put("max-output-bytes", spec.maxOutputBytes());
-        return start(transport, Commands.EXEC, arguments, "the command " + spec.argv().get(0), spec.maxOutputBytes(),
-                deadline);
+        return arguments;
     }
 
     /**
@@ -87,7 +130,8 @@ final class ExtensionExec {
         JsonNode answer = first;
         String command = started;
         while (true) {
-            Poll poll = Poll.parse(answer, handle, command, out, err);
+            Poll poll = Poll.parse(answer, handle, command);
+            poll.appendTo(out, err);
             if (poll.finished()) {
                 return poll.result(out, err);
             }
@@ -124,11 +168,14 @@ final class ExtensionExec {
         }
     }
 
-    /** One answer of {@code vivarium-exec} or {@code vivarium-exec-poll}; its output is appended to the buffers. */
-    private record Poll(boolean exited, boolean complete, Integer exitCode, Integer signal, boolean timedOut,
-            long durationMillis) {
+    /** One answer of {@code vivarium-exec} or {@code vivarium-exec-poll}: the output it carries and the process's state. */
+    record Poll(byte[] out, byte[] err, boolean outTruncated, boolean errTruncated, boolean exited, boolean complete,
+            Integer exitCode, Integer signal, boolean timedOut, long durationMillis) {
 
-        static Poll parse(JsonNode value, long handle, String command, CappedBuffer out, CappedBuffer err) {
+        /** After the answer that said the process exited: the handle is gone, nothing more came. */
+        static final Poll GONE = new Poll(new byte[0], new byte[0], false, false, true, true, null, null, false, 0);
+
+        static Poll parse(JsonNode value, long handle, String command) {
             Wire.requireObject(value, command);
             if (Wire.requireLong(value, "handle", command) != handle) {
                 throw Wire.malformed(command, "the answer is for another handle", null);
@@ -136,10 +183,8 @@ final class ExtensionExec {
             boolean exited = Wire.requireBoolean(value, "exited", command);
             byte[] outChunk = Wire.requireBase64(value, "out-b64", Commands.AGENT_CHUNK, command);
             byte[] errChunk = Wire.requireBase64(value, "err-b64", Commands.AGENT_CHUNK, command);
-            out.write(outChunk, 0, outChunk.length);
-            err.write(errChunk, 0, errChunk.length);
-            out.markTruncated(Wire.requireBoolean(value, "out-truncated", command));
-            err.markTruncated(Wire.requireBoolean(value, "err-truncated", command));
+            boolean outTruncated = Wire.requireBoolean(value, "out-truncated", command);
+            boolean errTruncated = Wire.requireBoolean(value, "err-truncated", command);
             Long exitCode = Wire.optionalLong(value, "exit-code", command);
             Long signal = Wire.optionalLong(value, "signal", command);
             if (exited && (exitCode == null) == (signal == null)) {
@@ -153,8 +198,20 @@ final class ExtensionExec {
             long duration = Wire.requireLong(value, "duration-ms", 0, Long.MAX_VALUE / 1_000_000, command);
             // a full chunk means the agent may hold more: poll again until the handle is gone
             boolean complete = outChunk.length < Commands.AGENT_CHUNK && errChunk.length < Commands.AGENT_CHUNK;
-            return new Poll(exited, complete, exitCode == null ? null : exitCode.intValue(),
-                    signal == null ? null : signal.intValue(), timedOut, duration);
+            return new Poll(outChunk, errChunk, outTruncated, errTruncated, exited, complete,
+                    exitCode == null ? null : exitCode.intValue(), signal == null ? null : signal.intValue(), timedOut, duration);
+        }
+
+        void appendTo(CappedBuffer out, CappedBuffer err) {
+            out.write(this.out, 0, this.out.length);
+            err.write(this.err, 0, this.err.length);
+            out.markTruncated(outTruncated);
+            err.markTruncated(errTruncated);
+        }
+
+        /** The API's status of an exited process: its code, 128+N for signal N. */
+        int status() {
+            return exitCode != null ? exitCode : signal != null ? 128 + signal : -1;
         }
 
         boolean finished() {

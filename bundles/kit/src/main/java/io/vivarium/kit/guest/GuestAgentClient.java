@@ -119,6 +119,29 @@ public final class GuestAgentClient implements AutoCloseable {
         };
     }
 
+    /** Starts {@code spec} for streaming (our agent only: the stock one returns output only at the end). */
+    ExtensionExec.Streamed startStreamed(ExecSpec spec, Deadline deadline) {
+        requireNativeExec("stream a command's output", deadline);
+        return ExtensionExec.startStreamed(transport, spec, deadline);
+    }
+
+    /** What the streamed process {@code handle} wrote next ({@link ExtensionExec#poll}). */
+    ExtensionExec.Poll pollStreamed(long handle, Duration wait, boolean exitedBefore, Deadline deadline) {
+        return ExtensionExec.poll(transport, handle, wait.toMillis(), exitedBefore, deadline);
+    }
+
+    /** Signals the streamed process {@code handle}'s group. */
+    void signalStreamed(long handle, int signal, Deadline deadline) {
+        ExtensionExec.signal(transport, handle, signal, deadline);
+    }
+
+    private void requireNativeExec(String what, Deadline deadline) {
+        AgentCapabilities capabilities = capabilities(deadline);
+        if (capabilities.support(AgentCapabilities.Feature.EXEC_TIMEOUT) != AgentCapabilities.Support.NATIVE) {
+            throw missing(what, capabilities);
+        }
+    }
+
     /**
      * The files below {@code dirs} with the fingerprints of {@code mode}, walked by the agent
      * ({@code vivarium-list}), as the mode's listing command would print them; empty when the peer
