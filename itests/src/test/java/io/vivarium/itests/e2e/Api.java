@@ -148,6 +148,28 @@ final class Api {
         return r;
     }
 
+    /**
+     * A request whose answer is read as it comes (server-sent events), with extra request headers
+     * (name, value, ...): judged by its status and Content-Type, an error answer by its body too.
+     */
+    HttpResponse<java.io.InputStream> stream(String method, String path, Object body, String... headers)
+            throws IOException, InterruptedException {
+        byte[] bytes = body == null ? null : (body instanceof String text ? text : JSON.writeValueAsString(body))
+                .getBytes(StandardCharsets.UTF_8);
+        HttpRequest plain = request(method, path, "application/json", bytes, false);
+        HttpRequest.Builder b = HttpRequest.newBuilder(plain, (name, value) -> true);
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        HttpResponse<java.io.InputStream> r = client().send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        byte[] answer = r.statusCode() >= 400 ? r.body().readAllBytes() : new byte[0];
+        judge(method, path, bytes == null ? null : "application/json", bytes, r.statusCode(), r.headers(), answer);
+        if (r.statusCode() >= 400) {
+            throw new AssertionError(method + " " + path + " answered " + r.statusCode() + " " + new String(answer, StandardCharsets.UTF_8));
+        }
+        return r;
+    }
+
     private HttpRequest request(String method, String path, String type, byte[] body, boolean expectContinue) {
         var b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(120)).expectContinue(expectContinue)
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));

@@ -37,18 +37,23 @@ class CrossTenantIT {
     private static final String SECRET = "acme's own\n";
     private static final String TAG = "acme-tag";
     private static final String TAG_HOLE = "OWNERS-TAG";
+    /** The id of the owner's command in the routes that name one: set before they are tried. */
+    private static String command = "cmd-000000000000";
     /** The body each operation that takes one is tried with; {@value #TAG_HOLE} becomes the owner's checkpoint or snapshot. */
-    private static final Map<String, String> BODIES = Map.of(
-            "POST /v1/sandboxes/{id}/exec", "{\"args\": [\"touch\", \"/work/pwned\"]}",
-            "POST /v1/sandboxes/{id}/eval", "{\"code\": \"open('/work/pwned', 'w').close()\"}",
-            "POST /v1/sandboxes/{id}/baseline", "{\"paths\": [\"/work\"]}",
-            "POST /v1/sandboxes/{id}/changes", "{}",
-            "POST /v1/sandboxes/{id}/dry-run", "{\"command\": \"touch /work/pwned\", \"paths\": [\"/work\"]}",
-            "POST /v1/sandboxes/{id}/checkpoints", "{\"tag\": \"globex-cp\"}",
-            "POST /v1/sandboxes/{id}/branch", "{\"tag\": \"globex-branch\"}",
-            "POST /v1/vms/{id}/snapshot", "{\"tag\": \"globex-cp\"}",
-            "POST /v1/vms/{id}/restore", "{\"tag\": \"" + TAG_HOLE + "\"}",
-            "POST /v1/snapshots/{tag}/compact", "{\"to\": \"globex-flat\"}");
+    private static final Map<String, String> BODIES = Map.ofEntries(
+            Map.entry("POST /v1/sandboxes/{id}/exec", "{\"args\": [\"touch\", \"/work/pwned\"]}"),
+            Map.entry("POST /v1/sandboxes/{id}/exec/stream", "{\"args\": [\"touch\", \"/work/pwned\"]}"),
+            Map.entry("POST /v1/sandboxes/{id}/commands", "{\"args\": [\"touch\", \"/work/pwned\"]}"),
+            Map.entry("POST /v1/sandboxes/{id}/commands/{cid}/signal", "{\"signal\": 9}"),
+            Map.entry("POST /v1/sandboxes/{id}/eval", "{\"code\": \"open('/work/pwned', 'w').close()\"}"),
+            Map.entry("POST /v1/sandboxes/{id}/baseline", "{\"paths\": [\"/work\"]}"),
+            Map.entry("POST /v1/sandboxes/{id}/changes", "{}"),
+            Map.entry("POST /v1/sandboxes/{id}/dry-run", "{\"command\": \"touch /work/pwned\", \"paths\": [\"/work\"]}"),
+            Map.entry("POST /v1/sandboxes/{id}/checkpoints", "{\"tag\": \"globex-cp\"}"),
+            Map.entry("POST /v1/sandboxes/{id}/branch", "{\"tag\": \"globex-branch\"}"),
+            Map.entry("POST /v1/vms/{id}/snapshot", "{\"tag\": \"globex-cp\"}"),
+            Map.entry("POST /v1/vms/{id}/restore", "{\"tag\": \"" + TAG_HOLE + "\"}"),
+            Map.entry("POST /v1/snapshots/{tag}/compact", "{\"to\": \"globex-flat\"}"));
     private static final Map<String, String> QUERIES = Map.of("path", "/work/secret");
 
     @TempDir
@@ -73,6 +78,8 @@ class CrossTenantIT {
         String id = owner.createSandbox();
         owner.sendBytes("PUT", "/v1/sandboxes/" + id + "/files?path=/work/secret", SECRET.getBytes(StandardCharsets.UTF_8));
         expect(201, owner.post("/v1/snapshots", Map.of("tag", TAG, "boot_wait_secs", 0)));
+        command = expect(201, owner.post("/v1/sandboxes/" + id + "/commands", Map.of("args", List.of("sleep", "20"))))
+                .get("id").asText();
 
         List<String> tried = tryEvery(op -> op.contains(" /v1/sandboxes/{id}"), id, TAG);
         tried.addAll(tryEvery(op -> op.contains(" /v1/snapshots/{tag}"), id, TAG));
@@ -124,7 +131,7 @@ class CrossTenantIT {
         ops.sort(Comparator.comparing((String op) -> op.startsWith("DELETE ")).thenComparing(Comparator.naturalOrder()));
         for (String op : ops) {
             String[] mt = op.split(" ", 2);
-            String path = mt[1].replace("{id}", id).replace("{tag}", tag) + query(contract.requiredQueryParameters(op));
+            String path = mt[1].replace("{id}", id).replace("{tag}", tag).replace("{cid}", command) + query(contract.requiredQueryParameters(op));
             List<String> types = contract.requestTypes(op);
             Api.Response r;
             if (types.contains("application/json")) {

@@ -99,6 +99,14 @@ class OpenApiContractIT {
         api.post(sb + "/exec", "{\"args\": [\"sh\", \"-c\", \"echo x > /work/new\"]}");
         api.post(sb + "/changes", "{}");
         api.post(sb + "/dry-run", "{\"command\": \"echo y > /work/other; rm /work/f.txt\", \"paths\": [\"/work\"], \"timeout_secs\": 10}");
+        String command = expect(201, api.post(sb + "/commands", "{\"args\": [\"sh\", \"-c\", \"echo a; sleep 30\"]}"))
+                .get("id").asText();
+        api.get(sb + "/commands");
+        api.get(sb + "/commands/" + command);
+        api.stream("GET", sb + "/commands/" + command + "/events?from=0", null).body().close();
+        api.post(sb + "/commands/" + command + "/signal", "{\"signal\": 9}");
+        api.post(sb + "/commands/" + command + "/wait?timeout_secs=10", null);
+        api.stream("POST", sb + "/exec/stream", "{\"args\": [\"echo\", \"streamed\"]}").body().readAllBytes();
         // requests the document forbids are refused with the error body
         Api outside = api.outsideTheContract();
         assertEquals(400, outside.post(sb + "/exec", "{\"args\": [\"true\"], \"nope\": 1}").status());

@@ -9,6 +9,7 @@ import java.util.stream.Stream;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.BaselineRequest;
 import io.vivarium.api.ChangesRequest;
+import io.vivarium.api.CommandService;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.DryRunRequest;
 import io.vivarium.api.EvalRequest;
@@ -53,7 +54,8 @@ public class V1Surface implements ApiSurface {
     @Activate
     public V1Surface(@Reference(policyOption = ReferencePolicyOption.GREEDY) SandboxService sandboxes,
             @Reference(policyOption = ReferencePolicyOption.GREEDY) VmService vms,
-            @Reference(policyOption = ReferencePolicyOption.GREEDY) SnapshotService snapshots) {
+            @Reference(policyOption = ReferencePolicyOption.GREEDY) SnapshotService snapshots,
+            @Reference CommandService commands) {
         byte[] openApi = openApiDocument();
         List<Route> sandboxRoutes = List.of(
                 new Route("GET", "/openapi.json", Role.USER, 200, r -> BinaryBody.of("application/json", openApi)),
@@ -95,7 +97,7 @@ public class V1Surface implements ApiSurface {
                     return null;
                 }, SandboxService.MAX_FILE_BYTES));
         this.routes = Stream.of(sandboxRoutes, SnapshotRoutes.of(snapshots), vmRoutes(vms),
-                CheckpointRoutes.of(sandboxes, vms), OperatorRoutes.of(this::plugins)).flatMap(List::stream).toList();
+                CheckpointRoutes.of(sandboxes, vms), CommandRoutes.of(commands), OperatorRoutes.of(this::plugins)).flatMap(List::stream).toList();
     }
 
     /** The machine view of sandboxes: lifecycle routes for every role, as for sandboxes (checkpoints are {@link CheckpointRoutes}). */

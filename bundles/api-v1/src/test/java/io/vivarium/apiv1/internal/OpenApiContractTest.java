@@ -77,7 +77,7 @@ class OpenApiContractTest {
     void documentedOperationsAreExactlyTheRegisteredRoutes() {
         Set<String> registered = new TreeSet<>(EDGE_ROUTES);
         registered.addAll(OTHER_SURFACE_ROUTES);
-        for (Route r : new V1Surface(null, null, null).routes()) {
+        for (Route r : new V1Surface(null, null, null, null).routes()) {
             registered.add(r.method() + " /v1" + r.template());
         }
         assertEquals(registered, documentedOperations());
@@ -85,7 +85,7 @@ class OpenApiContractTest {
 
     @Test
     void documentedRolesAreTheRolesTheRoutesCheck() {
-        for (Route r : new V1Surface(null, null, null).routes()) {
+        for (Route r : new V1Surface(null, null, null, null).routes()) {
             Operation op = operation("/v1" + r.template(), r.method());
             assertEquals(r.role().name().toLowerCase(Locale.ROOT), op.getExtensions().get("x-vivarium-role"),
                     r.method() + " " + r.template());

@@ -18,6 +18,9 @@ public interface RouteRequest {
     /** A query parameter, if present. */
     Optional<String> queryParam(String name);
 
+    /** A request header, if present (its first value). Since 1.4. */
+    Optional<String> header(String name);
+
     /**
      * The JSON body bound to {@code type} (snake_case field names; unknown fields, wrong types and
      * malformed JSON are a 400 that names the problem). A missing body is a 400.

@@ -39,13 +39,18 @@ final class GuestAccess {
 
     private ExecResult exec(Sandbox sb, ExecRequest request) {
         SandboxInstance instance = live.forChannel(sb);
+        return instance.channel().exec(complete(sb, instance, request));
+    }
+
+    /** {@code request} with its defaults filled in, checked against what the instance's channel can carry. */
+    static ExecRequest complete(Sandbox sb, SandboxInstance instance, ExecRequest request) {
         ExecRequest complete = ExecRequests.complete(request, instance.workspace());
         long channelMax = instance.channel().limits().maxOutputBytes();
         if (complete.maxOutputBytes() > channelMax) {
             throw ApiException.badRequest("max_output_bytes " + complete.maxOutputBytes() + " is more than backend "
                     + sb.record().backend() + " can return (" + channelMax + " bytes per stream)");
         }
-        return instance.channel().exec(complete);
+        return complete;
     }
 
     byte[] readFile(Caller caller, String id, String path) {

@@ -134,6 +134,12 @@ final class Sandboxes {
         return sb;
     }
 
+    /** Whether {@code id} names a sandbox that is not deleted. */
+    boolean exists(String id) {
+        Sandbox sb = byId.get(id);
+        return sb != null && !sb.deleted();
+    }
+
     static ApiException notFound(String id) {
         return ApiException.notFound("no sandbox " + id);
     }

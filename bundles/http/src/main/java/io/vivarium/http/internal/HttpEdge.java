@@ -207,7 +207,8 @@ public class HttpEdge extends HttpServlet {
         if (!caller.role().allows(route.role())) {
             throw ApiException.forbidden(forbidden(method + " " + req.getRequestURI(), route.role(), caller.role()));
         }
-        var request = new ParsedRequest(caller, m.params(), query(req.getQueryString()), readBody(req, route.maxBodyBytes()), json);
+        var request = new ParsedRequest(caller, m.params(), query(req.getQueryString()), req::getHeader,
+                readBody(req, route.maxBodyBytes()), json);
         Object result = route.handler().handle(request);
         if (route.status() == 204 || result == null) {
             resp.setStatus(route.status());

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.CommandInfo;
 import io.vivarium.api.EvalResult;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
@@ -33,6 +34,9 @@ final class JsonCodec {
             .serializationInclusion(JsonInclude.Include.NON_NULL)
             // an eval's answer names every field, null or not, as the reference API's does
             .withConfigOverride(EvalResult.class,
+                    o -> o.setInclude(JsonInclude.Value.construct(JsonInclude.Include.ALWAYS, null)))
+            // a command names its exit code and error while it has none, so that a client sees the field
+            .withConfigOverride(CommandInfo.class,
                     o -> o.setInclude(JsonInclude.Value.construct(JsonInclude.Include.ALWAYS, null)))
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)

@@ -2,14 +2,20 @@ package io.vivarium.http.internal;
 
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.http.RouteRequest;
 
 /** A request as handed to a route: authenticated caller, bound path parameters, raw body. */
-record ParsedRequest(Caller caller, Map<String, String> params, Map<String, String> query, byte[] rawBody,
-        JsonCodec json) implements RouteRequest {
+record ParsedRequest(Caller caller, Map<String, String> params, Map<String, String> query,
+        UnaryOperator<String> headers, byte[] rawBody, JsonCodec json) implements RouteRequest {
+
+    @Override
+    public Optional<String> header(String name) {
+        return Optional.ofNullable(headers.apply(name));
+    }
 
     @Override
     public String pathParam(String name) {

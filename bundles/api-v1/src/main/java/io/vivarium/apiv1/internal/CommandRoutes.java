@@ -1,0 +1,73 @@
+package io.vivarium.apiv1.internal;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.CommandInfo;
+import io.vivarium.api.CommandService;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.Role;
+import io.vivarium.api.http.Route;
+import io.vivarium.api.http.RouteRequest;
+
+/**
+ * Background commands and streamed exec: start, list, read as server-sent events
+ * ({@link CommandEvents}), signal, wait. Admin-only, as exec is.
+ */
+final class CommandRoutes {
+    private static final int MAX_WAIT_SECS = 60;
+    private static final int DEFAULT_WAIT_SECS = 30;
+
+    /** Body of {@code POST .../signal}. */
+    record SignalRequest(Integer signal) {
+    }
+
+    private CommandRoutes() {
+    }
+
+    static List<Route> of(CommandService commands) {
+        return List.of(
+                new Route("POST", "/sandboxes/{id}/exec/stream", Role.ADMIN, 200, r -> {
+                    CommandInfo started = commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class));
+                    return new CommandEvents(commands, r.caller(), started, 0, true);
+                }),
+                new Route("POST", "/sandboxes/{id}/commands", Role.ADMIN, 201,
+                        r -> commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class))),
+                new Route("GET", "/sandboxes/{id}/commands", Role.ADMIN, 200,
+                        r -> commands.list(r.caller(), r.pathParam("id"))),
+                new Route("GET", "/sandboxes/{id}/commands/{cid}", Role.ADMIN, 200,
+                        r -> commands.get(r.caller(), r.pathParam("id"), r.pathParam("cid"))),
+                new Route("GET", "/sandboxes/{id}/commands/{cid}/events", Role.ADMIN, 200, r -> {
+                    long from = CommandEvents.resumeAt(r.header("Last-Event-ID").orElse(null), r.queryParam("from").orElse(null));
+                    CommandInfo command = commands.get(r.caller(), r.pathParam("id"), r.pathParam("cid"));
+                    commands.output(r.caller(), command.sandboxId(), command.id(), from, Duration.ZERO); // a bad offset is a 400 now
+                    return new CommandEvents(commands, r.caller(), command, from, false);
+                }),
+                new Route("POST", "/sandboxes/{id}/commands/{cid}/signal", Role.ADMIN, 200, r -> {
+                    Integer signal = r.body(SignalRequest.class).signal();
+                    if (signal == null) {
+                        throw ApiException.badRequest("signal is required, e.g. {\"signal\": 15} (SIGTERM)");
+                    }
+                    return commands.signal(r.caller(), r.pathParam("id"), r.pathParam("cid"), signal);
+                }),
+                new Route("POST", "/sandboxes/{id}/commands/{cid}/wait", Role.ADMIN, 200,
+                        r -> commands.await(r.caller(), r.pathParam("id"), r.pathParam("cid"), waitOf(r))));
+    }
+
+    private static Duration waitOf(RouteRequest r) {
+        String given = r.queryParam("timeout_secs").orElse(null);
+        if (given == null) {
+            return Duration.ofSeconds(DEFAULT_WAIT_SECS);
+        }
+        try {
+            int secs = Integer.parseInt(given);
+            if (secs >= 0 && secs <= MAX_WAIT_SECS) {
+                return Duration.ofSeconds(secs);
+            }
+        } catch (NumberFormatException e) {
+            // the 400 below
+        }
+        throw ApiException.badRequest("timeout_secs must be 0 to " + MAX_WAIT_SECS + ", got \"" + given + "\"");
+    }
+}
