@@ -160,6 +160,24 @@ class CommandStreamIT {
     }
 
     @Test
+    void aReaderThatGoesLeavesTheCommandRunningUnlessItAskedForItToBeKilled() throws Exception {
+        String kept;
+        try (ServerSentEvents events = new ServerSentEvents(admin.stream("POST", "/v1/sandboxes/" + id + "/exec/stream",
+                sh("exec sleep 300", "timeout_secs", 600)).body())) {
+            kept = events.next().data().get("id").asText();
+        }
+        String killed;
+        try (ServerSentEvents events = new ServerSentEvents(admin.stream("POST",
+                "/v1/sandboxes/" + id + "/exec/stream?on_disconnect=kill", sh("exec sleep 300", "timeout_secs", 600)).body())) {
+            killed = events.next().data().get("id").asText();
+        }
+        JsonNode gone = Api.expect(200, admin.post(commands() + "/" + killed + "/wait?timeout_secs=30", null));
+        assertEquals(128 + 9, gone.get("exit_code").asInt(), "killed once the stream found its reader gone: " + gone);
+        assertEquals("running", Api.expect(200, admin.get(commands() + "/" + kept)).get("status").asText());
+        Api.expect(200, admin.post(commands() + "/" + kept + "/signal", Map.of("signal", 9)));
+    }
+
+    @Test
     void theExecsTimeoutAndCapHoldAndBytesThatAreNotTextComeAsBase64() throws Exception {
         try (ServerSentEvents events = new ServerSentEvents(admin.stream("POST", "/v1/sandboxes/" + id + "/exec/stream",
                 sh("printf 1234567890; sleep 30", "timeout_secs", 1, "max_output_bytes", 5)).body())) {

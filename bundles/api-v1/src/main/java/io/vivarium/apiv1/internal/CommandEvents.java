@@ -30,11 +30,12 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
  * {@value #KEEP_ALIVE_SECS} s of silence; and a last event {@code exit} carrying the command (exit
  * code, timed-out and truncated), or {@code error} if the sandbox went meanwhile. The stream is written as the command writes: a slow reader holds
  * back only its own stream (the command's log is bounded by its output cap), and a reader that goes
- * leaves the command running.
+ * leaves the command running, unless it asked for the command to be killed then.
  */
 final class CommandEvents implements BinaryBody {
     static final String CONTENT_TYPE = "text/event-stream";
     static final int KEEP_ALIVE_SECS = 10;
+    private static final int KILL = 9;
     private static final ObjectMapper JSON = new ObjectMapper()
             .setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE);
 
@@ -43,14 +44,20 @@ final class CommandEvents implements BinaryBody {
     private final CommandInfo command;
     private final long from;
     private final boolean announce;
+    private final boolean killOnDisconnect;
 
-    /** @param announce whether the stream opens with an event {@code started} carrying the command (a stream that started it) */
-    CommandEvents(CommandService commands, Caller caller, CommandInfo command, long from, boolean announce) {
+    /**
+     * @param announce whether the stream opens with an event {@code started} carrying the command (a stream that started it)
+     * @param killOnDisconnect whether a reader that goes takes the command with it (SIGKILL to its group), found at the next write
+     */
+    CommandEvents(CommandService commands, Caller caller, CommandInfo command, long from, boolean announce,
+            boolean killOnDisconnect) {
         this.commands = commands;
         this.caller = caller;
         this.command = command;
         this.from = from;
         this.announce = announce;
+        this.killOnDisconnect = killOnDisconnect;
     }
 
     @Override
@@ -65,6 +72,21 @@ final class CommandEvents implements BinaryBody {
 
     @Override
     public void writeTo(OutputStream out) throws IOException {
+        try {
+            write(out);
+        } catch (IOException readerGone) {
+            if (killOnDisconnect) {
+                try {
+                    commands.signal(caller, command.sandboxId(), command.id(), KILL);
+                } catch (ApiException ended) {
+                    // it ended meanwhile, or its sandbox went
+                }
+            }
+            throw readerGone;
+        }
+    }
+
+    private void write(OutputStream out) throws IOException {
         if (announce) {
             event(out, "started", null, JSON.writeValueAsString(command));
             out.flush();

@@ -29,8 +29,9 @@ final class CommandRoutes {
     static List<Route> of(CommandService commands) {
         return List.of(
                 new Route("POST", "/sandboxes/{id}/exec/stream", Role.ADMIN, 200, r -> {
+                    boolean kill = onDisconnect(r);
                     CommandInfo started = commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class));
-                    return new CommandEvents(commands, r.caller(), started, 0, true);
+                    return new CommandEvents(commands, r.caller(), started, 0, true, kill);
                 }),
                 new Route("POST", "/sandboxes/{id}/commands", Role.ADMIN, 201,
                         r -> commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class))),
@@ -42,7 +43,7 @@ final class CommandRoutes {
                     long from = CommandEvents.resumeAt(r.header("Last-Event-ID").orElse(null), r.queryParam("from").orElse(null));
                     CommandInfo command = commands.get(r.caller(), r.pathParam("id"), r.pathParam("cid"));
                     commands.output(r.caller(), command.sandboxId(), command.id(), from, Duration.ZERO); // a bad offset is a 400 now
-                    return new CommandEvents(commands, r.caller(), command, from, false);
+                    return new CommandEvents(commands, r.caller(), command, from, false, onDisconnect(r));
                 }),
                 new Route("POST", "/sandboxes/{id}/commands/{cid}/signal", Role.ADMIN, 200, r -> {
                     Integer signal = r.body(SignalRequest.class).signal();
@@ -53,6 +54,17 @@ final class CommandRoutes {
                 }),
                 new Route("POST", "/sandboxes/{id}/commands/{cid}/wait", Role.ADMIN, 200,
                         r -> commands.await(r.caller(), r.pathParam("id"), r.pathParam("cid"), waitOf(r))));
+    }
+
+    /** {@code ?on_disconnect=kill}: the command dies with the stream; {@code keep} (the default) leaves it running. */
+    private static boolean onDisconnect(RouteRequest r) {
+        String given = r.queryParam("on_disconnect").orElse("keep");
+        return switch (given) {
+            case "keep" -> false;
+            case "kill" -> true;
+            default -> throw ApiException.badRequest("on_disconnect must be keep (the default: the command runs on) or kill, got \""
+                    + given + "\"");
+        };
     }
 
     private static Duration waitOf(RouteRequest r) {
