@@ -43,6 +43,8 @@ struct exec {
 	int64_t start, end, deadline;
 	int reaped, status, timed_out;
 	int detached; /* answered and freed as a handle; only its draining pipes remain */
+	int stdin_open; /* stdin stays open after its first data, for vivarium-exec-write, until eof */
+	int stdin_eof; /* the host has no more to write: close stdin once what is held was written */
 	struct exec *next;
 };
 
@@ -91,7 +93,7 @@ static void stream_watch(struct stream *st)
 		return;
 	uint32_t ev = 0;
 	if (st == &st->ex->s[S_IN])
-		ev = EPOLLOUT;
+		ev = st->pos < st->hold.len ? EPOLLOUT : 0;
 	else if (!stream_full(st->ex, st))
 		ev = EPOLLIN;
 	watch_set(&st->w, ev, &st->events);
@@ -143,10 +145,17 @@ static void stream_write(struct stream *st)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		break; /* EPIPE: the child does not want more input */
+		stream_close(st); /* EPIPE: the child does not want more input */
+		buf_free(&st->hold);
+		return;
 	}
-	stream_close(st);
-	buf_free(&st->hold);
+	st->hold.len = st->pos = 0;
+	if (!st->ex->stdin_open || st->ex->stdin_eof) {
+		stream_close(st);
+		buf_free(&st->hold);
+	} else {
+		stream_watch(st); /* nothing to write until the host sends more */
+	}
 }
 
 static struct exec *find_handle(int64_t h)
@@ -437,6 +446,7 @@ struct spawn {
 	const unsigned char *input;
 	size_t inlen;
 	int has_input;
+	int stdin_open;
 };
 
 /* A pipe whose parent_end (if >= 0) is non-blocking; out of fds, the oldest drained pipes go first. */
@@ -539,7 +549,8 @@ static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 	ex->next = execs;
 	execs = ex;
 	nexecs++;
-	if (!ex->s[S_IN].hold.len)
+	ex->stdin_open = sp->stdin_open;
+	if (!ex->s[S_IN].hold.len && !ex->stdin_open)
 		stream_close(&ex->s[S_IN]);
 	for (int i = 0; i < 3; i++)
 		stream_watch(&ex->s[i]);
@@ -769,15 +780,17 @@ int cmd_vivarium_list(struct call *k)
 
 int cmd_vivarium_exec(struct call *k)
 {
-	static const char *const allowed[] = {"argv", "env", "cwd", "uid", "gid", "stdin-b64", "timeout-ms", "max-output-bytes", "wait-ms", NULL};
+	static const char *const allowed[] = {"argv", "env", "cwd", "uid", "gid", "stdin-b64", "stdin-open", "timeout-ms",
+					      "max-output-bytes", "wait-ms", NULL};
 	const char *cwd = "/";
+	int stdin_open = 0;
 	int64_t uid = -1, gid = -1, timeout = 0, cap = STOCK_CAP, wait_ms;
 	unsigned char *input = NULL;
 	size_t inlen = 0;
 	int has_input, has_uid, has_gid;
 	if (args_only(k, allowed) || arg_str(k, "cwd", 0, &cwd, NULL) < 0 || (has_uid = arg_int(k, "uid", 0, &uid)) < 0 ||
 	    (has_gid = arg_int(k, "gid", 0, &gid)) < 0 || get_limits(k, &timeout, &cap, &wait_ms) < 0 ||
-	    (has_input = arg_b64(k, "stdin-b64", 0, &input, &inlen)) < 0)
+	    (has_input = arg_b64(k, "stdin-b64", 0, &input, &inlen)) < 0 || arg_bool(k, "stdin-open", 0, &stdin_open) < 0)
 		return R_ERR;
 	if ((has_uid && (uid < 0 || uid > 0xfffffffe)) || (has_gid && (gid < 0 || gid > 0xfffffffe)))
 		return fail(k, "InvalidParameter", "uid and gid must be between 0 and 4294967294");
@@ -823,7 +836,7 @@ int cmd_vivarium_exec(struct call *k)
 	envp[nenv] = NULL;
 	free(offs);
 	struct spawn sp = {.argv = argv, .envp = envp, .cwd = cwd, .set_ids = set_ids, .uid = (uid_t)uid, .gid = (gid_t)gid,
-			   .input = input, .inlen = inlen, .has_input = has_input};
+			   .input = input, .inlen = inlen, .has_input = has_input, .stdin_open = stdin_open};
 	int r = start(k, &sp, timeout, cap, wait_ms);
 	free(argv);
 	free(envp);
@@ -843,6 +856,33 @@ int cmd_vivarium_exec_poll(struct call *k)
 	if (!ex)
 		return fail(k, "NotFound", "no exec handle %lld (finished handles are freed once fully polled)", (long long)h);
 	return answer_or_wait(k, ex, wait_ms, on_output);
+}
+
+/* Writes to the stdin of an exec started with stdin-open; eof closes it once what is held was written. */
+int cmd_vivarium_exec_write(struct call *k)
+{
+	static const char *const allowed[] = {"handle", "data-b64", "eof", NULL};
+	int64_t h;
+	unsigned char *data = NULL;
+	size_t len = 0;
+	int eof = 0;
+	if (args_only(k, allowed) || arg_int(k, "handle", 1, &h) < 0 || arg_b64(k, "data-b64", 0, &data, &len) < 0 ||
+	    arg_bool(k, "eof", 0, &eof) < 0)
+		return R_ERR;
+	struct exec *ex = find_handle(h);
+	if (!ex)
+		return fail(k, "NotFound", "no exec handle %lld", (long long)h);
+	struct stream *st = &ex->s[S_IN];
+	if (st->w.fd < 0 || ex->stdin_eof)
+		return fail(k, "InvalidParameter", "the stdin of exec %lld is closed (not started with stdin-open, ended by eof, "
+			    "or the command stopped reading)", (long long)h);
+	if (st->hold.len - st->pos + len > ex->hold_max)
+		return fail(k, "LimitExceeded", "the command has not read what was written before: retry when it has");
+	buf_put(&st->hold, data, len);
+	ex->stdin_eof = eof;
+	stream_write(st);
+	buf_puts(k->out, "{}");
+	return R_OK;
 }
 
 int cmd_vivarium_exec_kill(struct call *k)

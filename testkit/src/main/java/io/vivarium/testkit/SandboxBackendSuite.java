@@ -369,6 +369,13 @@ public abstract class SandboxBackendSuite {
         assertTrue(last.truncated(), "past the cap: " + last);
         assertEquals(4, last.exitCode());
         assertFalse(last.timedOut());
+
+        GuestProcess reader = i.channel().start(new ExecRequest(List.of("/bin/cat"), 30, defaultEnv(i), i.workspace(),
+                "first ", 1 << 20), true);
+        reader.write("then more".getBytes(StandardCharsets.UTF_8), true);
+        StringBuilder echoed = new StringBuilder();
+        assertEquals(0, readToTheEnd(reader, echoed).exitCode(), "eof on its open stdin ends cat");
+        assertEquals("first then more", echoed.toString(), "what was written to its open stdin, after the request's");
     }
 
     private static GuestProcess.Output readToTheEnd(GuestProcess p, StringBuilder stdout) {

@@ -23,6 +23,19 @@ public interface CommandService {
     /** Starts the command and answers once it runs (the same checks and errors as an exec's start). */
     CommandInfo start(Caller caller, String sandboxId, ExecRequest request);
 
+    /**
+     * Like {@link #start(Caller, String, ExecRequest)}; with {@code stdinOpen} the command's stdin
+     * stays open after the request's {@code stdin}, for {@link #write}. Since 2.3.
+     */
+    CommandInfo start(Caller caller, String sandboxId, ExecRequest request, boolean stdinOpen);
+
+    /**
+     * Writes {@code data} to the stdin of a command started with its stdin open, waiting while the
+     * command has not read what came before; {@code eof} closes its stdin after. 409 when its stdin
+     * is closed or it has ended. Since 2.3.
+     */
+    CommandInfo write(Caller caller, String sandboxId, String commandId, byte[] data, boolean eof);
+
     /** The sandbox's commands, oldest first. */
     List<CommandInfo> list(Caller caller, String sandboxId);
 

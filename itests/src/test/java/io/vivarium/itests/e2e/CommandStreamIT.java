@@ -178,6 +178,30 @@ class CommandStreamIT {
     }
 
     @Test
+    void aCommandStartedWithItsStdinOpenReadsWhatIsWrittenToItUntilEof() throws Exception {
+        String command = Api.expect(201, admin.post(commands() + "?stdin=open",
+                sh("while read line; do echo got $line; done; echo bye", "timeout_secs", 120))).get("id").asText();
+        String path = commands() + "/" + command;
+        try (ServerSentEvents events = new ServerSentEvents(admin.stream("GET", path + "/events", null).body())) {
+            Api.expect(200, admin.sendBytes("POST", path + "/stdin", "one\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            ServerSentEvents.Event e;
+            do {
+                e = events.next();
+            } while (e.isComment());
+            assertEquals("got one\n", e.data().get("text").asText(), "the command answered what was written while it runs");
+            Api.expect(200, admin.sendBytes("POST", path + "/stdin?eof=true", "two\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            List<ServerSentEvents.Event> rest = toTheEnd(events);
+            assertEquals("got two\nbye\n", text(rest, "stdout"), "eof ended its read loop");
+            assertEquals(0, rest.get(rest.size() - 1).data().get("exit_code").asInt());
+        }
+        assertEquals(409, admin.sendBytes("POST", path + "/stdin", new byte[] {'x'}).status(), "its stdin is closed");
+        String closed = Api.expect(201, admin.post(commands(), sh("sleep 5"))).get("id").asText();
+        assertEquals(409, admin.sendBytes("POST", commands() + "/" + closed + "/stdin", new byte[] {'x'}).status(),
+                "a command started without ?stdin=open has no stdin to write to");
+        Api.expect(200, admin.post(commands() + "/" + closed + "/signal", Map.of("signal", 9)));
+    }
+
+    @Test
     void theExecsTimeoutAndCapHoldAndBytesThatAreNotTextComeAsBase64() throws Exception {
         try (ServerSentEvents events = new ServerSentEvents(admin.stream("POST", "/v1/sandboxes/" + id + "/exec/stream",
                 sh("printf 1234567890; sleep 30", "timeout_secs", 1, "max_output_bytes", 5)).body())) {

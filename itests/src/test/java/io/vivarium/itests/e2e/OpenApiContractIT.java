@@ -104,6 +104,8 @@ class OpenApiContractIT {
         api.get(sb + "/commands");
         api.get(sb + "/commands/" + command);
         api.stream("GET", sb + "/commands/" + command + "/events?from=0", null).body().close();
+        String reader = expect(201, api.post(sb + "/commands?stdin=open", "{\"args\": [\"cat\"]}")).get("id").asText();
+        api.sendBytes("POST", sb + "/commands/" + reader + "/stdin?eof=true", "in".getBytes(StandardCharsets.UTF_8));
         api.post(sb + "/commands/" + command + "/signal", "{\"signal\": 9}");
         api.post(sb + "/commands/" + command + "/wait?timeout_secs=10", null);
         api.stream("POST", sb + "/exec/stream", "{\"args\": [\"echo\", \"streamed\"]}").body().readAllBytes();

@@ -18,6 +18,8 @@ import io.vivarium.api.http.RouteRequest;
 final class CommandRoutes {
     private static final int MAX_WAIT_SECS = 60;
     private static final int DEFAULT_WAIT_SECS = 30;
+    /** What one write to a command's stdin may carry: what the agent holds for a command that has not read yet. */
+    private static final int MAX_STDIN_BYTES = 1 << 20;
 
     /** Body of {@code POST .../signal}. */
     record SignalRequest(Integer signal) {
@@ -30,11 +32,14 @@ final class CommandRoutes {
         return List.of(
                 new Route("POST", "/sandboxes/{id}/exec/stream", Role.ADMIN, 200, r -> {
                     boolean kill = onDisconnect(r);
-                    CommandInfo started = commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class));
+                    CommandInfo started = commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class), stdinOpen(r));
                     return new CommandEvents(commands, r.caller(), started, 0, true, kill);
                 }),
                 new Route("POST", "/sandboxes/{id}/commands", Role.ADMIN, 201,
-                        r -> commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class))),
+                        r -> commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class), stdinOpen(r))),
+                new Route("POST", "/sandboxes/{id}/commands/{cid}/stdin", Role.ADMIN, 200,
+                        r -> commands.write(r.caller(), r.pathParam("id"), r.pathParam("cid"), r.rawBody(), flag(r, "eof")),
+                        MAX_STDIN_BYTES),
                 new Route("GET", "/sandboxes/{id}/commands", Role.ADMIN, 200,
                         r -> commands.list(r.caller(), r.pathParam("id"))),
                 new Route("GET", "/sandboxes/{id}/commands/{cid}", Role.ADMIN, 200,
@@ -54,6 +59,26 @@ final class CommandRoutes {
                 }),
                 new Route("POST", "/sandboxes/{id}/commands/{cid}/wait", Role.ADMIN, 200,
                         r -> commands.await(r.caller(), r.pathParam("id"), r.pathParam("cid"), waitOf(r))));
+    }
+
+    /** {@code ?stdin=open}: the command's stdin stays open for {@code .../stdin}; {@code closed} (the default) after the body's stdin. */
+    private static boolean stdinOpen(RouteRequest r) {
+        String given = r.queryParam("stdin").orElse("closed");
+        return switch (given) {
+            case "closed" -> false;
+            case "open" -> true;
+            default -> throw ApiException.badRequest("stdin must be closed (the default: the body's stdin, then end of file) "
+                    + "or open (write more with POST .../commands/{cid}/stdin), got \"" + given + "\"");
+        };
+    }
+
+    private static boolean flag(RouteRequest r, String name) {
+        String given = r.queryParam(name).orElse("false");
+        return switch (given) {
+            case "false" -> false;
+            case "true" -> true;
+            default -> throw ApiException.badRequest(name + " must be true or false, got \"" + given + "\"");
+        };
     }
 
     /** {@code ?on_disconnect=kill}: the command dies with the stream; {@code keep} (the default) leaves it running. */

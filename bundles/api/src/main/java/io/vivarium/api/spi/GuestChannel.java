@@ -60,6 +60,18 @@ public interface GuestChannel {
     }
 
     /**
+     * Like {@link #start(ExecRequest)}; with {@code stdinOpen} the command's stdin stays open after
+     * the request's stdin was written, for {@link GuestProcess#write}. 501 by default for an open
+     * stdin. Since 2.5.
+     */
+    default GuestProcess start(ExecRequest request, boolean stdinOpen) {
+        if (stdinOpen) {
+            throw ApiException.notImplemented("this backend cannot keep a running command's stdin open");
+        }
+        return start(request);
+    }
+
+    /**
      * Lists, natively (one walk in the instance, no process per file), what the fingerprint mode
      * named {@code mode} would list with {@link FingerprintMode#guestListingCommand}: the same
      * records, exit status and errors. {@code request} is that command's exec, already filled in by

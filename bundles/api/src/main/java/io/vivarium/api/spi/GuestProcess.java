@@ -22,6 +22,15 @@ public interface GuestProcess {
     void signal(int signal);
 
     /**
+     * Writes {@code data} to the stdin of a command started with its stdin open
+     * ({@link GuestChannel#start(io.vivarium.api.ExecRequest, boolean)}); {@code eof} closes it
+     * after. 409 when its stdin is closed; 501 by default. Since 2.5.
+     */
+    default void write(byte[] data, boolean eof) {
+        throw io.vivarium.api.ApiException.notImplemented("this backend cannot write to a running command's stdin");
+    }
+
+    /**
      * @param stdout bytes written to standard output since the last read (within the cap)
      * @param stderr bytes written to standard error since the last read (within the cap)
      * @param exited the command ended and every byte it wrote was returned

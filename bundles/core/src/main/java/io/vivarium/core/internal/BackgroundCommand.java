@@ -22,6 +22,8 @@ final class BackgroundCommand {
     private final long startedAtUnix;
     private final long startedNanos = System.nanoTime();
     final CommandLog log = new CommandLog();
+    /** Held while writing to its stdin, so that writes reach it in the order they came. */
+    private final Object writing = new Object();
 
     private GuestProcess process;
     private RuntimeException failedToStart;
@@ -32,7 +34,11 @@ final class BackgroundCommand {
     private long durationMs = -1;
     private String error;
 
-    BackgroundCommand(String id, String sandboxId, List<String> args) {
+    /** Whether its stdin is open for {@link #write}: started so, and no eof written yet. */
+    private boolean stdinOpen;
+
+    BackgroundCommand(String id, String sandboxId, List<String> args, boolean stdinOpen) {
+        this.stdinOpen = stdinOpen;
         this.id = id;
         this.sandboxId = sandboxId;
         this.args = List.copyOf(args);
@@ -109,6 +115,34 @@ final class BackgroundCommand {
             running = process;
         }
         running.signal(signal);
+    }
+
+    /** Writes to its stdin, one writer at a time (in order); 409 when its stdin is closed or it has ended. */
+    void write(byte[] data, boolean eof) {
+        GuestProcess running;
+        synchronized (this) {
+            if (!CommandInfo.RUNNING.equals(status)) {
+                throw ApiException.conflict("command " + id + " has ended (" + status + "); its stdin is closed");
+            }
+            if (!stdinOpen) {
+                throw ApiException.conflict("the stdin of command " + id + " is closed: start a command with ?stdin=open "
+                        + "to write to it, and write before sending eof");
+            }
+            running = process;
+            if (eof) {
+                stdinOpen = false;
+            }
+        }
+        synchronized (writing) {
+            try {
+                running.write(data, eof);
+            } catch (ApiException e) {
+                if (e.status() == 400) { // the agent found it closed: the command closed its end
+                    throw ApiException.conflict("the stdin of command " + id + " is closed: " + e.getMessage());
+                }
+                throw e;
+            }
+        }
     }
 
     /** This command once ended, or as it is after {@code wait}. */

@@ -42,13 +42,13 @@ final class BackgroundCommands {
         this.live = live;
     }
 
-    CommandInfo start(Caller caller, String sandboxId, ExecRequest request) {
+    CommandInfo start(Caller caller, String sandboxId, ExecRequest request, boolean stdinOpen) {
         Sandbox sb = sandboxes.find(caller, sandboxId);
         SandboxInstance checked = live.forChannel(sb);
         ExecRequest complete = GuestAccess.complete(sb, checked, request);
-        BackgroundCommand command = new BackgroundCommand(nextId(), sb.record().id(), complete.args());
+        BackgroundCommand command = new BackgroundCommand(nextId(), sb.record().id(), complete.args(), stdinOpen);
         admit(command);
-        Thread.ofVirtual().name("command-" + command.id).start(() -> run(sb, command, complete));
+        Thread.ofVirtual().name("command-" + command.id).start(() -> run(sb, command, complete, stdinOpen));
         try {
             command.awaitStart(live.patience().plus(Duration.ofSeconds(30)));
         } catch (InterruptedException e) {
@@ -61,10 +61,10 @@ final class BackgroundCommands {
         return command.info();
     }
 
-    private void run(Sandbox sb, BackgroundCommand command, ExecRequest request) {
+    private void run(Sandbox sb, BackgroundCommand command, ExecRequest request, boolean stdinOpen) {
         try {
             sb.gate.shared(live.patience(), () -> {
-                command.pump(live.forChannel(sb).channel().start(request));
+                command.pump(live.forChannel(sb).channel().start(request, stdinOpen));
                 return null;
             });
         } catch (RuntimeException e) {
@@ -124,6 +124,12 @@ final class BackgroundCommands {
         }
         BackgroundCommand command = find(caller, sandboxId, commandId);
         command.signal(signal);
+        return command.info();
+    }
+
+    CommandInfo write(Caller caller, String sandboxId, String commandId, byte[] data, boolean eof) {
+        BackgroundCommand command = find(caller, sandboxId, commandId);
+        command.write(data, eof);
         return command.info();
     }
 

@@ -31,7 +31,17 @@ public class CommandManager implements CommandService {
 
     @Override
     public CommandInfo start(Caller caller, String sandboxId, ExecRequest request) {
-        return commands.start(caller, sandboxId, request);
+        return commands.start(caller, sandboxId, request, false);
+    }
+
+    @Override
+    public CommandInfo start(Caller caller, String sandboxId, ExecRequest request, boolean stdinOpen) {
+        return commands.start(caller, sandboxId, request, stdinOpen);
+    }
+
+    @Override
+    public CommandInfo write(Caller caller, String sandboxId, String commandId, byte[] data, boolean eof) {
+        return commands.write(caller, sandboxId, commandId, data, eof);
     }
 
     @Override

@@ -62,8 +62,14 @@ public abstract class AgentGuestChannel implements GuestChannel {
     /** Starts the command on the agent and answers with it at once; its output is read as it is written. */
     @Override
     public GuestProcess start(ExecRequest request) {
+        return start(request, false);
+    }
+
+    @Override
+    public GuestProcess start(ExecRequest request, boolean stdinOpen) {
         ExecSpec spec = ExecSpec.from(request);
-        return new AgentProcess(this::call, call(PING_TIMEOUT, (client, deadline) -> client.startStreamed(spec, deadline)));
+        return new AgentProcess(this::call,
+                call(PING_TIMEOUT, (client, deadline) -> client.startStreamed(spec, stdinOpen, deadline)));
     }
 
     /** The agent's own walk where it knows {@code mode}: one process in the guest instead of one per file. */

@@ -51,6 +51,14 @@ final class AgentProcess implements GuestProcess {
     }
 
     @Override
+    public void write(byte[] data, boolean eof) {
+        calls.call(ANSWER_GRACE, (client, deadline) -> {
+            client.writeStreamed(handle, data, eof, deadline);
+            return null;
+        });
+    }
+
+    @Override
     public void signal(int signal) {
         calls.call(ANSWER_GRACE, (client, deadline) -> {
             client.signalStreamed(handle, signal, deadline);

@@ -20,6 +20,8 @@ final class ExtensionExec {
     private static final Duration KILL_GRACE = Duration.ofMillis(500);
     private static final int MAX_EXIT_CODE = 255;
     private static final int MAX_SIGNAL = 128;
+    /** How long a write waits before asking again while the command's stdin is full. */
+    private static final long WRITE_RETRY_MILLIS = 20;
 
     private ExtensionExec() {
     }
@@ -33,8 +35,11 @@ final class ExtensionExec {
      * Starts {@code spec} and answers at once with its handle and what it wrote so far; the rest is
      * read with {@link #poll} (the process is killed by the agent at its own timeout).
      */
-    static Streamed startStreamed(GuestTransport transport, ExecSpec spec, Deadline deadline) {
+    static Streamed startStreamed(GuestTransport transport, ExecSpec spec, boolean stdinOpen, Deadline deadline) {
         ObjectNode arguments = arguments(spec).put("wait-ms", 0);
+        if (stdinOpen) {
+            arguments.put("stdin-open", true);
+        }
         JsonNode answer = transport.call(Commands.EXEC, arguments, Wire.TREE, Commands.MAX_LINE, deadline)
                 .valueOrThrow(Commands.EXEC);
         long handle = Wire.requireLong(Wire.requireObject(answer, Commands.EXEC), "handle", 0, Long.MAX_VALUE, Commands.EXEC);
@@ -61,6 +66,31 @@ final class ExtensionExec {
                 Wire.TREE, Commands.MAX_LINE, deadline);
         if (!(answer.isError() && "NotFound".equals(answer.errorClass()))) {
             answer.valueOrThrow(Commands.EXEC_KILL);
+        }
+    }
+
+    /**
+     * Writes {@code data} to the stdin of {@code handle} (started with its stdin open); {@code eof}
+     * closes it after. While the agent holds what the command has not read yet, it is asked again.
+     */
+    static void write(GuestTransport transport, long handle, byte[] data, boolean eof, Deadline deadline) {
+        ObjectNode arguments = Wire.object().put("handle", handle).put("data-b64", Base64.getEncoder().encodeToString(data))
+                .put("eof", eof);
+        while (true) {
+            Wire.Answer<JsonNode> answer = transport.call(Commands.EXEC_WRITE, arguments, Wire.TREE, Commands.MAX_LINE, deadline);
+            if (!(answer.isError() && "LimitExceeded".equals(answer.errorClass()))) {
+                answer.valueOrThrow(Commands.EXEC_WRITE);
+                return;
+            }
+            if (deadline.expired()) {
+                throw GuestAgentException.deadline("the command did not read its stdin");
+            }
+            try {
+                Thread.sleep(WRITE_RETRY_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw GuestAgentException.deadline("interrupted while the command's stdin was full");
+            }
         }
     }
 

@@ -120,9 +120,14 @@ public final class GuestAgentClient implements AutoCloseable {
     }
 
     /** Starts {@code spec} for streaming (our agent only: the stock one returns output only at the end). */
-    ExtensionExec.Streamed startStreamed(ExecSpec spec, Deadline deadline) {
+    ExtensionExec.Streamed startStreamed(ExecSpec spec, boolean stdinOpen, Deadline deadline) {
         requireNativeExec("stream a command's output", deadline);
-        return ExtensionExec.startStreamed(transport, spec, deadline);
+        return ExtensionExec.startStreamed(transport, spec, stdinOpen, deadline);
+    }
+
+    /** Writes to the stdin of the streamed process {@code handle}. */
+    void writeStreamed(long handle, byte[] data, boolean eof, Deadline deadline) {
+        ExtensionExec.write(transport, handle, data, eof, deadline);
     }
 
     /** What the streamed process {@code handle} wrote next ({@link ExtensionExec#poll}). */
