@@ -243,6 +243,29 @@ class FleetIT {
         assertEquals(404, other.post("/v1/sandboxes/" + sb + "/exec", Map.of("args", List.of("true"))).status());
         assertEquals(404, other.delete("/v1/sandboxes/" + sb).status());
         assertFalse(other.get("/v1/sandboxes").raw().body().contains(sb));
+        assertEquals(404, other.get("/v1/sandboxes/" + sb + "/commands").status());
+
+        String commands = "/v1/sandboxes/" + sb + "/commands";
+        String command = Api.expect(201, api.post(commands + "?stdin=open",
+                Map.of("args", List.of("sh", "-c", "echo ready; read l; echo got $l")))).get("id").asText();
+        try (ServerSentEvents events = new ServerSentEvents(api.stream("GET", commands + "/" + command + "/events", null).body())) {
+            ServerSentEvents.Event first = events.next();
+            assertEquals("ready\n", first.data().get("text").asText(), "a node's command streams through the master");
+            Api.expect(200, api.sendBytes("POST", commands + "/" + command + "/stdin?eof=true", "x\n".getBytes()));
+            StringBuilder rest = new StringBuilder();
+            for (ServerSentEvents.Event e; (e = events.next()) != null && !"exit".equals(e.name());) {
+                if ("stdout".equals(e.name())) {
+                    rest.append(e.data().get("text").asText());
+                }
+            }
+            assertEquals("got x\n", rest.toString());
+        }
+        assertEquals("exited", Api.expect(200, api.post(commands + "/" + command + "/wait", null)).get("status").asText());
+        try (ServerSentEvents again = new ServerSentEvents(
+                api.stream("GET", commands + "/" + command + "/events", null, "Last-Event-ID", "6").body())) {
+            assertEquals("got x\n", again.next().data().get("text").asText(), "resumed at an offset through the master");
+        }
+        assertEquals(1, Api.expect(200, api.get(commands)).size());
 
         String onN2 = Api.expect(201, api.post("/v1/sandboxes", Map.of("node_id", "n2"))).get("id").asText();
         assertEquals("n2", nodeOf(onN2), "node_id names the node outright");

@@ -104,6 +104,7 @@ class OpenApiContractIT {
         api.get(sb + "/commands");
         api.get(sb + "/commands/" + command);
         api.stream("GET", sb + "/commands/" + command + "/events?from=0", null).body().close();
+        api.get(sb + "/commands/" + command + "/output?from=0&wait_ms=10");
         String reader = expect(201, api.post(sb + "/commands?stdin=open", "{\"args\": [\"cat\"]}")).get("id").asText();
         api.sendBytes("POST", sb + "/commands/" + reader + "/stdin?eof=true", "in".getBytes(StandardCharsets.UTF_8));
         api.post(sb + "/commands/" + command + "/signal", "{\"signal\": 9}");

@@ -50,6 +50,9 @@ final class CommandRoutes {
                     commands.output(r.caller(), command.sandboxId(), command.id(), from, Duration.ZERO); // a bad offset is a 400 now
                     return new CommandEvents(commands, r.caller(), command, from, false, onDisconnect(r));
                 }),
+                new Route("GET", "/sandboxes/{id}/commands/{cid}/output", Role.ADMIN, 200,
+                        r -> commands.output(r.caller(), r.pathParam("id"), r.pathParam("cid"),
+                                CommandEvents.resumeAt(null, r.queryParam("from").orElse(null)), waitMillis(r))),
                 new Route("POST", "/sandboxes/{id}/commands/{cid}/signal", Role.ADMIN, 200, r -> {
                     Integer signal = r.body(SignalRequest.class).signal();
                     if (signal == null) {
@@ -90,6 +93,20 @@ final class CommandRoutes {
             default -> throw ApiException.badRequest("on_disconnect must be keep (the default: the command runs on) or kill, got \""
                     + given + "\"");
         };
+    }
+
+    /** {@code ?wait_ms=}: how long a read of the output waits for more, 0 (the default) to 60000. */
+    private static Duration waitMillis(RouteRequest r) {
+        String given = r.queryParam("wait_ms").orElse("0");
+        try {
+            long ms = Long.parseLong(given);
+            if (ms >= 0 && ms <= MAX_WAIT_SECS * 1000L) {
+                return Duration.ofMillis(ms);
+            }
+        } catch (NumberFormatException e) {
+            // the 400 below
+        }
+        throw ApiException.badRequest("wait_ms must be 0 to " + MAX_WAIT_SECS * 1000 + ", got \"" + given + "\"");
     }
 
     private static Duration waitOf(RouteRequest r) {

@@ -50,12 +50,12 @@ public class V1Surface implements ApiSurface {
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile PluginService plugins;
 
-    /** Greedy on the sandbox, VM and snapshot services: the fleet's, ranked above core's and wrapping them, take over when it starts. */
+    /** Greedy on the sandbox, VM, snapshot and command services: the fleet's, ranked above core's and wrapping them, take over when it starts. */
     @Activate
     public V1Surface(@Reference(policyOption = ReferencePolicyOption.GREEDY) SandboxService sandboxes,
             @Reference(policyOption = ReferencePolicyOption.GREEDY) VmService vms,
             @Reference(policyOption = ReferencePolicyOption.GREEDY) SnapshotService snapshots,
-            @Reference CommandService commands) {
+            @Reference(policyOption = ReferencePolicyOption.GREEDY) CommandService commands) {
         byte[] openApi = openApiDocument();
         List<Route> sandboxRoutes = List.of(
                 new Route("GET", "/openapi.json", Role.USER, 200, r -> BinaryBody.of("application/json", openApi)),

@@ -22,6 +22,7 @@ import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.SnapshotService;
 import io.vivarium.api.VmService;
+import io.vivarium.api.CommandService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BearerTokens;
 import io.vivarium.api.spi.HeldImage;
@@ -100,6 +101,7 @@ public class Fleet {
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SandboxService local,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SnapshotService localSnapshots,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") VmService localVms,
+            @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") CommandService localCommands,
             @Reference StateStoreProvider stores, @Reference SnapshotCopies copies) throws IOException {
         this.local = local;
         // read first (a node's pull-mode files): a failure here leaves nothing open
@@ -125,6 +127,7 @@ public class Fleet {
         this.registrations = List.of(
                 context.registerService(SandboxService.class, sandboxes, ranked),
                 context.registerService(VmService.class, new FleetVms(localVms, nodes, sandboxes, forwarding), ranked),
+                context.registerService(CommandService.class, new FleetCommands(localCommands, forwarding), ranked),
                 context.registerService(SnapshotService.class, new FleetSnapshots(localSnapshots, nodes, placements, forwarding, this::observer), ranked),
                 context.registerService(ApiSurface.class, new FleetSurface(nodes, registrations, this::hello, local::census), null),
                 context.registerService(ApiSurface.class, new ImageSurface(copies, tickets), null),

@@ -64,6 +64,11 @@ final class Forwarding {
         return call(r.node(), method, r.path(suffix), caller, body, type);
     }
 
+    /** As {@link #call(Remote, String, String, Caller, Object, Class)}, for a call that may take {@code timeout} (a long poll). */
+    <T> T call(Remote r, String method, String suffix, Caller caller, Object body, Class<T> type, java.time.Duration timeout) {
+        return call(r.node(), method, r.path(suffix), caller, body, type, timeout);
+    }
+
     <T> T call(String node, String method, String path, Caller caller, Object body, Class<T> type) {
         return call(node, method, path, caller, body, type, NodeLink.CALL_TIMEOUT);
     }
