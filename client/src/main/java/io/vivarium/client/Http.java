@@ -1,0 +1,188 @@
+package io.vivarium.client;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+
+/** One daemon over HTTP: JSON both ways (snake_case, unknown fields ignored so a newer daemon still answers), errors as {@link VivariumException}. */
+final class Http {
+    static final ObjectMapper JSON = JsonMapper.builder()
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .serializationInclusion(JsonInclude.Include.NON_NULL)
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .build();
+    private static final String OCTET_STREAM = "application/octet-stream";
+
+    private final HttpClient client;
+    private final String base;
+    private final String token;
+    private final Duration timeout;
+
+    Http(HttpClient client, URI base, String token, Duration timeout) {
+        this.client = client;
+        this.base = base.toString().replaceAll("/+$", "");
+        this.token = token;
+        this.timeout = timeout;
+    }
+
+    static String segment(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    <T> T json(String method, String path, Object body, Class<T> type) {
+        return read(send(method, path, body, Duration.ZERO), type);
+    }
+
+    <T> T json(String method, String path, Object body, TypeReference<T> type) {
+        byte[] answer = send(method, path, body, Duration.ZERO);
+        try {
+            return JSON.readValue(answer, type);
+        } catch (IOException e) {
+            throw new VivariumException(0, method + " " + path + " answered what is not the documented JSON: " + e.getMessage(), null, e);
+        }
+    }
+
+    /** A JSON call whose answer may take {@code longer} than the client's timeout (a wait, a long poll). */
+    <T> T json(String method, String path, Object body, Class<T> type, Duration longer) {
+        return read(send(method, path, body, longer), type);
+    }
+
+    void noContent(String method, String path) {
+        send(method, path, null, Duration.ZERO);
+    }
+
+    byte[] bytes(String method, String path, byte[] body) {
+        return bytes(method, path, body, OCTET_STREAM);
+    }
+
+    byte[] bytes(String method, String path, byte[] body, String contentType) {
+        return exchange(request(method, path, Duration.ZERO)
+                .header("Content-Type", contentType)
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body))
+                .build(), method, path);
+    }
+
+    /** A call whose answer is read as it comes (server-sent events); an error answer is thrown. */
+    InputStream stream(String method, String path, Object body, String lastEventId) {
+        HttpRequest.Builder b = request(method, path, null).method(method, publisher(body));
+        if (body != null) {
+            b.header("Content-Type", "application/json");
+        }
+        if (lastEventId != null) {
+            b.header("Last-Event-ID", lastEventId);
+        }
+        b.header("Accept", "text/event-stream");
+        HttpResponse<InputStream> r;
+        try {
+            r = client.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+            throw unreachable(method, path, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new VivariumException(0, "interrupted: " + method + " " + path, null, e);
+        }
+        if (r.statusCode() >= 400) {
+            try (InputStream in = r.body()) {
+                throw error(r.statusCode(), in.readAllBytes(), r.headers().firstValue("Retry-After").orElse(null));
+            } catch (IOException e) {
+                throw new VivariumException(r.statusCode(), method + " " + path + " answered " + r.statusCode(), null, e);
+            }
+        }
+        return r.body();
+    }
+
+    private byte[] send(String method, String path, Object body, Duration longer) {
+        HttpRequest.Builder b = request(method, path, longer).method(method, publisher(body));
+        if (body != null) {
+            b.header("Content-Type", "application/json");
+        }
+        return exchange(b.build(), method, path);
+    }
+
+    private HttpRequest.Builder request(String method, String path, Duration longer) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path));
+        if (longer != null) {
+            b.timeout(timeout.plus(longer));
+        }
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return b;
+    }
+
+    private static HttpRequest.BodyPublisher publisher(Object body) {
+        if (body == null) {
+            return HttpRequest.BodyPublishers.noBody();
+        }
+        try {
+            return HttpRequest.BodyPublishers.ofByteArray(body instanceof byte[] raw ? raw : JSON.writeValueAsBytes(body));
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot write " + body + " as JSON: " + e.getMessage(), e);
+        }
+    }
+
+    private byte[] exchange(HttpRequest request, String method, String path) {
+        HttpResponse<byte[]> r;
+        try {
+            r = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (IOException e) {
+            throw unreachable(method, path, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new VivariumException(0, "interrupted: " + method + " " + path, null, e);
+        }
+        if (r.statusCode() >= 400) {
+            throw error(r.statusCode(), r.body(), r.headers().firstValue("Retry-After").orElse(null));
+        }
+        return r.body();
+    }
+
+    private VivariumException unreachable(String method, String path, IOException e) {
+        return new VivariumException(0, "the daemon at " + base + " did not answer " + method + " " + path + ": "
+                + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), null, e);
+    }
+
+    private static VivariumException error(int status, byte[] body, String retryAfter) {
+        String message;
+        try {
+            JsonNode node = JSON.readTree(body);
+            message = node != null && node.hasNonNull("error") ? node.get("error").asText() : new String(body, StandardCharsets.UTF_8);
+        } catch (IOException notJson) {
+            message = new String(body, StandardCharsets.UTF_8);
+        }
+        Integer seconds = null;
+        if (retryAfter != null) {
+            try {
+                seconds = Integer.valueOf(retryAfter.strip());
+            } catch (NumberFormatException ignored) {
+                // not in seconds: not reported
+            }
+        }
+        return new VivariumException(status, message, seconds, null);
+    }
+
+    private static <T> T read(byte[] answer, Class<T> type) {
+        if (type == Void.class) {
+            return null;
+        }
+        try {
+            return JSON.readValue(answer, type);
+        } catch (IOException e) {
+            throw new VivariumException(0, "the daemon answered what is not a " + type.getSimpleName() + ": " + e.getMessage(), null, e);
+        }
+    }
+}

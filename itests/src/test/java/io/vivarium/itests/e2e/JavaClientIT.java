@@ -1,0 +1,121 @@
+package io.vivarium.itests.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.vivarium.api.CommandInfo;
+import io.vivarium.api.CommandOutput;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ExecResult;
+import io.vivarium.api.ForkRequest;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.client.CommandEvent;
+import io.vivarium.client.VivariumClient;
+import io.vivarium.client.VivariumException;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Java client (client/) against the assembled daemon: typed calls, errors as exceptions with the daemon's message, streams. */
+class JavaClientIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
+    @TempDir
+    static Path dir;
+    static VivariumClient vivarium;
+    static Daemon daemon;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        daemon = daemons.start(dir.resolve("state"), List.of());
+        vivarium = VivariumClient.connect(URI.create(daemon.baseUrl()), daemon.adminToken());
+    }
+
+    @Test
+    void aSandboxIsCreatedRunFilledBranchedForkedAndDeleted() throws Exception {
+        assertTrue(vivarium.healthy());
+        assertTrue(vivarium.backends().stream().anyMatch(b -> b.name().equals("procbox")));
+        SandboxInfo sb = vivarium.sandboxes().create(null);
+        assertEquals("running", vivarium.sandboxes().get(sb.id()).status());
+        ExecResult r = vivarium.sandboxes().exec(sb.id(), List.of("sh", "-c", "echo out; echo err >&2; exit 3"));
+        assertEquals("out\n", r.stdout());
+        assertEquals("err\n", r.stderr());
+        assertEquals(3, r.exitCode());
+        byte[] bytes = {0, 1, 2, (byte) 0xff};
+        vivarium.sandboxes().writeFile(sb.id(), "/work/data.bin", bytes);
+        assertArrayEquals(bytes, vivarium.sandboxes().readFile(sb.id(), "/work/data.bin"));
+
+        vivarium.sandboxes().branch(sb.id(), "client-it");
+        List<SandboxInfo> children = vivarium.sandboxes().fork(new ForkRequest("client-it", 2, null, null, null, null, null));
+        assertEquals(2, children.size());
+        assertArrayEquals(bytes, vivarium.sandboxes().readFile(children.get(0).id(), "/work/data.bin"));
+        for (SandboxInfo child : children) {
+            vivarium.sandboxes().delete(child.id());
+        }
+        assertEquals(1, vivarium.snapshots().list().stream().filter(s -> s.tag().equals("client-it")).count());
+        vivarium.snapshots().delete("client-it", false, false);
+        vivarium.sandboxes().delete(sb.id());
+        assertTrue(vivarium.sandboxes().list().stream().noneMatch(s -> s.id().equals(sb.id())));
+    }
+
+    @Test
+    void anErrorIsAnExceptionWithTheStatusAndTheDaemonsMessage() {
+        VivariumException missing = assertThrows(VivariumException.class, () -> vivarium.sandboxes().get("sb-000000000000"));
+        assertEquals(404, missing.status());
+        assertEquals("no sandbox sb-000000000000", missing.getMessage());
+        VivariumException bad = assertThrows(VivariumException.class, () -> vivarium.snapshots().compact("same", "same"));
+        assertEquals(400, bad.status());
+        assertTrue(bad.getMessage().contains("to must differ"), bad.getMessage());
+        VivariumException unauthorised = assertThrows(VivariumException.class,
+                () -> VivariumClient.connect(URI.create(daemon.baseUrl()), "not-a-token").sandboxes().list());
+        assertEquals(401, unauthorised.status());
+        VivariumException nobody = assertThrows(VivariumException.class,
+                () -> VivariumClient.connect(URI.create("http://127.0.0.1:1"), "x").sandboxes().list());
+        assertEquals(0, nobody.status(), "a daemon that does not answer is status 0: " + nobody.getMessage());
+    }
+
+    @Test
+    void aStreamedExecHandsOverEachEventAndABackgroundCommandReadsItsStdin() throws Exception {
+        SandboxInfo sb = vivarium.sandboxes().create(null);
+        List<CommandEvent> events = new ArrayList<>();
+        CommandInfo ended = vivarium.commands().execStream(sb.id(),
+                new ExecRequest(List.of("sh", "-c", "echo one; sleep 1; echo two; exit 5"), null, null, null, null, null), events::add);
+        assertEquals(5, ended.exitCode());
+        StringBuilder out = new StringBuilder();
+        events.stream().filter(e -> e.name().equals("stdout")).forEach(e -> out.append(e.text()));
+        assertEquals("one\ntwo\n", out.toString());
+        assertEquals("started", events.get(0).name());
+
+        CommandInfo cat = vivarium.commands().start(sb.id(), new ExecRequest(List.of("cat"), 60, null, null, null, null), true);
+        vivarium.commands().writeStdin(sb.id(), cat.id(), "hello ".getBytes(StandardCharsets.UTF_8), false);
+        vivarium.commands().writeStdin(sb.id(), cat.id(), "world".getBytes(StandardCharsets.UTF_8), true);
+        assertEquals(0, vivarium.commands().await(sb.id(), cat.id(), Duration.ofSeconds(30)).exitCode());
+        StringBuilder resumed = new StringBuilder();
+        vivarium.commands().events(sb.id(), cat.id(), 6, e -> {
+            if (e.isOutput()) {
+                resumed.append(e.text());
+            }
+        });
+        assertEquals("world", resumed.toString(), "read from an offset on");
+        CommandOutput all = vivarium.commands().output(sb.id(), cat.id(), 0, Duration.ZERO);
+        assertEquals("hello world", new String(all.chunks().get(0).data(), StandardCharsets.UTF_8)
+                + (all.chunks().size() > 1 ? new String(all.chunks().get(1).data(), StandardCharsets.UTF_8) : ""));
+        assertEquals(2, vivarium.commands().list(sb.id()).size());
+        vivarium.sandboxes().delete(sb.id());
+    }
+}
