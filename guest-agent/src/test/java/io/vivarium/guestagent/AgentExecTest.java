@@ -268,6 +268,46 @@ class AgentExecTest {
     }
 
     @Test
+    void aPollOnOutputIsAnsweredAsSoonAsTheCommandWritesAnything() throws IOException {
+        Path go = dir.resolve("go-on-output");
+        JsonNode r = conn.ok("vivarium-exec", cmd("sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.02; done; echo one; sleep 300"));
+        long h = r.get("handle").asLong();
+        long poll = conn.send("vivarium-exec-poll", Map.of("handle", h, "wait-ms", 60000, "on-output", true));
+        Files.writeString(go, "");
+        JsonNode answer = conn.read();
+        assertEquals(poll, answer.get("id").asLong());
+        assertFalse(answer.get("return").get("exited").asBoolean(), "answered before the minute passed, the command still runs");
+        assertEquals("one\n", text(answer.get("return"), "out-b64"));
+        conn.ok("vivarium-exec-kill", Map.of("handle", h));
+        conn.ok("vivarium-exec-poll", Map.of("handle", h, "wait-ms", 10000));
+    }
+
+    @Test
+    void anOpenStdinTakesWhatIsWrittenUntilEof() throws IOException {
+        Map<String, Object> args = new HashMap<>(cmd("cat"));
+        args.put("stdin-b64", Base64.getEncoder().encodeToString("first ".getBytes(StandardCharsets.UTF_8)));
+        args.put("stdin-open", true);
+        JsonNode r = conn.ok("vivarium-exec", args);
+        long h = r.get("handle").asLong();
+        conn.ok("vivarium-exec-write", Map.of("handle", h, "data-b64",
+                Base64.getEncoder().encodeToString("then more".getBytes(StandardCharsets.UTF_8)), "eof", true));
+        StringBuilder out = new StringBuilder(text(r, "out-b64"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        do {
+            assertTrue(System.nanoTime() < deadline, "cat did not end: " + out);
+            r = conn.ok("vivarium-exec-poll", Map.of("handle", h, "wait-ms", 1000));
+            out.append(text(r, "out-b64"));
+        } while (!r.get("exited").asBoolean());
+        assertEquals("first then more", out.toString());
+        assertEquals(0, r.get("exit-code").asInt(), "eof ended cat");
+
+        JsonNode closed = conn.ok("vivarium-exec", cmd("sleep", "5"));
+        assertEquals("InvalidParameter", conn.call("vivarium-exec-write", Map.of("handle", closed.get("handle").asLong(),
+                "data-b64", "eA==")).get("error").get("class").asText(), "without stdin-open, stdin is closed");
+        conn.ok("vivarium-exec-kill", Map.of("handle", closed.get("handle").asLong()));
+    }
+
+    @Test
     void aLongPollDelaysNoOtherRequest() throws IOException {
         JsonNode r = conn.ok("vivarium-exec", cmd("sleep", "300"));
         long h = r.get("handle").asLong();

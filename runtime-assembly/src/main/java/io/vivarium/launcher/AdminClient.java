@@ -22,16 +22,19 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * {@code vivarium plugins ...} and {@code vivarium features ...}: the operator's HTTP routes of a
- * running daemon, from a shell. The daemon is {@code --url} (or {@code $VIVARIUM_URL}, default
- * {@code http://127.0.0.1:8889}); the token is the first operator token in {@code --token-file} (or
- * {@code $VIVARIUM_TOKEN_FILE}, default {@code ./var/tokens}), else its first token. A daemon that
- * serves HTTPS with a certificate no public authority signed (a self-signed one) is trusted through
+ * running daemon, from a shell. The daemon and the token are found as {@link DaemonTarget} says
+ * (the token: the first operator token of the token file, else its first). A daemon that serves
+ * HTTPS with a certificate no public authority signed (a self-signed one) is trusted through
  * {@code --cacert} (or {@code $VIVARIUM_CACERT}): a PEM file, e.g. the one given to {@code serve --tls-cert}.
  */
 final class AdminClient {
     static final String USAGE = """
-            usage: vivarium plugins [list] | install JAR | update NAME JAR | remove NAME   [--url U] [--token-file F] [--cacert PEM]
-                   vivarium features [list] | enable NAME | disable NAME                  [--url U] [--token-file F] [--cacert PEM]
+            usage: vivarium plugins [list] | install JAR | update NAME JAR | remove NAME
+                   vivarium features [list] | enable NAME | disable NAME
+              the daemon: --url U, else $VIVARIUM_URL, else the address the daemon wrote in --state DIR
+              ($VIVARIUM_STATE, default ./var); the token: --token T, else $VIVARIUM_TOKEN, else the first
+              operator token of --token-file F ($VIVARIUM_TOKEN_FILE, default DIR/tokens); --cacert PEM
+              ($VIVARIUM_CACERT) for a daemon whose HTTPS certificate no public authority signed
             """;
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -44,32 +47,26 @@ final class AdminClient {
     }
 
     static int run(String noun, List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
-        List<String> words = new ArrayList<>();
-        String url = env.getOrDefault("VIVARIUM_URL", "http://127.0.0.1:8889");
-        Path tokenFile = Path.of(env.getOrDefault("VIVARIUM_TOKEN_FILE", "var/tokens"));
-        Path cacert = env.containsKey("VIVARIUM_CACERT") ? Path.of(env.get("VIVARIUM_CACERT")) : null;
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
-            if ((a.equals("--url") || a.equals("--token-file") || a.equals("--cacert")) && i + 1 < args.size()) {
-                switch (a) {
-                    case "--url" -> url = args.get(++i);
-                    case "--token-file" -> tokenFile = Path.of(args.get(++i));
-                    default -> cacert = Path.of(args.get(++i));
-                }
-            } else {
-                words.add(a);
-            }
+        DaemonTarget target;
+        String token;
+        try {
+            target = DaemonTarget.resolve(args, env, true);
+            token = target.requireToken();
+        } catch (DaemonTarget.Unresolved e) {
+            err.println("vivarium: " + e.getMessage());
+            return 1;
         }
-        Call call = parse(noun, words);
+        Call call = parse(noun, target.words());
         if (call == null) {
             err.print(USAGE);
             return 2;
         }
+        String url = target.url();
         try {
-            HttpResponse<String> response = send(url, token(tokenFile), call, client(cacert));
+            HttpResponse<String> response = send(url, token, call, client(target.cacert()));
             JsonNode body = response.body().isEmpty() ? null : JSON.readTree(response.body());
             if (response.statusCode() == 403) {
-                err.println(notAnOperator(tokenFile));
+                err.println(notAnOperator(target.tokenFrom()));
                 return 1;
             }
             if (response.statusCode() != call.expect()) {
@@ -83,10 +80,10 @@ final class AdminClient {
             err.println("vivarium: " + e.getMessage());
             return 1;
         } catch (ConnectException e) {
-            err.println("vivarium: no daemon answers at " + url + " (start one with ./vivarium serve, or pass --url)");
+            err.println("vivarium: no daemon answers at " + target.describe() + " (start one with ./vivarium serve, or pass --url)");
             return 1;
         } catch (SSLHandshakeException e) {
-            err.println("vivarium: the daemon at " + url + " is not trusted (" + e.getMessage() + "); pass --cacert PEM"
+            err.println("vivarium: the daemon at " + target.describe() + " is not trusted (" + e.getMessage() + "); pass --cacert PEM"
                     + " (or set VIVARIUM_CACERT) with the certificate it serves, the file given to serve --tls-cert");
             return 1;
         } catch (IOException e) {
@@ -147,36 +144,11 @@ final class AdminClient {
     }
 
     /** The advice for a 403: these routes are daemon-wide administration, which needs an operator token. */
-    static String notAnOperator(Path tokenFile) {
+    static String notAnOperator(String tokenFile) {
         return "vivarium: plugins and features are daemon-wide administration, which needs an operator token, and the"
                 + " token sent from " + tokenFile + " is not one (HTTP 403). In " + tokenFile + ", change 'admin' to"
                 + " 'operator' on the line of the token that administers the daemon (a file from before the operator role"
                 + " has no operator), or add a line '<token> <tenant> operator'; the daemon re-reads the file when it changes.";
-    }
-
-    /** The first operator token of the file, else its first token (the daemon then says whether it may). */
-    static String token(Path file) throws IOException {
-        if (!Files.isReadable(file)) {
-            throw new IOException("cannot read the token file " + file + " (pass --token-file, or set VIVARIUM_TOKEN_FILE)");
-        }
-        String first = null;
-        for (String line : Files.readAllLines(file)) {
-            String t = line.strip();
-            if (t.isEmpty() || t.startsWith("#")) {
-                continue;
-            }
-            String[] fields = t.split("\\s+");
-            if (fields.length == 3 && fields[2].equalsIgnoreCase("operator")) {
-                return fields[0];
-            }
-            if (first == null) {
-                first = fields[0];
-            }
-        }
-        if (first == null) {
-            throw new IOException("the token file " + file + " holds no token");
-        }
-        return first;
     }
 
     static String render(String noun, Call call, JsonNode body) {

@@ -44,6 +44,7 @@ public final class Main {
             case "help", "-h", "--help" -> {
                 out.print(Options.USAGE);
                 out.print(AdminClient.USAGE);
+                out.print(SandboxCli.USAGE);
                 out.print(StateExport.USAGE);
                 return 0;
             }
@@ -52,6 +53,9 @@ public final class Main {
             }
             case "plugins", "features" -> {
                 return AdminClient.run(command, args.subList(1, args.size()), System.getenv(), out, err);
+            }
+            case "sandbox", "snapshot", "vm" -> {
+                return SandboxCli.run(command, args.subList(1, args.size()), System.getenv(), out, err);
             }
             case "serve" -> {
                 if (args.contains("--help") || args.contains("-h")) {

@@ -332,6 +332,14 @@ final class Serve {
 
     private void announce(String url, Path tokenFile, TlsFiles tls, NodePki pki) {
         out.println("Vivarium is listening on " + url);
+        try {
+            // where the command line (vivarium sandbox, plugins, features) finds this daemon
+            io.vivarium.common.files.AtomicFiles.write(opts.state().resolve(DaemonTarget.ADDRESS),
+                    (url + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            Console.log("WARN", "vivarium-launcher", "cannot write " + opts.state().resolve(DaemonTarget.ADDRESS)
+                    + ": the command line will need --url", e);
+        }
         if (pki != null) {
             // the path only: the code is a standing credential for this node, not for a terminal's scrollback
             out.println("Node id: " + opts.nodeId());

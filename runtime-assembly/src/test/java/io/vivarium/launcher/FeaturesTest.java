@@ -149,17 +149,18 @@ class FeaturesTest {
     }
 
     @Test
-    void libHasTheFrameworkJacksonCommonTheApiThePostgresDriverAndTheLauncherOnly() throws IOException {
+    void libHasTheFrameworkJacksonCommonTheApiTheClientThePostgresDriverAndTheLauncherOnly() throws IOException {
         try (Stream<Path> s = Files.list(dist.resolve("lib"))) {
             List<String> names = s.map(p -> p.getFileName().toString()).sorted().toList();
             List<String> prefixes = List.of("org.apache.felix.framework-", "jackson-annotations-", "jackson-core-",
-                    "jackson-databind-", "common-", "api-", "postgresql-");
+                    "jackson-databind-", "common-", "api-", "vivarium-client-", "postgresql-");
             for (String prefix : prefixes) {
                 assertEquals(1, names.stream().filter(n -> n.startsWith(prefix) && n.endsWith(".jar")).count(),
                         "one " + prefix + "*.jar in lib/: " + names);
             }
             assertTrue(names.stream().allMatch(n -> n.equals("vivarium-launcher.jar") || prefixes.stream().anyMatch(n::startsWith)),
-                    "only the framework, Jackson, common, the api, the PostgreSQL driver (state export) and the launcher in lib/: "
+                    "only the framework, Jackson, common, the api, the Java client (the sandbox command line), the PostgreSQL driver "
+                    + "(state export) and the launcher in lib/: "
                     + names);
         }
         assertTrue(Files.isDirectory(dist.resolve("deploy")), "deploy/ exists");

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  */
 class UsageIT {
 
-    static final String LAUNCHER_HELP = Options.USAGE + AdminClient.USAGE + StateExport.USAGE;
+    static final String LAUNCHER_HELP = Options.USAGE + AdminClient.USAGE + SandboxCli.USAGE + StateExport.USAGE;
 
     @Test
     void theDistributionsScriptPrintsTheLaunchersUsage() throws Exception {

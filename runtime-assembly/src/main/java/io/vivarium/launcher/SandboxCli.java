@@ -1,0 +1,338 @@
+package io.vivarium.launcher;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import io.vivarium.api.CommandInfo;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.EvalRequest;
+import io.vivarium.api.EvalResult;
+import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ForkRequest;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SnapshotInfo;
+import io.vivarium.api.SnapshotRequest;
+import io.vivarium.client.VivariumClient;
+import io.vivarium.client.VivariumException;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+/**
+ * {@code vivarium sandbox|snapshot|vm ...}: the sandbox API from a shell, on the Java client. Where
+ * the daemon is and the token come from {@link DaemonTarget}. Output is a table or a line for a
+ * person, {@code --json} the API's JSON for scripts; {@code sandbox exec} streams the command's
+ * output as it is written and exits with its exit code. Errors go to stderr with the daemon's
+ * message, exit 1; a usage error exits 2.
+ */
+final class SandboxCli {
+    static final String USAGE = """
+            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] | ls | info ID | rm ID...
+                   vivarium sandbox exec ID [--timeout S --] CMD [ARG...]     (streams; exits with CMD's code)
+                   vivarium sandbox eval ID CODE | cp SRC DST (one of them ID:/path) | fork TAG [-n N] | branch ID TAG
+                   vivarium snapshot ls | info TAG | build TAG [--setup CMD]... | rm TAG [--cascade] [--force]
+                   vivarium vm create --backend B [--memory MIB] [--vcpus N] | ls | info ID | stop ID | start ID | rm ID...
+              --json prints the API's JSON; the daemon and the token are found as for plugins and features
+            """;
+
+    private static final ObjectMapper JSON = new ObjectMapper().setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .enable(SerializationFeature.INDENT_OUTPUT);
+
+    /** A usage error: exit 2 with the usage. */
+    private static final class Usage extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Usage(String message) {
+            super(message);
+        }
+    }
+
+    private final VivariumClient vivarium;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final boolean json;
+
+    private SandboxCli(VivariumClient vivarium, PrintStream out, PrintStream err, boolean json) {
+        this.vivarium = vivarium;
+        this.out = out;
+        this.err = err;
+        this.json = json;
+    }
+
+    static int run(String noun, List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
+        List<String> rest = new ArrayList<>(args);
+        boolean json = rest.remove("--json");
+        DaemonTarget target;
+        VivariumClient client;
+        try {
+            target = DaemonTarget.resolve(rest, env, false);
+            VivariumClient.Builder b = VivariumClient.builder(URI.create(target.url())).token(target.requireToken());
+            if (target.cacert() != null) {
+                b.sslContext(TlsFiles.trusting(TlsFiles.certificates("--cacert", target.cacert())));
+            }
+            client = b.build();
+        } catch (DaemonTarget.Unresolved | TlsFiles.Refused e) {
+            err.println("vivarium: " + e.getMessage());
+            return 1;
+        } catch (GeneralSecurityException e) {
+            err.println("vivarium: --cacert: cannot trust its certificates (" + e.getMessage() + ")");
+            return 1;
+        }
+        SandboxCli cli = new SandboxCli(client, out, err, json);
+        try {
+            List<String> words = new ArrayList<>(target.words());
+            return switch (noun) {
+                case "sandbox" -> cli.sandbox(words);
+                case "snapshot" -> cli.snapshot(words);
+                default -> cli.vm(words);
+            };
+        } catch (Usage e) {
+            err.println("vivarium: " + e.getMessage());
+            err.print(USAGE);
+            return 2;
+        } catch (VivariumException e) {
+            err.println("vivarium: " + e.getMessage() + (e.status() == 0 ? " (the daemon at " + target.describe() + ")"
+                    : " (HTTP " + e.status() + ")"));
+            return 1;
+        } catch (IOException e) {
+            err.println("vivarium: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    private int sandbox(List<String> w) throws Usage, IOException {
+        String verb = verb(w);
+        return switch (verb) {
+            case "create" -> print(vivarium.sandboxes().create(new CreateSandboxRequest(option(w, "--backend"),
+                    intOption(w, "--memory"), null, null, null, intOption(w, "--disk"), null)));
+            case "ls" -> list(vivarium.sandboxes().list());
+            case "info" -> print(vivarium.sandboxes().get(arg(w, 1, "ID")));
+            case "rm" -> {
+                for (String id : args(w, 1, "ID")) {
+                    vivarium.sandboxes().delete(id);
+                    say(id + " deleted");
+                }
+                yield 0;
+            }
+            case "exec" -> exec(w);
+            case "eval" -> {
+                EvalResult r = vivarium.sandboxes().eval(arg(w, 1, "ID"), new EvalRequest(arg(w, 2, "CODE"), null));
+                if (json) {
+                    out.println(JSON.writeValueAsString(r));
+                } else {
+                    out.print(r.stdout() == null ? "" : r.stdout());
+                    if (r.result() != null) {
+                        out.println(r.result());
+                    }
+                    if (r.error() != null) {
+                        err.println(r.error());
+                    }
+                }
+                yield r.exitCode();
+            }
+            case "cp" -> copy(arg(w, 1, "SRC"), arg(w, 2, "DST"));
+            case "fork" -> {
+                Integer n = intOption(w, "-n");
+                String tag = arg(w, 1, "TAG");
+                if (!json) {
+                    err.println("forking " + (n == null ? 1 : n) + " of " + tag + " ...");
+                }
+                yield list(vivarium.sandboxes().fork(new ForkRequest(tag, n, null, null, null, null, null)));
+            }
+            case "branch" -> print(vivarium.sandboxes().branch(arg(w, 1, "ID"), arg(w, 2, "TAG")));
+            default -> throw new Usage("unknown sandbox command '" + verb + "'");
+        };
+    }
+
+    /** Streams the command's output to stdout and stderr as it is written; its exit code is this process's. */
+    private int exec(List<String> w) throws Usage, IOException {
+        int dashes = w.indexOf("--");
+        List<String> head = new ArrayList<>(dashes < 0 ? w.subList(0, Math.min(2, w.size())) : w.subList(0, dashes));
+        List<String> command = dashes < 0 ? w.subList(Math.min(2, w.size()), w.size()) : w.subList(dashes + 1, w.size());
+        Integer timeout = intOption(head, "--timeout"); // options only before --: the command's own are its
+        String id = arg(head, 1, "ID");
+        if (command.isEmpty()) {
+            throw new Usage("exec needs a command: vivarium sandbox exec " + id + " -- CMD [ARG...]");
+        }
+        CommandInfo ended = vivarium.commands().execStream(id, new ExecRequest(command, timeout, null, null, null, null), e -> {
+            if (!json && e.isOutput()) {
+                ("stderr".equals(e.name()) ? err : out).write(e.data(), 0, e.data().length);
+                ("stderr".equals(e.name()) ? err : out).flush();
+            }
+        });
+        if (json) {
+            out.println(JSON.writeValueAsString(ended));
+        } else if (ended.timedOut()) {
+            err.println("vivarium: the command timed out and was killed");
+        } else if (ended.truncated()) {
+            err.println("vivarium: output past max_output_bytes was discarded");
+        }
+        return ended.exitCode() == null ? 1 : ended.exitCode();
+    }
+
+    private int copy(String src, String dst) throws Usage, IOException {
+        String[] from = inSandbox(src);
+        String[] to = inSandbox(dst);
+        if ((from == null) == (to == null)) {
+            throw new Usage("cp copies between this machine and a sandbox: one of SRC and DST is ID:/path");
+        }
+        if (from != null) {
+            byte[] content = vivarium.sandboxes().readFile(from[0], from[1]);
+            Files.write(Path.of(dst), content);
+            say(content.length + " bytes from " + src + " to " + dst);
+        } else {
+            byte[] content = Files.readAllBytes(Path.of(src));
+            vivarium.sandboxes().writeFile(to[0], to[1], content);
+            say(content.length + " bytes from " + src + " to " + dst);
+        }
+        return 0;
+    }
+
+    /** {@code ID:/path} as {id, path}; null for a local path. */
+    private static String[] inSandbox(String s) {
+        int colon = s.indexOf(':');
+        return colon > 0 && s.startsWith("/", colon + 1) && !s.startsWith("/") ? new String[] {s.substring(0, colon), s.substring(colon + 1)}
+                : null;
+    }
+
+    private int snapshot(List<String> w) throws Usage, IOException {
+        String verb = verb(w);
+        return switch (verb) {
+            case "ls" -> {
+                List<SnapshotInfo> all = vivarium.snapshots().list();
+                if (json) {
+                    out.println(JSON.writeValueAsString(all));
+                } else {
+                    out.printf("%-24s %-10s %-8s %-20s%n", "TAG", "BACKEND", "STATUS", "CREATED");
+                    all.forEach(s -> out.printf("%-24s %-10s %-8s %-20s%n", s.tag(), s.backend(), s.status(),
+                            Instant.ofEpochSecond(s.createdAtUnix())));
+                }
+                yield 0;
+            }
+            case "info" -> print(vivarium.snapshots().info(arg(w, 1, "TAG")));
+            case "build" -> {
+                List<String> setup = new ArrayList<>();
+                for (String s; (s = option(w, "--setup")) != null;) {
+                    setup.add(s);
+                }
+                String tag = arg(w, 1, "TAG");
+                if (!json) {
+                    err.println("building " + tag + " (boots a sandbox, runs the setup, captures it) ...");
+                }
+                yield print(vivarium.snapshots().build(new SnapshotRequest(tag, option(w, "--backend"), null,
+                        setup.isEmpty() ? null : setup, null, null)));
+            }
+            case "rm" -> {
+                boolean cascade = w.remove("--cascade");
+                boolean force = w.remove("--force");
+                vivarium.snapshots().delete(arg(w, 1, "TAG"), cascade, force);
+                say(w.get(1) + " deleted");
+                yield 0;
+            }
+            default -> throw new Usage("unknown snapshot command '" + verb + "'");
+        };
+    }
+
+    private int vm(List<String> w) throws Usage, IOException {
+        String verb = verb(w);
+        return switch (verb) {
+            case "create" -> print(vivarium.vms().create(new CreateSandboxRequest(option(w, "--backend"), intOption(w, "--memory"),
+                    intOption(w, "--vcpus"), null, null, null, null)));
+            case "ls" -> list(vivarium.vms().list());
+            case "info" -> print(vivarium.vms().get(arg(w, 1, "ID")));
+            case "stop" -> print(vivarium.vms().stop(arg(w, 1, "ID")));
+            case "start" -> print(vivarium.vms().start(arg(w, 1, "ID")));
+            case "rm" -> {
+                for (String id : args(w, 1, "ID")) {
+                    vivarium.vms().delete(id);
+                    say(id + " deleted");
+                }
+                yield 0;
+            }
+            default -> throw new Usage("unknown vm command '" + verb + "'");
+        };
+    }
+
+    private int list(List<SandboxInfo> sandboxes) throws IOException {
+        if (json) {
+            out.println(JSON.writeValueAsString(sandboxes));
+            return 0;
+        }
+        out.printf("%-16s %-10s %-18s %-20s%n", "ID", "BACKEND", "STATUS", "CREATED");
+        sandboxes.forEach(s -> out.printf("%-16s %-10s %-18s %-20s%n", s.id(), s.backend(), s.status(),
+                Instant.ofEpochSecond(s.createdAtUnix())));
+        return 0;
+    }
+
+    /** A record as JSON with {@code --json}; else its id (or tag), which is what a person pipes on. */
+    private int print(Object record) throws IOException {
+        if (json) {
+            out.println(JSON.writeValueAsString(record));
+        } else if (record instanceof SandboxInfo s) {
+            out.println(s.id() + "  " + s.backend() + "  " + s.status());
+        } else if (record instanceof SnapshotInfo s) {
+            out.println(s.tag() + "  " + s.backend() + "  " + s.status());
+        } else {
+            out.println(JSON.writeValueAsString(record));
+        }
+        return 0;
+    }
+
+    private void say(String line) {
+        if (!json) {
+            out.println(line);
+        }
+    }
+
+    private static String verb(List<String> w) throws Usage {
+        if (w.isEmpty()) {
+            throw new Usage("a command is needed");
+        }
+        return w.get(0);
+    }
+
+    private static String arg(List<String> w, int i, String name) throws Usage {
+        if (w.size() <= i) {
+            throw new Usage(w.get(0) + " needs " + name);
+        }
+        return w.get(i);
+    }
+
+    private static List<String> args(List<String> w, int from, String name) throws Usage {
+        arg(w, from, name);
+        return w.subList(from, w.size());
+    }
+
+    /** Removes {@code --name VALUE} from {@code w} and returns VALUE, or null when absent. */
+    private static String option(List<String> w, String name) throws Usage {
+        int i = w.indexOf(name);
+        if (i < 0) {
+            return null;
+        }
+        if (i + 1 >= w.size()) {
+            throw new Usage(name + " needs a value");
+        }
+        String value = w.get(i + 1);
+        w.remove(i + 1);
+        w.remove(i);
+        return value;
+    }
+
+    private static Integer intOption(List<String> w, String name) throws Usage {
+        String v = option(w, name);
+        try {
+            return v == null ? null : Integer.valueOf(v);
+        } catch (NumberFormatException e) {
+            throw new Usage(name + " must be a number, got " + v);
+        }
+    }
+}
