@@ -1,0 +1,106 @@
+package io.vivarium.itests.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The distribution's {@code bin/vivarium sandbox|snapshot ...} as a shell runs it, against a real
+ * daemon found through the address it wrote in its state directory: output, {@code --json},
+ * exit codes passed through, errors that name what was tried.
+ */
+class SandboxCliIT {
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
+    @TempDir
+    static Path dir;
+    static Daemon daemon;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        daemon = daemons.start(dir.resolve("state"), List.of());
+    }
+
+    record Run(int code, String out, String err) {
+    }
+
+    private static Run cli(Map<String, String> env, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("vivarium.dist"), "bin", "vivarium").toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
+        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        p.getOutputStream().close();
+        byte[] out = p.getInputStream().readAllBytes();
+        byte[] err = p.getErrorStream().readAllBytes();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the command line ended");
+        return new Run(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+    }
+
+    private static Map<String, String> atTheDaemon() {
+        return Map.of("VIVARIUM_STATE", daemon.stateDir().toString());
+    }
+
+    @Test
+    void aSandboxIsDrivenFromAShellWithTheCommandsExitCode() throws Exception {
+        assertTrue(Files.exists(daemon.stateDir().resolve("address")), "the daemon wrote where it listens");
+        Run created = cli(atTheDaemon(), "sandbox", "create", "--json");
+        assertEquals(0, created.code(), created.err());
+        String id = Api.JSON.readTree(created.out()).get("id").asText();
+        assertTrue(cli(atTheDaemon(), "sandbox", "ls").out().contains(id));
+
+        Run exec = cli(atTheDaemon(), "sandbox", "exec", id, "--", "sh", "-c", "echo out; echo err >&2; exit 7");
+        assertEquals(7, exec.code(), "the command's exit code is the command line's");
+        assertEquals("out\n", exec.out());
+        assertEquals("err\n", exec.err());
+
+        Path local = Files.writeString(dir.resolve("up.txt"), "from the shell");
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "cp", local.toString(), id + ":/work/up.txt").code());
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "cp", id + ":/work/up.txt", dir.resolve("down.txt").toString()).code());
+        assertEquals("from the shell", Files.readString(dir.resolve("down.txt")));
+
+        JsonNode done = Api.JSON.readTree(cli(atTheDaemon(), "sandbox", "exec", id, "--json", "--", "true").out());
+        assertEquals(0, done.get("exit_code").asInt());
+
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "branch", id, "cli-tag").code());
+        assertTrue(cli(atTheDaemon(), "snapshot", "ls").out().contains("cli-tag"));
+        Run forked = cli(atTheDaemon(), "sandbox", "fork", "cli-tag", "-n", "2", "--json");
+        assertEquals(2, Api.JSON.readTree(forked.out()).size(), forked.err());
+        for (JsonNode child : Api.JSON.readTree(forked.out())) {
+            assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", child.get("id").asText()).code());
+        }
+        assertEquals(0, cli(atTheDaemon(), "snapshot", "rm", "cli-tag").code());
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", id).code());
+    }
+
+    @Test
+    void errorsSayWhatIsWrongAndWhatWasTried() throws Exception {
+        Run missing = cli(atTheDaemon(), "sandbox", "info", "sb-000000000000");
+        assertEquals(1, missing.code());
+        assertEquals("vivarium: no sandbox sb-000000000000 (HTTP 404)\n", missing.err());
+        Run nowhere = cli(Map.of(), "sandbox", "ls");
+        assertEquals(1, nowhere.code());
+        assertTrue(nowhere.err().contains("tried --url (not given), $VIVARIUM_URL (not set)"), nowhere.err());
+        Run usage = cli(atTheDaemon(), "sandbox", "frob");
+        assertEquals(2, usage.code());
+        assertTrue(usage.err().contains("usage: vivarium sandbox"), usage.err());
+    }
+}
