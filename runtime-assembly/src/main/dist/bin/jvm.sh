@@ -59,6 +59,20 @@ find_java() {
 #   the next ones: it saves class loading at every start (docs/benchmarks.md, cold start). The
 #   JVM checks it against the jars and rewrites it after a rebuild. Not in lib/, whose mtime is
 #   ./vivarium's build stamp. VIVARIUM_CDS=off turns it off; skipped where DIST is not writable.
+# The command line (sandbox, snapshot, vm, plugins, features) is one short call that a person waits
+# for: the JIT's first tier only, the serial collector, and a class-data archive of its own,
+# DIST/vivarium-cli.jsa (the Java client, Jackson and the JDK's HTTP client load in ~0.5 s of a
+# 0.8 s run without it; docs/benchmarks.md, the command line against curl). Same rules as serve's.
+cli_java_opts() {
+  local jhome="$1" dist="$2" v
+  v="$(java_major "$jhome")"
+  daemon_opts=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC)
+  if (( v >= 19 )) && [[ "${VIVARIUM_CDS:-on}" != off && -w "$dist" ]]; then
+    daemon_opts+=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$dist/vivarium-cli.jsa" -Xlog:cds=off -Xlog:cds+dynamic=off)
+  fi
+  return 0
+}
+
 daemon_java_opts() {
   local jhome="$1" dist="$2" v
   v="$(java_major "$jhome")"

@@ -86,15 +86,7 @@ final class Http {
             b.header("Last-Event-ID", lastEventId);
         }
         b.header("Accept", "text/event-stream");
-        HttpResponse<InputStream> r;
-        try {
-            r = client.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
-        } catch (IOException e) {
-            throw unreachable(method, path, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new VivariumException(0, "interrupted: " + method + " " + path, null, e);
-        }
+        HttpResponse<InputStream> r = sent(b.build(), HttpResponse.BodyHandlers.ofInputStream(), method, path);
         if (r.statusCode() >= 400) {
             try (InputStream in = r.body()) {
                 throw error(r.statusCode(), in.readAllBytes(), r.headers().firstValue("Retry-After").orElse(null));
@@ -136,19 +128,23 @@ final class Http {
     }
 
     private byte[] exchange(HttpRequest request, String method, String path) {
-        HttpResponse<byte[]> r;
+        HttpResponse<byte[]> r = sent(request, HttpResponse.BodyHandlers.ofByteArray(), method, path);
+        if (r.statusCode() >= 400) {
+            throw error(r.statusCode(), r.body(), r.headers().firstValue("Retry-After").orElse(null));
+        }
+        return r.body();
+    }
+
+    /** The answer to {@code request}; a call that gets none is a {@link VivariumException} of status 0. */
+    private <T> HttpResponse<T> sent(HttpRequest request, HttpResponse.BodyHandler<T> handler, String method, String path) {
         try {
-            r = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            return client.send(request, handler);
         } catch (IOException e) {
             throw unreachable(method, path, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new VivariumException(0, "interrupted: " + method + " " + path, null, e);
         }
-        if (r.statusCode() >= 400) {
-            throw error(r.statusCode(), r.body(), r.headers().firstValue("Retry-After").orElse(null));
-        }
-        return r.body();
     }
 
     private VivariumException unreachable(String method, String path, IOException e) {
