@@ -16,7 +16,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 /**
  * A client of one Vivarium daemon's {@code /v1} API (docs/openapi.json): every operation a program
  * drives, typed with the API's own records, errors as {@link VivariumException} carrying the status
- * and the daemon's message. Thread-safe; one keeps one kept-alive connection pool.
+ * and the daemon's message. Thread-safe; one keeps one pool of kept-alive connections, closed with it.
  *
  * <pre>{@code
  * VivariumClient vivarium = VivariumClient.connect(URI.create("http://127.0.0.1:8889"), token);
@@ -24,11 +24,19 @@ import com.fasterxml.jackson.databind.JsonNode;
  * ExecResult r = vivarium.sandboxes().exec(sb.id(), List.of("sh", "-c", "echo hi"));
  * }</pre>
  */
-public final class VivariumClient {
+public final class VivariumClient implements AutoCloseable {
+    private final HttpClient connections;
     private final Http http;
 
-    private VivariumClient(Http http) {
+    private VivariumClient(HttpClient connections, Http http) {
+        this.connections = connections;
         this.http = http;
+    }
+
+    /** Closes its connections (calls under way end); a client is not used after. */
+    @Override
+    public void close() {
+        connections.close();
     }
 
     /** A client of the daemon at {@code baseUrl} (e.g. {@code http://127.0.0.1:8889}) with a bearer token. */
@@ -73,7 +81,8 @@ public final class VivariumClient {
             if (ssl != null) {
                 b.sslContext(ssl);
             }
-            return new VivariumClient(new Http(b.build(), baseUrl, token, timeout));
+            HttpClient connections = b.build();
+            return new VivariumClient(connections, new Http(connections, baseUrl, token, timeout));
         }
     }
 
