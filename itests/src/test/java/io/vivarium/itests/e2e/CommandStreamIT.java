@@ -87,7 +87,7 @@ class CommandStreamIT {
             List<ServerSentEvents.Event> rest = new ArrayList<>();
             ServerSentEvents.Event first;
             do { // stderr's "warn" may come first: the two pipes are read apart
-                first = events.next();
+                first = events.nextEvent();
                 rest.add(first);
             } while (!first.name().equals("stdout"));
             assertEquals("line 1\n", first.data().get("text").asText());
@@ -118,10 +118,7 @@ class CommandStreamIT {
         StringBuilder got = new StringBuilder();
         String lastId;
         try (ServerSentEvents events = new ServerSentEvents(admin.stream("GET", commands() + "/" + command + "/events", null).body())) {
-            ServerSentEvents.Event e;
-            do {
-                e = events.next();
-            } while (e.isComment());
+            ServerSentEvents.Event e = events.nextEvent();
             got.append(e.data().get("text").asText());
             lastId = e.id();
         }
@@ -142,6 +139,8 @@ class CommandStreamIT {
         JsonNode command = Api.expect(201, admin.post(commands(), sh("exec sleep 300", "timeout_secs", 600)));
         String path = commands() + "/" + command.get("id").asText();
         try (ServerSentEvents events = new ServerSentEvents(admin.stream("GET", path + "/events", null).body())) {
+            ServerSentEvents.Event opening = events.next();
+            assertEquals("command " + command.get("id").asText(), opening.comment(), "the stream opens at once, with a comment");
             ServerSentEvents.Event e = events.next();
             assertTrue(e.isComment(), "a silent command's stream carries a keep-alive: " + e);
             assertEquals("keep-alive", e.comment());
@@ -184,10 +183,7 @@ class CommandStreamIT {
         String path = commands() + "/" + command;
         try (ServerSentEvents events = new ServerSentEvents(admin.stream("GET", path + "/events", null).body())) {
             Api.expect(200, admin.sendBytes("POST", path + "/stdin", "one\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-            ServerSentEvents.Event e;
-            do {
-                e = events.next();
-            } while (e.isComment());
+            ServerSentEvents.Event e = events.nextEvent();
             assertEquals("got one\n", e.data().get("text").asText(), "the command answered what was written while it runs");
             Api.expect(200, admin.sendBytes("POST", path + "/stdin?eof=true", "two\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
             List<ServerSentEvents.Event> rest = toTheEnd(events);

@@ -249,7 +249,7 @@ class FleetIT {
         String command = Api.expect(201, api.post(commands + "?stdin=open",
                 Map.of("args", List.of("sh", "-c", "echo ready; read l; echo got $l")))).get("id").asText();
         try (ServerSentEvents events = new ServerSentEvents(api.stream("GET", commands + "/" + command + "/events", null).body())) {
-            ServerSentEvents.Event first = events.next();
+            ServerSentEvents.Event first = events.nextEvent();
             assertEquals("ready\n", first.data().get("text").asText(), "a node's command streams through the master");
             Api.expect(200, api.sendBytes("POST", commands + "/" + command + "/stdin?eof=true", "x\n".getBytes()));
             StringBuilder rest = new StringBuilder();
@@ -263,7 +263,7 @@ class FleetIT {
         assertEquals("exited", Api.expect(200, api.post(commands + "/" + command + "/wait", null)).get("status").asText());
         try (ServerSentEvents again = new ServerSentEvents(
                 api.stream("GET", commands + "/" + command + "/events", null, "Last-Event-ID", "6").body())) {
-            assertEquals("got x\n", again.next().data().get("text").asText(), "resumed at an offset through the master");
+            assertEquals("got x\n", again.nextEvent().data().get("text").asText(), "resumed at an offset through the master");
         }
         assertEquals(1, Api.expect(200, api.get(commands)).size());
 

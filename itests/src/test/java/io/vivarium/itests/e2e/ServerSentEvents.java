@@ -54,6 +54,15 @@ final class ServerSentEvents implements Closeable {
         return null;
     }
 
+    /** The next event that is not a comment (the stream's opening line, a keep-alive); null at the end. */
+    Event nextEvent() throws IOException {
+        Event e;
+        do {
+            e = next();
+        } while (e != null && e.isComment());
+        return e;
+    }
+
     @Override
     public void close() throws IOException {
         in.close();

@@ -89,8 +89,11 @@ final class CommandEvents implements BinaryBody {
     private void write(OutputStream out) throws IOException {
         if (announce) {
             event(out, "started", null, JSON.writeValueAsString(command));
-            out.flush();
+        } else {
+            // the answer's head goes now, not with the first output: a client waits for it before it reads on
+            out.write((": command " + command.id() + "\n\n").getBytes(StandardCharsets.US_ASCII));
         }
+        out.flush();
         long offset = from;
         while (true) {
             CommandOutput read;
