@@ -25,6 +25,9 @@ import java.util.Map;
  */
 record DaemonTarget(String url, String from, String token, String tokenFrom, Path cacert, List<String> words) {
 
+    /** The options this reads (each with a value); every other argument is the command's. */
+    private static final java.util.Set<String> OPTIONS = java.util.Set.of("--url", "--token", "--token-file", "--cacert", "--state");
+
     /** The file a running daemon writes its URL to, in its state directory. */
     static final String ADDRESS = "address";
 
@@ -52,41 +55,26 @@ record DaemonTarget(String url, String from, String token, String tokenFrom, Pat
         List<String> words = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
-            boolean valued = i + 1 < args.size();
+            if (!OPTIONS.contains(a)) {
+                words.add(a);
+                continue;
+            }
+            if (i + 1 >= args.size()) {
+                throw new Unresolved(a + " needs a value" + (a.equals("--url") ? ", e.g. --url http://127.0.0.1:8889" : ""));
+            }
+            String value = args.get(++i);
             switch (a) {
                 case "--url" -> {
-                    if (!valued) {
-                        throw new Unresolved("--url needs a value, e.g. --url http://127.0.0.1:8889");
-                    }
-                    url = args.get(++i);
-                    urlFrom = "--url";
+                    url = value;
+                    urlFrom = a;
                 }
                 case "--token" -> {
-                    if (!valued) {
-                        throw new Unresolved("--token needs a value");
-                    }
-                    token = args.get(++i);
-                    tokenFrom = "--token";
+                    token = value;
+                    tokenFrom = a;
                 }
-                case "--token-file" -> {
-                    if (!valued) {
-                        throw new Unresolved("--token-file needs a value");
-                    }
-                    tokenFile = Path.of(args.get(++i));
-                }
-                case "--cacert" -> {
-                    if (!valued) {
-                        throw new Unresolved("--cacert needs a value");
-                    }
-                    cacert = Path.of(args.get(++i));
-                }
-                case "--state" -> {
-                    if (!valued) {
-                        throw new Unresolved("--state needs a value");
-                    }
-                    state = Path.of(args.get(++i));
-                }
-                default -> words.add(a);
+                case "--token-file" -> tokenFile = Path.of(value);
+                case "--cacert" -> cacert = Path.of(value);
+                default -> state = Path.of(value);
             }
         }
         if (url == null && env.get("VIVARIUM_URL") != null) {

@@ -66,62 +66,51 @@ final class CommandRoutes {
 
     /** {@code ?stdin=open}: the command's stdin stays open for {@code .../stdin}; {@code closed} (the default) after the body's stdin. */
     private static boolean stdinOpen(RouteRequest r) {
-        String given = r.queryParam("stdin").orElse("closed");
-        return switch (given) {
-            case "closed" -> false;
-            case "open" -> true;
-            default -> throw ApiException.badRequest("stdin must be closed (the default: the body's stdin, then end of file) "
-                    + "or open (write more with POST .../commands/{cid}/stdin), got \"" + given + "\"");
-        };
+        return either(r, "stdin", "closed", "open",
+                "closed (the default: the body's stdin, then end of file) or open (write more with POST .../commands/{cid}/stdin)");
     }
 
     private static boolean flag(RouteRequest r, String name) {
-        String given = r.queryParam(name).orElse("false");
-        return switch (given) {
-            case "false" -> false;
-            case "true" -> true;
-            default -> throw ApiException.badRequest(name + " must be true or false, got \"" + given + "\"");
-        };
+        return either(r, name, "false", "true", "true or false");
     }
 
     /** {@code ?on_disconnect=kill}: the command dies with the stream; {@code keep} (the default) leaves it running. */
     private static boolean onDisconnect(RouteRequest r) {
-        String given = r.queryParam("on_disconnect").orElse("keep");
-        return switch (given) {
-            case "keep" -> false;
-            case "kill" -> true;
-            default -> throw ApiException.badRequest("on_disconnect must be keep (the default: the command runs on) or kill, got \""
-                    + given + "\"");
-        };
+        return either(r, "on_disconnect", "keep", "kill", "keep (the default: the command runs on) or kill");
+    }
+
+    /** Whether the query parameter {@code name} is {@code yes}; absent or {@code no} is false, anything else a 400. */
+    private static boolean either(RouteRequest r, String name, String no, String yes, String what) {
+        String given = r.queryParam(name).orElse(no);
+        if (given.equals(no) || given.equals(yes)) {
+            return given.equals(yes);
+        }
+        throw ApiException.badRequest(name + " must be " + what + ", got \"" + given + "\"");
     }
 
     /** {@code ?wait_ms=}: how long a read of the output waits for more, 0 (the default) to 60000. */
     private static Duration waitMillis(RouteRequest r) {
-        String given = r.queryParam("wait_ms").orElse("0");
-        try {
-            long ms = Long.parseLong(given);
-            if (ms >= 0 && ms <= MAX_WAIT_SECS * 1000L) {
-                return Duration.ofMillis(ms);
-            }
-        } catch (NumberFormatException e) {
-            // the 400 below
-        }
-        throw ApiException.badRequest("wait_ms must be 0 to " + MAX_WAIT_SECS * 1000 + ", got \"" + given + "\"");
+        return Duration.ofMillis(number(r, "wait_ms", 0, MAX_WAIT_SECS * 1000L));
     }
 
     private static Duration waitOf(RouteRequest r) {
-        String given = r.queryParam("timeout_secs").orElse(null);
+        return Duration.ofSeconds(number(r, "timeout_secs", DEFAULT_WAIT_SECS, MAX_WAIT_SECS));
+    }
+
+    /** The query parameter {@code name} as a whole number from 0 to {@code max}, {@code absent} when not given; a 400 otherwise. */
+    private static long number(RouteRequest r, String name, long absent, long max) {
+        String given = r.queryParam(name).orElse(null);
         if (given == null) {
-            return Duration.ofSeconds(DEFAULT_WAIT_SECS);
+            return absent;
         }
         try {
-            int secs = Integer.parseInt(given);
-            if (secs >= 0 && secs <= MAX_WAIT_SECS) {
-                return Duration.ofSeconds(secs);
+            long n = Long.parseLong(given);
+            if (n >= 0 && n <= max) {
+                return n;
             }
         } catch (NumberFormatException e) {
             // the 400 below
         }
-        throw ApiException.badRequest("timeout_secs must be 0 to " + MAX_WAIT_SECS + ", got \"" + given + "\"");
+        throw ApiException.badRequest(name + " must be 0 to " + max + ", got \"" + given + "\"");
     }
 }

@@ -77,6 +77,7 @@ final class BackgroundCommands {
     }
 
     private void admit(BackgroundCommand command) {
+        bySandbox.keySet().removeIf(id -> !sandboxes.exists(id)); // the commands of sandboxes deleted since go
         LinkedHashMap<String, BackgroundCommand> commands = bySandbox.computeIfAbsent(command.sandboxId,
                 k -> new LinkedHashMap<>());
         synchronized (commands) {
@@ -158,10 +159,9 @@ final class BackgroundCommands {
                         + " (a sandbox keeps its last " + CommandService.MAX_COMMANDS + ")"));
     }
 
-    /** The sandbox's commands; those of sandboxes deleted since go. */
+    /** The sandbox's commands (404 for a sandbox the caller does not have). */
     private List<BackgroundCommand> commandsOf(Caller caller, String sandboxId) {
         Sandbox sb = sandboxes.find(caller, sandboxId);
-        bySandbox.keySet().removeIf(id -> !sandboxes.exists(id));
         LinkedHashMap<String, BackgroundCommand> commands = bySandbox.get(sb.record().id());
         if (commands == null) {
             return List.of();
