@@ -107,7 +107,7 @@ class GuestImageBootTest {
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.INHERIT).start();
 
         Lines replies = connectAndSync(agentSock, console);
-        assertTrue(consoleText(console).contains("vivarium: init ready"), () -> "agent answered, console:\n" + consoleText(console));
+        assertTrue(consoleShows(console, "vivarium: init ready"), () -> "agent answered, console:\n" + consoleText(console));
 
         call(replies, "guest-ping", null);
         long pid = call(replies, "guest-exec", Map.of("path", "/bin/echo", "arg", List.of("hello", variant),
@@ -149,6 +149,21 @@ class GuestImageBootTest {
         } catch (IOException e) {
             return "(no console: " + e + ")";
         }
+    }
+
+    /**
+     * Whether the console shows the text within 10 s: /init prints its line after it started the
+     * agent, and the emulated UART is slower than virtio-serial, so the agent may answer first.
+     */
+    static boolean consoleShows(Path console, String text) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!consoleText(console).contains(text)) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(50);
+        }
+        return true;
     }
 
     /** The lines the agent sends, read on a thread of their own so that waiting can time out. */
