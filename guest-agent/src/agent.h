@@ -109,6 +109,7 @@ int cmd_vivarium_exec(struct call *k);
 int cmd_vivarium_exec_poll(struct call *k);
 int cmd_vivarium_exec_kill(struct call *k);
 int cmd_vivarium_exec_write(struct call *k);
+int cmd_vivarium_exec_resize(struct call *k);
 int cmd_vivarium_list(struct call *k);
 
 /* list.c: the walk of vivarium-list in its child; argv is the mode, then the paths. Returns the exit status. */

@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +47,7 @@ struct exec {
 	int detached; /* answered and freed as a handle; only its draining pipes remain */
 	int stdin_open; /* stdin stays open after its first data, for vivarium-exec-write, until eof */
 	int stdin_eof; /* the host has no more to write: close stdin once what is held was written */
+	int tty; /* stdin and stdout are a terminal's master (s[S_ERR] is unused) */
 	struct exec *next;
 };
 
@@ -447,6 +450,7 @@ struct spawn {
 	size_t inlen;
 	int has_input;
 	int stdin_open;
+	struct winsize *tty; /* run on a new terminal of this size: stdin, stdout and stderr are its slave */
 };
 
 /* A pipe whose parent_end (if >= 0) is non-blocking; out of fds, the oldest drained pipes go first. */
@@ -469,8 +473,41 @@ static void child_fail(int fd, int stage)
 
 static void close_pipes(int (*p)[2], int n)
 {
-	for (int i = 0; i < n; i++)
-		close(p[i][0]), close(p[i][1]);
+	for (int i = 0; i < n; i++) {
+		if (p[i][0] >= 0)
+			close(p[i][0]);
+		close(p[i][1]);
+	}
+}
+
+/* A terminal in place of the stdio pipes: the child's end (slave) as in[0], out[1] and err[1], the
+ * agent's end (master, non-blocking) as in[1] and out[0]; err[0] is -1, the terminal has one output. */
+static int make_tty(int (*p)[2], struct winsize *size)
+{
+	int master, slave;
+	while (openpty(&master, &slave, NULL, NULL, size) < 0)
+		if (errno != EMFILE || !exec_reclaim())
+			return -1;
+	int dup_master = fcntl(master, F_DUPFD_CLOEXEC, 3);
+	if (dup_master < 0) {
+		close(master), close(slave);
+		return -1;
+	}
+	fcntl(master, F_SETFD, FD_CLOEXEC);
+	fcntl(slave, F_SETFD, FD_CLOEXEC);
+	fcntl(master, F_SETFL, O_NONBLOCK); /* one open file: the duplicate is non-blocking too */
+	p[0][0] = slave, p[0][1] = dup_master;
+	p[1][0] = master, p[1][1] = dup(slave);
+	p[2][0] = -1, p[2][1] = dup(slave);
+	if (p[1][1] < 0 || p[2][1] < 0) {
+		int e = errno;
+		close(master), close(slave), close(dup_master), close(p[1][1]), close(p[2][1]);
+		errno = e;
+		return -1;
+	}
+	fcntl(p[1][1], F_SETFD, FD_CLOEXEC);
+	fcntl(p[2][1], F_SETFD, FD_CLOEXEC);
+	return 0;
 }
 
 static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
@@ -478,6 +515,11 @@ static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 	int p[4][2], *in = p[0], *out = p[1], *err = p[2], *rep = p[3], made = 0;
 	if (nexecs >= MAX_EXECS)
 		return fail(k, "LimitExceeded", "at most %d exec handles alive; poll finished ones to free them", MAX_EXECS);
+	if (sp->tty) {
+		if (make_tty(p, sp->tty) < 0)
+			return fail_errno(k, errno, "openpty", "terminal");
+		made = 3;
+	}
 	while (made < 4 && make_pipe(p[made], made == 0 ? 1 : made < 3 ? 0 : -1) == 0)
 		made++;
 	if (made < 4) {
@@ -497,6 +539,10 @@ static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 		signal(SIGPIPE, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setsid();
+		if (sp->tty && ioctl(in[0], TIOCSCTTY, 0) < 0)
+			child_fail(rep[1], 0);
+		if (sp->tty && sp->set_ids)
+			(void)!fchown(in[0], sp->uid, sp->gid); /* the terminal is the user's, as login would make it */
 		if (child_nofile.rlim_cur != RLIM_INFINITY)
 			setrlimit(RLIMIT_NOFILE, &child_nofile);
 		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
@@ -530,7 +576,9 @@ static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 	close(rep[0]);
 	if (n == sizeof msg) {
 		/* The child is reaped by the SIGCHLD loop like any orphan. */
-		close(in[1]), close(out[0]), close(err[0]);
+		close(in[1]), close(out[0]);
+		if (err[0] >= 0)
+			close(err[0]);
 		static const char *const stages[] = {"redirect stdio of", "set uid/gid for", "chdir to cwd of", "execute"};
 		if (msg[0] == 2)
 			return fail_errno(k, msg[1], "cannot chdir to", sp->cwd);
@@ -549,7 +597,8 @@ static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 	ex->next = execs;
 	execs = ex;
 	nexecs++;
-	ex->stdin_open = sp->stdin_open;
+	ex->stdin_open = sp->stdin_open || sp->tty;
+	ex->tty = sp->tty != NULL;
 	if (!ex->s[S_IN].hold.len && !ex->stdin_open)
 		stream_close(&ex->s[S_IN]);
 	for (int i = 0; i < 3; i++)
@@ -778,19 +827,34 @@ int cmd_vivarium_list(struct call *k)
 	return r;
 }
 
+/* rows and cols of a terminal, each 1 to 10000 when given. */
+static int get_size(struct call *k, struct winsize *size)
+{
+	int64_t rows = size->ws_row, cols = size->ws_col;
+	if (arg_int(k, "rows", 0, &rows) < 0 || arg_int(k, "cols", 0, &cols) < 0)
+		return -1;
+	if (rows < 1 || rows > 10000 || cols < 1 || cols > 10000)
+		return fail(k, "InvalidParameter", "rows and cols must be between 1 and 10000"), -1;
+	size->ws_row = (unsigned short)rows;
+	size->ws_col = (unsigned short)cols;
+	return 0;
+}
+
 int cmd_vivarium_exec(struct call *k)
 {
 	static const char *const allowed[] = {"argv", "env", "cwd", "uid", "gid", "stdin-b64", "stdin-open", "timeout-ms",
-					      "max-output-bytes", "wait-ms", NULL};
+					      "max-output-bytes", "wait-ms", "tty", "rows", "cols", NULL};
 	const char *cwd = "/";
-	int stdin_open = 0;
+	int stdin_open = 0, tty = 0;
+	struct winsize size = {.ws_row = 24, .ws_col = 80};
 	int64_t uid = -1, gid = -1, timeout = 0, cap = STOCK_CAP, wait_ms;
 	unsigned char *input = NULL;
 	size_t inlen = 0;
 	int has_input, has_uid, has_gid;
 	if (args_only(k, allowed) || arg_str(k, "cwd", 0, &cwd, NULL) < 0 || (has_uid = arg_int(k, "uid", 0, &uid)) < 0 ||
 	    (has_gid = arg_int(k, "gid", 0, &gid)) < 0 || get_limits(k, &timeout, &cap, &wait_ms) < 0 ||
-	    (has_input = arg_b64(k, "stdin-b64", 0, &input, &inlen)) < 0 || arg_bool(k, "stdin-open", 0, &stdin_open) < 0)
+	    (has_input = arg_b64(k, "stdin-b64", 0, &input, &inlen)) < 0 || arg_bool(k, "stdin-open", 0, &stdin_open) < 0 ||
+	    arg_bool(k, "tty", 0, &tty) < 0 || get_size(k, &size) < 0)
 		return R_ERR;
 	if ((has_uid && (uid < 0 || uid > 0xfffffffe)) || (has_gid && (gid < 0 || gid > 0xfffffffe)))
 		return fail(k, "InvalidParameter", "uid and gid must be between 0 and 4294967294");
@@ -836,7 +900,8 @@ int cmd_vivarium_exec(struct call *k)
 	envp[nenv] = NULL;
 	free(offs);
 	struct spawn sp = {.argv = argv, .envp = envp, .cwd = cwd, .set_ids = set_ids, .uid = (uid_t)uid, .gid = (gid_t)gid,
-			   .input = input, .inlen = inlen, .has_input = has_input, .stdin_open = stdin_open};
+			   .input = input, .inlen = inlen, .has_input = has_input, .stdin_open = stdin_open,
+			   .tty = tty ? &size : NULL};
 	int r = start(k, &sp, timeout, cap, wait_ms);
 	free(argv);
 	free(envp);
@@ -898,6 +963,30 @@ int cmd_vivarium_exec_kill(struct call *k)
 		return fail(k, "NotFound", "no exec handle %lld", (long long)h);
 	if (!ex->reaped && kill(-ex->pid, (int)sig) < 0 && errno != ESRCH)
 		return fail_errno(k, errno, "kill", "process group");
+	buf_puts(k->out, "{}");
+	return R_OK;
+}
+
+/* Sets the size of an exec's terminal; its foreground process group gets SIGWINCH. */
+int cmd_vivarium_exec_resize(struct call *k)
+{
+	static const char *const allowed[] = {"handle", "rows", "cols", NULL};
+	int64_t h;
+	struct winsize size = {0};
+	if (args_only(k, allowed) || arg_int(k, "handle", 1, &h) < 0)
+		return R_ERR;
+	if (!arg_node(k, "rows") || !arg_node(k, "cols"))
+		return fail(k, "InvalidParameter", "arguments 'rows' and 'cols' are required");
+	if (get_size(k, &size) < 0)
+		return R_ERR;
+	struct exec *ex = find_handle(h);
+	if (!ex)
+		return fail(k, "NotFound", "no exec handle %lld", (long long)h);
+	if (!ex->tty)
+		return fail(k, "InvalidParameter", "exec %lld has no terminal (started without tty)", (long long)h);
+	int fd = ex->s[S_OUT].w.fd;
+	if (fd >= 0 && ioctl(fd, TIOCSWINSZ, &size) < 0)
+		return fail_errno(k, errno, "resize", "terminal");
 	buf_puts(k->out, "{}");
 	return R_OK;
 }

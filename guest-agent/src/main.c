@@ -359,6 +359,7 @@ static const struct command commands[] = {
 	{"vivarium-exec-poll", cmd_vivarium_exec_poll, 0, 1, 1},
 	{"vivarium-exec-kill", cmd_vivarium_exec_kill, 0, 1, 1},
 	{"vivarium-exec-write", cmd_vivarium_exec_write, 0, 0, 1},
+	{"vivarium-exec-resize", cmd_vivarium_exec_resize, 0, 1, 1},
 	{"vivarium-list", cmd_vivarium_list, 0, 0, 1},
 	{"vivarium-file-write", cmd_vivarium_file_write, 0, 0, 1},
 	{"vivarium-file-read", cmd_vivarium_file_read, 0, 0, 1},

@@ -308,6 +308,56 @@ class AgentExecTest {
     }
 
     @Test
+    void aTerminalCarriesInputOutputAndItsSize() throws IOException {
+        Map<String, Object> args = new HashMap<>(cmd("sh", "-c", "tty; stty size; echo to-stderr >&2; read line; echo got:$line; read x; stty size"));
+        args.put("tty", true);
+        args.put("rows", 30);
+        args.put("cols", 100);
+        JsonNode r = conn.ok("vivarium-exec", args);
+        long h = r.get("handle").asLong();
+        StringBuilder out = new StringBuilder(text(r, "out-b64"));
+        readUntil(h, out, "to-stderr");
+        assertTrue(out.toString().matches("(?s)/dev/pts/[0-9]+\r\n30 100\r\nto-stderr\r\n.*"),
+                "the terminal is the command's stdin, stdout and stderr, of the size asked: " + out);
+        conn.ok("vivarium-exec-write", Map.of("handle", h, "data-b64", b64("hello\n")));
+        readUntil(h, out, "got:hello");
+        assertTrue(out.toString().contains("hello\r\ngot:hello"), "the terminal echoes input: " + out);
+        conn.ok("vivarium-exec-resize", Map.of("handle", h, "rows", 40, "cols", 120));
+        conn.ok("vivarium-exec-write", Map.of("handle", h, "data-b64", b64("\n")));
+        JsonNode end = readUntil(h, out, null);
+        assertTrue(out.toString().endsWith("40 120\r\n"), "resized: " + out);
+        assertEquals(0, end.get("exit-code").asInt());
+        assertEquals("", text(end, "err-b64"));
+
+        JsonNode plain = conn.ok("vivarium-exec", cmd("sleep", "5"));
+        long p = plain.get("handle").asLong();
+        assertEquals("InvalidParameter", conn.call("vivarium-exec-resize", Map.of("handle", p, "rows", 1, "cols", 1))
+                .get("error").get("class").asText(), "an exec without a terminal has no size");
+        conn.ok("vivarium-exec-kill", Map.of("handle", p));
+        Map<String, Object> tooWide = new HashMap<>(cmd("true"));
+        tooWide.put("tty", true);
+        tooWide.put("cols", 10001);
+        assertEquals("InvalidParameter", conn.call("vivarium-exec", tooWide).get("error").get("class").asText());
+    }
+
+    static String b64(String s) {
+        return Base64.getEncoder().encodeToString(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Polls until the output holds {@code text}, or, if it is null, until the command exited (that answer). */
+    JsonNode readUntil(long handle, StringBuilder out, String text) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            assertTrue(System.nanoTime() < deadline, "waited 10 s for " + (text == null ? "the end" : text) + ": " + out);
+            JsonNode r = conn.ok("vivarium-exec-poll", Map.of("handle", handle, "wait-ms", 1000, "on-output", true));
+            out.append(text(r, "out-b64"));
+            if (text == null ? r.get("exited").asBoolean() : out.toString().contains(text)) {
+                return r;
+            }
+        }
+    }
+
+    @Test
     void aLongPollDelaysNoOtherRequest() throws IOException {
         JsonNode r = conn.ok("vivarium-exec", cmd("sleep", "300"));
         long h = r.get("handle").asLong();
