@@ -83,7 +83,7 @@ class AgentProtocolTest {
                 "guest-exec-status", "guest-file-open", "guest-file-read", "guest-file-write", "guest-file-close",
                 "guest-fsfreeze-status", "guest-fsfreeze-freeze", "guest-fsfreeze-freeze-list", "guest-fsfreeze-thaw",
                 "guest-get-time", "guest-set-time", "guest-shutdown", "vivarium-exec", "vivarium-exec-poll",
-                "vivarium-exec-kill", "vivarium-exec-write", "vivarium-file-write", "vivarium-file-read", "vivarium-eval", "vivarium-list")), names);
+                "vivarium-exec-kill", "vivarium-exec-write", "vivarium-exec-resize", "vivarium-file-write", "vivarium-file-read", "vivarium-eval", "vivarium-list")), names);
     }
 
     @Test

@@ -29,6 +29,7 @@ import io.vivarium.api.Capability;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.TerminalSize;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.GuestProcess;
@@ -376,6 +377,30 @@ public abstract class SandboxBackendSuite {
         StringBuilder echoed = new StringBuilder();
         assertEquals(0, readToTheEnd(reader, echoed).exitCode(), "eof on its open stdin ends cat");
         assertEquals("first then more", echoed.toString(), "what was written to its open stdin, after the request's");
+    }
+
+    @Test
+    void aCommandRunsOnATerminalOfItsSizeThatIsResized() throws IOException {
+        need(Feature.PROCESSES);
+        SandboxInstance i = shared();
+        GuestProcess shell = i.channel().startTerminal(new ExecRequest(List.of("/bin/sh", "-c",
+                "tty; stty size; echo on-stderr >&2; read x; stty size; exit 6"), 60, defaultEnv(i), i.workspace(), null,
+                1 << 20), new TerminalSize(30, 100));
+        StringBuilder shown = new StringBuilder();
+        long until = System.nanoTime() + PATIENCE.toNanos();
+        while (!shown.toString().contains("on-stderr") && System.nanoTime() < until) {
+            GuestProcess.Output o = shell.read(Duration.ofSeconds(1));
+            assertFalse(o.exited(), "the shell waits for a line: " + o + " " + shown);
+            assertEquals(0, o.stderr().length, "a terminal has one output: stderr comes as stdout");
+            shown.append(new String(o.stdout(), StandardCharsets.UTF_8));
+        }
+        assertTrue(shown.toString().matches("(?s)/dev/pts/[0-9]+\\r\\n30 100\\r\\non-stderr\\r\\n"),
+                "its stdin, stdout and stderr are a terminal of the size asked (a terminal ends lines with CR LF): " + shown);
+        shell.resize(new TerminalSize(40, 120));
+        shell.write("\n".getBytes(StandardCharsets.UTF_8), false);
+        StringBuilder rest = new StringBuilder();
+        assertEquals(6, readToTheEnd(shell, rest).exitCode());
+        assertTrue(rest.toString().endsWith("40 120\r\n"), "resized: " + rest);
     }
 
     private static GuestProcess.Output readToTheEnd(GuestProcess p, StringBuilder stdout) {

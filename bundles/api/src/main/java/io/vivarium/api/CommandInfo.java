@@ -17,13 +17,21 @@ import java.util.List;
  * @param startedAtUnix when it started, seconds since the epoch
  * @param durationMs how long it ran (or has run)
  * @param error why it was lost, or null
+ * @param terminal it runs on a terminal ({@link CommandService#startTerminal}; since 2.4)
  */
 public record CommandInfo(String id, String sandboxId, List<String> args, String status, Integer exitCode,
-        boolean timedOut, boolean truncated, long outputBytes, long startedAtUnix, long durationMs, String error) {
+        boolean timedOut, boolean truncated, long outputBytes, long startedAtUnix, long durationMs, String error,
+        boolean terminal) {
 
     public static final String RUNNING = "running";
     public static final String EXITED = "exited";
     public static final String LOST = "lost";
+
+    /** A command without a terminal (the constructor of 2.2). */
+    public CommandInfo(String id, String sandboxId, List<String> args, String status, Integer exitCode, boolean timedOut,
+            boolean truncated, long outputBytes, long startedAtUnix, long durationMs, String error) {
+        this(id, sandboxId, args, status, exitCode, timedOut, truncated, outputBytes, startedAtUnix, durationMs, error, false);
+    }
 
     public boolean ended() {
         return !RUNNING.equals(status);

@@ -30,6 +30,16 @@ public interface CommandService {
     CommandInfo start(Caller caller, String sandboxId, ExecRequest request, boolean stdinOpen);
 
     /**
+     * Starts the command on a new terminal of {@code size}, its stdin open: its log is what the
+     * terminal shows (stdout), {@link #write} types into it and {@link #resize} changes its size.
+     * Since 2.4.
+     */
+    CommandInfo startTerminal(Caller caller, String sandboxId, ExecRequest request, TerminalSize size);
+
+    /** Sets the size of a command's terminal; 409 for a command without one or once it has ended. Since 2.4. */
+    CommandInfo resize(Caller caller, String sandboxId, String commandId, TerminalSize size);
+
+    /**
      * Writes {@code data} to the stdin of a command started with its stdin open, waiting while the
      * command has not read what came before; {@code eof} closes its stdin after. 409 when its stdin
      * is closed or it has ended. Since 2.3.

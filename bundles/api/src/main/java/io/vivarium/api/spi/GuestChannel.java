@@ -13,6 +13,7 @@ import io.vivarium.api.EvalResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
+import io.vivarium.api.TerminalSize;
 
 import org.osgi.annotation.versioning.ConsumerType;
 
@@ -69,6 +70,16 @@ public interface GuestChannel {
             throw ApiException.notImplemented("this backend cannot keep a running command's stdin open");
         }
         return start(request);
+    }
+
+    /**
+     * Like {@link #start(ExecRequest, boolean)} with stdin open, but the command runs on a new
+     * terminal of {@code size} (its controlling terminal): what it writes to stdout and stderr comes
+     * as stdout, {@link GuestProcess#write} types into it, {@link GuestProcess#resize} changes its
+     * size. 501 by default. Since 2.6.
+     */
+    default GuestProcess startTerminal(ExecRequest request, TerminalSize size) {
+        throw ApiException.notImplemented("this backend cannot run a command on a terminal");
     }
 
     /**

@@ -2,6 +2,8 @@ package io.vivarium.api.spi;
 
 import java.time.Duration;
 
+import io.vivarium.api.TerminalSize;
+
 import org.osgi.annotation.versioning.ConsumerType;
 
 /**
@@ -28,6 +30,15 @@ public interface GuestProcess {
      */
     default void write(byte[] data, boolean eof) {
         throw io.vivarium.api.ApiException.notImplemented("this backend cannot write to a running command's stdin");
+    }
+
+    /**
+     * Sets the size of the terminal of a command started by {@link GuestChannel#startTerminal}; its
+     * foreground process group gets {@code SIGWINCH}. 409 for a command without one; 501 by default.
+     * Since 2.6.
+     */
+    default void resize(TerminalSize size) {
+        throw io.vivarium.api.ApiException.notImplemented("this backend cannot resize a command's terminal");
     }
 
     /**

@@ -6,6 +6,7 @@ import java.util.List;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.CommandInfo;
 import io.vivarium.api.CommandOutput;
+import io.vivarium.api.TerminalSize;
 import io.vivarium.api.spi.GuestProcess;
 
 /**
@@ -36,9 +37,11 @@ final class BackgroundCommand {
 
     /** Whether its stdin is open for {@link #write}: started so, and no eof written yet. */
     private boolean stdinOpen;
+    private final boolean terminal;
 
-    BackgroundCommand(String id, String sandboxId, List<String> args, boolean stdinOpen) {
+    BackgroundCommand(String id, String sandboxId, List<String> args, boolean stdinOpen, boolean terminal) {
         this.stdinOpen = stdinOpen;
+        this.terminal = terminal;
         this.id = id;
         this.sandboxId = sandboxId;
         this.args = List.copyOf(args);
@@ -107,14 +110,22 @@ final class BackgroundCommand {
     }
 
     void signal(int signal) {
-        GuestProcess running;
-        synchronized (this) {
-            if (!CommandInfo.RUNNING.equals(status)) {
-                throw ApiException.conflict("command " + id + " has ended (" + status + "); there is nothing to signal");
-            }
-            running = process;
+        running("there is nothing to signal").signal(signal);
+    }
+
+    void resize(TerminalSize size) {
+        if (!terminal) {
+            throw ApiException.conflict("command " + id + " runs without a terminal; start one with ?tty=true to resize it");
         }
-        running.signal(signal);
+        running("its terminal is gone").resize(size);
+    }
+
+    /** The process while the command runs; 409 saying {@code otherwise} once it has ended. */
+    private synchronized GuestProcess running(String otherwise) {
+        if (!CommandInfo.RUNNING.equals(status)) {
+            throw ApiException.conflict("command " + id + " has ended (" + status + "); " + otherwise);
+        }
+        return process;
     }
 
     /** Writes to its stdin, one writer at a time (in order); 409 when its stdin is closed or it has ended. */
@@ -156,7 +167,7 @@ final class BackgroundCommand {
 
     synchronized CommandInfo info() {
         return new CommandInfo(id, sandboxId, args, status, exitCode, timedOut, truncated, log.size(), startedAtUnix,
-                durationMs >= 0 ? durationMs : elapsedMs(), error);
+                durationMs >= 0 ? durationMs : elapsedMs(), error, terminal);
     }
 
     synchronized boolean running() {

@@ -16,6 +16,7 @@ import io.vivarium.api.CommandInfo;
 import io.vivarium.api.CommandOutput;
 import io.vivarium.api.CommandService;
 import io.vivarium.api.ExecRequest;
+import io.vivarium.api.TerminalSize;
 import io.vivarium.api.spi.SandboxInstance;
 
 /**
@@ -42,13 +43,15 @@ final class BackgroundCommands {
         this.live = live;
     }
 
-    CommandInfo start(Caller caller, String sandboxId, ExecRequest request, boolean stdinOpen) {
+    /** Starts a command; on a terminal of that size when {@code terminal} is not null (its stdin then open). */
+    CommandInfo start(Caller caller, String sandboxId, ExecRequest request, boolean stdinOpen, TerminalSize terminal) {
         Sandbox sb = sandboxes.find(caller, sandboxId);
         SandboxInstance checked = live.forChannel(sb);
         ExecRequest complete = GuestAccess.complete(sb, checked, request);
-        BackgroundCommand command = new BackgroundCommand(nextId(), sb.record().id(), complete.args(), stdinOpen);
+        BackgroundCommand command = new BackgroundCommand(nextId(), sb.record().id(), complete.args(),
+                stdinOpen || terminal != null, terminal != null);
         admit(command);
-        Thread.ofVirtual().name("command-" + command.id).start(() -> run(sb, command, complete, stdinOpen));
+        Thread.ofVirtual().name("command-" + command.id).start(() -> run(sb, command, complete, stdinOpen, terminal));
         try {
             command.awaitStart(live.patience().plus(Duration.ofSeconds(30)));
         } catch (InterruptedException e) {
@@ -61,10 +64,11 @@ final class BackgroundCommands {
         return command.info();
     }
 
-    private void run(Sandbox sb, BackgroundCommand command, ExecRequest request, boolean stdinOpen) {
+    private void run(Sandbox sb, BackgroundCommand command, ExecRequest request, boolean stdinOpen, TerminalSize terminal) {
         try {
             sb.gate.shared(live.patience(), () -> {
-                command.pump(live.forChannel(sb).channel().start(request, stdinOpen));
+                var channel = live.forChannel(sb).channel();
+                command.pump(terminal != null ? channel.startTerminal(request, terminal) : channel.start(request, stdinOpen));
                 return null;
             });
         } catch (RuntimeException e) {
@@ -131,6 +135,12 @@ final class BackgroundCommands {
     CommandInfo write(Caller caller, String sandboxId, String commandId, byte[] data, boolean eof) {
         BackgroundCommand command = find(caller, sandboxId, commandId);
         command.write(data, eof);
+        return command.info();
+    }
+
+    CommandInfo resize(Caller caller, String sandboxId, String commandId, TerminalSize size) {
+        BackgroundCommand command = find(caller, sandboxId, commandId);
+        command.resize(size);
         return command.info();
     }
 

@@ -8,6 +8,7 @@ import io.vivarium.api.CommandInfo;
 import io.vivarium.api.CommandOutput;
 import io.vivarium.api.CommandService;
 import io.vivarium.api.ExecRequest;
+import io.vivarium.api.TerminalSize;
 
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -31,12 +32,22 @@ public class CommandManager implements CommandService {
 
     @Override
     public CommandInfo start(Caller caller, String sandboxId, ExecRequest request) {
-        return commands.start(caller, sandboxId, request, false);
+        return commands.start(caller, sandboxId, request, false, null);
     }
 
     @Override
     public CommandInfo start(Caller caller, String sandboxId, ExecRequest request, boolean stdinOpen) {
-        return commands.start(caller, sandboxId, request, stdinOpen);
+        return commands.start(caller, sandboxId, request, stdinOpen, null);
+    }
+
+    @Override
+    public CommandInfo startTerminal(Caller caller, String sandboxId, ExecRequest request, TerminalSize size) {
+        return commands.start(caller, sandboxId, request, true, size);
+    }
+
+    @Override
+    public CommandInfo resize(Caller caller, String sandboxId, String commandId, TerminalSize size) {
+        return commands.resize(caller, sandboxId, commandId, size);
     }
 
     @Override

@@ -11,6 +11,7 @@ import io.vivarium.api.CommandInfo;
 import io.vivarium.api.CommandOutput;
 import io.vivarium.api.CommandService;
 import io.vivarium.api.ExecRequest;
+import io.vivarium.api.TerminalSize;
 
 /**
  * A master's {@link CommandService}: the background commands of a sandbox placed on a node go to
@@ -37,6 +38,21 @@ final class FleetCommands implements CommandService {
         Forwarding.Remote r = forwarding.sandbox(caller, sandboxId);
         return r == null ? local.start(caller, sandboxId, request, stdinOpen)
                 : forwarding.call(r, "POST", "/commands" + (stdinOpen ? "?stdin=open" : ""), caller, request, CommandInfo.class);
+    }
+
+    @Override
+    public CommandInfo startTerminal(Caller caller, String sandboxId, ExecRequest request, TerminalSize size) {
+        Forwarding.Remote r = forwarding.sandbox(caller, sandboxId);
+        return r == null ? local.startTerminal(caller, sandboxId, request, size)
+                : forwarding.call(r, "POST", "/commands?tty=true&rows=" + size.rows() + "&cols=" + size.cols(), caller, request,
+                        CommandInfo.class);
+    }
+
+    @Override
+    public CommandInfo resize(Caller caller, String sandboxId, String commandId, TerminalSize size) {
+        Forwarding.Remote r = forwarding.sandbox(caller, sandboxId);
+        return r == null ? local.resize(caller, sandboxId, commandId, size)
+                : forwarding.call(r, "POST", command(commandId) + "/resize", caller, size, CommandInfo.class);
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.vivarium.api.EvalResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
+import io.vivarium.api.TerminalSize;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.GuestProcess;
 
@@ -69,7 +70,14 @@ public abstract class AgentGuestChannel implements GuestChannel {
     public GuestProcess start(ExecRequest request, boolean stdinOpen) {
         ExecSpec spec = ExecSpec.from(request);
         return new AgentProcess(this::call,
-                call(PING_TIMEOUT, (client, deadline) -> client.startStreamed(spec, stdinOpen, deadline)));
+                call(PING_TIMEOUT, (client, deadline) -> client.startStreamed(spec, stdinOpen, null, deadline)));
+    }
+
+    @Override
+    public GuestProcess startTerminal(ExecRequest request, TerminalSize size) {
+        ExecSpec spec = ExecSpec.from(request);
+        return new AgentProcess(this::call,
+                call(PING_TIMEOUT, (client, deadline) -> client.startStreamed(spec, true, size, deadline)));
     }
 
     /** The agent's own walk where it knows {@code mode}: one process in the guest instead of one per file. */

@@ -3,6 +3,7 @@ package io.vivarium.kit.guest;
 import java.time.Duration;
 import java.util.function.BiFunction;
 
+import io.vivarium.api.TerminalSize;
 import io.vivarium.api.spi.GuestProcess;
 
 /**
@@ -54,6 +55,14 @@ final class AgentProcess implements GuestProcess {
     public void write(byte[] data, boolean eof) {
         calls.call(ANSWER_GRACE, (client, deadline) -> {
             client.writeStreamed(handle, data, eof, deadline);
+            return null;
+        });
+    }
+
+    @Override
+    public void resize(TerminalSize size) {
+        calls.call(ANSWER_GRACE, (client, deadline) -> {
+            client.resizeStreamed(handle, size, deadline);
             return null;
         });
     }

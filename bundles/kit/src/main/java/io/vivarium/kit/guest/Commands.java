@@ -8,6 +8,7 @@ final class Commands {
     static final String EXEC_POLL = "vivarium-exec-poll";
     static final String EXEC_KILL = "vivarium-exec-kill";
     static final String EXEC_WRITE = "vivarium-exec-write";
+    static final String EXEC_RESIZE = "vivarium-exec-resize";
     static final String FILE_READ = "vivarium-file-read";
     static final String FILE_WRITE = "vivarium-file-write";
     static final String EVAL = "vivarium-eval";

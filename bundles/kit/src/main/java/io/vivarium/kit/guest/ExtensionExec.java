@@ -7,6 +7,9 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 
+import io.vivarium.api.ApiException;
+import io.vivarium.api.TerminalSize;
+
 /**
  * Exec on our agent: {@code vivarium-exec} waits up to the deadline's worth of {@code wait-ms}, so a
  * short command is one request and one answer; a longer one is long-polled with {@code
@@ -33,12 +36,17 @@ final class ExtensionExec {
 
     /**
      * Starts {@code spec} and answers at once with its handle and what it wrote so far; the rest is
-     * read with {@link #poll} (the process is killed by the agent at its own timeout).
+     * read with {@link #poll} (the process is killed by the agent at its own timeout). With a
+     * {@code terminal} (or null) it runs on one of that size.
      */
-    static Streamed startStreamed(GuestTransport transport, ExecSpec spec, boolean stdinOpen, Deadline deadline) {
+    static Streamed startStreamed(GuestTransport transport, ExecSpec spec, boolean stdinOpen, TerminalSize terminal,
+            Deadline deadline) {
         ObjectNode arguments = arguments(spec).put("wait-ms", 0);
         if (stdinOpen) {
             arguments.put("stdin-open", true);
+        }
+        if (terminal != null) {
+            arguments.put("tty", true).put("rows", terminal.rows()).put("cols", terminal.cols());
         }
         JsonNode answer = transport.call(Commands.EXEC, arguments, Wire.TREE, Commands.MAX_LINE, deadline)
                 .valueOrThrow(Commands.EXEC);
@@ -91,6 +99,19 @@ final class ExtensionExec {
                 Thread.currentThread().interrupt();
                 throw GuestAgentException.deadline("interrupted while the command's stdin was full");
             }
+        }
+    }
+
+    /** Sets the terminal size of {@code handle}; one without a terminal is a 409. */
+    static void resize(GuestTransport transport, long handle, TerminalSize size, Deadline deadline) {
+        Wire.Answer<JsonNode> answer = transport.call(Commands.EXEC_RESIZE,
+                Wire.object().put("handle", handle).put("rows", size.rows()).put("cols", size.cols()), Wire.TREE,
+                Commands.MAX_LINE, deadline);
+        if (answer.isError() && "InvalidParameter".equals(answer.errorClass())) {
+            throw new ApiException(409, "the command has no terminal to resize");
+        }
+        if (!(answer.isError() && "NotFound".equals(answer.errorClass()))) {
+            answer.valueOrThrow(Commands.EXEC_RESIZE);
         }
     }
 

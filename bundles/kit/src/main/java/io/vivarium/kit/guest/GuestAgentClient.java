@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Optional;
 
 import io.vivarium.api.EvalResult;
+import io.vivarium.api.TerminalSize;
 
 /**
  * The host's one client of the guest agent protocol (guest-agent/PROTOCOL.md): talks to our
@@ -120,9 +121,14 @@ public final class GuestAgentClient implements AutoCloseable {
     }
 
     /** Starts {@code spec} for streaming (our agent only: the stock one returns output only at the end). */
-    ExtensionExec.Streamed startStreamed(ExecSpec spec, boolean stdinOpen, Deadline deadline) {
-        requireNativeExec("stream a command's output", deadline);
-        return ExtensionExec.startStreamed(transport, spec, stdinOpen, deadline);
+    ExtensionExec.Streamed startStreamed(ExecSpec spec, boolean stdinOpen, TerminalSize terminal, Deadline deadline) {
+        requireNativeExec(terminal == null ? "stream a command's output" : "run a command on a terminal", deadline);
+        return ExtensionExec.startStreamed(transport, spec, stdinOpen, terminal, deadline);
+    }
+
+    /** Sets the terminal size of the streamed process {@code handle}. */
+    void resizeStreamed(long handle, TerminalSize size, Deadline deadline) {
+        ExtensionExec.resize(transport, handle, size, deadline);
     }
 
     /** Writes to the stdin of the streamed process {@code handle}. */

@@ -65,6 +65,8 @@ final class OciSpec {
         ArrayNode mounts = spec.putArray("mounts");
         mount(mounts, "/proc", "proc", "proc", List.of());
         mount(mounts, "/dev", "tmpfs", "tmpfs", List.of("nosuid", "mode=755"));
+        // terminals (GET .../pty): their own instance, as runc's default spec has it
+        mount(mounts, "/dev/pts", "devpts", "devpts", List.of("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"));
         mount(mounts, "/tmp", "tmpfs", "tmpfs", List.of("nosuid", "nodev", "mode=1777"));
         if (hostLayout) {
             bind(mounts, Path.of("/usr"), "/usr", true);
