@@ -45,6 +45,7 @@ class CrossTenantIT {
             Map.entry("POST /v1/sandboxes/{id}/exec/stream", "{\"args\": [\"touch\", \"/work/pwned\"]}"),
             Map.entry("POST /v1/sandboxes/{id}/commands", "{\"args\": [\"touch\", \"/work/pwned\"]}"),
             Map.entry("POST /v1/sandboxes/{id}/commands/{cid}/signal", "{\"signal\": 9}"),
+            Map.entry("POST /v1/sandboxes/{id}/commands/{cid}/resize", "{\"rows\": 1, \"cols\": 1}"),
             Map.entry("POST /v1/sandboxes/{id}/eval", "{\"code\": \"open('/work/pwned', 'w').close()\"}"),
             Map.entry("POST /v1/sandboxes/{id}/baseline", "{\"paths\": [\"/work\"]}"),
             Map.entry("POST /v1/sandboxes/{id}/changes", "{}"),

@@ -266,6 +266,13 @@ class FleetIT {
             assertEquals("got x\n", again.nextEvent().data().get("text").asText(), "resumed at an offset through the master");
         }
         assertEquals(1, Api.expect(200, api.get(commands)).size());
+        try (Terminal t = new Terminal(master.baseUrl(), master.adminToken(), "/v1/sandboxes/" + sb + "/pty?rows=21&cols=43")) {
+            assertEquals("started", t.message().get("type").asText(), "a terminal on a node's sandbox, through the master");
+            t.control("{\"type\": \"resize\", \"rows\": 22, \"cols\": 44}");
+            t.type("stty size; exit 3\n");
+            t.screenWhen(s -> s.contains("22 44"), "the size set through the master");
+            assertEquals(3, t.message().get("command").get("exit_code").asInt());
+        }
 
         String onN2 = Api.expect(201, api.post("/v1/sandboxes", Map.of("node_id", "n2"))).get("id").asText();
         assertEquals("n2", nodeOf(onN2), "node_id names the node outright");

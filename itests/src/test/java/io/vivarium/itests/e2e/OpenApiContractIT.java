@@ -49,6 +49,7 @@ class OpenApiContractIT {
     static Path dir;
     /** The operator's client (every route accepts it), recording each operation that answered a success. */
     static Api api;
+    static Daemon daemon;
     static final Set<String> succeeded = new ConcurrentSkipListSet<>();
     /** Why the VM test was skipped, or null. */
     static volatile String noVm;
@@ -56,7 +57,7 @@ class OpenApiContractIT {
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
-        Daemon daemon = daemons.start(dir.resolve("state"),
+        daemon = daemons.start(dir.resolve("state"),
                 List.of("--features", "core,api-v1,procbox,qemu,fingerprint-sha256,fingerprint-stat,metrics,storage-reflink"),
                 List.of("-Dvivarium.default.backend=procbox"));
         api = new Api(daemon.baseUrl(), daemon.adminToken()).recordingSuccessesIn(succeeded);
@@ -107,6 +108,14 @@ class OpenApiContractIT {
         api.get(sb + "/commands/" + command + "/output?from=0&wait_ms=10");
         String reader = expect(201, api.post(sb + "/commands?stdin=open", "{\"args\": [\"cat\"]}")).get("id").asText();
         api.sendBytes("POST", sb + "/commands/" + reader + "/stdin?eof=true", "in".getBytes(StandardCharsets.UTF_8));
+        String tty = expect(201, api.post(sb + "/commands?tty=true&rows=5&cols=7", "{\"args\": [\"sleep\", \"30\"]}")).get("id").asText();
+        api.post(sb + "/commands/" + tty + "/resize", "{\"rows\": 6, \"cols\": 8}");
+        api.post(sb + "/commands/" + tty + "/signal", "{\"signal\": 9}");
+        api.get(sb + "/pty"); // 400: not a WebSocket upgrade
+        try (Terminal t = new Terminal(daemon.baseUrl(), daemon.adminToken(), sb + "/pty?rows=5&cols=7")) {
+            assertEquals("started", t.message().get("type").asText());
+            succeeded.add("GET /v1/sandboxes/{id}/pty"); // the JDK's WebSocket client checked the 101 and its headers
+        }
         api.post(sb + "/commands/" + command + "/signal", "{\"signal\": 9}");
         api.post(sb + "/commands/" + command + "/wait?timeout_secs=10", null);
         api.stream("POST", sb + "/exec/stream", "{\"args\": [\"echo\", \"streamed\"]}").body().readAllBytes();

@@ -2,14 +2,20 @@ package io.vivarium.apiv1.internal;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.CommandInfo;
 import io.vivarium.api.CommandService;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.Role;
+import io.vivarium.api.TerminalSize;
 import io.vivarium.api.http.Route;
 import io.vivarium.api.http.RouteRequest;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * Background commands and streamed exec: start, list, read as server-sent events
@@ -21,8 +27,19 @@ final class CommandRoutes {
     /** What one write to a command's stdin may carry: what the agent holds for a command that has not read yet. */
     private static final int MAX_STDIN_BYTES = 1 << 20;
 
+    /** What a terminal runs when the client names nothing. */
+    private static final List<String> DEFAULT_SHELL = List.of("/bin/sh", "-i");
+    private static final String DEFAULT_TERM = "xterm-256color";
+    private static final ObjectMapper ARGS_JSON = new ObjectMapper();
+    private static final TypeReference<List<String>> ARGS_TYPE = new TypeReference<>() {
+    };
+
     /** Body of {@code POST .../signal}. */
     record SignalRequest(Integer signal) {
+    }
+
+    /** Body of {@code POST .../resize}. */
+    record ResizeRequest(Integer rows, Integer cols) {
     }
 
     private CommandRoutes() {
@@ -35,8 +52,16 @@ final class CommandRoutes {
                     CommandInfo started = commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class), stdinOpen(r));
                     return new CommandEvents(commands, r.caller(), started, 0, true, kill);
                 }),
-                new Route("POST", "/sandboxes/{id}/commands", Role.ADMIN, 201,
-                        r -> commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class), stdinOpen(r))),
+                new Route("POST", "/sandboxes/{id}/commands", Role.ADMIN, 201, r -> flag(r, "tty")
+                        ? commands.startTerminal(r.caller(), r.pathParam("id"), r.body(ExecRequest.class), querySize(r))
+                        : commands.start(r.caller(), r.pathParam("id"), r.body(ExecRequest.class), stdinOpen(r))),
+                new Route("POST", "/sandboxes/{id}/commands/{cid}/resize", Role.ADMIN, 200, r -> {
+                    ResizeRequest size = r.body(ResizeRequest.class);
+                    if (size.rows() == null || size.cols() == null) {
+                        throw ApiException.badRequest("rows and cols are required, e.g. {\"rows\": 24, \"cols\": 80}");
+                    }
+                    return commands.resize(r.caller(), r.pathParam("id"), r.pathParam("cid"), size(size.rows(), size.cols()));
+                }),
                 new Route("POST", "/sandboxes/{id}/commands/{cid}/stdin", Role.ADMIN, 200,
                         r -> commands.write(r.caller(), r.pathParam("id"), r.pathParam("cid"), r.rawBody(), flag(r, "eof")),
                         MAX_STDIN_BYTES),
@@ -61,7 +86,37 @@ final class CommandRoutes {
                     return commands.signal(r.caller(), r.pathParam("id"), r.pathParam("cid"), signal);
                 }),
                 new Route("POST", "/sandboxes/{id}/commands/{cid}/wait", Role.ADMIN, 200,
-                        r -> commands.await(r.caller(), r.pathParam("id"), r.pathParam("cid"), waitOf(r))));
+                        r -> commands.await(r.caller(), r.pathParam("id"), r.pathParam("cid"), waitOf(r))),
+                new Route("GET", "/sandboxes/{id}/pty", Role.ADMIN, 101, r -> {
+                    commands.list(r.caller(), r.pathParam("id")); // another tenant's or no sandbox: 404 first, as on every route
+                    if (!r.header("Upgrade").map(u -> u.strip().equalsIgnoreCase("websocket")).orElse(false)) {
+                        throw ApiException.badRequest("GET /v1/sandboxes/{id}/pty upgrades to a WebSocket: send"
+                                + " 'Connection: Upgrade' and 'Upgrade: websocket' (curl cannot; use a WebSocket client,"
+                                + " or POST .../commands?tty=true and its events, stdin and resize routes)");
+                    }
+                    ExecRequest shell = new ExecRequest(terminalArgs(r), null, Map.of("TERM",
+                            r.queryParam("term").orElse(DEFAULT_TERM)), r.queryParam("cwd").orElse(null), null, null);
+                    CommandInfo started = commands.startTerminal(r.caller(), r.pathParam("id"), shell, querySize(r));
+                    return new TerminalSocket(commands, r.caller(), started);
+                }));
+    }
+
+    /** {@code ?args=} as a JSON array of strings (URL-encoded), by default an interactive shell. */
+    private static List<String> terminalArgs(RouteRequest r) {
+        String given = r.queryParam("args").orElse(null);
+        if (given == null) {
+            return DEFAULT_SHELL;
+        }
+        try {
+            List<String> args = ARGS_JSON.readValue(given, ARGS_TYPE);
+            if (!args.isEmpty() && args.stream().allMatch(a -> a != null && !a.isEmpty())) {
+                return args;
+            }
+        } catch (JsonProcessingException e) {
+            // the 400 below
+        }
+        throw ApiException.badRequest("args must be a non-empty JSON array of non-empty strings (URL-encoded),"
+                + " e.g. ?args=%5B%22top%22%5D for [\"top\"], got " + given);
     }
 
     /** {@code ?stdin=open}: the command's stdin stays open for {@code .../stdin}; {@code closed} (the default) after the body's stdin. */
@@ -70,7 +125,20 @@ final class CommandRoutes {
                 "closed (the default: the body's stdin, then end of file) or open (write more with POST .../commands/{cid}/stdin)");
     }
 
-    private static boolean flag(RouteRequest r, String name) {
+    /** {@code ?rows=&cols=} of a terminal, 24 by 80 when not given. */
+    static TerminalSize querySize(RouteRequest r) {
+        return size((int) number(r, "rows", TerminalSize.DEFAULT.rows(), TerminalSize.MAX),
+                (int) number(r, "cols", TerminalSize.DEFAULT.cols(), TerminalSize.MAX));
+    }
+
+    private static TerminalSize size(int rows, int cols) {
+        if (rows < 1 || rows > TerminalSize.MAX || cols < 1 || cols > TerminalSize.MAX) {
+            throw ApiException.badRequest("rows and cols must be 1 to " + TerminalSize.MAX + ", got " + rows + " and " + cols);
+        }
+        return new TerminalSize(rows, cols);
+    }
+
+    static boolean flag(RouteRequest r, String name) {
         return either(r, name, "false", "true", "true or false");
     }
 
@@ -98,7 +166,7 @@ final class CommandRoutes {
     }
 
     /** The query parameter {@code name} as a whole number from 0 to {@code max}, {@code absent} when not given; a 400 otherwise. */
-    private static long number(RouteRequest r, String name, long absent, long max) {
+    static long number(RouteRequest r, String name, long absent, long max) {
         String given = r.queryParam(name).orElse(null);
         if (given == null) {
             return absent;

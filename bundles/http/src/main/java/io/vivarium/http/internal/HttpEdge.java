@@ -25,6 +25,7 @@ import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BearerTokens;
 import io.vivarium.api.http.BinaryBody;
 import io.vivarium.api.http.Route;
+import io.vivarium.api.http.WebSocketEndpoint;
 import io.vivarium.api.spi.RuntimeObserver;
 
 import jakarta.servlet.Servlet;
@@ -212,6 +213,15 @@ public class HttpEdge extends HttpServlet {
         Object result = route.handler().handle(request);
         if (route.status() == 204 || result == null) {
             resp.setStatus(route.status());
+            return;
+        }
+        if (result instanceof WebSocketEndpoint endpoint) {
+            try {
+                WebSocketUpgrader.upgrade(req, endpoint);
+            } catch (IOException | RuntimeException e) {
+                endpoint.closed(1002, "not upgraded: " + e.getMessage());
+                throw e;
+            }
             return;
         }
         if (result instanceof BinaryBody binary) {
