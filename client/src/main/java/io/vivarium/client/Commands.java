@@ -2,6 +2,8 @@ package io.vivarium.client;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +12,7 @@ import java.util.function.Consumer;
 import io.vivarium.api.CommandInfo;
 import io.vivarium.api.CommandOutput;
 import io.vivarium.api.ExecRequest;
+import io.vivarium.api.TerminalSize;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 
@@ -67,6 +70,33 @@ public final class Commands {
     @Route("POST /v1/sandboxes/{id}/commands/{cid}/wait")
     public CommandInfo await(String sandboxId, String commandId, Duration wait) {
         return http.json("POST", of(sandboxId, commandId) + "/wait?timeout_secs=" + wait.toSeconds(), null, CommandInfo.class, wait);
+    }
+
+    /**
+     * Opens a terminal of {@code size} running {@code args} (an interactive shell when empty) over
+     * WebSocket; what it shows goes to {@code screen}, control messages the server refused to
+     * {@code errors}.
+     */
+    @Route("GET /v1/sandboxes/{id}/pty")
+    public Terminal terminal(String sandboxId, List<String> args, TerminalSize size, Consumer<byte[]> screen,
+            Consumer<String> errors) {
+        StringBuilder path = new StringBuilder("/v1/sandboxes/").append(Http.segment(sandboxId)).append("/pty?rows=")
+                .append(size.rows()).append("&cols=").append(size.cols());
+        if (!args.isEmpty()) {
+            try {
+                path.append("&args=").append(URLEncoder.encode(Http.JSON.writeValueAsString(args), StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return new Terminal(http, path.toString(), screen, errors);
+    }
+
+    /** Sets the size of a terminal command's terminal (started with {@code ?tty=true} or by {@link #terminal}). */
+    @Route("POST /v1/sandboxes/{id}/commands/{cid}/resize")
+    public CommandInfo resize(String sandboxId, String commandId, TerminalSize size) {
+        return http.json("POST", of(sandboxId, commandId) + "/resize", Map.of("rows", size.rows(), "cols", size.cols()),
+                CommandInfo.class);
     }
 
     /** Writes to the stdin of a command started with its stdin open; {@code eof} closes it after. */

@@ -39,6 +39,24 @@ final class Http {
         this.timeout = timeout;
     }
 
+    /**
+     * Opens a WebSocket on {@code path} (with its query), authenticated as every call is; a refused
+     * handshake is thrown with its status (the server's message is not readable through the JDK's client).
+     */
+    java.net.http.WebSocket webSocket(String path, java.net.http.WebSocket.Listener listener) {
+        try {
+            return client.newWebSocketBuilder().header("Authorization", "Bearer " + token).connectTimeout(timeout)
+                    .buildAsync(URI.create(base.replaceFirst("^http", "ws") + path), listener).join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof java.net.http.WebSocketHandshakeException refused) {
+                int status = refused.getResponse().statusCode();
+                throw new VivariumException(status, "GET " + path + " was refused with " + status
+                        + " (see the same route without Upgrade for the server's message)", null, refused);
+            }
+            throw new VivariumException(0, "GET " + path + " failed: " + e.getCause(), null, e.getCause());
+        }
+    }
+
     static String segment(String s) {
         return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
     }

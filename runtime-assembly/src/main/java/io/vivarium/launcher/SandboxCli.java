@@ -38,6 +38,7 @@ final class SandboxCli {
     static final String USAGE = """
             usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] | ls | info ID | rm ID...
                    vivarium sandbox exec ID [--timeout S --] CMD [ARG...]     (streams; exits with CMD's code)
+                   vivarium sandbox shell ID [-- CMD [ARG...]]               (a terminal: a shell, or CMD; exits with its code)
                    vivarium sandbox eval ID CODE | cp SRC DST (one of them ID:/path) | fork TAG [-n N] | branch ID TAG
                    vivarium snapshot ls | info TAG | build TAG [--setup CMD]... | rm TAG [--cascade] [--force]
                    vivarium vm create --backend B [--memory MIB] [--vcpus N] | ls | info ID | stop ID | start ID | rm ID...
@@ -124,6 +125,14 @@ final class SandboxCli {
                 yield 0;
             }
             case "exec" -> exec(w);
+            case "shell" -> {
+                int dashes = w.indexOf("--");
+                List<String> command = dashes < 0 ? List.of() : w.subList(dashes + 1, w.size());
+                if (dashes < 0 && w.size() > 2 || dashes > 2) {
+                    throw new Usage("shell takes one sandbox, then -- and the command: vivarium sandbox shell ID [-- CMD [ARG...]]");
+                }
+                yield new ShellSession(vivarium, out, err).run(arg(w, 1, "ID"), command);
+            }
             case "eval" -> {
                 EvalResult r = vivarium.sandboxes().eval(arg(w, 1, "ID"), new EvalRequest(arg(w, 2, "CODE"), null));
                 if (json) {

@@ -2,12 +2,21 @@ package io.vivarium.itests.e2e;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 import io.vivarium.itests.bench.Bench;
 import io.vivarium.itests.bench.BenchReport;
@@ -26,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * of {@code POST /v1/sandboxes/{id}/exec/stream} receiving it, measured against the line's own
  * timestamp (the line is {@code date +%s%N} as the process prints it; a process sandbox reads the
  * host's clock). Beside it, the floor: the same loop run on the host by this JVM through a pipe,
- * no sandbox, agent or HTTP. Both run {@value #LINES} lines {@value #PERIOD} s apart, the first
+ * no sandbox, agent or HTTP; and the same loop on a terminal ({@code GET .../pty}, WebSocket). All run {@value #LINES} lines {@value #PERIOD} s apart, the first
  * {@value #WARM_UP} dropped, alternately in {@value #ROUNDS} rounds.
  */
 @ExtendWith(Bench.class)
@@ -52,12 +61,15 @@ class CommandStreamBenchmark {
         Api api = new Api(daemon.baseUrl(), daemon.adminToken());
         String id = api.createSandbox();
         List<Double> streamed = new ArrayList<>();
+        List<Double> terminal = new ArrayList<>();
         List<Double> piped = new ArrayList<>();
         for (int round = 0; round < ROUNDS; round++) {
             streamed.addAll(streamed(api, id));
+            terminal.addAll(terminal(daemon, id));
             piped.addAll(piped());
         }
         report.add(Table.latencies().latency("streamed through the daemon (SSE)", streamed)
+                .latency("a terminal through the daemon (WebSocket, GET .../pty)", terminal)
                 .latency("host pipe, no sandbox (the floor)", piped));
         report.check(LATENCY, Stats.p50(streamed));
     }
@@ -76,6 +88,42 @@ class CommandStreamBenchmark {
                 }
             }
         }
+        return latencies.subList(WARM_UP, latencies.size());
+    }
+
+    /** The same through a terminal: each binary message's lines against the time it arrived. */
+    private static List<Double> terminal(Daemon daemon, String id) throws Exception {
+        List<Double> latencies = new CopyOnWriteArrayList<>();
+        StringBuilder partial = new StringBuilder();
+        CompletableFuture<Void> closed = new CompletableFuture<>();
+        WebSocket.Listener listener = new WebSocket.Listener() {
+            @Override
+            public CompletionStage<?> onBinary(WebSocket ws, ByteBuffer data, boolean last) {
+                long now = nowNanos();
+                partial.append(StandardCharsets.UTF_8.decode(data));
+                int end;
+                while ((end = partial.indexOf("\n")) >= 0) {
+                    String line = partial.substring(0, end).strip();
+                    partial.delete(0, end + 1);
+                    if (!line.isEmpty()) {
+                        latencies.add((now - Long.parseLong(line)) / 1e6);
+                    }
+                }
+                ws.request(1);
+                return null;
+            }
+
+            @Override
+            public CompletionStage<?> onClose(WebSocket ws, int code, String reason) {
+                closed.complete(null);
+                return null;
+            }
+        };
+        String query = "?args=" + URLEncoder.encode("[\"sh\", \"-c\", \"" + LOOP + "\"]", StandardCharsets.UTF_8);
+        HttpClient.newHttpClient().newWebSocketBuilder().header("Authorization", "Bearer " + daemon.adminToken())
+                .buildAsync(URI.create(daemon.baseUrl().replaceFirst("^http", "ws") + "/v1/sandboxes/" + id + "/pty" + query),
+                        listener).join();
+        closed.get(120, TimeUnit.SECONDS);
         return latencies.subList(WARM_UP, latencies.size());
     }
 

@@ -19,7 +19,9 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.ForkRequest;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.TerminalSize;
 import io.vivarium.client.CommandEvent;
+import io.vivarium.client.Terminal;
 import io.vivarium.client.VivariumClient;
 import io.vivarium.client.VivariumException;
 
@@ -116,6 +118,28 @@ class JavaClientIT {
         assertEquals("hello world", new String(all.chunks().get(0).data(), StandardCharsets.UTF_8)
                 + (all.chunks().size() > 1 ? new String(all.chunks().get(1).data(), StandardCharsets.UTF_8) : ""));
         assertEquals(2, vivarium.commands().list(sb.id()).size());
+        vivarium.sandboxes().delete(sb.id());
+    }
+
+    @Test
+    void aTerminalShowsWhatItRunsTakesKeysAndResizes() throws Exception {
+        SandboxInfo sb = vivarium.sandboxes().create(null);
+        StringBuffer screen = new StringBuffer();
+        List<String> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (Terminal t = vivarium.commands().terminal(sb.id(), List.of("sh", "-c", "stty size; read x; stty size; exit 4"),
+                new TerminalSize(12, 34), b -> screen.append(new String(b, StandardCharsets.UTF_8)), errors::add)) {
+            assertTrue(t.command(Duration.ofSeconds(20)).terminal());
+            t.resize(new TerminalSize(56, 78));
+            t.signal(0); // not a signal: refused, said as an error message, and the terminal goes on
+            t.type("\n");
+            CommandInfo ended = t.await(Duration.ofSeconds(20));
+            assertEquals(4, ended.exitCode());
+            assertTrue(screen.toString().contains("12 34") && screen.toString().contains("56 78"), screen.toString());
+            assertEquals(1, errors.size(), errors.toString());
+        }
+        VivariumException refused = assertThrows(VivariumException.class, () -> vivarium.commands().terminal("sb-000000000000",
+                List.of(), TerminalSize.DEFAULT, b -> { }, e -> { }));
+        assertEquals(404, refused.status());
         vivarium.sandboxes().delete(sb.id());
     }
 }

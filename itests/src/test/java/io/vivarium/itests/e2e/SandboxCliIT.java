@@ -55,6 +55,39 @@ class SandboxCliIT {
         return new Run(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
     }
 
+    /** The command line run by {@code sh -c script} (for pipes and {@code script}), with {@code input} on its stdin. */
+    private static Run shell(String script, String input) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("sh", "-c", script).directory(dir.toFile());
+        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        pb.environment().put("VIVARIUM", Path.of(System.getProperty("vivarium.dist"), "bin", "vivarium").toString());
+        pb.environment().putAll(atTheDaemon());
+        Process p = pb.start();
+        p.getOutputStream().write(input.getBytes(StandardCharsets.UTF_8));
+        p.getOutputStream().close();
+        byte[] out = p.getInputStream().readAllBytes();
+        byte[] err = p.getErrorStream().readAllBytes();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the command line ended");
+        return new Run(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aShellTakesPipedKeysOrFollowsARealTerminal() throws Exception {
+        String id = Api.JSON.readTree(cli(atTheDaemon(), "sandbox", "create", "--json").out()).get("id").asText();
+        Run piped = shell("\"$VIVARIUM\" sandbox shell " + id, "echo $((6*7))\nexit 5\n");
+        assertEquals(5, piped.code(), piped.err());
+        assertTrue(piped.out().contains("42"), "what the shell printed: " + piped.out());
+        Run command = shell("\"$VIVARIUM\" sandbox shell " + id + " -- sh -c 'read x; echo got:$x'", "line\n");
+        assertEquals(0, command.code(), command.err());
+        assertTrue(command.out().contains("got:line"), command.out());
+
+        // script(1) gives the command line a real terminal of 33x77: raw mode, and the sandbox's terminal takes its size
+        Run tty = shell("script -qec 'stty rows 33 cols 77; \"$VIVARIUM\" sandbox shell " + id + "' /dev/null",
+                "stty size\nexit 9\n");
+        assertEquals(9, tty.code(), tty.out() + tty.err());
+        assertTrue(tty.out().contains("33 77"), "the sandbox's terminal has the size of the one the command line runs in: " + tty.out());
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", id).code());
+    }
+
     private static Map<String, String> atTheDaemon() {
         return Map.of("VIVARIUM_STATE", daemon.stateDir().toString());
     }
