@@ -37,6 +37,8 @@ public final class Capability {
     /** Starts an instance from a named image or template ({@code image} at create). */
     public static final String IMAGE = "image";
 
+    /** Gives sandboxes the {@code egress} network under an operator's policy (docs/network.md). Since 2.5. */
+    public static final String NETWORK_EGRESS = "network_egress";
     /** Honours {@code vcpus} at create: derived from {@link BackendInfo#machine()}. */
     public static final String VCPUS = "vcpus";
     /** Builds registry snapshots ({@code POST /v1/snapshots}): derived from the images seam. */
@@ -58,7 +60,8 @@ public final class Capability {
     public static final Pattern NAME = Pattern.compile("[a-z][a-z0-9_]{0,63}");
 
     /** The names a backend reports itself; any other name of this class is derived by core. */
-    public static final Set<String> REPORTED = Set.of(EXEC, EVAL, MEMORY_LIMIT, PIDS_LIMIT, DISK_LIMIT, IMAGE);
+    public static final Set<String> REPORTED = Set.of(EXEC, EVAL, MEMORY_LIMIT, PIDS_LIMIT, DISK_LIMIT, IMAGE,
+            NETWORK_EGRESS);
 
     /** The names core derives; a backend that reports one of them is not believed. */
     public static final Set<String> DERIVED = Set.of(VCPUS, SNAPSHOT, BRANCH, FORK, CHECKPOINTS, STOP_START, PAUSE,

@@ -17,23 +17,30 @@ package io.vivarium.api;
  *        inside the sandbox; since 1.3
  * @param nodeId the fleet node to create it on, on a master; a daemon that drives no nodes
  *        refuses it; since 2.1
+ * @param network its network, or null for the operator's default; since 2.5
  */
 public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image,
-        Integer pidsLimit, Integer diskLimitMib, String nodeId) {
+        Integer pidsLimit, Integer diskLimitMib, String nodeId, NetworkPolicy network) {
+
+    /** The request of API 2.1 (no network). */
+    public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
+            Integer diskLimitMib, String nodeId) {
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, null);
+    }
 
     /** The request of API 2.0 (no node). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
             Integer diskLimitMib) {
-        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null);
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, null);
     }
 
     /** The same request without a node: what a master sends the node it chose. */
     public CreateSandboxRequest onAnyNode() {
-        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null);
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, network);
     }
 
     /** The request of API 1.2 (no vcpus, image or pids and disk limits). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib) {
-        this(backend, memoryLimitMib, null, null, null, null, null);
+        this(backend, memoryLimitMib, null, null, null, null, null, null);
     }
 }

@@ -20,27 +20,37 @@ package io.vivarium.api;
  * @param snapshotTag the snapshot tag a forked child was made from (the reference API's
  *        {@code snapshot_tag}; its {@code image} is that tag too), or null for a sandbox that was
  *        created; since 1.3
+ * @param network its network (mode and policy), or null where it is not known (a node's sandbox
+ *        the master has not heard from); since 2.5
  */
 public record SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix,
         long pid, Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image,
-        ResourceUsage usage, String snapshotTag) {
+        ResourceUsage usage, String snapshotTag, NetworkPolicy network) {
+
+    /** The record before {@code network}. */
+    public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
+            Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage,
+            String snapshotTag) {
+        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
+                snapshotTag, null);
+    }
 
     /** The record before {@code snapshotTag}. */
     public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
             Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage) {
         this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
-                null);
+                null, null);
     }
 
     /** The record of API 1.2. */
     public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
             Integer memoryLimitMib, String workspace, String reason) {
-        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, null, null, null, null);
+        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, null, null, null, null, null);
     }
 
     /** This record with {@code usage} set. */
     public SandboxInfo withUsage(ResourceUsage usage) {
         return new SandboxInfo(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason,
-                vcpus, image, usage, snapshotTag);
+                vcpus, image, usage, snapshotTag, network);
     }
 }

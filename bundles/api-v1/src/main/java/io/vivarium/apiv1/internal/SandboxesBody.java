@@ -3,6 +3,7 @@ package io.vivarium.apiv1.internal;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ForkRequest;
+import io.vivarium.api.NetworkPolicy;
 
 /**
  * The body of {@code POST /v1/sandboxes}, which has two forms: a fresh sandbox
@@ -12,7 +13,7 @@ import io.vivarium.api.ForkRequest;
  */
 public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
         Integer diskLimitMib, String snapshotTag, Integer n, Boolean perChildNetns, Boolean liveFork,
-        Boolean hugepages, String nodeId) {
+        Boolean hugepages, String nodeId, NetworkPolicy network) {
 
     boolean fork() {
         return snapshotTag != null || n != null || perChildNetns != null || liveFork != null || hugepages != null;
@@ -29,10 +30,14 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
             throw ApiException.badRequest(stray + " cannot be set on a fork: children take the snapshot's "
                     + "backend and workspace; leave it out");
         }
+        if (network != null) {
+            throw ApiException.badRequest("network cannot be set on a fork: children take the network of the sandbox the"
+                    + " snapshot was branched from (the operator's default for a built one); leave it out");
+        }
         return new ForkRequest(snapshotTag, n, perChildNetns, memoryLimitMib, liveFork, hugepages, nodeId);
     }
 
     CreateSandboxRequest createRequest() {
-        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId);
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network);
     }
 }

@@ -2,6 +2,8 @@ package io.vivarium.api.spi;
 
 import java.nio.file.Path;
 
+import io.vivarium.api.NetworkPolicy;
+
 /**
  * What core asks a backend to create. A null limit means the backend's own default; a backend
  * that cannot enforce a limit it was given throws {@link io.vivarium.api.ApiException} 501 from
@@ -18,12 +20,27 @@ import java.nio.file.Path;
  * @param pidsLimit most processes and threads the instance may have at once, or null for the
  *        default; since 1.2
  * @param diskLimitMib size of the instance's workspace in MiB, or null for the default; since 1.2
+ * @param network the instance's network, already within the operator's policy; an {@code egress}
+ *        one only for a backend that reports {@link io.vivarium.api.Capability#NETWORK_EGRESS};
+ *        since 2.7
+ * @param resolver the DNS resolver (an IPv4 address) an {@code egress} instance resolves names
+ *        through, or null for none; since 2.7
  */
 public record InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image,
-        Integer pidsLimit, Integer diskLimitMib) {
+        Integer pidsLimit, Integer diskLimitMib, NetworkPolicy network, String resolver) {
+
+    public InstanceSpec {
+        network = network == null ? NetworkPolicy.ISOLATED : network;
+    }
+
+    /** The spec of SPI 2.6 (loopback only). */
+    public InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
+            Integer diskLimitMib) {
+        this(id, dir, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, null);
+    }
 
     /** The spec of SPI 1.1 (no vcpus, image or pids and disk limits). */
     public InstanceSpec(String id, Path dir, Integer memoryLimitMib) {
-        this(id, dir, memoryLimitMib, null, null, null, null);
+        this(id, dir, memoryLimitMib, null, null, null, null, null, null);
     }
 }

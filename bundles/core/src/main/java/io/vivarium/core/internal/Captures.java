@@ -91,7 +91,7 @@ final class Captures {
 
     private SnapshotInfo build(Caller caller, SnapshotRequest request, String tag, int bootWait, BackendRegistry.Entry e,
             Images images, Capacity.Reservation place) {
-        SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), null, null);
+        SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), null, null, null);
         snapshots.reserve(reserved, ApiException.badRequest("snapshot " + tag + " already exists; delete it "
                 + "(DELETE /v1/snapshots/" + tag + ") or choose another tag"));
         Instant deadline = Instant.now().plus(BUILD_DEADLINE).plusSeconds(bootWait);
@@ -138,7 +138,8 @@ final class Captures {
         Images images = imagesOf(e);
         String parent = Optional.ofNullable(sb.record().snapshotTag())
                 .filter(t -> snapshots.lookup(caller.tenant(), t).isPresent()).orElse(null);
-        SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), id, parent);
+        SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), id, parent,
+                sb.record().network());
         snapshots.reserve(reserved, ApiException.conflict("snapshot " + tag + " already exists; choose another tag"));
         try {
             TestPoints.reach("branch.reserved");
@@ -174,7 +175,7 @@ final class Captures {
             throw ApiException.conflict("snapshot " + tag + " cannot be compacted: " + warning);
         }
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), to, source.backend(), Snapshots.now(), null,
-                null);
+                null, source.network());
         snapshots.reserve(reserved, ApiException.conflict("snapshot " + to + " already exists; choose another `to`"));
         try {
             TestPoints.reach("compact.reserved");

@@ -84,7 +84,8 @@ final class Forks {
             int n, Capacity.Reservation places, Integer memoryLimitMib) {
         String tag = snapshot.tag();
         Path image = snapshots.images().imageOf(snapshot);
-        CreateSandboxRequest child = new CreateSandboxRequest(e.name(), memoryLimitMib);
+        CreateSandboxRequest child = new CreateSandboxRequest(e.name(), memoryLimitMib, null, null, null, null, null,
+                snapshot.network());
         SandboxInfo[] made = new SandboxInfo[n];
         AtomicInteger next = new AtomicInteger(1);
         AtomicReference<Failure> failed = new AtomicReference<>();

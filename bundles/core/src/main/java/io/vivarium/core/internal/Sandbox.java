@@ -1,5 +1,6 @@
 package io.vivarium.core.internal;
 
+import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.InstanceSpec;
@@ -118,7 +119,7 @@ final class Sandbox {
 
     InstanceSpec spec(SandboxDirs dirs) {
         return new InstanceSpec(record.id(), dirs.dirOf(record.id()), record.memoryLimitMib(), record.vcpus(),
-                record.image(), record.pidsLimit(), record.diskLimitMib());
+                record.image(), record.pidsLimit(), record.diskLimitMib(), record.network(), record.resolver());
     }
 
     SandboxStatus status() {
@@ -147,6 +148,6 @@ final class Sandbox {
         };
         return new SandboxInfo(r.id(), r.backend(), r.tenant(), status.wire(), r.createdAtUnix(),
                 r.state() == null ? 0 : r.state().pid(), r.memoryLimitMib(), i == null ? null : i.workspace(), reason,
-                r.vcpus(), r.image(), null, r.snapshotTag());
+                r.vcpus(), r.image(), null, r.snapshotTag(), r.network() == null ? NetworkPolicy.ISOLATED : r.network());
     }
 }

@@ -10,6 +10,7 @@ import java.util.function.BooleanSupplier;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.ArtifactKind;
@@ -35,6 +36,7 @@ final class SandboxLifecycle {
     private final Adoption adoption;
     private final StorageRegistry storage;
     private volatile String defaultBackend;
+    private volatile NetworkRules network = NetworkRules.NONE;
     private final Duration backendWait;
     private final BooleanSupplier stopping;
     private final Capacity capacity;
@@ -52,6 +54,11 @@ final class SandboxLifecycle {
     }
 
     /** The backend of a create that names none, from now on (a configuration change). */
+    /** The operator's network policy from now on (sandboxes already made keep theirs). */
+    void networkRules(NetworkRules rules) {
+        network = rules;
+    }
+
     void defaultBackend(String name) {
         defaultBackend = name;
     }
@@ -140,12 +147,15 @@ final class SandboxLifecycle {
      */
     SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String snapshotTag,
             Capacity.Reservation place, InstanceMaker maker) {
+        NetworkRules rules = network;
+        NetworkPolicy policy = rules.resolve(req.network(), e.name(), e.capabilities());
         String id = SandboxIds.next();
         SandboxDirs dirs = sandboxes.dirs();
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
                 req.memoryLimitMib(), req.vcpus(), snapshotTag != null ? snapshotTag : req.image(), req.pidsLimit(),
                 req.diskLimitMib(), SandboxRecord.CREATING, Adoption.emptyState(),
-                SandboxStatus.RUNNING, null, e.backend().machine(), snapshotTag);
+                SandboxStatus.RUNNING, null, e.backend().machine(), snapshotTag, policy,
+                policy.egress() ? rules.resolver() : null);
         Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {

@@ -93,6 +93,19 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         @AttributeDefinition(description = "Seconds a branch may take before it answers 504 and leaves no tag (the "
                 + "reference API's 180)")
         int branch__timeout__secs() default SnapshotService.BRANCH_TIMEOUT_SECS;
+
+        @AttributeDefinition(description = "The network a sandbox gets when its create names none: none (loopback "
+                + "only) or egress (to network_allow); empty means the framework property vivarium.network.default, else none")
+        String network__default() default "";
+
+        @AttributeDefinition(description = "Comma-separated IPv4 CIDRs, each with an optional :PORT, that egress sandboxes "
+                + "may reach at most (a client's allow entries must lie inside them); empty means the framework property "
+                + "vivarium.network.allow, else none")
+        String network__allow() default "";
+
+        @AttributeDefinition(description = "The DNS resolver (an IPv4 address) egress sandboxes resolve names through; "
+                + "empty means the framework property vivarium.network.resolver, else none")
+        String network__resolver() default "";
     }
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
@@ -116,6 +129,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         maxSandboxes = Math.max(1, config.max__sandboxes());
         start(stateDir(context, config), defaultBackend(context, config),
                 Duration.ofMillis(Math.max(0, config.backend__wait__millis())));
+        lifecycle.networkRules(networkRules(context, config));
     }
 
     /**
@@ -128,6 +142,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     void modified(BundleContext context, Config config) {
         maxSandboxes = Math.max(1, config.max__sandboxes());
         lifecycle.defaultBackend(defaultBackend(context, config));
+        lifecycle.networkRules(networkRules(context, config));
         if (!stateDir(context, config).toAbsolutePath().equals(core.stateDir())) {
             LOG.log(Level.WARNING, "state_dir changed to " + stateDir(context, config) + ": it takes effect when the "
                     + "daemon starts again; core keeps " + core.stateDir());
@@ -136,6 +151,19 @@ public class SandboxManager extends CoreReferences implements SandboxService {
 
     private static Path stateDir(BundleContext context, Config config) {
         return Path.of(firstNonEmpty(config.state__dir(), context.getProperty("vivarium.state.dir"), "var"));
+    }
+
+    /** The operator's network settings; settings that do not parse leave every sandbox without a network, said in the log. */
+    private static NetworkRules networkRules(BundleContext context, Config config) {
+        try {
+            return NetworkRules.of(firstNonEmpty(config.network__default(), context.getProperty("vivarium.network.default"), ""),
+                    firstNonEmpty(config.network__allow(), context.getProperty("vivarium.network.allow"), ""),
+                    firstNonEmpty(config.network__resolver(), context.getProperty("vivarium.network.resolver"), ""));
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.ERROR, "the network settings are wrong, so sandboxes get no network until they are fixed: "
+                    + e.getMessage());
+            return NetworkRules.NONE;
+        }
     }
 
     private static String defaultBackend(BundleContext context, Config config) {

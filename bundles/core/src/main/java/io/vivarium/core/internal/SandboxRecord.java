@@ -1,5 +1,6 @@
 package io.vivarium.core.internal;
 
+import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.InstanceState;
 
@@ -14,27 +15,29 @@ import io.vivarium.api.spi.InstanceState;
  *        under {@code /v1/vms}; null in records written before it was recorded
  * @param snapshotTag the tag a forked child was made from ({@code image} holds it too), else null;
  *        null in children recorded before 2026-12-01 (a branch of one then has no {@code parent_tag})
+ * @param network its network policy (null in a record written before networks: loopback only)
+ * @param resolver the DNS resolver its network was given at create, or null
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
         Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason,
-        Boolean machine, String snapshotTag) {
+        Boolean machine, String snapshotTag, NetworkPolicy network, String resolver) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, CREATED, newState,
-                SandboxStatus.RUNNING, null, machine, snapshotTag);
+                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver);
     }
 
     /** This record with the state and status after a restore, stop or start. */
     SandboxRecord with(InstanceState newState, SandboxStatus newStatus) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, newState,
-                newStatus, null, machine, snapshotTag);
+                newStatus, null, machine, snapshotTag, network, resolver);
     }
 
     SandboxRecord failed(String why) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                SandboxStatus.FAILED, why, machine, snapshotTag);
+                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver);
     }
 }

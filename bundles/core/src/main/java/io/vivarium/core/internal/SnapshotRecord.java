@@ -2,6 +2,7 @@ package io.vivarium.core.internal;
 
 import java.util.List;
 
+import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SnapshotInfo;
 
 /**
@@ -16,10 +17,12 @@ import io.vivarium.api.SnapshotInfo;
  * @param artifacts what the image holds, as its storage strategy wrote it
  * @param copy a copy received from the node that holds the tag ({@link ImageCopies}): standalone, and
  *        removed, not failed, when a crash cut its transfer short
+ * @param network the network of the sandbox it was branched from (its forks' children get it), or null
+ *        for a build and in records written before networks (the operator's default)
  */
 record SnapshotRecord(int schema, String tenant, String tag, String backend, long createdAtUnix, String branchedFrom,
         Long pauseMs, String status, String warning, String captures, String parentTag, String builder,
-        List<Artifact> artifacts, boolean copy) {
+        List<Artifact> artifacts, boolean copy, NetworkPolicy network) {
 
     static final int SCHEMA = 1;
 
@@ -33,35 +36,35 @@ record SnapshotRecord(int schema, String tenant, String tag, String backend, lon
     }
 
     static SnapshotRecord writing(String tenant, String tag, String backend, long now, String branchedFrom,
-            String parentTag) {
+            String parentTag, NetworkPolicy network) {
         return new SnapshotRecord(SCHEMA, tenant, tag, backend, now, branchedFrom, null, SnapshotInfo.WRITING, null, null,
-                parentTag, null, List.of(), false);
+                parentTag, null, List.of(), false, network);
     }
 
     /** The reservation of a copy of {@code theirs}, received from the node that holds it: no parent, no builder. */
     static SnapshotRecord copyOf(SnapshotRecord theirs) {
         return new SnapshotRecord(SCHEMA, theirs.tenant, theirs.tag, theirs.backend, theirs.createdAtUnix, theirs.branchedFrom,
-                null, SnapshotInfo.WRITING, null, null, null, null, List.of(), true);
+                null, SnapshotInfo.WRITING, null, null, null, null, List.of(), true, theirs.network);
     }
 
     SnapshotRecord withBuilder(String sandboxId) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, status, warning,
-                captures, parentTag, sandboxId, artifacts, copy);
+                captures, parentTag, sandboxId, artifacts, copy, network);
     }
 
     SnapshotRecord ready(String what, Long pause, List<Artifact> made) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pause, SnapshotInfo.READY,
-                null, what, parentTag, null, List.copyOf(made), copy);
+                null, what, parentTag, null, List.copyOf(made), copy, network);
     }
 
     /** The record of a dependent whose parent is deleted with {@code ?force=true}. */
     SnapshotRecord orphaned() {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, status, warning,
-                captures, null, builder, artifacts, copy);
+                captures, null, builder, artifacts, copy, network);
     }
 
     SnapshotRecord failed(String why) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, SnapshotInfo.FAILED,
-                why, captures, parentTag, builder, artifacts, copy);
+                why, captures, parentTag, builder, artifacts, copy, network);
     }
 }

@@ -44,7 +44,7 @@ class SnapshotRecordsTest {
     }
 
     private SnapshotRecord take(String tag, String parent) {
-        SnapshotRecord writing = SnapshotRecord.writing("alice", tag, "fake", 1, parent == null ? null : "sb-1", parent);
+        SnapshotRecord writing = SnapshotRecord.writing("alice", tag, "fake", 1, parent == null ? null : "sb-1", parent, null);
         snapshots.reserve(writing, ApiException.conflict("taken"));
         SnapshotRecord ready = writing.ready("files", null, List.of());
         snapshots.update(writing, ready);
@@ -67,7 +67,7 @@ class SnapshotRecordsTest {
 
     @Test
     void aTenantTooLongForAKeyIsA400NotA500() {
-        SnapshotRecord r = SnapshotRecord.writing("\u00e9".repeat(70), "base", "fake", 1, null, null);
+        SnapshotRecord r = SnapshotRecord.writing("\u00e9".repeat(70), "base", "fake", 1, null, null, null);
         assertEquals(400, assertThrows(ApiException.class, () -> snapshots.reserve(r, ApiException.conflict("taken")))
                 .status());
     }
@@ -97,7 +97,7 @@ class SnapshotRecordsTest {
     void aCascadeOverASnapshotStillWrittenDeletesNothing() {
         take("base", null);
         take("br", "base");
-        snapshots.reserve(SnapshotRecord.writing("alice", "br2", "fake", 1, "sb-2", "br"), ApiException.conflict("taken"));
+        snapshots.reserve(SnapshotRecord.writing("alice", "br2", "fake", 1, "sb-2", "br", null), ApiException.conflict("taken"));
         assertEquals(409, assertThrows(ApiException.class, () -> snapshots.delete(ALICE, "base", true, false)).status());
         assertEquals(List.of("base", "br", "br2"), tags());
     }

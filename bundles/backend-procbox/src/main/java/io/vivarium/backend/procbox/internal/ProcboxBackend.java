@@ -71,6 +71,9 @@ public final class ProcboxBackend implements SandboxBackend {
         if (probe.workspaces().supported()) {
             reported.add(Capability.DISK_LIMIT);
         }
+        if (SandboxNetworks.unsupportedReason() == null) {
+            reported.add(Capability.NETWORK_EGRESS);
+        }
         return Set.copyOf(reported);
     }
 
@@ -88,7 +91,7 @@ public final class ProcboxBackend implements SandboxBackend {
     @Override
     public SandboxInstance create(InstanceSpec spec, StorageStrategies storage, OperationContext context) {
         context.checkpoint("starting sandbox " + spec.id());
-        return runtime.instances().put(runtime.launcher().start(spec, null));
+        return runtime.instances().put(runtime.start(spec, null));
     }
 
     @Override
@@ -125,6 +128,7 @@ public final class ProcboxBackend implements SandboxBackend {
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
         runtime.instances().remove(spec.id());
+        runtime.networks().detach(spec.id());
         runtime.launcher().end(spec, state);
     }
 }

@@ -117,7 +117,7 @@ public final class ProcboxImages implements Images {
 
     /** @param copiedImage the child's workspace image, or null for a tree already copied into its workspace */
     private SandboxInstance start(InstanceSpec spec, Path copiedImage) {
-        return runtime.instances().put(runtime.launcher().start(spec, copiedImage));
+        return runtime.instances().put(runtime.start(spec, copiedImage));
     }
 
     private static void materialise(StorageStrategies storage, Path stored, Path target, OperationContext context)

@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.common.bundles.BundleClasses;
 import io.vivarium.kit.agent.AgentBinary;
 import io.vivarium.kit.backend.InstanceTable;
@@ -38,6 +39,7 @@ public final class ProcboxRuntime implements AutoCloseable {
     private final ProcboxLauncher launcher;
     private final InstanceTable<ProcboxInstance> instances =
             new InstanceTable<>(ProcboxInstance.class, ProcboxBackend.NAME);
+    private final SandboxNetworks networks;
     private final boolean overlayDryRuns;
     /** Null outside a framework. */
     private final BundleClasses classes;
@@ -81,8 +83,9 @@ public final class ProcboxRuntime implements AutoCloseable {
             LOG.log(Level.ERROR, problem, e);
         }
         this.probe = new ProcboxHostProbe(settings, binary, problem);
+        this.networks = new SandboxNetworks(settings.agentDir().resolveSibling(settings.agentDir().getFileName() + "-network"));
         this.commands = new SandboxCommands(settings.bwrap(), HostRootLayout.bwrapArgs(Path.of("/")),
-                ProcFs.noNewPrivileges(), binary);
+                ProcFs.noNewPrivileges(), binary, networks.resolvConf());
         this.launcher = new ProcboxLauncher(settings, probe, commands, sandboxPoolName);
     }
 
@@ -94,6 +97,24 @@ public final class ProcboxRuntime implements AutoCloseable {
 
     ProcboxHostProbe probe() {
         return probe;
+    }
+
+    /** Starts a sandbox ({@link ProcboxLauncher#start}) and gives it its network; one whose network fails is ended. */
+    ProcboxInstance start(InstanceSpec spec, Path copiedImage) {
+        ProcboxInstance started = launcher.start(spec, copiedImage);
+        if (spec.network().egress()) {
+            try {
+                networks.attach(spec.id(), started.sandbox().init().pid(), spec.network(), spec.resolver());
+            } catch (RuntimeException e) {
+                launcher.end(spec, started.state());
+                throw e;
+            }
+        }
+        return started;
+    }
+
+    SandboxNetworks networks() {
+        return networks;
     }
 
     SandboxCommands commands() {
@@ -125,6 +146,13 @@ public final class ProcboxRuntime implements AutoCloseable {
      */
     void removeAbandonedPools(Path stateDir) {
         launcher.pool().removeAbandoned(stateDir);
+        if (SandboxNetworks.unsupportedReason() == null) {
+            try {
+                networks.removeOrphans();
+            } catch (java.io.IOException e) {
+                LOG.log(Level.WARNING, "cannot remove the network rules of sandboxes that are gone: " + e.getMessage());
+            }
+        }
     }
 
     @Deactivate

@@ -2,6 +2,7 @@ package io.vivarium.backend.procbox.internal;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.kit.agent.AgentBinary;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,7 +78,16 @@ final class SandboxCommands {
      * @param agentBinary the host's agent binary ({@link AgentBinary}): every sandbox runs it, and
      *        its {@value #LAUNCH} mode starts them
      */
+    private static final String RESOLV_CONF = "/etc/resolv.conf";
+    private final Path resolvConf;
+
     SandboxCommands(Path bwrap, List<String> rootLayout, boolean inheritedNoNewPrivs, Path agentBinary) {
+        this(bwrap, rootLayout, inheritedNoNewPrivs, agentBinary, null);
+    }
+
+    /** @param resolvConf the file bound at {@code /etc/resolv.conf} ({@link SandboxNetworks}), or null for the host's */
+    SandboxCommands(Path bwrap, List<String> rootLayout, boolean inheritedNoNewPrivs, Path agentBinary, Path resolvConf) {
+        this.resolvConf = resolvConf;
         this.bwrap = bwrap;
         this.rootLayout = List.copyOf(rootLayout);
         this.inheritedNoNewPrivs = inheritedNoNewPrivs;
@@ -261,7 +271,11 @@ final class SandboxCommands {
     private List<String> filesystem(Path workDir) {
         List<String> args = new ArrayList<>(List.of("--ro-bind", "/usr", "/usr"));
         args.addAll(rootLayout);
-        args.addAll(List.of("--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+        args.addAll(List.of("--ro-bind", "/etc", "/etc"));
+        if (resolvConf != null && Files.exists(Path.of(RESOLV_CONF))) {
+            args.addAll(List.of("--ro-bind", resolvConf.toString(), RESOLV_CONF));
+        }
+        args.addAll(List.of("--proc", "/proc", "--dev", "/dev",
                 "--perms", "1777", "--tmpfs", "/tmp",
                 "--bind", workDir.toString(), WORKSPACE, "--chdir", WORKSPACE));
         return args;

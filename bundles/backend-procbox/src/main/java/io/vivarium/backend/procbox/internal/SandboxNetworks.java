@@ -1,0 +1,317 @@
+package io.vivarium.backend.procbox.internal;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.NetworkPolicy;
+import io.vivarium.common.net.NetworkEntry;
+
+/**
+ * The {@code egress} network of procbox sandboxes (docs/network.md). A sandbox runs in a network
+ * namespace of its own (bubblewrap's {@code --unshare-net}: loopback only); for {@code egress} a
+ * veth pair joins it to the host: {@code eth0} inside with the second address of a /30 of
+ * {@value #POOL}, {@code vsb<id>} outside with the first, which is its default route. The host
+ * forwards and masquerades what it sends, filtered by the nftables table {@value #TABLE}: each
+ * sandbox's chain accepts its resolver's port 53, drops its {@code deny} entries, accepts its
+ * {@code allow} entries, and drops the rest, and before any of it the addresses no sandbox reaches
+ * unless an allow entry names them (other sandboxes, loopback, link-local, multicast); nothing
+ * from a sandbox reaches the host itself, and nothing new reaches a sandbox. A sandbox's interface
+ * goes with its namespace when its processes end; its chain goes at its delete, and any chain whose
+ * interface is gone (a daemon killed in between) at the next start. An attach is three processes
+ * (one {@code nft}, one {@code ip} on each side): each costs milliseconds.
+ */
+final class SandboxNetworks {
+    private static final System.Logger LOG = System.getLogger(SandboxNetworks.class.getName());
+    static final String TABLE = "vivarium";
+    static final String POOL = "10.213.0.0/16";
+    static final String PREFIX = "vsb";
+    private static final NetworkEntry POOL_ENTRY = NetworkEntry.parse(POOL);
+    /** Never reached unless an allow entry names them: other sandboxes, loopback, link-local (metadata services), multicast. */
+    private static final List<NetworkEntry> PROTECTED = List.of(POOL_ENTRY, NetworkEntry.parse("127.0.0.0/8"),
+            NetworkEntry.parse("169.254.0.0/16"), NetworkEntry.parse("224.0.0.0/4"));
+    private static final Pattern HOST_ADDRESS = Pattern.compile("^\\d+: (" + PREFIX + "[0-9a-f]{12})\\s+inet (\\S+)/30", Pattern.MULTILINE);
+    private static final Pattern CHAIN = Pattern.compile("chain sb_([0-9a-f]{12})");
+    private static final Pattern LINK = Pattern.compile("^\\d+: (" + PREFIX + "[0-9a-f]{12})[@:]", Pattern.MULTILINE);
+    private static final long TOOL_SECONDS = 20;
+
+    private final Path resolvConf;
+    private boolean tableReady;
+    /** The /30s sandbox interfaces hold (their network addresses); read from the host at the first attach. */
+    private Set<Integer> usedBlocks;
+    /** The resolver last written to {@link #resolvConf}. */
+    private String resolverWritten;
+
+    /** @param dir a daemon-owned directory: its {@code resolv.conf} is every sandbox's {@code /etc/resolv.conf} */
+    SandboxNetworks(Path dir) {
+        this.resolvConf = dir.resolve("resolv.conf");
+        try {
+            Files.createDirectories(dir);
+            if (!Files.exists(resolvConf)) {
+                Files.writeString(resolvConf, "# no resolver configured (core's network_resolver)\n");
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot write " + resolvConf + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The file bound at {@code /etc/resolv.conf} in every sandbox. */
+    Path resolvConf() {
+        return resolvConf;
+    }
+
+    /** Whether this host can give sandboxes a network: root, {@code ip} and {@code nft}. */
+    static String unsupportedReason() {
+        if (ProcFs.effectiveUid() != 0) {
+            return "the daemon does not run as root";
+        }
+        for (String tool : List.of("/usr/sbin/nft", "/usr/sbin/ip")) {
+            if (!Files.isExecutable(Path.of(tool))) {
+                return tool + " is missing (apt-get install nftables iproute2)";
+            }
+        }
+        return null;
+    }
+
+    static String interfaceOf(String sandboxId) {
+        return PREFIX + hex(sandboxId);
+    }
+
+    private static String hex(String sandboxId) {
+        String h = sandboxId.replaceAll("[^0-9a-f]", "");
+        if (h.length() < 12) {
+            throw new IllegalArgumentException("a sandbox id with 12 hex digits is needed, got " + sandboxId);
+        }
+        return h.substring(h.length() - 12);
+    }
+
+    /** Joins the running sandbox whose init is {@code pid} to the host under {@code policy}. */
+    synchronized void attach(String sandboxId, long pid, NetworkPolicy policy, String resolver) {
+        String outside = interfaceOf(sandboxId);
+        try {
+            ensureTable();
+            NetworkEntry block = freeBlock();
+            String hostIp = block.host(1);
+            String sandboxIp = block.host(2);
+            if (resolver != null && !resolver.equals(resolverWritten)) {
+                Files.writeString(resolvConf, "nameserver " + resolver + "\n", StandardOpenOption.TRUNCATE_EXISTING,
+                        StandardOpenOption.WRITE); // in place: every sandbox binds this very file
+                resolverWritten = resolver;
+            }
+            nft(chain(hex(sandboxId), policy, resolver));
+            usedBlocks.add(block.network());
+            // one ip for the host's side, one inside the sandbox's namespace: each process costs milliseconds
+            // the pair is made with its inside end in the sandbox's namespace: moving one there costs ~25 ms more
+            ip(null, "link add eth0 netns " + pid + " type veth peer name " + outside,
+                    "addr add " + hostIp + "/30 dev " + outside, "link set " + outside + " up");
+            ip(pid, "addr add " + sandboxIp + "/30 dev eth0", "link set eth0 up", "route add default via " + hostIp);
+        } catch (IOException e) {
+            detach(sandboxId);
+            throw ApiException.internal("cannot give sandbox " + sandboxId + " its network: " + e.getMessage(), e);
+        }
+    }
+
+    /** Removes what {@link #attach} made for the sandbox, if anything; the interface goes with the namespace anyway. */
+    synchronized void detach(String sandboxId) {
+        String h = hex(sandboxId);
+        try {
+            String address = hostAddress(PREFIX + h);
+            if (address != null) {
+                run("ip", "link", "del", PREFIX + h);
+                if (usedBlocks != null) {
+                    usedBlocks.remove(NetworkEntry.parse(address + "/30").network());
+                }
+            }
+            if (tableExists() && chains().contains(h)) {
+                nft("delete element inet " + TABLE + " sandboxes { \"" + PREFIX + h + "\" }\ndelete chain inet " + TABLE
+                        + " sb_" + h + "\n");
+            }
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot remove the network of sandbox " + sandboxId + " (removed at the next start): "
+                    + e.getMessage());
+        }
+    }
+
+    /** The address of the host's end {@code name}, or null when there is no such interface. */
+    private static String hostAddress(String name) throws IOException {
+        Matcher m = HOST_ADDRESS.matcher(run("ip", "-o", "-4", "addr", "show"));
+        while (m.find()) {
+            if (m.group(1).equals(name)) {
+                return m.group(2);
+            }
+        }
+        return null;
+    }
+
+    /** Runs {@code commands} as one {@code ip -batch}, on the host, or in the network namespace of {@code pid}. */
+    private static void ip(Long pid, String... commands) throws IOException {
+        String batch = String.join("\n", commands) + "\n";
+        if (pid == null) {
+            feed(batch, "ip", "-batch", "-");
+        } else {
+            feed(batch, "nsenter", "--net=/proc/" + pid + "/ns/net", "ip", "-batch", "-");
+        }
+    }
+
+    /** At start: the chains of sandboxes whose interface is gone (their namespace ended while no daemon ran). */
+    synchronized void removeOrphans() throws IOException {
+        if (!tableExists()) {
+            return;
+        }
+        Set<String> links = links();
+        for (String h : chains()) {
+            if (!links.contains(PREFIX + h)) {
+                nft("delete element inet " + TABLE + " sandboxes { \"" + PREFIX + h + "\" }\ndelete chain inet " + TABLE
+                        + " sb_" + h + "\n");
+            }
+        }
+    }
+
+    /** The table every sandbox's chain hangs off; forwarding on. Checked once: the daemon alone changes it. */
+    private void ensureTable() throws IOException {
+        if (tableReady) {
+            return;
+        }
+        Files.writeString(Path.of("/proc/sys/net/ipv4/ip_forward"), "1");
+        if (!tableExists()) {
+            nft("table inet " + TABLE + " {\n"
+                    + "  map sandboxes { type ifname : verdict; }\n"
+                    + "  chain forwarding {\n"
+                    + "    type filter hook forward priority -10; policy accept;\n"
+                    + "    iifname \"" + PREFIX + "*\" iifname vmap @sandboxes\n"
+                    + "    iifname \"" + PREFIX + "*\" drop\n"
+                    + "    oifname \"" + PREFIX + "*\" ct state established,related accept\n"
+                    + "    oifname \"" + PREFIX + "*\" drop\n"
+                    + "  }\n"
+                    + "  chain inbound {\n"
+                    + "    type filter hook input priority -10; policy accept;\n"
+                    + "    iifname \"" + PREFIX + "*\" ct state established,related accept\n"
+                    + "    iifname \"" + PREFIX + "*\" drop\n"
+                    + "  }\n"
+                    + "  chain outbound {\n"
+                    + "    type nat hook postrouting priority 100; policy accept;\n"
+                    + "    ip saddr " + POOL + " oifname != \"" + PREFIX + "*\" masquerade\n"
+                    + "  }\n"
+                    + "}\n");
+        }
+        tableReady = true;
+    }
+
+    /** A sandbox's chain and its entry in the dispatch map, as one nft transaction. */
+    static String chain(String h, NetworkPolicy policy, String resolver) {
+        StringBuilder c = new StringBuilder("add chain inet " + TABLE + " sb_" + h + "\n");
+        String rule = "add rule inet " + TABLE + " sb_" + h + " ";
+        if (resolver != null) {
+            c.append(rule).append("ip daddr ").append(resolver).append(" meta l4proto { tcp, udp } th dport 53 accept\n");
+        }
+        List<NetworkEntry> allow = policy.allow().stream().map(NetworkEntry::parse).toList();
+        for (String d : policy.deny()) {
+            c.append(rule).append(match(NetworkEntry.parse(d))).append(" drop\n");
+        }
+        List<NetworkEntry> later = new ArrayList<>();
+        for (NetworkEntry a : allow) {
+            if (PROTECTED.stream().anyMatch(p -> p.covers(a))) {
+                c.append(rule).append(match(a)).append(" accept\n"); // named outright: before the protected ranges
+            } else {
+                later.add(a);
+            }
+        }
+        for (NetworkEntry p : PROTECTED) {
+            c.append(rule).append(match(p)).append(" drop\n");
+        }
+        for (NetworkEntry a : later) {
+            c.append(rule).append(match(a)).append(" accept\n");
+        }
+        c.append(rule).append("drop\n");
+        c.append("add element inet " + TABLE + " sandboxes { \"" + PREFIX + h + "\" : jump sb_" + h + " }\n");
+        return c.toString();
+    }
+
+    private static String match(NetworkEntry e) {
+        return "ip daddr " + e.cidr() + (e.port() == null ? "" : " meta l4proto { tcp, udp } th dport " + e.port());
+    }
+
+    /** The lowest /30 of the pool no sandbox interface holds. */
+    private NetworkEntry freeBlock() throws IOException {
+        if (usedBlocks == null) {
+            usedBlocks = new HashSet<>();
+            Matcher m = HOST_ADDRESS.matcher(run("ip", "-o", "-4", "addr", "show"));
+            while (m.find()) {
+                usedBlocks.add(NetworkEntry.parse(m.group(2) + "/30").network());
+            }
+        }
+        for (int block = POOL_ENTRY.network(); block < POOL_ENTRY.network() + (1 << 16); block += 4) {
+            if (!usedBlocks.contains(block)) {
+                return new NetworkEntry(block, 30, null);
+            }
+        }
+        throw new IOException("every /30 of " + POOL + " is taken");
+    }
+
+    private Set<String> links() throws IOException {
+        Set<String> names = new HashSet<>();
+        Matcher m = LINK.matcher(run("ip", "-o", "link", "show"));
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        return names;
+    }
+
+    private boolean tableExists() throws IOException {
+        return run("nft", "list", "tables").contains("table inet " + TABLE);
+    }
+
+    private Set<String> chains() throws IOException {
+        Set<String> hexes = new HashSet<>();
+        Matcher m = CHAIN.matcher(run("nft", "list", "table", "inet", TABLE));
+        while (m.find()) {
+            hexes.add(m.group(1));
+        }
+        return hexes;
+    }
+
+    /** Applies {@code script} as one nftables transaction (all of it or nothing). */
+    private static void nft(String script) throws IOException {
+        feed(script, "nft", "-f", "-");
+    }
+
+    /** Runs a host tool (no shell); its output, or an IOException with it. */
+    private static String run(String... argv) throws IOException {
+        return feed(null, argv);
+    }
+
+    /** Runs a host tool (no shell) with {@code input} (or nothing) on its stdin; its output. */
+    private static String feed(String input, String... argv) throws IOException {
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+        try (var stdin = p.getOutputStream()) {
+            if (input != null) {
+                stdin.write(input.getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        try {
+            if (!p.waitFor(TOOL_SECONDS, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(String.join(" ", argv) + " did not finish within " + TOOL_SECONDS + " s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while running " + argv[0], e);
+        }
+        if (p.exitValue() != 0) {
+            throw new IOException(String.join(" ", argv) + " failed (exit status " + p.exitValue() + "): " + out.strip());
+        }
+        return out;
+    }
+}

@@ -1,0 +1,222 @@
+package io.vivarium.itests.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import io.vivarium.testkit.Bounded;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code egress} network of procbox sandboxes on a real daemon, with real networks on this
+ * machine: the "internet" is two network namespaces this test makes, each running an HTTP server
+ * (never an outside address). From inside a sandbox the allowed server answers and the denied one
+ * does not (deny wins), while another sandbox, the host (the daemon's port on the sandbox's
+ * gateway) and 169.254.169.254 never do; a sandbox of mode {@code none} reaches nothing; the
+ * operator's bounds are a 403, malformed policies a 400; a delete leaves no interface or rule, and
+ * after a kill -9 of the daemon a live sandbox keeps its network while the rules of one that died
+ * meanwhile go at the next start.
+ */
+class SandboxNetworkIT {
+    private static final int ALLOWED_NS = 201;
+    private static final int DENIED_NS = 202;
+    private static final String FETCH = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=3).read().decode())";
+    private static final String CONNECT = "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2); print('connected')";
+
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
+    @TempDir
+    static Path dir;
+    static Daemon daemon;
+    static Api api;
+    static NetNamespace allowed;
+    static NetNamespace denied;
+    static final List<Process> servers = new ArrayList<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        Assumptions.assumeTrue(NetNamespace.available(), NetNamespace.MISSING);
+        Assumptions.assumeTrue(java.nio.file.Files.isExecutable(Path.of("/usr/sbin/nft")),
+                "needs nftables' nft for sandbox networks (apt-get install nftables)");
+        allowed = NetNamespace.create(ALLOWED_NS);
+        denied = NetNamespace.create(DENIED_NS);
+        for (NetNamespace ns : List.of(allowed, denied)) {
+            List<String> cmd = new ArrayList<>(ns.exec());
+            cmd.addAll(List.of("python3", "-m", "http.server", "8080", "--bind", ns.address(), "--directory", serve(ns).toString()));
+            servers.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        }
+        daemon = daemons.start(dir.resolve("state"), List.of(), List.of("-Dvivarium.network.allow=10.231.0.0/16",
+                "-Dvivarium.network.resolver=" + allowed.address()));
+        api = new Api(daemon.baseUrl(), daemon.adminToken());
+    }
+
+    /** A directory whose index says which server answered. */
+    private static Path serve(NetNamespace ns) throws IOException {
+        Path root = java.nio.file.Files.createDirectories(dir.resolve("www-" + ns.name()));
+        java.nio.file.Files.writeString(root.resolve("index.html"), "server " + ns.address() + "\n");
+        return root;
+    }
+
+    @AfterAll
+    static void stopServers() throws IOException {
+        servers.forEach(Process::destroyForcibly);
+        for (NetNamespace ns : new NetNamespace[] {allowed, denied}) {
+            if (ns != null) {
+                ns.close();
+            }
+        }
+    }
+
+    private static Map<String, Object> egress(List<String> allow, List<String> deny) {
+        return Map.of("network", Map.of("mode", "egress", "allow", allow, "deny", deny));
+    }
+
+    private static JsonNode python(String id, String script, String... args) throws Exception {
+        return python(api, id, script, args);
+    }
+
+    private static JsonNode python(Api through, String id, String script, String... args) throws Exception {
+        List<String> argv = new ArrayList<>(List.of("python3", "-c", script));
+        argv.addAll(List.of(args));
+        return Api.expect(200, through.post("/v1/sandboxes/" + id + "/exec", Map.of("args", argv, "timeout_secs", 20)));
+    }
+
+    private static boolean reaches(String id, String host, int port) throws Exception {
+        return reaches(api, id, host, port);
+    }
+
+    private static boolean reaches(Api through, String id, String host, int port) throws Exception {
+        return python(through, id, CONNECT, host, Integer.toString(port)).get("exit_code").asInt() == 0;
+    }
+
+    @Test
+    void anEgressSandboxReachesWhatItsPolicyAllowsAndNothingElse() throws Exception {
+        String a = api.createSandbox(egress(List.of(allowed.address() + "/32:8080", "10.231." + DENIED_NS + ".0/24"),
+                List.of(denied.address())));
+        JsonNode info = Api.expect(200, api.get("/v1/sandboxes/" + a));
+        assertEquals("egress", info.get("network").get("mode").asText(), info.toString());
+        assertEquals(List.of(allowed.address() + "/32:8080", "10.231." + DENIED_NS + ".0/24"),
+                Api.JSON.convertValue(info.get("network").get("allow"), List.class), "kept in canonical form");
+
+        JsonNode fetched = python(a, FETCH, "http://" + allowed.address() + ":8080/");
+        assertEquals(0, fetched.get("exit_code").asInt(), fetched.toString());
+        assertEquals("server " + allowed.address() + "\n\n", fetched.get("stdout").asText());
+        assertFalse(reaches(a, denied.address(), 8080), "deny wins over an allow entry that covers it");
+        assertFalse(reaches(a, allowed.address(), 22), "only the port its allow entry names");
+        assertEquals("nameserver " + allowed.address() + "\n",
+                Api.sh(api, a, "cat /etc/resolv.conf"), "names resolve through the operator's resolver");
+
+        String b = api.createSandbox(egress(List.of("10.231.0.0/16"), List.of()));
+        Api.expect(200, api.post("/v1/sandboxes/" + b + "/exec", Map.of("args", List.of("sh", "-c",
+                "nohup python3 -m http.server 8000 >/dev/null 2>&1 &"))));
+        String bAddress = Api.sh(api, b, "ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1").strip();
+        assertTrue(bAddress.startsWith("10.213."), bAddress);
+        assertTrue(python(b, CONNECT, "127.0.0.1", "8000").get("exit_code").asInt() == 0
+                || waitForLocalServer(b), "the other sandbox's own server runs");
+        assertFalse(reaches(a, bAddress, 8000), "one sandbox never reaches another");
+        String gateway = Api.sh(api, a, "ip route show default | awk '{print $3}'").strip();
+        int daemonPort = URI.create(daemon.baseUrl()).getPort();
+        assertFalse(reaches(a, gateway, daemonPort), "nor the host: the daemon's port on its gateway");
+        assertFalse(reaches(a, "169.254.169.254", 80), "nor a metadata address");
+
+        Api.expect(201, api.post("/v1/sandboxes/" + a + "/branch", Map.of("tag", "net-a")));
+        JsonNode child = Api.expect(201, api.post("/v1/sandboxes", Map.of("snapshot_tag", "net-a", "n", 1))).get(0);
+        assertEquals(info.get("network"), child.get("network"), "a fork's child has the network of the sandbox branched");
+        assertEquals(0, python(child.get("id").asText(), FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+                "and its own interface: it reaches what its parent reaches");
+        assertFalse(reaches(child.get("id").asText(), denied.address(), 8080));
+
+        String none = api.createSandbox(Map.of());
+        assertEquals("none", Api.expect(200, api.get("/v1/sandboxes/" + none)).get("network").get("mode").asText());
+        assertFalse(reaches(none, allowed.address(), 8080), "mode none: loopback only");
+
+        for (String id : List.of(a, b, none, child.get("id").asText())) {
+            Api.expect(204, api.delete("/v1/sandboxes/" + id));
+        }
+        Api.expect(204, api.delete("/v1/snapshots/net-a"));
+        for (String id : List.of(a, b, child.get("id").asText())) {
+            String hex = id.substring(id.length() - 12);
+            assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the interface of " + id + " is gone");
+            assertFalse(run("nft", "list", "ruleset").contains("sb_" + hex), "the rules of " + id + " are gone");
+        }
+    }
+
+    @Test
+    void aKill9KeepsTheNetworksOfLiveSandboxesAndTheNextStartDropsTheRulesOfThoseThatDied() throws Exception {
+        List<String> options = List.of("-Dvivarium.network.allow=10.231.0.0/16");
+        Path state = dir.resolve("state-kill9");
+        Daemon first = daemons.start(state, List.of(), options);
+        Api before = new Api(first.baseUrl(), first.adminToken());
+        String live = before.createSandbox(egress(List.of(allowed.address()), List.of()));
+        String dies = before.createSandbox(egress(List.of(allowed.address()), List.of()));
+        long diesPid = Api.expect(200, before.get("/v1/sandboxes/" + dies)).get("pid").asLong();
+        first.kill9();
+        ProcessHandle init = ProcessHandle.of(diesPid).orElseThrow();
+        init.destroyForcibly();
+        init.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        String diesHex = dies.substring(dies.length() - 12);
+        assertTrue(run("nft", "list", "ruleset").contains("sb_" + diesHex), "the dead sandbox's rules outlived the daemon");
+
+        Daemon second = daemons.start(state, List.of(), options);
+        Api after = new Api(second.baseUrl(), second.adminToken());
+        assertFalse(run("nft", "list", "ruleset").contains("sb_" + diesHex), "gone at the next start, with its interface");
+        assertEquals("egress", Api.expect(200, after.get("/v1/sandboxes/" + live)).get("network").get("mode").asText());
+        assertEquals(0, python(after, live, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+                "the live sandbox's network went on without the daemon");
+        assertFalse(reaches(after, live, denied.address(), 8080));
+        Api.expect(204, after.delete("/v1/sandboxes/" + live));
+        after.delete("/v1/sandboxes/" + dies);
+    }
+
+    private static boolean waitForLocalServer(String id) throws Exception {
+        for (int i = 0; i < 50; i++) {
+            if (python(id, CONNECT, "127.0.0.1", "8000").get("exit_code").asInt() == 0) {
+                return true;
+            }
+            Thread.sleep(100);
+        }
+        return false;
+    }
+
+    @Test
+    void aPolicyBeyondTheOperatorsIs403AndAMalformedOneIs400() throws Exception {
+        Api.Response wider = api.post("/v1/sandboxes", egress(List.of("0.0.0.0/0"), List.of()));
+        assertEquals(403, wider.status());
+        assertTrue(wider.error().contains("network_allow") && wider.error().contains("0.0.0.0/0"), wider.error());
+        for (Map<String, Object> bad : List.of(egress(List.of("10.231.0.0/33"), List.of()), egress(List.of(), List.of("::1")))) {
+            Api.Response r = api.post("/v1/sandboxes", bad);
+            assertEquals(400, r.status(), bad + ": " + r.error());
+        }
+        Api.Response mode = api.outsideTheContract().post("/v1/sandboxes", Map.of("network", Map.of("mode", "bridge")));
+        assertEquals(400, mode.status(), mode.error());
+        JsonNode backends = Api.expect(200, api.get("/v1/backends"));
+        boolean reported = false;
+        for (JsonNode b : backends) {
+            if (b.get("name").asText().equals("procbox")) {
+                reported = b.get("capabilities").toString().contains("network_egress");
+            }
+        }
+        assertTrue(reported, "procbox reports network_egress: " + backends);
+    }
+
+    private static String run(String... argv) throws IOException {
+        return Bounded.run(java.time.Duration.ofSeconds(20), argv).output();
+    }
+}
