@@ -152,7 +152,7 @@ class SandboxNetworkIT {
         }
         Api.expect(204, api.delete("/v1/snapshots/net-a"));
         for (String id : List.of(a, b, child.get("id").asText())) {
-            String hex = id.substring(id.length() - 12);
+            String hex = hexOf(id);
             assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the interface of " + id + " is gone");
             assertFalse(run("nft", "list", "ruleset").contains("sb_" + hex), "the rules of " + id + " are gone");
         }
@@ -171,7 +171,7 @@ class SandboxNetworkIT {
         ProcessHandle init = ProcessHandle.of(diesPid).orElseThrow();
         init.destroyForcibly();
         init.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
-        String diesHex = dies.substring(dies.length() - 12);
+        String diesHex = hexOf(dies);
         assertTrue(run("nft", "list", "ruleset").contains("sb_" + diesHex), "the dead sandbox's rules outlived the daemon");
 
         Daemon second = daemons.start(state, List.of(), options);
@@ -214,6 +214,12 @@ class SandboxNetworkIT {
             }
         }
         assertTrue(reported, "procbox reports network_egress: " + backends);
+    }
+
+    /** What names a sandbox's interface ({@code vsb...}) and chain ({@code sb_...}): 12 hex digits of its id's SHA-256. */
+    private static String hexOf(String id) throws java.security.NoSuchAlgorithmException {
+        byte[] digest = java.security.MessageDigest.getInstance("SHA-256").digest(id.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return java.util.HexFormat.of().formatHex(digest, 0, 6);
     }
 
     private static String run(String... argv) throws IOException {

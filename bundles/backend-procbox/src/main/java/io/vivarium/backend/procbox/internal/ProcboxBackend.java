@@ -128,7 +128,12 @@ public final class ProcboxBackend implements SandboxBackend {
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
         runtime.instances().remove(spec.id());
-        runtime.networks().detach(spec.id());
-        runtime.launcher().end(spec, state);
+        try {
+            if (spec.network().egress()) {
+                runtime.networks().detach(spec.id());
+            }
+        } finally {
+            runtime.launcher().end(spec, state); // the sandbox ends whatever became of its network
+        }
     }
 }

@@ -6,8 +6,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +25,7 @@ import io.vivarium.common.net.NetworkEntry;
  * The {@code egress} network of procbox sandboxes (docs/network.md). A sandbox runs in a network
  * namespace of its own (bubblewrap's {@code --unshare-net}: loopback only); for {@code egress} a
  * veth pair joins it to the host: {@code eth0} inside with the second address of a /30 of
- * {@value #POOL}, {@code vsb<id>} outside with the first, which is its default route. The host
+ * {@value #POOL}, {@code vsb<12 hex of the id's SHA-256>} outside with the first, which is its default route. The host
  * forwards and masquerades what it sends, filtered by the nftables table {@value #TABLE}: each
  * sandbox's chain accepts its resolver's port 53, drops its {@code deny} entries, accepts its
  * {@code allow} entries, and drops the rest, and before any of it the addresses no sandbox reaches
@@ -88,12 +91,14 @@ final class SandboxNetworks {
         return PREFIX + hex(sandboxId);
     }
 
-    private static String hex(String sandboxId) {
-        String h = sandboxId.replaceAll("[^0-9a-f]", "");
-        if (h.length() < 12) {
-            throw new IllegalArgumentException("a sandbox id with 12 hex digits is needed, got " + sandboxId);
+    /** 12 hex digits naming the sandbox's interface and chain: of its id's SHA-256 (any id; 15 characters at most in a name). */
+    static String hex(String sandboxId) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(sandboxId.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 6);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
         }
-        return h.substring(h.length() - 12);
     }
 
     /** Joins the running sandbox whose init is {@code pid} to the host under {@code policy}. */

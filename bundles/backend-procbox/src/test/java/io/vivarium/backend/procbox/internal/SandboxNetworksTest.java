@@ -25,6 +25,9 @@ class SandboxNetworksTest {
                 + r + "ip daddr 198.51.100.0/24 accept\n"
                 + r + "drop\n"
                 + "add element inet vivarium sandboxes { \"vsb0123456789ab\" : jump sb_0123456789ab }\n", chain);
-        assertEquals("vsb30b3238c7c46", SandboxNetworks.interfaceOf("sb-30b3238c7c46"), "15 characters, the most a name has");
+        String name = SandboxNetworks.interfaceOf("sb-30b3238c7c46");
+        assertEquals(15, name.length(), "the most an interface name has: " + name);
+        assertEquals("vsb" + SandboxNetworks.hex("sb-30b3238c7c46"), name);
+        assertEquals(SandboxNetworks.hex("any-id"), SandboxNetworks.hex("any-id"), "the same id, the same name");
     }
 }
