@@ -50,7 +50,7 @@ class CapabilitiesIT {
             Capability.CHECKPOINTS, Capability.DRY_RUN, Capability.BRANCH, Capability.SNAPSHOT, Capability.FORK,
             Capability.STOP_START);
     private static final List<String> CREATE_FIELDS = List.of(Capability.MEMORY_LIMIT, Capability.PIDS_LIMIT,
-            Capability.DISK_LIMIT, Capability.VCPUS, Capability.IMAGE);
+            Capability.DISK_LIMIT, Capability.VCPUS, Capability.IMAGE, Capability.NETWORK_EGRESS);
 
     static final String BLOCK_START = "<!-- capabilities -->";
     static final String BLOCK_END = "<!-- /capabilities -->";
@@ -196,6 +196,7 @@ class CapabilitiesIT {
             case Capability.DISK_LIMIT -> "disk_limit_mib";
             case Capability.VCPUS -> "vcpus";
             case Capability.IMAGE -> "image";
+            case Capability.NETWORK_EGRESS -> "network";
             default -> throw new IllegalArgumentException(capability);
         };
     }
@@ -207,6 +208,7 @@ class CapabilitiesIT {
             case Capability.DISK_LIMIT -> 64;
             case Capability.VCPUS -> 1;
             case Capability.IMAGE -> "default";
+            case Capability.NETWORK_EGRESS -> Map.of("mode", "egress", "allow", List.of()); // no operator's network_allow here
             default -> throw new IllegalArgumentException(capability);
         };
     }

@@ -115,11 +115,11 @@ final class SandboxNetworks {
                 resolverWritten = resolver;
             }
             nft(chain(hex(sandboxId), policy, resolver));
-            usedBlocks.add(block.network());
-            // one ip for the host's side, one inside the sandbox's namespace: each process costs milliseconds
-            // the pair is made with its inside end in the sandbox's namespace: moving one there costs ~25 ms more
+            // one ip on each side (each process costs milliseconds); the pair is made with its inside
+            // end already in the sandbox's namespace, as moving one there costs ~25 ms more
             ip(null, "link add eth0 netns " + pid + " type veth peer name " + outside,
                     "addr add " + hostIp + "/30 dev " + outside, "link set " + outside + " up");
+            usedBlocks.add(block.network());
             ip(pid, "addr add " + sandboxIp + "/30 dev eth0", "link set eth0 up", "route add default via " + hostIp);
         } catch (IOException e) {
             detach(sandboxId);
@@ -139,8 +139,7 @@ final class SandboxNetworks {
                 }
             }
             if (tableExists() && chains().contains(h)) {
-                nft("delete element inet " + TABLE + " sandboxes { \"" + PREFIX + h + "\" }\ndelete chain inet " + TABLE
-                        + " sb_" + h + "\n");
+                removeChain(h);
             }
         } catch (IOException e) {
             LOG.log(Level.WARNING, "cannot remove the network of sandbox " + sandboxId + " (removed at the next start): "
@@ -177,10 +176,14 @@ final class SandboxNetworks {
         Set<String> links = links();
         for (String h : chains()) {
             if (!links.contains(PREFIX + h)) {
-                nft("delete element inet " + TABLE + " sandboxes { \"" + PREFIX + h + "\" }\ndelete chain inet " + TABLE
-                        + " sb_" + h + "\n");
+                removeChain(h);
             }
         }
+    }
+
+    /** A sandbox's entry in the dispatch map and its chain, in one transaction. */
+    private static void removeChain(String h) throws IOException {
+        nft("delete element inet " + TABLE + " sandboxes { \"" + PREFIX + h + "\" }\ndelete chain inet " + TABLE + " sb_" + h + "\n");
     }
 
     /** The table every sandbox's chain hangs off; forwarding on. Checked once: the daemon alone changes it. */
