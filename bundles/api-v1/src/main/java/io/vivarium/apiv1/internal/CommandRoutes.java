@@ -131,11 +131,13 @@ final class CommandRoutes {
                 (int) number(r, "cols", TerminalSize.DEFAULT.cols(), TerminalSize.MAX));
     }
 
-    private static TerminalSize size(int rows, int cols) {
-        if (rows < 1 || rows > TerminalSize.MAX || cols < 1 || cols > TerminalSize.MAX) {
-            throw ApiException.badRequest("rows and cols must be 1 to " + TerminalSize.MAX + ", got " + rows + " and " + cols);
+    /** A terminal size from a caller: out of bounds is a 400 ({@link TerminalSize} says which bounds). */
+    static TerminalSize size(int rows, int cols) {
+        try {
+            return new TerminalSize(rows, cols);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest(e.getMessage());
         }
-        return new TerminalSize(rows, cols);
     }
 
     static boolean flag(RouteRequest r, String name) {

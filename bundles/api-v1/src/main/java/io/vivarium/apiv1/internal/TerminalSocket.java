@@ -119,11 +119,7 @@ final class TerminalSocket implements WebSocketEndpoint {
         if (!rows.canConvertToInt() || !cols.canConvertToInt() || !rows.isIntegralNumber() || !cols.isIntegralNumber()) {
             throw ApiException.badRequest("resize needs whole numbers rows and cols, e.g. {\"type\": \"resize\", \"rows\": 24, \"cols\": 80}");
         }
-        try {
-            return new TerminalSize(rows.asInt(), cols.asInt());
-        } catch (IllegalArgumentException e) {
-            throw ApiException.badRequest(e.getMessage());
-        }
+        return CommandRoutes.size(rows.asInt(), cols.asInt());
     }
 
     /** A control the client got wrong: said in a text message {@code {"type": "error", "error": ...}}; the terminal goes on. */
