@@ -316,7 +316,7 @@ class AgentExecTest {
         JsonNode r = conn.ok("vivarium-exec", args);
         long h = r.get("handle").asLong();
         StringBuilder out = new StringBuilder(text(r, "out-b64"));
-        readUntil(h, out, "to-stderr");
+        readUntil(h, out, "to-stderr\r\n");
         assertTrue(out.toString().matches("(?s)/dev/pts/[0-9]+\r\n30 100\r\nto-stderr\r\n.*"),
                 "the terminal is the command's stdin, stdout and stderr, of the size asked: " + out);
         conn.ok("vivarium-exec-write", Map.of("handle", h, "data-b64", b64("hello\n")));

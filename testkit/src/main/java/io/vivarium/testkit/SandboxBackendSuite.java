@@ -388,7 +388,7 @@ public abstract class SandboxBackendSuite {
                 1 << 20), new TerminalSize(30, 100));
         StringBuilder shown = new StringBuilder();
         long until = System.nanoTime() + PATIENCE.toNanos();
-        while (!shown.toString().contains("on-stderr") && System.nanoTime() < until) {
+        while (!shown.toString().contains("on-stderr\r\n") && System.nanoTime() < until) {
             GuestProcess.Output o = shell.read(Duration.ofSeconds(1));
             assertFalse(o.exited(), "the shell waits for a line: " + o + " " + shown);
             assertEquals(0, o.stderr().length, "a terminal has one output: stderr comes as stdout");
