@@ -25,6 +25,8 @@ import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BearerTokens;
 import io.vivarium.api.http.BinaryBody;
 import io.vivarium.api.http.Route;
+import io.vivarium.api.http.ScopedTokens;
+import io.vivarium.api.http.Upstream;
 import io.vivarium.api.http.WebSocketEndpoint;
 import io.vivarium.api.spi.RuntimeObserver;
 
@@ -120,6 +122,13 @@ public class HttpEdge extends HttpServlet {
             policyOption = ReferencePolicyOption.GREEDY)
     private final transient List<BearerTokens> issuedTokens = new CopyOnWriteArrayList<>();
 
+    /** Credentials good for part of the API (signed URLs of exposed ports), asked when a request has no bearer token. */
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private final transient List<ScopedTokens> scopedTokens = new CopyOnWriteArrayList<>();
+
+    private final transient UpstreamProxy proxy = new UpstreamProxy();
+
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
     void bindObserver(RuntimeObserver o) {
@@ -172,9 +181,13 @@ public class HttpEdge extends HttpServlet {
             send(resp, 200, json.write(Map.of("ok", true)));
             return;
         }
-        Caller caller = authenticate(req, resp);
+        String scopedToken = req.getHeader("Authorization") == null ? queryToken(req) : null;
+        Caller bearer = authenticate(req, resp);
         if (path.equals(List.of("version"))) {
             routeLabel[0] = "/version";
+            if (bearer == null) {
+                scopedCaller(req, path, false, scopedToken); // refused: scoped tokens are for what they were signed for
+            }
             send(resp, 200, json.write(versionBody()));
             return;
         }
@@ -187,7 +200,8 @@ public class HttpEdge extends HttpServlet {
         Router.Match m = null;
         Set<String> allowed = new TreeSet<>();
         for (Router r : routers) {
-            Optional<Router.Match> found = r.match(method, path.subList(1, path.size()));
+            Optional<Router.Match> found = r.match(method, path.subList(1, path.size()),
+                    "/" + Router.rawTail(req.getRequestURI(), 1));
             if (found.isPresent() && found.get().route() != null) {
                 router = r;
                 m = found.get();
@@ -205,12 +219,21 @@ public class HttpEdge extends HttpServlet {
         }
         Route route = m.route();
         routeLabel[0] = router.prefix() + route.template();
+        boolean passedOn = route.method().equals(Route.ANY_METHOD);
+        Caller caller = bearer != null ? bearer : scopedCaller(req, path, passedOn, scopedToken);
         if (!caller.role().allows(route.role())) {
             throw ApiException.forbidden(forbidden(method + " " + req.getRequestURI(), route.role(), caller.role()));
         }
         var request = new ParsedRequest(caller, m.params(), query(req.getQueryString()), req::getHeader,
-                readBody(req, route.maxBodyBytes()), json);
+                passedOn ? new byte[0] : readBody(req, route.maxBodyBytes()), json);
         Object result = route.handler().handle(request);
+        if (passedOn) {
+            if (!(result instanceof Upstream upstream)) {
+                throw new IllegalStateException(routeLabel[0] + " matches every method but did not answer with an Upstream");
+            }
+            passOn(req, resp, upstream, router.prefix() + Router.tailBase(route, path.subList(1, path.size())), scopedToken);
+            return;
+        }
         if (route.status() == 204 || result == null) {
             resp.setStatus(route.status());
             return;
@@ -236,9 +259,82 @@ public class HttpEdge extends HttpServlet {
         send(resp, route.status(), json.write(result));
     }
 
+    /** Passes the request on to {@code upstream}: a WebSocket through {@link UpstreamSocket}, anything else through {@link UpstreamProxy}. */
+    private void passOn(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String tailBase, String scopedToken)
+            throws IOException {
+        if (scopedToken != null) {
+            // the pages a signed URL loads next (relative links, scripts) carry no token: the cookie lets them in
+            resp.addHeader("Set-Cookie", ScopedTokens.PARAMETER + "=" + scopedToken + "; Path=" + tailBase + "; HttpOnly; SameSite=Lax"
+                    + (req.isSecure() ? "; Secure" : ""));
+        }
+        if (WebSocketUpgrader.isUpgrade(req)) {
+            UpstreamSocket socket = UpstreamSocket.open(proxy.client, upstream, req.getQueryString(),
+                    UpstreamProxy.forwardedHeaders(req, tailBase));
+            try {
+                WebSocketUpgrader.upgrade(req, socket);
+            } catch (IOException | RuntimeException e) {
+                socket.closed(1002, "not upgraded: " + e.getMessage());
+                throw e;
+            }
+            return;
+        }
+        proxy.forward(req, resp, upstream, tailBase);
+    }
+
+    /** A scoped token in the query ({@link ScopedTokens#PARAMETER}), or null. */
+    private static String queryToken(HttpServletRequest req) {
+        String q = req.getQueryString();
+        if (q == null || !q.contains(ScopedTokens.PARAMETER + "=")) {
+            return null;
+        }
+        String token = query(q).get(ScopedTokens.PARAMETER);
+        return token == null || token.isBlank() ? null : token;
+    }
+
+    /** A scoped token in a cookie, or null. */
+    private static String cookieToken(HttpServletRequest req) {
+        jakarta.servlet.http.Cookie[] cookies = req.getCookies();
+        if (cookies == null) {
+            return null;
+        }
+        for (jakarta.servlet.http.Cookie c : cookies) {
+            if (c.getName().equals(ScopedTokens.PARAMETER) && !c.getValue().isBlank()) {
+                return c.getValue();
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The caller of a request without an {@code Authorization} header: a scoped token
+     * ({@code queryToken}, else its cookie) that a {@link ScopedTokens} service vouches for on this
+     * path, which only routes that pass requests on take.
+     */
+    private Caller scopedCaller(HttpServletRequest req, List<String> path, boolean passedOn, String queryToken) {
+        String scoped = queryToken != null ? queryToken : cookieToken(req);
+        if (scoped == null || !passedOn) {
+            throw new ApiException(401, "missing bearer token: send 'Authorization: Bearer <token>' with a token from the token file"
+                    + (scoped == null ? "" : " (a " + ScopedTokens.PARAMETER + " is only good for the URL it was signed for)"));
+        }
+        String decoded = "/" + String.join("/", path);
+        for (ScopedTokens issuer : scopedTokens) {
+            Optional<Caller> c = issuer.caller(scoped, decoded);
+            if (c.isPresent()) {
+                return c.get();
+            }
+        }
+        throw new ApiException(401, "the " + ScopedTokens.PARAMETER + " of this request is not valid for " + decoded
+                + " (expired, or signed for another sandbox or port): ask for a new signed URL, or send"
+                + " 'Authorization: Bearer <token>'");
+    }
+
+    /** The caller of a request by its bearer token; null when it has no {@code Authorization} header but a scoped token may stand in. */
     private Caller authenticate(HttpServletRequest req, HttpServletResponse resp) throws IOException {
         String header = req.getHeader("Authorization");
         resp.setHeader("WWW-Authenticate", "Bearer");
+        if (header == null && (queryToken(req) != null || cookieToken(req) != null)) {
+            return null;
+        }
         if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.substring(7).isBlank()) {
             throw new ApiException(401, "missing bearer token: send 'Authorization: Bearer <token>' with a token from the token file");
         }

@@ -27,18 +27,32 @@ class RouterTest {
         public List<Route> routes() {
             return List.of(new Route("GET", "/sandboxes/{id}", Role.USER, 200, r -> "get"),
                     new Route("DELETE", "/sandboxes/{id}", Role.USER, 204, r -> null),
-                    new Route("POST", "/sandboxes/{id}/exec", Role.ADMIN, 200, r -> "exec"));
+                    new Route("POST", "/sandboxes/{id}/exec", Role.ADMIN, 200, r -> "exec"),
+                    new Route("GET", "/sandboxes/{id}/ports/{port}", Role.USER, 200, r -> "port"),
+                    new Route(Route.ANY_METHOD, "/sandboxes/{id}/ports/{port}/{path*}", Role.USER, 200, r -> "proxy"));
         }
     });
 
     @Test
     void bindsParametersAndReportsAllowedMethods() {
-        var m = router.match("POST", List.of("sandboxes", "sb-1", "exec")).orElseThrow();
+        var m = router.match("POST", List.of("sandboxes", "sb-1", "exec"), "/sandboxes/sb-1/exec").orElseThrow();
         assertEquals(Map.of("id", "sb-1"), m.params());
-        var wrongMethod = router.match("PUT", List.of("sandboxes", "sb-1")).orElseThrow();
+        var wrongMethod = router.match("PUT", List.of("sandboxes", "sb-1"), "/sandboxes/sb-1").orElseThrow();
         assertNull(wrongMethod.route());
         assertEquals(Set.of("DELETE", "GET"), wrongMethod.allowed());
-        assertTrue(router.match("GET", List.of("sandboxes")).isEmpty());
+        assertTrue(router.match("GET", List.of("sandboxes"), "/sandboxes").isEmpty());
+    }
+
+    @Test
+    void aTailRouteTakesEveryMethodAndTheRestOfThePathAsSent() {
+        List<String> port = List.of("sandboxes", "sb-1", "ports", "8000");
+        assertEquals("port", router.match("GET", port, "/sandboxes/sb-1/ports/8000").orElseThrow().route().handler().handle(null));
+        var root = router.match("GET", port, "/sandboxes/sb-1/ports/8000/").orElseThrow();
+        assertEquals(Map.of("id", "sb-1", "port", "8000", "path", ""), root.params());
+        List<String> deep = List.of("sandboxes", "sb-1", "ports", "8000", "a b", "c");
+        var m = router.match("PATCH", deep, "/sandboxes/sb-1/ports/8000/a%20b/c/").orElseThrow();
+        assertEquals("a%20b/c/", m.params().get("path"));
+        assertEquals("/sandboxes/sb-1/ports/8000/", Router.tailBase(m.route(), deep));
     }
 
     @Test

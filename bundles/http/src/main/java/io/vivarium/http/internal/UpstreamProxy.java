@@ -1,0 +1,152 @@
+package io.vivarium.http.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.http.ScopedTokens;
+import io.vivarium.api.http.Upstream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+/**
+ * Passes a request on to an {@link Upstream} over one shared JDK HTTP/1.1 client (it keeps
+ * connections to an upstream open between requests), streaming the body in both directions.
+ * Headers go through but for the hop-by-hop ones (RFC 9110 7.6.1), the caller's credentials and
+ * what the client sets itself; the answer comes back as the upstream gave it.
+ */
+final class UpstreamProxy {
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-authenticate",
+            "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade");
+    /** Set by the JDK client itself (it refuses them) or never passed on. */
+    private static final Set<String> NOT_FORWARDED = Set.of("host", "content-length", "expect", "authorization",
+            "http2-settings", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-prefix");
+
+    final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build();
+
+    /** Forwards {@code req} to {@code upstream}, {@code prefix} being the path its tail hangs off. */
+    void forward(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix) throws IOException {
+        URI target = target(upstream, req.getQueryString());
+        HttpRequest.Builder out = HttpRequest.newBuilder(target).method(req.getMethod(), body(req));
+        for (String name : Collections.list(req.getHeaderNames())) {
+            String lower = name.toLowerCase(Locale.ROOT);
+            if (HOP_BY_HOP.contains(lower) || NOT_FORWARDED.contains(lower)) {
+                continue;
+            }
+            for (String value : Collections.list(req.getHeaders(name))) {
+                String v = lower.equals("cookie") ? withoutOurCookie(value) : value;
+                if (!v.isEmpty()) {
+                    out.header(name, v);
+                }
+            }
+        }
+        forwardedHeaders(req, prefix).forEach(out::header);
+        HttpResponse<InputStream> answer;
+        try {
+            answer = client.send(out.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (ConnectException | HttpConnectTimeoutException e) {
+            throw new ApiException(502, upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ApiException.unavailable("interrupted while waiting for " + target, 1);
+        } catch (IOException e) {
+            throw new ApiException(502, "the upstream " + target.getHost() + ":" + target.getPort() + " failed: " + e.getMessage());
+        }
+        resp.setStatus(answer.statusCode());
+        resp.setHeader("WWW-Authenticate", null); // the edge's challenge is not the upstream's answer
+        for (Map.Entry<String, List<String>> h : answer.headers().map().entrySet()) {
+            String lower = h.getKey().toLowerCase(Locale.ROOT);
+            if (HOP_BY_HOP.contains(lower) || lower.startsWith(":")) {
+                continue;
+            }
+            boolean first = true;
+            for (String v : h.getValue()) {
+                if (first) {
+                    resp.setHeader(h.getKey(), v); // in place of what Jetty set (Date, Server)
+                    first = false;
+                } else {
+                    resp.addHeader(h.getKey(), v);
+                }
+            }
+        }
+        try (InputStream in = answer.body(); OutputStream o = resp.getOutputStream()) {
+            byte[] buf = new byte[64 * 1024];
+            for (int n; (n = in.read(buf)) >= 0;) {
+                o.write(buf, 0, n);
+                if (in.available() == 0) {
+                    o.flush(); // a server that streams (server-sent events) is passed on as it writes
+                }
+            }
+        }
+    }
+
+    /** The upstream's URI with the request's query, less the scoped token. */
+    static URI target(Upstream upstream, String rawQuery) {
+        String q = withoutToken(rawQuery);
+        return URI.create(upstream.target().toString() + (q.isEmpty() ? "" : "?" + q));
+    }
+
+    static Map<String, String> forwardedHeaders(HttpServletRequest req, String prefix) {
+        String host = req.getHeader("Host");
+        return Map.of("X-Forwarded-For", req.getRemoteAddr(), "X-Forwarded-Proto", req.getScheme(),
+                "X-Forwarded-Host", host == null ? req.getServerName() : host, "X-Forwarded-Prefix", prefix);
+    }
+
+    private static HttpRequest.BodyPublisher body(HttpServletRequest req) {
+        long length = req.getContentLengthLong();
+        boolean chunked = req.getHeader("Transfer-Encoding") != null;
+        if (length == 0 || length < 0 && !chunked) {
+            return HttpRequest.BodyPublishers.noBody();
+        }
+        HttpRequest.BodyPublisher stream = HttpRequest.BodyPublishers.ofInputStream(() -> {
+            try {
+                return req.getInputStream();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        return length > 0 ? HttpRequest.BodyPublishers.fromPublisher(stream, length) : stream;
+    }
+
+    static String withoutToken(String rawQuery) {
+        if (rawQuery == null) {
+            return "";
+        }
+        StringBuilder q = new StringBuilder();
+        for (String pair : rawQuery.split("&")) {
+            if (pair.isEmpty() || pair.equals(ScopedTokens.PARAMETER) || pair.startsWith(ScopedTokens.PARAMETER + "=")) {
+                continue;
+            }
+            q.append(q.isEmpty() ? "" : "&").append(pair);
+        }
+        return q.toString();
+    }
+
+    /** A {@code Cookie} header without the scoped token's cookie. */
+    static String withoutOurCookie(String cookies) {
+        StringBuilder kept = new StringBuilder();
+        for (String c : cookies.split(";")) {
+            String t = c.strip();
+            if (t.isEmpty() || t.startsWith(ScopedTokens.PARAMETER + "=")) {
+                continue;
+            }
+            kept.append(kept.isEmpty() ? "" : "; ").append(t);
+        }
+        return kept.toString();
+    }
+}
