@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -92,6 +93,18 @@ final class Http {
                 .header("Content-Type", contentType)
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body))
                 .build(), method, path);
+    }
+
+    /** A call whose answer comes back as it is, whatever its status (a server behind an exposed port answers what it likes). */
+    HttpResponse<byte[]> raw(String method, String path, byte[] body, Map<String, String> headers) {
+        HttpRequest.Builder b = request(method, path, Duration.ZERO)
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+        headers.forEach(b::header);
+        return sent(b.build(), HttpResponse.BodyHandlers.ofByteArray(), method, path);
+    }
+
+    URI base() {
+        return URI.create(base);
     }
 
     /** A call whose answer is read as it comes (server-sent events); an error answer is thrown. */

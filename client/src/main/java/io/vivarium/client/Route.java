@@ -5,9 +5,9 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
-/** The operation of docs/openapi.json a client method calls, e.g. {@code "GET /v1/sandboxes/{id}"}. */
+/** The operations of docs/openapi.json a client method calls, e.g. {@code "GET /v1/sandboxes/{id}"}. */
 @Retention(RetentionPolicy.RUNTIME)
 @Target(ElementType.METHOD)
 public @interface Route {
-    String value();
+    String[] value();
 }

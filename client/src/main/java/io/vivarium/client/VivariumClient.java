@@ -90,6 +90,10 @@ public final class VivariumClient implements AutoCloseable {
         return new Sandboxes(http);
     }
 
+    public Ports ports() {
+        return new Ports(http);
+    }
+
     public Commands commands() {
         return new Commands(http);
     }

@@ -154,9 +154,9 @@ final class OpenApiContract {
             return;
         }
         String type = mediaType(contentType);
-        if (!content.has(type)) {
+        if (!content.has(type) && !content.has(ANY_TYPE)) {
             problems.add(what + ": Content-Type " + type + " is not documented (" + names(content) + ")");
-        } else if (type.equals("application/json")) {
+        } else if (type.equals("application/json") && content.has(type)) {
             validate(answerPtr + "/content/application~1json/schema", body, what + " response", problems);
         }
     }
@@ -194,7 +194,8 @@ final class OpenApiContract {
                 if (p == null) {
                     problems.add(what + ": the path parameter " + name + " is not documented");
                 } else {
-                    checkValue(p, segments[i], what, problems);
+                    checkValue(p, ts[i].equals(REST) ? String.join("/", List.of(segments).subList(i, segments.length))
+                            : segments[i], what, problems);
                 }
             }
         }
@@ -206,6 +207,9 @@ final class OpenApiContract {
             }
         }
         for (Map.Entry<String, String> e : sent.entrySet()) {
+            if (template.endsWith(REST)) {
+                break; // the query belongs to the server behind the exposed port
+            }
             Param p = query.get(e.getKey());
             if (p == null) {
                 problems.add(what + ": the query parameter " + e.getKey() + " is not documented");
@@ -257,9 +261,9 @@ final class OpenApiContract {
         }
         String type = mediaType(requestType);
         JsonNode content = requestBodySpec.path("content");
-        if (!content.has(type)) {
+        if (!content.has(type) && !content.has(ANY_TYPE)) {
             problems.add(what + ": a request body of type " + requestType + " was sent, the operation documents " + names(content));
-        } else if (type.equals("application/json")) {
+        } else if (type.equals("application/json") && content.has(type)) {
             validate(ptr + "/requestBody/content/application~1json/schema", requestBody, what + " request", problems);
         }
     }
@@ -304,6 +308,11 @@ final class OpenApiContract {
         }
     }
 
+    /** The media range of a body that may be anything (what an exposed port's server takes and answers). */
+    private static final String ANY_TYPE = "*/*";
+    /** A last path parameter that takes the rest of the path, slashes and all (an exposed port's). */
+    private static final String REST = "{path}";
+
     /** The documented path template that a concrete path (still percent-encoded) matches, literal segments first. */
     String template(String rawPath) {
         String[] segments = rawPath.split("/", -1);
@@ -311,12 +320,13 @@ final class OpenApiContract {
         for (Iterator<String> it = doc.get("paths").fieldNames(); it.hasNext(); ) {
             String t = it.next();
             String[] ts = t.split("/", -1);
-            if (ts.length != segments.length) {
+            boolean rest = ts[ts.length - 1].equals(REST);
+            if (rest ? segments.length < ts.length : ts.length != segments.length) {
                 continue;
             }
             boolean match = true;
             for (int i = 0; i < ts.length && match; i++) {
-                match = ts[i].startsWith("{") ? !segments[i].isEmpty() : ts[i].equals(segments[i]);
+                match = ts[i].equals(REST) || (ts[i].startsWith("{") ? !segments[i].isEmpty() : ts[i].equals(segments[i]));
             }
             if (match && (best == null || literals(t) > literals(best))) {
                 best = t;

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
@@ -77,16 +78,18 @@ class OpenApiContractTest {
     void documentedOperationsAreExactlyTheRegisteredRoutes() {
         Set<String> registered = new TreeSet<>(EDGE_ROUTES);
         registered.addAll(OTHER_SURFACE_ROUTES);
-        for (Route r : new V1Surface(null, null, null, null).routes()) {
-            registered.add(r.method() + " /v1" + r.template());
+        for (Route r : new V1Surface(null, null, null, null, null).routes()) {
+            for (String method : methods(r)) {
+                registered.add(method + " " + documentedPath(r));
+            }
         }
         assertEquals(registered, documentedOperations());
     }
 
     @Test
     void documentedRolesAreTheRolesTheRoutesCheck() {
-        for (Route r : new V1Surface(null, null, null, null).routes()) {
-            Operation op = operation("/v1" + r.template(), r.method());
+        for (Route r : new V1Surface(null, null, null, null, null).routes()) {
+            Operation op = operation(documentedPath(r), methods(r).get(0));
             assertEquals(r.role().name().toLowerCase(Locale.ROOT), op.getExtensions().get("x-vivarium-role"),
                     r.method() + " " + r.template());
             assertTrue(op.getResponses().containsKey(String.valueOf(r.status())),
@@ -137,13 +140,24 @@ class OpenApiContractTest {
         assertTrue(start >= 0, "README has no '## API' section");
         String table = readme.substring(start).lines().dropWhile(l -> !l.startsWith("|"))
                 .takeWhile(l -> l.startsWith("|")).collect(Collectors.joining("\n"));
-        Matcher m = Pattern.compile("`(GET|POST|PUT|DELETE|PATCH) (/[^`?\\s]*)[^`]*`").matcher(table);
+        Matcher m = Pattern.compile("`(GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) (/[^`?\\s]*)[^`]*`").matcher(table);
         Set<String> listed = new TreeSet<>();
         while (m.find()) {
             listed.add(m.group(1) + " " + m.group(2));
         }
         assertFalse(listed.isEmpty(), "no routes found in the README's API table");
         assertEquals(documentedOperations(), listed, "README's API table and docs/openapi.json differ");
+    }
+
+    /** The methods a route answers, as the document lists them: every one for a route that passes requests on. */
+    private static List<String> methods(Route r) {
+        return r.method().equals(Route.ANY_METHOD) ? List.of("GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS")
+                : List.of(r.method());
+    }
+
+    /** The route's path as the document has it: a tail {@code {name*}} is {@code {name}}. */
+    private static String documentedPath(Route r) {
+        return "/v1" + r.template().replaceAll("\\{(\\w+)\\*}", "{$1}");
     }
 
     private static Set<String> documentedOperations() {

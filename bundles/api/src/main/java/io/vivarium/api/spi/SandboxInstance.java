@@ -71,4 +71,13 @@ public interface SandboxInstance {
     default Optional<ResourceUsage> usage() {
         return Optional.empty();
     }
+
+    /**
+     * The IPv4 address at which the host reaches servers the sandbox runs (its end of an
+     * {@code egress} network), for exposed ports; empty when it has none (mode {@code none}, or a
+     * backend without networks). Since 2.8.
+     */
+    default Optional<String> networkAddress() {
+        return Optional.empty();
+    }
 }

@@ -155,7 +155,7 @@ final class SandboxLifecycle {
                 req.memoryLimitMib(), req.vcpus(), snapshotTag != null ? snapshotTag : req.image(), req.pidsLimit(),
                 req.diskLimitMib(), SandboxRecord.CREATING, Adoption.emptyState(),
                 SandboxStatus.RUNNING, null, e.backend().machine(), snapshotTag, policy,
-                policy.egress() ? rules.resolver() : null);
+                policy.egress() ? rules.resolver() : null, null);
         Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {

@@ -1,5 +1,8 @@
 package io.vivarium.core.internal;
 
+import java.util.Map;
+import java.util.TreeMap;
+
 import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.InstanceState;
@@ -17,27 +20,41 @@ import io.vivarium.api.spi.InstanceState;
  *        null in children recorded before 2026-12-01 (a branch of one then has no {@code parent_tag})
  * @param network its network policy (null in a record written before networks: loopback only)
  * @param resolver the DNS resolver its network was given at create, or null
+ * @param ports its exposed ports, each with the random nonce its signed tokens are bound to (a port
+ *        closed and exposed again refuses the old ones); null for none
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
         Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason,
-        Boolean machine, String snapshotTag, NetworkPolicy network, String resolver) {
+        Boolean machine, String snapshotTag, NetworkPolicy network, String resolver,
+        Map<Integer, String> ports) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, CREATED, newState,
-                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver);
+                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver, ports);
     }
 
     /** This record with the state and status after a restore, stop or start. */
     SandboxRecord with(InstanceState newState, SandboxStatus newStatus) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, newState,
-                newStatus, null, machine, snapshotTag, network, resolver);
+                newStatus, null, machine, snapshotTag, network, resolver, ports);
+    }
+
+    /** This record with {@code newPorts} exposed (none when empty). */
+    SandboxRecord withPorts(Map<Integer, String> newPorts) {
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
+                status, reason, machine, snapshotTag, network, resolver, newPorts.isEmpty() ? null : new TreeMap<>(newPorts));
+    }
+
+    /** Its exposed ports (port to nonce), lowest first. */
+    Map<Integer, String> exposedPorts() {
+        return ports == null ? new TreeMap<>() : new TreeMap<>(ports);
     }
 
     SandboxRecord failed(String why) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver);
+                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver, ports);
     }
 }

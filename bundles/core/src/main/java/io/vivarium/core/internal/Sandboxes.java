@@ -134,6 +134,12 @@ final class Sandboxes {
         return sb;
     }
 
+    /** The sandbox {@code id} names, whoever's it is, if it is not deleted. */
+    java.util.Optional<Sandbox> any(String id) {
+        Sandbox sb = byId.get(id);
+        return sb == null || sb.deleted() ? java.util.Optional.empty() : java.util.Optional.of(sb);
+    }
+
     /** Whether {@code id} names a sandbox that is not deleted. */
     boolean exists(String id) {
         Sandbox sb = byId.get(id);

@@ -27,6 +27,8 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     private Path walkRoot;
     private final ProcboxRecord sandbox;
     private final GuestChannel channel;
+    /** Its network address once looked up (it keeps it for its life); null before, or while it has none. */
+    private volatile String address;
 
     /**
      * @param dir the directory of the sandbox's files, which holds its workspace: core's directory
@@ -148,5 +150,15 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
         if (channel instanceof AgentChannel agent) {
             agent.close();
         }
+    }
+
+    @Override
+    public Optional<String> networkAddress() {
+        String a = address;
+        if (a == null) {
+            a = SandboxNetworks.sandboxAddress(id).orElse(null);
+            address = a;
+        }
+        return Optional.ofNullable(a);
     }
 }

@@ -1,6 +1,9 @@
 package io.vivarium.backend.procbox.internal;
 
 import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,6 +15,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -98,6 +102,23 @@ final class SandboxNetworks {
             return HexFormat.of().formatHex(digest, 0, 6);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JDK has SHA-256", e);
+        }
+    }
+
+    /**
+     * The address of the sandbox's {@code eth0}, as the host's end of its pair says (the next
+     * address of its /30), if it has a network; read from the kernel, no process started.
+     */
+    static Optional<String> sandboxAddress(String sandboxId) {
+        try {
+            NetworkInterface outside = NetworkInterface.getByName(interfaceOf(sandboxId));
+            if (outside == null) {
+                return Optional.empty();
+            }
+            return outside.inetAddresses().filter(a -> a instanceof Inet4Address).findFirst()
+                    .map(a -> NetworkEntry.parse(a.getHostAddress() + "/30").host(2));
+        } catch (SocketException e) {
+            return Optional.empty();
         }
     }
 

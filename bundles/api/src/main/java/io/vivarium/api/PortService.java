@@ -1,0 +1,47 @@
+package io.vivarium.api;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * Ports of sandboxes exposed through the daemon, provided by core for
+ * {@code /v1/sandboxes/{id}/ports} (docs/network.md): a server a sandbox runs on an exposed port is
+ * reached through the daemon, with the caller's bearer token or with a signed token that is good for
+ * that port alone and expires. The daemon reaches the port at the sandbox's network address, so a
+ * sandbox needs a network ({@code egress} mode; an empty allow list gives it an address and no way
+ * out). Exposed ports are kept in the sandbox's record: a daemon restart keeps them and the signed
+ * tokens. Every method is scoped to the caller's tenant (404 for another's sandbox) and throws
+ * {@link ApiException} for what the caller can fix. Since 2.6.
+ */
+@ProviderType
+public interface PortService {
+    /** The most ports one sandbox exposes at once. */
+    int MAX_PORTS = 16;
+    /** How long a signed token lasts unless the caller asks for less or more. */
+    Duration DEFAULT_TOKEN_LIFETIME = Duration.ofHours(1);
+    /** The longest a caller may ask a signed token to last. */
+    Duration MAX_TOKEN_LIFETIME = Duration.ofDays(7);
+
+    /**
+     * Exposes {@code port} (1 to 65535) of a running sandbox, or answers again for one already
+     * exposed, with a new token of {@code tokenLifetime} (1 s to {@link #MAX_TOKEN_LIFETIME}); 409
+     * for a sandbox without a network address or not running, 409 past {@link #MAX_PORTS}.
+     */
+    ExposedPort expose(Caller caller, String sandboxId, int port, Duration tokenLifetime);
+
+    /** The sandbox's exposed ports, lowest first, each with a new token of {@link #DEFAULT_TOKEN_LIFETIME}. */
+    List<ExposedPort> list(Caller caller, String sandboxId);
+
+    /** Closes an exposed port: its tokens stop working; 404 for a port that is not exposed. */
+    void close(Caller caller, String sandboxId, int port);
+
+    /** Where the daemon reaches an exposed port: {@code http://<address>:<port>}; 404 when not exposed, 409 when not running. */
+    URI upstream(Caller caller, String sandboxId, int port);
+
+    /** The caller a signed token stands for, if it was signed for this sandbox's exposed port and has not expired. */
+    Optional<Caller> signedCaller(String token, String sandboxId, int port);
+}
