@@ -31,9 +31,9 @@ public final class Ports {
     }
 
     /** The daemon's answer: paths, made absolute for {@link PortUrls}. */
-    private record PortBody(int port, String url, String signedUrl, Instant expiresAt) {
+    private record PortBody(int port, String url, String signedUrl, String expiresAt) {
         PortUrls on(URI base) {
-            return new PortUrls(port, base.resolve(url), base.resolve(signedUrl), expiresAt);
+            return new PortUrls(port, base.resolve(url), base.resolve(signedUrl), Instant.parse(expiresAt));
         }
     }
 

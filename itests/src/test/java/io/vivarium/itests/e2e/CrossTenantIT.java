@@ -54,7 +54,8 @@ class CrossTenantIT {
             Map.entry("POST /v1/sandboxes/{id}/branch", "{\"tag\": \"globex-branch\"}"),
             Map.entry("POST /v1/vms/{id}/snapshot", "{\"tag\": \"globex-cp\"}"),
             Map.entry("POST /v1/vms/{id}/restore", "{\"tag\": \"" + TAG_HOLE + "\"}"),
-            Map.entry("POST /v1/snapshots/{tag}/compact", "{\"to\": \"globex-flat\"}"));
+            Map.entry("POST /v1/snapshots/{tag}/compact", "{\"to\": \"globex-flat\"}"),
+            Map.entry("POST /v1/sandboxes/{id}/ports", "{\"port\": 8000}"));
     private static final Map<String, String> QUERIES = Map.of("path", "/work/secret");
 
     @TempDir
@@ -128,11 +129,13 @@ class CrossTenantIT {
      */
     private static List<String> tryEvery(Predicate<String> which, String id, String tag) throws Exception {
         OpenApiContract contract = OpenApiContract.docs();
-        List<String> ops = new ArrayList<>(contract.operations().stream().filter(which).toList());
+        // a HEAD's answer has no body to say why: its GET is tried
+        List<String> ops = new ArrayList<>(contract.operations().stream().filter(which).filter(op -> !op.startsWith("HEAD ")).toList());
         ops.sort(Comparator.comparing((String op) -> op.startsWith("DELETE ")).thenComparing(Comparator.naturalOrder()));
         for (String op : ops) {
             String[] mt = op.split(" ", 2);
-            String path = mt[1].replace("{id}", id).replace("{tag}", tag).replace("{cid}", command) + query(contract.requiredQueryParameters(op));
+            String path = mt[1].replace("{id}", id).replace("{tag}", tag).replace("{cid}", command)
+                    .replace("{port}", "8000").replace("{path}", "index.html") + query(contract.requiredQueryParameters(op));
             List<String> types = contract.requestTypes(op);
             Api.Response r;
             if (types.contains("application/json")) {

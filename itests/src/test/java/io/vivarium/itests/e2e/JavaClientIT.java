@@ -6,12 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import io.vivarium.api.CommandInfo;
 import io.vivarium.api.CommandOutput;
@@ -21,6 +25,7 @@ import io.vivarium.api.ForkRequest;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.TerminalSize;
 import io.vivarium.client.CommandEvent;
+import io.vivarium.client.Ports;
 import io.vivarium.client.Terminal;
 import io.vivarium.client.VivariumClient;
 import io.vivarium.client.VivariumException;
@@ -73,6 +78,28 @@ class JavaClientIT {
         vivarium.snapshots().delete("client-it", false, false);
         vivarium.sandboxes().delete(sb.id());
         assertTrue(vivarium.sandboxes().list().stream().noneMatch(s -> s.id().equals(sb.id())));
+    }
+
+    @Test
+    void anExposedPortIsReachedThroughTheClient() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/nft")), "needs nftables' nft for a sandbox network");
+        String id = SandboxPortsIT.serving(new Api(daemon.baseUrl(), daemon.adminToken()), SandboxPortsIT.PORT);
+        Ports.PortUrls port = vivarium.ports().expose(id, SandboxPortsIT.PORT, Duration.ofMinutes(5));
+        assertEquals(URI.create(daemon.baseUrl() + "/v1/sandboxes/" + id + "/ports/" + SandboxPortsIT.PORT + "/"), port.url());
+        HttpResponse<byte[]> r = vivarium.ports().send(id, SandboxPortsIT.PORT, "POST", "/items?x=1",
+                "hi".getBytes(StandardCharsets.UTF_8), Map.of("Content-Type", "text/plain"));
+        assertEquals(200, r.statusCode());
+        String echoed = new String(r.body(), StandardCharsets.UTF_8);
+        assertTrue(echoed.contains("\"path\": \"/items?x=1\"") && echoed.contains("\"body\": \"hi\""), echoed);
+        HttpResponse<String> signed = HttpClient.newHttpClient().send(HttpRequest.newBuilder(port.signedUrl()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, signed.statusCode(), "the signed URL needs no token");
+        assertEquals(List.of(SandboxPortsIT.PORT), vivarium.ports().list(id).stream().map(Ports.PortUrls::port).toList());
+        assertEquals(SandboxPortsIT.PORT, vivarium.ports().get(id, SandboxPortsIT.PORT).port());
+        vivarium.ports().close(id, SandboxPortsIT.PORT);
+        VivariumException e = assertThrows(VivariumException.class, () -> vivarium.ports().get(id, SandboxPortsIT.PORT));
+        assertEquals(404, e.status());
+        vivarium.sandboxes().delete(id);
     }
 
     @Test

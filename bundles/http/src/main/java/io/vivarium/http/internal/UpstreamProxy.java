@@ -74,6 +74,12 @@ final class UpstreamProxy {
             if (HOP_BY_HOP.contains(lower) || lower.startsWith(":")) {
                 continue;
             }
+            if (lower.equals("content-length")) {
+                // as the length, not a header: Jetty then ends the answer with its last byte, in the same
+                // write (a separate end would wait out Nagle and the client's delayed ACK: ~40 ms)
+                resp.setContentLengthLong(Long.parseLong(h.getValue().get(0)));
+                continue;
+            }
             boolean first = true;
             for (String v : h.getValue()) {
                 if (first) {
