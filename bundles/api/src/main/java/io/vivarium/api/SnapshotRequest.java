@@ -14,7 +14,16 @@ import java.util.List;
  *        or null; a non-zero exit fails the build
  * @param memoryLimitMib memory limit of the builder sandbox, or null
  * @param diskLimitMib workspace size of the builder sandbox and so of every child, or null for the default
+ * @param network the builder's network (a setup that downloads needs {@code egress}), recorded in the
+ *        snapshot so that every child gets it as a branch's children do; null for the operator's default.
+ *        Since 2.6.
  */
 public record SnapshotRequest(String tag, String backend, Integer bootWaitSecs, List<String> setup,
-        Integer memoryLimitMib, Integer diskLimitMib) {
+        Integer memoryLimitMib, Integer diskLimitMib, NetworkPolicy network) {
+
+    /** The request of API 1.3 to 2.5 (the operator's default network). */
+    public SnapshotRequest(String tag, String backend, Integer bootWaitSecs, List<String> setup, Integer memoryLimitMib,
+            Integer diskLimitMib) {
+        this(tag, backend, bootWaitSecs, setup, memoryLimitMib, diskLimitMib, null);
+    }
 }

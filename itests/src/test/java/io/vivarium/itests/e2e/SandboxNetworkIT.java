@@ -159,6 +159,24 @@ class SandboxNetworkIT {
     }
 
     @Test
+    void aSnapshotBuiltWithANetworkDownloadsInItsSetupAndGivesTheNetworkToItsChildren() throws Exception {
+        Map<String, Object> network = Map.of("mode", "egress", "allow", List.of(allowed.address() + "/32:8080"), "deny", List.of());
+        String fetch = "import urllib.request; open('/work/page', 'wb').write(urllib.request.urlopen('http://"
+                + allowed.address() + ":8080/', timeout=5).read())";
+        JsonNode built = Api.expect(201, api.post("/v1/snapshots", Map.of("tag", "net-built", "network", network,
+                "setup", List.of("python3", "-c", fetch))));
+        assertEquals("ready", built.get("status").asText(), built.toString());
+        JsonNode child = Api.expect(201, api.post("/v1/sandboxes", Map.of("snapshot_tag", "net-built", "n", 1))).get(0);
+        String id = child.get("id").asText();
+        assertEquals("egress", child.get("network").get("mode").asText(), child.toString());
+        assertEquals("server " + allowed.address() + "\n", Api.sh(api, id, "cat /work/page"), "what the setup downloaded");
+        assertTrue(reaches(id, allowed.address(), 8080), "the child reaches what the builder was allowed");
+        assertFalse(reaches(id, denied.address(), 8080));
+        Api.expect(204, api.delete("/v1/sandboxes/" + id));
+        Api.expect(204, api.delete("/v1/snapshots/net-built"));
+    }
+
+    @Test
     void aKill9KeepsTheNetworksOfLiveSandboxesAndTheNextStartDropsTheRulesOfThoseThatDied() throws Exception {
         List<String> options = List.of("-Dvivarium.network.allow=10.231.0.0/16");
         Path state = dir.resolve("state-kill9");

@@ -98,11 +98,11 @@ final class Captures {
         String builder = null;
         try {
             CreateSandboxRequest create = new CreateSandboxRequest(e.name(), request.memoryLimitMib(), null, null, null,
-                    request.diskLimitMib());
+                    request.diskLimitMib(), null, request.network());
             CreateRequests.check(create, e.name(), e.capabilities());
             SandboxInfo made = lifecycle.createOn(caller, e, create, null, place, lifecycle.fresh(e));
             builder = made.id();
-            SnapshotRecord withBuilder = reserved.withBuilder(builder);
+            SnapshotRecord withBuilder = reserved.withBuilder(builder, made.network());
             snapshots.update(reserved, withBuilder);
             reserved = withBuilder;
             if (request.setup() != null) {

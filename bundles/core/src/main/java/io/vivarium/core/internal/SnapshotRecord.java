@@ -47,9 +47,10 @@ record SnapshotRecord(int schema, String tenant, String tag, String backend, lon
                 null, SnapshotInfo.WRITING, null, null, null, null, List.of(), true, theirs.network);
     }
 
-    SnapshotRecord withBuilder(String sandboxId) {
+    /** This reservation with its builder sandbox and the network it was given, which its children get. */
+    SnapshotRecord withBuilder(String sandboxId, NetworkPolicy builderNetwork) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, status, warning,
-                captures, parentTag, sandboxId, artifacts, copy, network);
+                captures, parentTag, sandboxId, artifacts, copy, builderNetwork);
     }
 
     SnapshotRecord ready(String what, Long pause, List<Artifact> made) {

@@ -339,7 +339,7 @@ class SnapshotRegistryTest {
         build("base");
         SandboxInfo builder = m.fork(ALICE, fork("base", 1)).get(0);
         SnapshotRecord interrupted = SnapshotRecord.writing("alice", "half", "fake", 1, null, null, null)
-                .withBuilder(builder.id());
+                .withBuilder(builder.id(), null);
         try (FileStateStore store = FileStateStore.open(state, NodeId.readOrCreate(state), StateCollections.ALL)) {
             store.put(StateCollections.SNAPSHOTS, SnapshotTags.key("alice", "half"), interrupted, Stored.ABSENT);
         }
