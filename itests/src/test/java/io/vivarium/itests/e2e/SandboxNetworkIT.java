@@ -38,6 +38,29 @@ class SandboxNetworkIT {
     private static final String FETCH = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=3).read().decode())";
     private static final String CONNECT = "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=2); print('connected')";
 
+    /** A DNS server of one name, {@code files.test}, on UDP port 53 of argv[1], answering argv[2]; others NXDOMAIN. */
+    private static final String DNS_SERVER = """
+            import socket, struct, sys
+            names = {b"files.test": sys.argv[2]}
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind((sys.argv[1], 53))
+            while True:
+                q, peer = s.recvfrom(512)
+                tid = struct.unpack(">H", q[:2])[0]
+                i, labels = 12, []
+                while q[i]:
+                    labels.append(q[i + 1:i + 1 + q[i]])
+                    i += q[i] + 1
+                qtype = struct.unpack(">H", q[i + 1:i + 3])[0]
+                question = q[12:i + 5]
+                addr = names.get(b".".join(labels).lower())
+                if addr and qtype == 1:
+                    answer = b"\\xc0\\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(addr)
+                    s.sendto(struct.pack(">HHHHHH", tid, 0x8180, 1, 1, 0, 0) + question + answer, peer)
+                else:
+                    s.sendto(struct.pack(">HHHHHH", tid, 0x8180 | (0 if addr else 3), 1, 0, 0, 0) + question, peer)
+            """;
+
     @RegisterExtension
     static final Daemons daemons = new Daemons();
 
@@ -156,6 +179,28 @@ class SandboxNetworkIT {
             assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the interface of " + id + " is gone");
             assertFalse(run("nft", "list", "ruleset").contains("sb_" + hex), "the rules of " + id + " are gone");
         }
+    }
+
+    @Test
+    void namesResolveThroughTheOperatorsResolver() throws Exception {
+        Path script = java.nio.file.Files.writeString(dir.resolve("dns.py"), DNS_SERVER);
+        List<String> cmd = new ArrayList<>(allowed.exec());
+        cmd.addAll(List.of("python3", script.toString(), allowed.address(), allowed.address()));
+        servers.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        String resolve = "import socket, sys; print(socket.gethostbyname(sys.argv[1]))";
+        String a = api.createSandbox(egress(List.of(allowed.address() + "/32:8080"), List.of()));
+        JsonNode resolved = null;
+        for (int i = 0; i < 50 && (resolved == null || resolved.get("exit_code").asInt() != 0); i++) {
+            resolved = python(a, resolve, "files.test"); // the resolver may still be starting
+        }
+        assertEquals(allowed.address() + "\n", resolved.get("stdout").asText(), resolved.toString());
+        assertEquals("server " + allowed.address() + "\n\n", python(a, FETCH, "http://files.test:8080/").get("stdout").asText(),
+                "a name the resolver knows is reached by name");
+        assertTrue(python(a, resolve, "unknown.test").get("exit_code").asInt() != 0, "an unknown name does not resolve");
+        String none = api.createSandbox(Map.of());
+        assertTrue(python(none, resolve, "files.test").get("exit_code").asInt() != 0, "mode none: no resolver reachable");
+        Api.expect(204, api.delete("/v1/sandboxes/" + a));
+        Api.expect(204, api.delete("/v1/sandboxes/" + none));
     }
 
     @Test
