@@ -6,6 +6,7 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,9 +18,11 @@ import io.vivarium.api.EvalRequest;
 import io.vivarium.api.EvalResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ForkRequest;
+import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotRequest;
+import io.vivarium.client.Ports;
 import io.vivarium.client.VivariumClient;
 import io.vivarium.client.VivariumException;
 
@@ -36,12 +39,14 @@ import com.fasterxml.jackson.databind.SerializationFeature;
  */
 final class SandboxCli {
     static final String USAGE = """
-            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] | ls | info ID | rm ID...
+            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] | ls | info ID | rm ID...
                    vivarium sandbox exec ID [--timeout S --] CMD [ARG...]     (streams; exits with CMD's code)
                    vivarium sandbox shell ID [-- CMD [ARG...]]               (a terminal: a shell, or CMD; exits with its code)
                    vivarium sandbox eval ID CODE | cp SRC DST (one of them ID:/path) | fork TAG [-n N] | branch ID TAG
-                   vivarium snapshot ls | info TAG | build TAG [--setup CMD]... | rm TAG [--cascade] [--force]
+                   vivarium sandbox port ID PORT [--expires S] [--close] | ports ID   (a server in the sandbox, through the daemon)
+                   vivarium snapshot ls | info TAG | build TAG [--setup CMD]... [NETWORK] | rm TAG [--cascade] [--force]
                    vivarium vm create --backend B [--memory MIB] [--vcpus N] | ls | info ID | stop ID | start ID | rm ID...
+              NETWORK: --network none|egress [--allow CIDR[:PORT]]... [--deny CIDR[:PORT]]... (--allow alone means egress)
               --json prints the API's JSON; the daemon and the token are found as for plugins and features
             """;
 
@@ -114,7 +119,7 @@ final class SandboxCli {
         String verb = verb(w);
         return switch (verb) {
             case "create" -> print(vivarium.sandboxes().create(new CreateSandboxRequest(option(w, "--backend"),
-                    intOption(w, "--memory"), null, null, null, intOption(w, "--disk"), null)));
+                    intOption(w, "--memory"), null, null, null, intOption(w, "--disk"), null, network(w))));
             case "ls" -> list(vivarium.sandboxes().list());
             case "info" -> print(vivarium.sandboxes().get(arg(w, 1, "ID")));
             case "rm" -> {
@@ -158,6 +163,8 @@ final class SandboxCli {
                 yield list(vivarium.sandboxes().fork(new ForkRequest(tag, n, null, null, null, null, null)));
             }
             case "branch" -> print(vivarium.sandboxes().branch(arg(w, 1, "ID"), arg(w, 2, "TAG")));
+            case "port" -> port(w);
+            case "ports" -> ports(vivarium.ports().list(arg(w, 1, "ID")));
             default -> throw new Usage("unknown sandbox command '" + verb + "'");
         };
     }
@@ -238,7 +245,7 @@ final class SandboxCli {
                     err.println("building " + tag + " (boots a sandbox, runs the setup, captures it) ...");
                 }
                 yield print(vivarium.snapshots().build(new SnapshotRequest(tag, option(w, "--backend"), null,
-                        setup.isEmpty() ? null : setup, null, null)));
+                        setup.isEmpty() ? null : setup, null, null, network(w))));
             }
             case "rm" -> {
                 boolean cascade = w.remove("--cascade");
@@ -269,6 +276,57 @@ final class SandboxCli {
             }
             default -> throw new Usage("unknown vm command '" + verb + "'");
         };
+    }
+
+    /** Exposes a port (or, with {@code --close}, closes it) and prints where it is reached. */
+    private int port(List<String> w) throws Usage, IOException {
+        boolean close = w.remove("--close");
+        Integer expires = intOption(w, "--expires");
+        String id = arg(w, 1, "ID");
+        int port;
+        try {
+            port = Integer.parseInt(arg(w, 2, "PORT"));
+        } catch (NumberFormatException e) {
+            throw new Usage("PORT must be a number, got " + w.get(2));
+        }
+        if (close) {
+            vivarium.ports().close(id, port);
+            say("port " + port + " of " + id + " closed");
+            return 0;
+        }
+        return ports(List.of(vivarium.ports().expose(id, port, expires == null ? null : Duration.ofSeconds(expires))));
+    }
+
+    private int ports(List<Ports.PortUrls> ports) throws IOException {
+        if (json) { // the API's shape: absolute URLs, the expiry as ISO 8601
+            out.println(JSON.writeValueAsString(ports.stream().map(p -> new PortLine(p.port(), p.url().toString(),
+                    p.signedUrl().toString(), p.expiresAt().toString())).toList()));
+            return 0;
+        }
+        out.printf("%-6s %-20s %s%n", "PORT", "SIGNED URL EXPIRES", "URL (bearer token) / SIGNED URL (none needed)");
+        ports.forEach(p -> out.printf("%-6d %-20s %s%n%27s  %s%n", p.port(), p.expiresAt(), p.url(), "", p.signedUrl()));
+        return 0;
+    }
+
+    /** A port as {@code --json} prints it: the API's fields, the URLs absolute. */
+    private record PortLine(int port, String url, String signedUrl, String expiresAt) {
+    }
+
+    /** The network options ({@code --network}, {@code --allow}, {@code --deny}), or null for the operator's default. */
+    private static NetworkPolicy network(List<String> w) throws Usage {
+        String mode = option(w, "--network");
+        List<String> allow = new ArrayList<>();
+        for (String a; (a = option(w, "--allow")) != null;) {
+            allow.add(a);
+        }
+        List<String> deny = new ArrayList<>();
+        for (String d; (d = option(w, "--deny")) != null;) {
+            deny.add(d);
+        }
+        if (mode == null && allow.isEmpty() && deny.isEmpty()) {
+            return null;
+        }
+        return new NetworkPolicy(mode == null ? NetworkPolicy.EGRESS : mode, allow, deny);
     }
 
     private int list(List<SandboxInfo> sandboxes) throws IOException {

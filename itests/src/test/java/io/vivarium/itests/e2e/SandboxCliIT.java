@@ -125,6 +125,29 @@ class SandboxCliIT {
     }
 
     @Test
+    void aSandboxWithANetworkExposesAPortFromTheShell() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/nft")), "needs nftables' nft for a sandbox network");
+        Run created = cli(atTheDaemon(), "sandbox", "create", "--network", "egress", "--json");
+        assertEquals(0, created.code(), created.err());
+        JsonNode sandbox = Api.JSON.readTree(created.out());
+        assertEquals("egress", sandbox.get("network").get("mode").asText());
+        String id = sandbox.get("id").asText();
+        Run refused = cli(atTheDaemon(), "sandbox", "create", "--allow", "198.51.100.0/24");
+        assertEquals(1, refused.code());
+        assertTrue(refused.err().contains("network_allow") && refused.err().contains("HTTP 403"), refused.err());
+
+        Run exposed = cli(atTheDaemon(), "sandbox", "port", id, "8000", "--expires", "60", "--json");
+        assertEquals(0, exposed.code(), exposed.err());
+        JsonNode port = Api.JSON.readTree(exposed.out()).get(0);
+        assertEquals(daemon.baseUrl() + "/v1/sandboxes/" + id + "/ports/8000/", port.get("url").asText());
+        assertTrue(port.get("signed_url").asText().contains("vivarium_token="), port.toString());
+        assertTrue(cli(atTheDaemon(), "sandbox", "ports", id).out().contains(port.get("url").asText()));
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "port", id, "8000", "--close").code());
+        assertEquals("[ ]", cli(atTheDaemon(), "sandbox", "ports", id, "--json").out().strip());
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", id).code());
+    }
+
+    @Test
     void errorsSayWhatIsWrongAndWhatWasTried() throws Exception {
         Run missing = cli(atTheDaemon(), "sandbox", "info", "sb-000000000000");
         assertEquals(1, missing.code());
