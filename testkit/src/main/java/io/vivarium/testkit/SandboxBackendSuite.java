@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,6 +29,7 @@ import java.util.stream.Stream;
 import io.vivarium.api.Capability;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
+import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.TerminalSize;
 import io.vivarium.api.spi.Availability;
@@ -86,7 +88,12 @@ public abstract class SandboxBackendSuite {
          * The instance enforces {@link InstanceSpec#pidsLimit()} (forks past it fail inside) and
          * {@link InstanceSpec#diskLimitMib()} (writing past it fails with ENOSPC inside).
          */
-        LIMITS
+        LIMITS,
+        /**
+         * An instance of network mode {@code none} has loopback alone: its own network namespace
+         * (or guest), no interface of the host's.
+         */
+        ISOLATED_NETWORK
     }
 
     /** How long a condition that should come about promptly may take on a loaded machine. */
@@ -564,6 +571,37 @@ public abstract class SandboxBackendSuite {
         pause.resume(i);
         assertEquals(SandboxStatus.RUNNING, i.status(), "a resumed instance runs");
         assertTrue(i.channel().ping().pong(), "and answers");
+    }
+
+    @Test
+    void anInstanceWithoutANetworkHasLoopbackAlone() throws IOException {
+        need(Feature.PROCESSES);
+        need(Feature.ISOLATED_NETWORK);
+        SandboxInstance i = shared();
+        assertTrue(i.networkAddress().isEmpty(), "network mode none: no address the host reaches it at");
+        ExecResult r = exec(i, "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '");
+        assertEquals(0, r.exitCode(), r.stderr());
+        assertEquals("lo\n", r.stdout(), "network mode none: loopback is its only interface");
+    }
+
+    @Test
+    void anEgressInstanceHasAnAddressOfItsOwnThatTheHostReachesUntilItIsDestroyed() throws Exception {
+        Assumptions.assumeTrue(backend.capabilities().contains(Capability.NETWORK_EGRESS),
+                () -> backend.name() + " reports no " + Capability.NETWORK_EGRESS + " here: core refuses egress for it");
+        need(Feature.PROCESSES);
+        String id = newId();
+        InstanceSpec base = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), null, null);
+        InstanceSpec spec = new InstanceSpec(base.id(), base.dir(), base.memoryLimitMib(), base.vcpus(), base.image(),
+                base.pidsLimit(), base.diskLimitMib(), new NetworkPolicy(NetworkPolicy.EGRESS, List.of(), List.of()), null);
+        Created c = new Created(spec, backend.create(spec, storage(), operation()));
+        created.add(c);
+        String address = c.instance().networkAddress()
+                .orElseThrow(() -> new AssertionError("an egress instance has an address the host reaches it at"));
+        ExecResult own = exec(c.instance(), "grep", "-c", "^ *|-- " + address.replace(".", "\\.") + "$", "/proc/net/fib_trie");
+        assertEquals(0, own.exitCode(), "the address " + address + " is on an interface of the instance's own: " + own.stderr());
+        assertTrue(InetAddress.getByName(address).isReachable(5000), "the host reaches " + address);
+        backend.destroy(c.spec(), c.instance().state());
+        assertFalse(InetAddress.getByName(address).isReachable(1000), "nothing answers at " + address + " once destroyed");
     }
 
     // ---- helpers for the checks and for subclasses -------------------------------------------

@@ -268,8 +268,12 @@ public class HttpEdge extends HttpServlet {
                     + (req.isSecure() ? "; Secure" : ""));
         }
         if (WebSocketUpgrader.isUpgrade(req)) {
-            UpstreamSocket socket = UpstreamSocket.open(proxy.client, upstream, req.getQueryString(),
-                    UpstreamProxy.forwardedHeaders(req, tailBase));
+            Map<String, String> headers = new LinkedHashMap<>(UpstreamProxy.forwardedHeaders(req, tailBase));
+            String cookies = req.getHeader("Cookie") == null ? "" : UpstreamProxy.withoutOurCookie(req.getHeader("Cookie"));
+            if (!cookies.isEmpty()) {
+                headers.put("Cookie", cookies); // the app's own session, as its pages have it
+            }
+            UpstreamSocket socket = UpstreamSocket.open(proxy.client, upstream, req.getQueryString(), headers);
             try {
                 WebSocketUpgrader.upgrade(req, socket);
             } catch (IOException | RuntimeException e) {

@@ -37,7 +37,8 @@ class LocalBackendConformanceTest extends SandboxBackendSuite {
     @Override
     protected Map<Feature, String> lacks() {
         return Map.of(Feature.LIMITS, "example-local enforces no limits: its sandboxes are plain host processes, "
-                + "without cgroups or a sized workspace");
+                + "without cgroups or a sized workspace",
+                Feature.ISOLATED_NETWORK, "example-local's sandboxes are plain host processes in the host's network");
     }
 
     @Override
