@@ -47,12 +47,38 @@ class XfsLoopMountTest {
         }
     }
 
+    /** Waits (bounded) until {@code process} holds {@code file} open. */
+    private static void awaitOpen(Process process, Path file) throws Exception {
+        Path fds = Path.of("/proc", Long.toString(process.pid()), "fd");
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            try (var open = Files.list(fds)) {
+                if (open.anyMatch(fd -> {
+                    try {
+                        return Files.readSymbolicLink(fd).equals(file);
+                    } catch (IOException gone) {
+                        return false;
+                    }
+                })) {
+                    return;
+                }
+            } catch (IOException notYet) {
+                // the process is still being made
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the holder did not open " + file + " within 30 s");
+            }
+            Thread.sleep(10);
+        }
+    }
+
     @Test
     void aMountStillInUseIsDetachedAndSaysSo() throws Exception {
         XfsLoopMount xfs = XfsLoopMount.create(work);
         Path held = Files.writeString(xfs.dir().resolve("held"), "x");
         Process holder = new ProcessBuilder("sh", "-c", "exec sleep 600 < " + held).start();
         try {
+            awaitOpen(holder, held); // else the close can win the race and unmount a filesystem nothing holds yet
             IOException e = assertThrows(IOException.class, xfs::close);
             assertTrue(e.getMessage().contains("still in use"), e.getMessage());
             assertFalse(mounted(xfs.dir()), "detached lazily all the same");

@@ -126,7 +126,7 @@ public class HttpEdge extends HttpServlet {
     @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
     private final transient List<ScopedTokens> scopedTokens = new CopyOnWriteArrayList<>();
-
+    private final transient ScopedCredentials scoped = new ScopedCredentials(scopedTokens);
     private final transient UpstreamProxy proxy = new UpstreamProxy();
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
@@ -181,12 +181,11 @@ public class HttpEdge extends HttpServlet {
             send(resp, 200, json.write(Map.of("ok", true)));
             return;
         }
-        String scopedToken = req.getHeader("Authorization") == null ? queryToken(req) : null;
         Caller bearer = authenticate(req, resp);
         if (path.equals(List.of("version"))) {
             routeLabel[0] = "/version";
             if (bearer == null) {
-                scopedCaller(req, path, false, scopedToken); // refused: scoped tokens are for what they were signed for
+                scoped.caller(req, path, false); // refused: scoped tokens are for what they were signed for
             }
             send(resp, 200, json.write(versionBody()));
             return;
@@ -220,7 +219,7 @@ public class HttpEdge extends HttpServlet {
         Route route = m.route();
         routeLabel[0] = router.prefix() + route.template();
         boolean passedOn = route.method().equals(Route.ANY_METHOD);
-        Caller caller = bearer != null ? bearer : scopedCaller(req, path, passedOn, scopedToken);
+        Caller caller = bearer != null ? bearer : scoped.caller(req, path, passedOn);
         if (!caller.role().allows(route.role())) {
             throw ApiException.forbidden(forbidden(method + " " + req.getRequestURI(), route.role(), caller.role()));
         }
@@ -231,7 +230,8 @@ public class HttpEdge extends HttpServlet {
             if (!(result instanceof Upstream upstream)) {
                 throw new IllegalStateException(routeLabel[0] + " matches every method but did not answer with an Upstream");
             }
-            passOn(req, resp, upstream, router.prefix() + Router.tailBase(route, path.subList(1, path.size())), scopedToken);
+            proxy.passOn(req, resp, upstream, router.prefix() + Router.tailBase(route, path.subList(1, path.size())),
+                    ScopedCredentials.inQuery(req));
             return;
         }
         if (route.status() == 204 || result == null) {
@@ -259,84 +259,11 @@ public class HttpEdge extends HttpServlet {
         send(resp, route.status(), json.write(result));
     }
 
-    /** Passes the request on to {@code upstream}: a WebSocket through {@link UpstreamSocket}, anything else through {@link UpstreamProxy}. */
-    private void passOn(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String tailBase, String scopedToken)
-            throws IOException {
-        if (scopedToken != null) {
-            // the pages a signed URL loads next (relative links, scripts) carry no token: the cookie lets them in
-            resp.addHeader("Set-Cookie", ScopedTokens.PARAMETER + "=" + scopedToken + "; Path=" + tailBase + "; HttpOnly; SameSite=Lax"
-                    + (req.isSecure() ? "; Secure" : ""));
-        }
-        if (WebSocketUpgrader.isUpgrade(req)) {
-            Map<String, String> headers = new LinkedHashMap<>(UpstreamProxy.forwardedHeaders(req, tailBase));
-            String cookies = req.getHeader("Cookie") == null ? "" : UpstreamProxy.withoutOurCookie(req.getHeader("Cookie"));
-            if (!cookies.isEmpty()) {
-                headers.put("Cookie", cookies); // the app's own session, as its pages have it
-            }
-            UpstreamSocket socket = UpstreamSocket.open(proxy.client, upstream, req.getQueryString(), headers);
-            try {
-                WebSocketUpgrader.upgrade(req, socket);
-            } catch (IOException | RuntimeException e) {
-                socket.closed(1002, "not upgraded: " + e.getMessage());
-                throw e;
-            }
-            return;
-        }
-        proxy.forward(req, resp, upstream, tailBase);
-    }
-
-    /** A scoped token in the query ({@link ScopedTokens#PARAMETER}), or null. */
-    private static String queryToken(HttpServletRequest req) {
-        String q = req.getQueryString();
-        if (q == null || !q.contains(ScopedTokens.PARAMETER + "=")) {
-            return null;
-        }
-        String token = query(q).get(ScopedTokens.PARAMETER);
-        return token == null || token.isBlank() ? null : token;
-    }
-
-    /** A scoped token in a cookie, or null. */
-    private static String cookieToken(HttpServletRequest req) {
-        jakarta.servlet.http.Cookie[] cookies = req.getCookies();
-        if (cookies == null) {
-            return null;
-        }
-        for (jakarta.servlet.http.Cookie c : cookies) {
-            if (c.getName().equals(ScopedTokens.PARAMETER) && !c.getValue().isBlank()) {
-                return c.getValue();
-            }
-        }
-        return null;
-    }
-
-    /**
-     * The caller of a request without an {@code Authorization} header: a scoped token
-     * ({@code queryToken}, else its cookie) that a {@link ScopedTokens} service vouches for on this
-     * path, which only routes that pass requests on take.
-     */
-    private Caller scopedCaller(HttpServletRequest req, List<String> path, boolean passedOn, String queryToken) {
-        String scoped = queryToken != null ? queryToken : cookieToken(req);
-        if (scoped == null || !passedOn) {
-            throw new ApiException(401, "missing bearer token: send 'Authorization: Bearer <token>' with a token from the token file"
-                    + (scoped == null ? "" : " (a " + ScopedTokens.PARAMETER + " is only good for the URL it was signed for)"));
-        }
-        String decoded = "/" + String.join("/", path);
-        for (ScopedTokens issuer : scopedTokens) {
-            Optional<Caller> c = issuer.caller(scoped, decoded);
-            if (c.isPresent()) {
-                return c.get();
-            }
-        }
-        throw new ApiException(401, "the " + ScopedTokens.PARAMETER + " of this request is not valid for " + decoded
-                + " (expired, or signed for another sandbox or port): ask for a new signed URL, or send"
-                + " 'Authorization: Bearer <token>'");
-    }
-
     /** The caller of a request by its bearer token; null when it has no {@code Authorization} header but a scoped token may stand in. */
     private Caller authenticate(HttpServletRequest req, HttpServletResponse resp) throws IOException {
         String header = req.getHeader("Authorization");
         resp.setHeader("WWW-Authenticate", "Bearer");
-        if (header == null && (queryToken(req) != null || cookieToken(req) != null)) {
+        if (ScopedCredentials.carried(req)) {
             return null;
         }
         if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.substring(7).isBlank()) {

@@ -11,6 +11,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -36,11 +37,41 @@ final class UpstreamProxy {
     private static final Set<String> NOT_FORWARDED = Set.of("host", "content-length", "expect", "authorization",
             "http2-settings", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-prefix");
 
-    final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build();
 
-    /** Forwards {@code req} to {@code upstream}, {@code prefix} being the path its tail hangs off. */
-    void forward(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix) throws IOException {
+    /**
+     * Passes the request on to {@code upstream}: a WebSocket through {@link UpstreamSocket}, anything
+     * else as HTTP; {@code prefix} is the path the route's tail hangs off. A request let in by the
+     * scoped token {@code queryToken} gets it as a cookie scoped to {@code prefix}: the pages a signed
+     * URL loads next (relative links, scripts) carry no token.
+     */
+    void passOn(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix, String queryToken)
+            throws IOException {
+        if (queryToken != null) {
+            resp.addHeader("Set-Cookie", ScopedTokens.PARAMETER + "=" + queryToken + "; Path=" + prefix + "; HttpOnly; SameSite=Lax"
+                    + (req.isSecure() ? "; Secure" : ""));
+        }
+        if (!WebSocketUpgrader.isUpgrade(req)) {
+            forward(req, resp, upstream, prefix);
+            return;
+        }
+        Map<String, String> headers = new LinkedHashMap<>(forwardedHeaders(req, prefix));
+        String cookies = req.getHeader("Cookie") == null ? "" : withoutOurCookie(req.getHeader("Cookie"));
+        if (!cookies.isEmpty()) {
+            headers.put("Cookie", cookies); // the app's own session, as its pages have it
+        }
+        UpstreamSocket socket = UpstreamSocket.open(client, upstream, req.getQueryString(), headers);
+        try {
+            WebSocketUpgrader.upgrade(req, socket);
+        } catch (IOException | RuntimeException e) {
+            socket.closed(1002, "not upgraded: " + e.getMessage());
+            throw e;
+        }
+    }
+
+    /** Forwards {@code req} to {@code upstream} as HTTP, {@code prefix} being the path its tail hangs off. */
+    private void forward(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix) throws IOException {
         URI target = target(upstream, req.getQueryString());
         HttpRequest.Builder out = HttpRequest.newBuilder(target).method(req.getMethod(), body(req));
         for (String name : Collections.list(req.getHeaderNames())) {

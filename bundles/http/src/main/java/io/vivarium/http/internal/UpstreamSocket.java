@@ -113,6 +113,22 @@ final class UpstreamSocket implements WebSocketEndpoint, WebSocket.Listener {
         }
     }
 
+    /** A send to the client; one that fails ends the upstream's side too. */
+    @FunctionalInterface
+    private interface ClientSend {
+        void to(WebSocketPeer client) throws IOException;
+    }
+
+    private void toClient(WebSocket ws, ClientSend send) {
+        peer().ifPresent(p -> {
+            try {
+                send.to(p);
+            } catch (IOException e) {
+                ws.abort();
+            }
+        });
+    }
+
     // The upstream's side (the JDK calls these one at a time).
 
     @Override
@@ -121,13 +137,7 @@ final class UpstreamSocket implements WebSocketEndpoint, WebSocket.Listener {
         if (last) {
             String message = text.toString();
             text.setLength(0);
-            peer().ifPresent(p -> {
-                try {
-                    p.sendText(message);
-                } catch (IOException e) {
-                    ws.abort();
-                }
-            });
+            toClient(ws, p -> p.sendText(message));
         }
         ws.request(1);
         return null;
@@ -141,13 +151,7 @@ final class UpstreamSocket implements WebSocketEndpoint, WebSocket.Listener {
         if (last) {
             byte[] message = binary.toByteArray();
             binary.reset();
-            peer().ifPresent(p -> {
-                try {
-                    p.sendBinary(message);
-                } catch (IOException e) {
-                    ws.abort();
-                }
-            });
+            toClient(ws, p -> p.sendBinary(message));
         }
         ws.request(1);
         return null;
