@@ -11,6 +11,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import io.vivarium.api.CommandInfo;
 import io.vivarium.api.CreateSandboxRequest;
@@ -22,6 +23,7 @@ import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotRequest;
+import io.vivarium.client.CommandEvent;
 import io.vivarium.client.Ports;
 import io.vivarium.client.VivariumClient;
 import io.vivarium.client.VivariumException;
@@ -42,6 +44,8 @@ final class SandboxCli {
             usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] | ls | info ID | rm ID...
                    vivarium sandbox exec ID [--timeout S --] CMD [ARG...]     (streams; exits with CMD's code)
                    vivarium sandbox shell ID [-- CMD [ARG...]]               (a terminal: a shell, or CMD; exits with its code)
+                   vivarium sandbox start ID [--timeout S --] CMD [ARG...]    (in the background: prints its command id)
+                   vivarium sandbox commands ID | logs ID CID [--from N] | kill ID CID [--signal N] | wait ID CID [--timeout S]
                    vivarium sandbox eval ID CODE | cp SRC DST (one of them ID:/path) | fork TAG [-n N] | branch ID TAG
                    vivarium sandbox port ID PORT [--expires S] [--close] | ports ID   (a server in the sandbox, through the daemon)
                    vivarium snapshot ls | info TAG | build TAG [--setup CMD]... [NETWORK] | rm TAG [--cascade] [--force]
@@ -163,6 +167,20 @@ final class SandboxCli {
                 yield list(vivarium.sandboxes().fork(new ForkRequest(tag, n, null, null, null, null, null)));
             }
             case "branch" -> print(vivarium.sandboxes().branch(arg(w, 1, "ID"), arg(w, 2, "TAG")));
+            case "start" -> {
+                Command c = command(w, "start");
+                yield print(vivarium.commands().start(c.id(), c.request(), false));
+            }
+            case "commands" -> commands(vivarium.commands().list(arg(w, 1, "ID")));
+            case "logs" -> {
+                Long from = longOption(w, "--from");
+                yield ended(vivarium.commands().events(arg(w, 1, "ID"), arg(w, 2, "CID"), from == null ? 0 : from, streamed()));
+            }
+            case "kill" -> {
+                Integer signal = intOption(w, "--signal");
+                yield print(vivarium.commands().signal(arg(w, 1, "ID"), arg(w, 2, "CID"), signal == null ? 15 : signal));
+            }
+            case "wait" -> waitFor(w);
             case "port" -> port(w);
             case "ports" -> ports(vivarium.ports().list(arg(w, 1, "ID")));
             default -> throw new Usage("unknown sandbox command '" + verb + "'");
@@ -171,28 +189,81 @@ final class SandboxCli {
 
     /** Streams the command's output to stdout and stderr as it is written; its exit code is this process's. */
     private int exec(List<String> w) throws Usage, IOException {
+        Command c = command(w, "exec");
+        return ended(vivarium.commands().execStream(c.id(), c.request(), streamed()));
+    }
+
+    /** A command line's sandbox and command: {@code VERB ID [--timeout S --] CMD [ARG...]}. */
+    private record Command(String id, ExecRequest request) {
+    }
+
+    private static Command command(List<String> w, String verb) throws Usage {
         int dashes = w.indexOf("--");
         List<String> head = new ArrayList<>(dashes < 0 ? w.subList(0, Math.min(2, w.size())) : w.subList(0, dashes));
         List<String> command = dashes < 0 ? w.subList(Math.min(2, w.size()), w.size()) : w.subList(dashes + 1, w.size());
         Integer timeout = intOption(head, "--timeout"); // options only before --: the command's own are its
         String id = arg(head, 1, "ID");
         if (command.isEmpty()) {
-            throw new Usage("exec needs a command: vivarium sandbox exec " + id + " -- CMD [ARG...]");
+            throw new Usage(verb + " needs a command: vivarium sandbox " + verb + " " + id + " -- CMD [ARG...]");
         }
-        CommandInfo ended = vivarium.commands().execStream(id, new ExecRequest(command, timeout, null, null, null, null), e -> {
+        return new Command(id, new ExecRequest(command, timeout, null, null, null, null));
+    }
+
+    /** Writes a command's output events to stdout and stderr as they come (not with {@code --json}). */
+    private Consumer<CommandEvent> streamed() {
+        return e -> {
             if (!json && e.isOutput()) {
-                ("stderr".equals(e.name()) ? err : out).write(e.data(), 0, e.data().length);
-                ("stderr".equals(e.name()) ? err : out).flush();
+                PrintStream to = "stderr".equals(e.name()) ? err : out;
+                to.write(e.data(), 0, e.data().length);
+                to.flush();
             }
-        });
+        };
+    }
+
+    /** Reports how a command ended; its exit code is this process's (1 when it has none: lost). */
+    private int ended(CommandInfo ended) throws IOException {
         if (json) {
             out.println(JSON.writeValueAsString(ended));
         } else if (ended.timedOut()) {
             err.println("vivarium: the command timed out and was killed");
         } else if (ended.truncated()) {
             err.println("vivarium: output past max_output_bytes was discarded");
+        } else if (ended.error() != null) {
+            err.println("vivarium: the command was lost: " + ended.error());
         }
         return ended.exitCode() == null ? 1 : ended.exitCode();
+    }
+
+    /** Waits for a background command to end (each call to the daemon waits up to a minute); exits with its code. */
+    private int waitFor(List<String> w) throws Usage, IOException {
+        Integer timeout = intOption(w, "--timeout");
+        String id = arg(w, 1, "ID");
+        String cid = arg(w, 2, "CID");
+        long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + Duration.ofSeconds(timeout).toNanos();
+        CommandInfo c = vivarium.commands().get(id, cid);
+        while (!c.ended() && System.nanoTime() < deadline) {
+            long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000_000L);
+            c = vivarium.commands().await(id, cid, Duration.ofSeconds(Math.min(60, left)));
+        }
+        if (!c.ended()) {
+            err.println("vivarium: " + cid + " still runs after " + timeout + " s");
+            if (json) {
+                out.println(JSON.writeValueAsString(c));
+            }
+            return 124;
+        }
+        return ended(c);
+    }
+
+    private int commands(List<CommandInfo> commands) throws IOException {
+        if (json) {
+            out.println(JSON.writeValueAsString(commands));
+            return 0;
+        }
+        out.printf("%-16s %-8s %-5s %-20s %s%n", "COMMAND", "STATUS", "EXIT", "STARTED", "ARGS");
+        commands.forEach(c -> out.printf("%-16s %-8s %-5s %-20s %s%n", c.id(), c.status(),
+                c.exitCode() == null ? "-" : c.exitCode(), Instant.ofEpochSecond(c.startedAtUnix()), String.join(" ", c.args())));
+        return 0;
     }
 
     private int copy(String src, String dst) throws Usage, IOException {
@@ -340,7 +411,7 @@ final class SandboxCli {
         return 0;
     }
 
-    /** A record as JSON with {@code --json}; else its id (or tag), which is what a person pipes on. */
+    /** A record as JSON with {@code --json}; else its id (or tag) first, which is what a person pipes on. */
     private int print(Object record) throws IOException {
         if (json) {
             out.println(JSON.writeValueAsString(record));
@@ -348,6 +419,8 @@ final class SandboxCli {
             out.println(s.id() + "  " + s.backend() + "  " + s.status());
         } else if (record instanceof SnapshotInfo s) {
             out.println(s.tag() + "  " + s.backend() + "  " + s.status());
+        } else if (record instanceof CommandInfo c) {
+            out.println(c.id() + "  " + c.status() + (c.exitCode() == null ? "" : "  exit " + c.exitCode()));
         } else {
             out.println(JSON.writeValueAsString(record));
         }
@@ -392,6 +465,15 @@ final class SandboxCli {
         w.remove(i + 1);
         w.remove(i);
         return value;
+    }
+
+    private static Long longOption(List<String> w, String name) throws Usage {
+        String v = option(w, name);
+        try {
+            return v == null ? null : Long.valueOf(v);
+        } catch (NumberFormatException e) {
+            throw new Usage(name + " must be a number, got " + v);
+        }
     }
 
     private static Integer intOption(List<String> w, String name) throws Usage {

@@ -125,6 +125,32 @@ class SandboxCliIT {
     }
 
     @Test
+    void aBackgroundCommandIsStartedListedFollowedWaitedForAndKilled() throws Exception {
+        String id = Api.JSON.readTree(cli(atTheDaemon(), "sandbox", "create", "--json").out()).get("id").asText();
+        Run started = cli(atTheDaemon(), "sandbox", "start", id, "--", "sh", "-c", "echo one; echo two >&2; sleep 1; exit 5");
+        assertEquals(0, started.code(), started.err());
+        String cid = started.out().strip().split("\\s+")[0];
+        assertTrue(cid.matches("cmd-[0-9a-f]{12}"), started.out());
+        assertTrue(cli(atTheDaemon(), "sandbox", "commands", id).out().contains(cid));
+
+        Run logs = cli(atTheDaemon(), "sandbox", "logs", id, cid);
+        assertEquals(5, logs.code(), "logs follows the command to its end and exits with its code");
+        assertEquals("one\n", logs.out());
+        assertEquals("two\n", logs.err());
+        Run rest = cli(atTheDaemon(), "sandbox", "logs", id, cid, "--from", "1");
+        assertEquals(7, rest.out().length() + rest.err().length(), "from a byte offset of its one log of both streams: "
+                + rest.out() + "|" + rest.err());
+        assertEquals(5, cli(atTheDaemon(), "sandbox", "wait", id, cid).code());
+
+        String sleeper = cli(atTheDaemon(), "sandbox", "start", id, "--", "sleep", "600").out().strip().split("\\s+")[0];
+        assertEquals(124, cli(atTheDaemon(), "sandbox", "wait", id, sleeper, "--timeout", "1").code(), "still running");
+        Run killed = cli(atTheDaemon(), "sandbox", "kill", id, sleeper, "--signal", "9", "--json");
+        assertEquals(0, killed.code(), killed.err());
+        assertEquals(128 + 9, cli(atTheDaemon(), "sandbox", "wait", id, sleeper, "--timeout", "30").code());
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", id).code());
+    }
+
+    @Test
     void aSandboxWithANetworkExposesAPortFromTheShell() throws Exception {
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/nft")), "needs nftables' nft for a sandbox network");
         Run created = cli(atTheDaemon(), "sandbox", "create", "--network", "egress", "--json");
