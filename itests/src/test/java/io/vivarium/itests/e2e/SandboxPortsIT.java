@@ -48,6 +48,11 @@ class SandboxPortsIT {
                 def answer(self, body=b""):
                     if self.headers.get("Upgrade", "").lower() == "websocket":
                         return self.websocket()
+                    if self.path == "/redirect":
+                        self.send_response(302)
+                        self.send_header("Location", "/landing")
+                        self.send_header("Content-Length", "0")
+                        return self.end_headers()
                     out = json.dumps({"method": self.command, "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                       "body": body.decode()}).encode()
                     self.send_response(200)
@@ -161,6 +166,11 @@ class SandboxPortsIT {
             assertEquals("echo hello", socket.exchange("hello"));
             assertEquals("echo " + "x".repeat(1000), socket.exchange("x".repeat(1000)));
         }
+
+        HttpResponse<byte[]> redirected = anonymous(base + "redirect", "Authorization", "Bearer " + daemon.adminToken());
+        assertEquals(302, redirected.statusCode());
+        assertEquals(base + "landing", redirected.headers().firstValue("Location").orElseThrow(),
+                "a redirect to the server's root stays under the port's path");
 
         Api.expect(204, api.delete(sb + "/ports/" + PORT));
         Api.Response closed = api.get(base);

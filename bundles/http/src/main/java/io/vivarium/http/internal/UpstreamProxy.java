@@ -9,6 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -31,6 +32,8 @@ import jakarta.servlet.http.HttpServletResponse;
  */
 final class UpstreamProxy {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /** How long the upstream may take to begin its answer (its headers); the body then streams for as long as it runs. */
+    static final Duration ANSWER_TIMEOUT = Duration.ofMinutes(5);
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-authenticate",
             "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade");
     /** Set by the JDK client itself (it refuses them) or never passed on. */
@@ -73,7 +76,7 @@ final class UpstreamProxy {
     /** Forwards {@code req} to {@code upstream} as HTTP, {@code prefix} being the path its tail hangs off. */
     private void forward(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix) throws IOException {
         URI target = target(upstream, req.getQueryString());
-        HttpRequest.Builder out = HttpRequest.newBuilder(target).method(req.getMethod(), body(req));
+        HttpRequest.Builder out = HttpRequest.newBuilder(target).method(req.getMethod(), body(req)).timeout(ANSWER_TIMEOUT);
         for (String name : Collections.list(req.getHeaderNames())) {
             String lower = name.toLowerCase(Locale.ROOT);
             if (HOP_BY_HOP.contains(lower) || NOT_FORWARDED.contains(lower)) {
@@ -92,6 +95,9 @@ final class UpstreamProxy {
             answer = client.send(out.build(), HttpResponse.BodyHandlers.ofInputStream());
         } catch (ConnectException | HttpConnectTimeoutException e) {
             throw new ApiException(502, upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")");
+        } catch (HttpTimeoutException e) {
+            throw new ApiException(504, "the upstream " + target.getHost() + ":" + target.getPort() + " did not begin its answer within "
+                    + ANSWER_TIMEOUT.toMinutes() + " minutes");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ApiException.unavailable("interrupted while waiting for " + target, 1);
@@ -112,7 +118,8 @@ final class UpstreamProxy {
                 continue;
             }
             boolean first = true;
-            for (String v : h.getValue()) {
+            for (String value : h.getValue()) {
+                String v = lower.equals("location") ? location(value, upstream.target(), prefix) : value;
                 if (first) {
                     resp.setHeader(h.getKey(), v); // in place of what Jetty set (Date, Server)
                     first = false;
@@ -130,6 +137,22 @@ final class UpstreamProxy {
                 }
             }
         }
+    }
+
+    /**
+     * A {@code Location} the upstream answered, as the client must follow it: one on the upstream's
+     * own address, or a path from its root, is put under {@code prefix} (as nginx's
+     * {@code proxy_redirect default} does); a relative one, or another host's, stays as it is.
+     */
+    static String location(String location, URI target, String prefix) {
+        String own = "http://" + target.getRawAuthority() + "/";
+        if (location.startsWith(own)) {
+            return prefix + location.substring(own.length());
+        }
+        if (location.startsWith("/") && !location.startsWith("//") && !location.startsWith(prefix)) {
+            return prefix + location.substring(1);
+        }
+        return location;
     }
 
     /** The upstream's URI with the request's query, less the scoped token. */

@@ -27,6 +27,18 @@ class UpstreamProxyTest {
     }
 
     @Test
+    void aLocationOnTheUpstreamOrFromItsRootStaysUnderThePrefix() {
+        URI target = URI.create("http://10.213.0.2:8000/a/");
+        String prefix = "/v1/sandboxes/sb-1/ports/8000/";
+        assertEquals(prefix + "login?next=%2F", UpstreamProxy.location("http://10.213.0.2:8000/login?next=%2F", target, prefix));
+        assertEquals(prefix + "login", UpstreamProxy.location("/login", target, prefix));
+        assertEquals(prefix + "x", UpstreamProxy.location(prefix + "x", target, prefix), "an app that knows its prefix");
+        assertEquals("next", UpstreamProxy.location("next", target, prefix), "relative: as it is");
+        assertEquals("https://example.com/", UpstreamProxy.location("https://example.com/", target, prefix));
+        assertEquals("//cdn.example/x", UpstreamProxy.location("//cdn.example/x", target, prefix));
+    }
+
+    @Test
     void anUpstreamIsPlainHttpWithoutAQuery() {
         assertThrows(IllegalArgumentException.class, () -> new Upstream(URI.create("https://h:1/"), "x"));
         assertThrows(IllegalArgumentException.class, () -> new Upstream(URI.create("http://h:1/?q"), "x"));
