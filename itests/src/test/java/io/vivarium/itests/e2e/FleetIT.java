@@ -460,7 +460,7 @@ class FleetIT {
             }
         });
         long pid = nodes.get(on).pid();
-        new ProcessBuilder("kill", "-STOP", String.valueOf(pid)).start().waitFor(); // the node hangs, its sandboxes run on
+        Bounded.run(Duration.ofSeconds(10), "kill", "-STOP", String.valueOf(pid)); // the node hangs, its sandboxes run on
         try {
             awaitNodeState(on, "disconnected", Duration.ofSeconds(15));
             Api.Response cut = exec.get(30, java.util.concurrent.TimeUnit.SECONDS);
@@ -468,7 +468,7 @@ class FleetIT {
             assertTrue(cut.raw().headers().firstValue("Retry-After").isPresent());
             assertTrue(cut.error().contains("was disconnected while the call was under way"), cut.error());
         } finally {
-            new ProcessBuilder("kill", "-CONT", String.valueOf(pid)).start().waitFor();
+            Bounded.run(Duration.ofSeconds(10), "kill", "-CONT", String.valueOf(pid));
         }
         awaitNodeState(on, "connected", Duration.ofSeconds(30));
         Api.expect(204, api.delete("/v1/sandboxes/" + sb));

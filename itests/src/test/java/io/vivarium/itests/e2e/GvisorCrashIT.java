@@ -16,6 +16,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import io.vivarium.testkit.Bounded;
+
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
@@ -122,9 +124,9 @@ class GvisorCrashIT {
 
     /** The status runsc reports for the one container under {@code root}. */
     private static String runscStatus(Path root) throws Exception {
-        Process p = new ProcessBuilder("/usr/bin/runsc", "--root=" + root, "list").redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, p.waitFor(), out);
+        Bounded.Ran ran = Bounded.run(Duration.ofSeconds(30), "/usr/bin/runsc", "--root=" + root, "list");
+        String out = ran.output();
+        assertEquals(0, ran.exitCode(), out);
         // ID PID STATUS BUNDLE CREATED OWNER
         List<String> rows = out.lines().skip(1).filter(l -> !l.isBlank()).toList();
         assertEquals(1, rows.size(), out);

@@ -15,6 +15,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
+import io.vivarium.testkit.Bounded;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -35,7 +37,8 @@ final class Terminal implements WebSocket.Listener, AutoCloseable {
     /** Opens a terminal on {@code path} (under the daemon's base URL, with its query). */
     Terminal(String baseUrl, String token, String path) {
         this.socket = HttpClient.newHttpClient().newWebSocketBuilder().header("Authorization", "Bearer " + token)
-                .connectTimeout(PATIENCE).buildAsync(URI.create(baseUrl.replaceFirst("^http", "ws") + path), this).join();
+                .connectTimeout(PATIENCE).buildAsync(URI.create(baseUrl.replaceFirst("^http", "ws") + path), this)
+                .orTimeout(PATIENCE.toSeconds() + 5, TimeUnit.SECONDS).join();
     }
 
     @Override
@@ -76,11 +79,11 @@ final class Terminal implements WebSocket.Listener, AutoCloseable {
 
     /** Types {@code keys} into the terminal. */
     void type(String keys) {
-        socket.sendBinary(ByteBuffer.wrap(keys.getBytes(StandardCharsets.UTF_8)), true).join();
+        Bounded.get(socket.sendBinary(ByteBuffer.wrap(keys.getBytes(StandardCharsets.UTF_8)), true), PATIENCE, "keys are sent");
     }
 
     void control(String json) {
-        socket.sendText(json, true).join();
+        Bounded.get(socket.sendText(json, true), PATIENCE, "a control message is sent");
     }
 
     /** The screen's output so far, once it satisfies {@code until} (or fails after the patience). */

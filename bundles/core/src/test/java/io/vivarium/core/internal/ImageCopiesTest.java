@@ -29,6 +29,7 @@ import io.vivarium.api.spi.SnapshotCopies;
 import io.vivarium.api.spi.SnapshotManifest;
 import io.vivarium.api.spi.SnapshotManifest.Entry;
 import io.vivarium.state.file.internal.FileStores;
+import io.vivarium.testkit.Bounded;
 import io.vivarium.testkit.FakeBackend;
 
 import org.junit.jupiter.api.AfterEach;
@@ -254,9 +255,9 @@ class ImageCopiesTest {
     }
 
     private static long allocatedBytes(Path file) throws Exception {
-        Process stat = new ProcessBuilder("stat", "-c", "%b %B", file.toString()).start();
-        String[] out = new String(stat.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip().split(" ");
-        assertEquals(0, stat.waitFor());
+        Bounded.Ran stat = Bounded.run(Duration.ofSeconds(30), "stat", "-c", "%b %B", file.toString());
+        assertEquals(0, stat.exitCode(), stat.output());
+        String[] out = stat.output().strip().split(" ");
         return Long.parseLong(out[0]) * Long.parseLong(out[1]);
     }
 
