@@ -9,6 +9,7 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +24,7 @@ import io.vivarium.itests.bench.BenchReport;
 import io.vivarium.itests.bench.Goal;
 import io.vivarium.itests.bench.Stats;
 import io.vivarium.itests.bench.Table;
+import io.vivarium.testkit.Bounded;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -122,7 +124,7 @@ class CommandStreamBenchmark {
         String query = "?args=" + URLEncoder.encode("[\"sh\", \"-c\", \"" + LOOP + "\"]", StandardCharsets.UTF_8);
         HttpClient.newHttpClient().newWebSocketBuilder().header("Authorization", "Bearer " + daemon.adminToken())
                 .buildAsync(URI.create(daemon.baseUrl().replaceFirst("^http", "ws") + "/v1/sandboxes/" + id + "/pty" + query),
-                        listener).join();
+                        listener).get(30, TimeUnit.SECONDS);
         closed.get(120, TimeUnit.SECONDS);
         return latencies.subList(WARM_UP, latencies.size());
     }
@@ -135,7 +137,7 @@ class CommandStreamBenchmark {
                 latencies.add((nowNanos() - Long.parseLong(line.strip())) / 1e6);
             }
         }
-        p.waitFor();
+        Bounded.waitFor(p, Duration.ofSeconds(60), "the piped loop ends");
         return latencies.subList(WARM_UP, latencies.size());
     }
 

@@ -179,9 +179,9 @@ class ExecLatencyBenchmark {
         List<String> cmd = new ArrayList<>(noNewPrivs());
         cmd.addAll(List.of("bash", "-c", loop, "bash", Integer.toString(n)));
         cmd.addAll(argv);
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (Bounded.waitFor(p, Duration.ofMinutes(10), "the timed loop of " + argv) != 0) {
+        Bounded.Ran ran = Bounded.run(Duration.ofMinutes(10), cmd.toArray(String[]::new));
+        String out = ran.output();
+        if (ran.exitCode() != 0) {
             throw new IllegalStateException("the timed loop of " + argv + " failed: " + out);
         }
         List<Double> ms = new ArrayList<>();

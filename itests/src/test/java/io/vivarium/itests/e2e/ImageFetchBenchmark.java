@@ -2,6 +2,7 @@ package io.vivarium.itests.e2e;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import io.vivarium.itests.bench.BenchReport;
 import io.vivarium.itests.bench.Goal;
 import io.vivarium.itests.bench.Stats;
 import io.vivarium.itests.bench.Table;
+import io.vivarium.testkit.Bounded;
 import io.vivarium.testkit.PostgresCluster;
 
 import org.junit.jupiter.api.Assumptions;
@@ -100,7 +102,7 @@ class ImageFetchBenchmark {
             long t0 = System.nanoTime();
             Process cp = new ProcessBuilder("cp", "-a", "--sparse=always", "--reflink=never", image.toString(), copy.toString())
                     .inheritIO().start();
-            if (cp.waitFor() != 0) {
+            if (Bounded.waitFor(cp, Duration.ofMinutes(10), "cp of the image") != 0) {
                 throw new AssertionError("cp of the image failed");
             }
             copies.add(Stats.millisSince(t0));
@@ -145,7 +147,7 @@ class ImageFetchBenchmark {
      * starts alike: reading from the disk, writing without reclaiming another step's pages.
      */
     private static void sync() throws Exception {
-        if (new ProcessBuilder("sync").inheritIO().start().waitFor() != 0) {
+        if (Bounded.waitFor(new ProcessBuilder("sync").inheritIO().start(), Duration.ofMinutes(10), "sync") != 0) {
             throw new AssertionError("sync failed");
         }
         Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "1\n");

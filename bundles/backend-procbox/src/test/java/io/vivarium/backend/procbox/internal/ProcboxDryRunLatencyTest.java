@@ -7,10 +7,12 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.ScratchRun;
+import io.vivarium.testkit.Bounded;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -104,7 +106,8 @@ class ProcboxDryRunLatencyTest {
     }
 
     private static void run(String... argv) throws IOException, InterruptedException {
-        assertEquals(0, new ProcessBuilder(argv).inheritIO().start().waitFor(), String.join(" ", argv));
+        assertEquals(0, Bounded.waitFor(new ProcessBuilder(argv).inheritIO().start(), Duration.ofMinutes(5), String.join(" ", argv)),
+                String.join(" ", argv));
     }
 
     private static double p50(double[] samples) {
