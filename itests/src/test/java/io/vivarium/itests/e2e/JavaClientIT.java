@@ -91,9 +91,10 @@ class JavaClientIT {
         assertEquals(200, r.statusCode());
         String echoed = new String(r.body(), StandardCharsets.UTF_8);
         assertTrue(echoed.contains("\"path\": \"/items?x=1\"") && echoed.contains("\"body\": \"hi\""), echoed);
-        HttpResponse<String> signed = HttpClient.newHttpClient().send(HttpRequest.newBuilder(port.signedUrl()).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, signed.statusCode(), "the signed URL needs no token");
+        HttpClient browser = HttpClient.newBuilder().cookieHandler(new java.net.CookieManager())
+                .followRedirects(HttpClient.Redirect.NORMAL).build();
+        HttpResponse<String> signed = browser.send(HttpRequest.newBuilder(port.signedUrl()).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, signed.statusCode(), "the signed URL needs no token (a browser: its redirect, then the cookie)");
         assertEquals(List.of(SandboxPortsIT.PORT), vivarium.ports().list(id).stream().map(Ports.PortUrls::port).toList());
         assertEquals(SandboxPortsIT.PORT, vivarium.ports().get(id, SandboxPortsIT.PORT).port());
         vivarium.ports().close(id, SandboxPortsIT.PORT);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.CookieManager;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -187,11 +188,16 @@ class SandboxPortsIT {
         String signed = port.get("signed_url").asText();
         String token = signed.substring(signed.indexOf("vivarium_token=") + "vivarium_token=".length());
 
-        HttpResponse<byte[]> first = anonymous(signed);
-        JsonNode got = echo(first);
-        assertEquals("/", got.get("path").asText(), "the token is not passed on");
+        HttpResponse<byte[]> first = anonymous(signed + "&page=2");
+        assertEquals(303, first.statusCode(), "a page opened by its signed URL is sent on without the token in its URL");
+        assertEquals(sb + "/ports/" + PORT + "/?page=2", first.headers().firstValue("Location").orElseThrow());
         String cookie = first.headers().firstValue("Set-Cookie").orElseThrow();
         assertTrue(cookie.startsWith("vivarium_token=" + token + "; Path=" + sb + "/ports/" + PORT + "/"), cookie);
+        JsonNode got = echo(anonymous(first.headers().firstValue("Location").orElseThrow(), "Cookie", "vivarium_token=" + token));
+        assertEquals("/?page=2", got.get("path").asText(), "the token is not passed on");
+        HttpResponse<byte[]> post = ANONYMOUS.send(HttpRequest.newBuilder(URI.create(daemon.baseUrl() + signed))
+                .POST(HttpRequest.BodyPublishers.ofString("b")).build(), HttpResponse.BodyHandlers.ofByteArray());
+        assertEquals("POST", echo(post).get("method").asText(), "a POST with the token in its URL goes through at once");
         JsonNode next = echo(anonymous(sb + "/ports/" + PORT + "/next.js", "Cookie", "vivarium_token=" + token + "; theme=dark"));
         assertEquals("theme=dark", next.get("headers").get("cookie").asText(), "the page's own cookies go through, ours not");
 
@@ -211,7 +217,7 @@ class SandboxPortsIT {
         assertEquals(401, anonymous(signed).statusCode(), "a closed port's signed URL is refused");
         String again = Api.expect(201, api.post(sb + "/ports", Map.of("port", PORT))).get("signed_url").asText();
         assertEquals(401, anonymous(signed).statusCode(), "exposing it again does not bring the old URL back");
-        assertEquals(200, anonymous(again).statusCode());
+        assertEquals(303, anonymous(again).statusCode());
         api.delete(sb);
     }
 
@@ -253,7 +259,9 @@ class SandboxPortsIT {
         Daemon second = daemons.start(state, List.of());
         Api after = new Api(second.baseUrl(), second.adminToken());
         assertEquals(List.of(String.valueOf(PORT)), Api.expect(200, after.get("/v1/sandboxes/" + id + "/ports")).findValuesAsText("port"));
-        HttpResponse<byte[]> r = ANONYMOUS.send(HttpRequest.newBuilder(URI.create(second.baseUrl() + signed)).build(),
+        HttpClient browser = HttpClient.newBuilder().cookieHandler(new CookieManager())
+                .followRedirects(HttpClient.Redirect.NORMAL).build();
+        HttpResponse<byte[]> r = browser.send(HttpRequest.newBuilder(URI.create(second.baseUrl() + signed)).build(),
                 HttpResponse.BodyHandlers.ofByteArray());
         assertEquals(200, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         after.delete("/v1/sandboxes/" + id);

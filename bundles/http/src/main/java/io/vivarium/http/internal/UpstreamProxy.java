@@ -32,6 +32,8 @@ import jakarta.servlet.http.HttpServletResponse;
  */
 final class UpstreamProxy {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /** The answer to a page opened by its signed URL: see other, the same URL without the token (its cookie set). */
+    static final int TOKEN_REDIRECT = 303;
     /** How long the upstream may take to begin its answer (its headers); the body then streams for as long as it runs. */
     static final Duration ANSWER_TIMEOUT = Duration.ofMinutes(5);
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-authenticate",
@@ -46,14 +48,25 @@ final class UpstreamProxy {
     /**
      * Passes the request on to {@code upstream}: a WebSocket through {@link UpstreamSocket}, anything
      * else as HTTP; {@code prefix} is the path the route's tail hangs off. A request let in by the
-     * scoped token {@code queryToken} gets it as a cookie scoped to {@code prefix}: the pages a signed
-     * URL loads next (relative links, scripts) carry no token.
+     * scoped token {@code queryToken} gets it as a cookie scoped to {@code prefix}, so that the pages
+     * a signed URL loads next (relative links, scripts) are let in; a {@code GET} or {@code HEAD} of
+     * one is sent to the same URL without the token first ({@value #TOKEN_REDIRECT}), so that the
+     * token does not stay in the address bar, the history or the {@code Referer} the page sends on.
      */
     void passOn(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix, String queryToken)
             throws IOException {
         if (queryToken != null) {
             resp.addHeader("Set-Cookie", ScopedTokens.PARAMETER + "=" + queryToken + "; Path=" + prefix + "; HttpOnly; SameSite=Lax"
                     + (req.isSecure() ? "; Secure" : ""));
+            boolean page = req.getMethod().equals("GET") || req.getMethod().equals("HEAD");
+            if (page && !WebSocketUpgrader.isUpgrade(req)) {
+                String rest = withoutToken(req.getQueryString());
+                resp.setStatus(TOKEN_REDIRECT);
+                resp.setHeader("Location", req.getRequestURI() + (rest.isEmpty() ? "" : "?" + rest));
+                resp.setHeader("Cache-Control", "no-store");
+                resp.setHeader("WWW-Authenticate", null);
+                return;
+            }
         }
         if (!WebSocketUpgrader.isUpgrade(req)) {
             forward(req, resp, upstream, prefix);
