@@ -391,9 +391,16 @@ class FleetIT {
         nodes.put(target, daemons.keepForClass(daemons.startNode(tmp.resolve(target), ns, target, List.of("--features", NODE_FEATURES),
                 List.of("-Dvivarium.test.halt.at=snapshot.copy.bytes#8"))));
         awaitNodeState(target, "connected", Duration.ofSeconds(30));
-        Api.Response cut = api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-big", "node_id", target));
-        assertEquals(503, cut.status(), cut.raw().body());
-        assertTrue(nodes.get(target).awaitExit(Duration.ofSeconds(30)), "the node halted at the test point");
+        // a node just connected may still be bringing its backend up (a 503 of its own): the fork is
+        // asked again until one reaches the fetch, whose 8th MiB halts the node
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        Api.Response cut;
+        do {
+            cut = api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-big", "node_id", target));
+            assertEquals(503, cut.status(), cut.raw().body());
+        } while (!nodes.get(target).awaitExit(Duration.ofSeconds(3)) && System.nanoTime() < deadline);
+        assertTrue(nodes.get(target).awaitExit(Duration.ofSeconds(30)), "the node halted at the test point; the fork's last"
+                + " answer: " + cut.raw().body());
 
         nodes.put(target, startNode(target, ns));
         awaitNodeState(target, "connected", Duration.ofSeconds(30));
