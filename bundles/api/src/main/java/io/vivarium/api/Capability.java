@@ -39,6 +39,11 @@ public final class Capability {
 
     /** Gives sandboxes the {@code egress} network under an operator's policy (docs/network.md). Since 2.5. */
     public static final String NETWORK_EGRESS = "network_egress";
+    /**
+     * Mounts named volumes ({@code volumes} at create) given to it as host directories
+     * ({@link io.vivarium.api.spi.InstanceSpec#volumes()}), read-only where asked. Since 2.7.
+     */
+    public static final String VOLUMES = "volumes";
     /** Honours {@code vcpus} at create: derived from {@link BackendInfo#machine()}. */
     public static final String VCPUS = "vcpus";
     /** Builds registry snapshots ({@code POST /v1/snapshots}): derived from the images seam. */
@@ -61,7 +66,7 @@ public final class Capability {
 
     /** The names a backend reports itself; any other name of this class is derived by core. */
     public static final Set<String> REPORTED = Set.of(EXEC, EVAL, MEMORY_LIMIT, PIDS_LIMIT, DISK_LIMIT, IMAGE,
-            NETWORK_EGRESS);
+            NETWORK_EGRESS, VOLUMES);
 
     /** The names core derives; a backend that reports one of them is not believed. */
     public static final Set<String> DERIVED = Set.of(VCPUS, SNAPSHOT, BRANCH, FORK, CHECKPOINTS, STOP_START, PAUSE,

@@ -1,5 +1,7 @@
 package io.vivarium.api;
 
+import java.util.List;
+
 /**
  * Body of {@code POST /v1/sandboxes}. Every field is optional; a null backend means the configured
  * default backend, or the only registered one, and a null limit means the backend's default for it.
@@ -18,29 +20,40 @@ package io.vivarium.api;
  * @param nodeId the fleet node to create it on, on a master; a daemon that drives no nodes
  *        refuses it; since 2.1
  * @param network its network, or null for the operator's default; since 2.5
+ * @param volumes the tenant's volumes to mount in it (none when null or empty); since 2.7
  */
 public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image,
-        Integer pidsLimit, Integer diskLimitMib, String nodeId, NetworkPolicy network) {
+        Integer pidsLimit, Integer diskLimitMib, String nodeId, NetworkPolicy network, List<VolumeMount> volumes) {
+
+    public CreateSandboxRequest {
+        volumes = volumes == null ? List.of() : List.copyOf(volumes);
+    }
+
+    /** The request of API 2.5 (no volumes). */
+    public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
+            Integer diskLimitMib, String nodeId, NetworkPolicy network) {
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network, null);
+    }
 
     /** The request of API 2.1 (no network). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
             Integer diskLimitMib, String nodeId) {
-        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, null);
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, null, null);
     }
 
     /** The request of API 2.0 (no node). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
             Integer diskLimitMib) {
-        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, null);
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, null, null);
     }
 
     /** The same request without a node: what a master sends the node it chose. */
     public CreateSandboxRequest onAnyNode() {
-        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, network);
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, network, volumes);
     }
 
     /** The request of API 1.2 (no vcpus, image or pids and disk limits). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib) {
-        this(backend, memoryLimitMib, null, null, null, null, null, null);
+        this(backend, memoryLimitMib, null, null, null, null, null, null, null);
     }
 }

@@ -1,5 +1,7 @@
 package io.vivarium.api;
 
+import java.util.List;
+
 /**
  * What {@code GET /v1/sandboxes/{id}} returns.
  *
@@ -22,35 +24,49 @@ package io.vivarium.api;
  *        created; since 1.3
  * @param network its network (mode and policy), or null where it is not known (a node's sandbox
  *        the master has not heard from); since 2.5
+ * @param volumes the volumes mounted in it (empty for none); since 2.7
  */
 public record SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix,
         long pid, Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image,
-        ResourceUsage usage, String snapshotTag, NetworkPolicy network) {
+        ResourceUsage usage, String snapshotTag, NetworkPolicy network, List<VolumeMount> volumes) {
+
+    public SandboxInfo {
+        volumes = volumes == null ? List.of() : List.copyOf(volumes);
+    }
+
+    /** The record before {@code volumes}. */
+    public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
+            Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage,
+            String snapshotTag, NetworkPolicy network) {
+        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
+                snapshotTag, network, null);
+    }
 
     /** The record before {@code network}. */
     public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
             Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage,
             String snapshotTag) {
         this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
-                snapshotTag, null);
+                snapshotTag, null, null);
     }
 
     /** The record before {@code snapshotTag}. */
     public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
             Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage) {
         this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
-                null, null);
+                null, null, null);
     }
 
     /** The record of API 1.2. */
     public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
             Integer memoryLimitMib, String workspace, String reason) {
-        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, null, null, null, null, null);
+        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, null, null, null, null, null,
+                null);
     }
 
     /** This record with {@code usage} set. */
     public SandboxInfo withUsage(ResourceUsage usage) {
         return new SandboxInfo(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason,
-                vcpus, image, usage, snapshotTag, network);
+                vcpus, image, usage, snapshotTag, network, volumes);
     }
 }

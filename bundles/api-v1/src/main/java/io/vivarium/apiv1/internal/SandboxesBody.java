@@ -1,9 +1,12 @@
 package io.vivarium.apiv1.internal;
 
+import java.util.List;
+
 import io.vivarium.api.ApiException;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ForkRequest;
 import io.vivarium.api.NetworkPolicy;
+import io.vivarium.api.VolumeMount;
 
 /**
  * The body of {@code POST /v1/sandboxes}, which has two forms: a fresh sandbox
@@ -13,7 +16,7 @@ import io.vivarium.api.NetworkPolicy;
  */
 public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
         Integer diskLimitMib, String snapshotTag, Integer n, Boolean perChildNetns, Boolean liveFork,
-        Boolean hugepages, String nodeId, NetworkPolicy network) {
+        Boolean hugepages, String nodeId, NetworkPolicy network, List<VolumeMount> volumes) {
 
     boolean fork() {
         return snapshotTag != null || n != null || perChildNetns != null || liveFork != null || hugepages != null;
@@ -30,6 +33,10 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
             throw ApiException.badRequest(stray + " cannot be set on a fork: children take the snapshot's "
                     + "backend and workspace; leave it out");
         }
+        if (volumes != null) {
+            throw ApiException.badRequest("volumes cannot be set on a fork: a volume has one writer, and children are many; "
+                    + "create sandboxes that mount it instead");
+        }
         if (network != null) {
             throw ApiException.badRequest("network cannot be set on a fork: children take the network of the sandbox the"
                     + " snapshot was branched from (the operator's default for a built one); leave it out");
@@ -38,6 +45,6 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
     }
 
     CreateSandboxRequest createRequest() {
-        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network);
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network, volumes);
     }
 }

@@ -16,6 +16,7 @@ import io.vivarium.api.EvalRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.PluginService;
 import io.vivarium.api.PortService;
+import io.vivarium.api.VolumeService;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.SnapshotService;
@@ -51,13 +52,14 @@ public class V1Surface implements ApiSurface {
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     private volatile PluginService plugins;
 
-    /** Greedy on the sandbox, VM, snapshot, command and port services: the fleet's, ranked above core's and wrapping them, take over when it starts. */
+    /** Greedy on the sandbox, VM, snapshot, command, port and volume services: the fleet's, ranked above core's and wrapping them, take over when it starts. */
     @Activate
     public V1Surface(@Reference(policyOption = ReferencePolicyOption.GREEDY) SandboxService sandboxes,
             @Reference(policyOption = ReferencePolicyOption.GREEDY) VmService vms,
             @Reference(policyOption = ReferencePolicyOption.GREEDY) SnapshotService snapshots,
             @Reference(policyOption = ReferencePolicyOption.GREEDY) CommandService commands,
-            @Reference(policyOption = ReferencePolicyOption.GREEDY) PortService ports) {
+            @Reference(policyOption = ReferencePolicyOption.GREEDY) PortService ports,
+            @Reference(policyOption = ReferencePolicyOption.GREEDY) VolumeService volumes) {
         byte[] openApi = openApiDocument();
         List<Route> sandboxRoutes = List.of(
                 new Route("GET", "/openapi.json", Role.USER, 200, r -> BinaryBody.of("application/json", openApi)),
@@ -100,6 +102,7 @@ public class V1Surface implements ApiSurface {
                 }, SandboxService.MAX_FILE_BYTES));
         this.routes = Stream.of(sandboxRoutes, SnapshotRoutes.of(snapshots), vmRoutes(vms),
                 CheckpointRoutes.of(sandboxes, vms), CommandRoutes.of(commands), PortRoutes.of(ports),
+                VolumeRoutes.of(volumes),
                 OperatorRoutes.of(this::plugins)).flatMap(List::stream).toList();
     }
 

@@ -1,6 +1,7 @@
 package io.vivarium.api.spi;
 
 import java.nio.file.Path;
+import java.util.List;
 
 import io.vivarium.api.NetworkPolicy;
 
@@ -25,22 +26,31 @@ import io.vivarium.api.NetworkPolicy;
  *        since 2.7
  * @param resolver the DNS resolver (an IPv4 address) an {@code egress} instance resolves names
  *        through, or null for none; since 2.7
+ * @param volumes the volumes to mount; only for a backend that reports
+ *        {@link io.vivarium.api.Capability#VOLUMES}, else empty; since 2.9
  */
 public record InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image,
-        Integer pidsLimit, Integer diskLimitMib, NetworkPolicy network, String resolver) {
+        Integer pidsLimit, Integer diskLimitMib, NetworkPolicy network, String resolver, List<AttachedVolume> volumes) {
 
     public InstanceSpec {
         network = network == null ? NetworkPolicy.ISOLATED : network;
+        volumes = volumes == null ? List.of() : List.copyOf(volumes);
+    }
+
+    /** The spec of SPI 2.8 (no volumes). */
+    public InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
+            Integer diskLimitMib, NetworkPolicy network, String resolver) {
+        this(id, dir, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, network, resolver, null);
     }
 
     /** The spec of SPI 2.6 (loopback only). */
     public InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
             Integer diskLimitMib) {
-        this(id, dir, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, null);
+        this(id, dir, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, null, null);
     }
 
     /** The spec of SPI 1.1 (no vcpus, image or pids and disk limits). */
     public InstanceSpec(String id, Path dir, Integer memoryLimitMib) {
-        this(id, dir, memoryLimitMib, null, null, null, null, null, null);
+        this(id, dir, memoryLimitMib, null, null, null, null, null, null, null);
     }
 }

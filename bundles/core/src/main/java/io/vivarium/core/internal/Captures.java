@@ -134,6 +134,10 @@ final class Captures {
         refuseRemoved(request);
         String tag = SnapshotTags.check("tag", request.tag());
         Sandbox sb = sandboxes.find(caller, id);
+        if (!sb.record().mounts().isEmpty()) {
+            throw ApiException.conflict("sandbox " + id + " mounts volume(s), which a snapshot cannot carry (its "
+                    + "children could not share them); branch a sandbox without volumes");
+        }
         BackendRegistry.Entry e = lifecycle.chooseBackend(sb.record().backend());
         Images images = imagesOf(e);
         String parent = Optional.ofNullable(sb.record().snapshotTag())

@@ -57,6 +57,7 @@ final class ChangeSets {
         }
         List<String> paths = SandboxPaths.check(request.paths());
         Sandbox sb = sandboxes.find(caller, id);
+        sb.refuseWritableVolume("dry-run");
         return sb.gate.exclusive("dry-run", live.patience(), () -> dryRun(sb, paths, request));
     }
 

@@ -75,6 +75,7 @@ final class Checkpointing {
 
     /** Checkpoints the running sandbox under {@code tag} (already checked): 409 if it has one so named. */
     CheckpointInfo create(Sandbox sb, String tag) {
+        sb.refuseWritableVolume("checkpoint");
         return sb.gate.exclusive("checkpoint", live.patience(), () -> {
             SandboxInstance instance = live.of(sb);
             Checkpoints c = of(sb);

@@ -1,5 +1,6 @@
 package io.vivarium.core.internal;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
@@ -119,7 +120,19 @@ final class Sandbox {
 
     InstanceSpec spec(SandboxDirs dirs) {
         return new InstanceSpec(record.id(), dirs.dirOf(record.id()), record.memoryLimitMib(), record.vcpus(),
-                record.image(), record.pidsLimit(), record.diskLimitMib(), record.network(), record.resolver());
+                record.image(), record.pidsLimit(), record.diskLimitMib(), record.network(), record.resolver(),
+                dirs.volumesOf(record));
+    }
+
+    /**
+     * 409 for an operation that would have to put back the files of a volume this sandbox may
+     * write: those files outlive the sandbox and are shared with the next one that mounts it.
+     */
+    void refuseWritableVolume(String operation) {
+        record.writableVolume().ifPresent(v -> {
+            throw ApiException.conflict("sandbox " + record.id() + " mounts volume " + v.name() + " writable, whose files "
+                    + "a " + operation + " cannot put back; mount it read_only to " + operation + " this sandbox");
+        });
     }
 
     SandboxStatus status() {
@@ -148,6 +161,7 @@ final class Sandbox {
         };
         return new SandboxInfo(r.id(), r.backend(), r.tenant(), status.wire(), r.createdAtUnix(),
                 r.state() == null ? 0 : r.state().pid(), r.memoryLimitMib(), i == null ? null : i.workspace(), reason,
-                r.vcpus(), r.image(), null, r.snapshotTag(), r.network() == null ? NetworkPolicy.ISOLATED : r.network());
+                r.vcpus(), r.image(), null, r.snapshotTag(), r.network() == null ? NetworkPolicy.ISOLATED : r.network(),
+                r.mounts());
     }
 }

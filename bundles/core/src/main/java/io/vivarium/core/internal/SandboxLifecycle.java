@@ -40,10 +40,12 @@ final class SandboxLifecycle {
     private final Duration backendWait;
     private final BooleanSupplier stopping;
     private final Capacity capacity;
+    private final Volumes volumes;
 
     SandboxLifecycle(BackendRegistry registry, Sandboxes sandboxes, Adoption adoption, StorageRegistry storage,
-            String defaultBackend, Duration backendWait, BooleanSupplier stopping, Capacity capacity) {
+            String defaultBackend, Duration backendWait, BooleanSupplier stopping, Capacity capacity, Volumes volumes) {
         this.capacity = capacity;
+        this.volumes = volumes;
         this.registry = registry;
         this.sandboxes = sandboxes;
         this.adoption = adoption;
@@ -92,6 +94,7 @@ final class SandboxLifecycle {
         BackendRegistry.Entry e = chooseBackend(req.backend());
         checkAvailable(e);
         CreateRequests.check(req, e.name(), e.capabilities());
+        VolumeRequests.check(req.volumes(), e.name(), e.capabilities());
         try (Capacity.Reservation place = capacity.reserve(1)) {
             return createOn(caller, e, req, null, place, fresh(e));
         }
@@ -155,7 +158,7 @@ final class SandboxLifecycle {
                 req.memoryLimitMib(), req.vcpus(), snapshotTag != null ? snapshotTag : req.image(), req.pidsLimit(),
                 req.diskLimitMib(), SandboxRecord.CREATING, Adoption.emptyState(),
                 SandboxStatus.RUNNING, null, e.backend().machine(), snapshotTag, policy,
-                policy.egress() ? rules.resolver() : null, null);
+                policy.egress() ? rules.resolver() : null, null, req.volumes().isEmpty() ? null : req.volumes());
         Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {
@@ -170,6 +173,7 @@ final class SandboxLifecycle {
             InstanceSpec spec = sb.spec(dirs);
             SandboxInstance instance;
             try {
+                volumes.attach(record);
                 instance = maker.make(spec, new CoreOperation("creating sandbox " + id,
                         Instant.now().plus(CREATE_DEADLINE), stopping));
             } catch (RuntimeException ex) {

@@ -174,8 +174,10 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         hashPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors());
         LiveInstances live = new LiveInstances(registry, sandboxes, adoption, patience);
         adoption.keepLeavingInstancesFor(patience);
+        Volumes volumes = new Volumes(sandboxes, new HostVolumes(), stateDir.toAbsolutePath());
+        sandboxes.onForget(volumes::detach);
         lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, storage, defaultBackendName, patience,
-                () -> stopping, capacity);
+                () -> stopping, capacity, volumes);
         guest = new GuestAccess(sandboxes, live);
         evaluation = new Evaluation(registry, sandboxes, live);
         checkpointing = new Checkpointing(registry, sandboxes, live, () -> stopping);
@@ -192,7 +194,8 @@ public class SandboxManager extends CoreReferences implements SandboxService {
             }
         });
         adoption.start(stateDir.toAbsolutePath(), stateStores(), stateStoreName());
-        core = new Core(registry, storage, sandboxes, lifecycle, live, guest, checkpointing, stateDir.toAbsolutePath(),
+        volumes.reconcile();
+        core = new Core(registry, storage, sandboxes, lifecycle, live, guest, checkpointing, volumes, stateDir.toAbsolutePath(),
                 () -> stopping);
         LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in "
                 + stateStores().describe(stateDir.toAbsolutePath()));

@@ -1,10 +1,13 @@
 package io.vivarium.core.internal;
 
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.VolumeMount;
 import io.vivarium.api.spi.InstanceState;
 
 /**
@@ -22,30 +25,42 @@ import io.vivarium.api.spi.InstanceState;
  * @param resolver the DNS resolver its network was given at create, or null
  * @param ports its exposed ports, each with the random nonce its signed tokens are bound to (a port
  *        closed and exposed again refuses the old ones); null for none
+ * @param volumes the volumes mounted in it, in the order their binds are numbered
+ *        ({@link Volumes#bindOf}); null for none
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
         Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason,
         Boolean machine, String snapshotTag, NetworkPolicy network, String resolver,
-        Map<Integer, String> ports) {
+        Map<Integer, String> ports, List<VolumeMount> volumes) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, CREATED, newState,
-                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver, ports);
+                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver, ports, volumes);
     }
 
     /** This record with the state and status after a restore, stop or start. */
     SandboxRecord with(InstanceState newState, SandboxStatus newStatus) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, newState,
-                newStatus, null, machine, snapshotTag, network, resolver, ports);
+                newStatus, null, machine, snapshotTag, network, resolver, ports, volumes);
     }
 
     /** This record with {@code newPorts} exposed (none when empty). */
     SandboxRecord withPorts(Map<Integer, String> newPorts) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                status, reason, machine, snapshotTag, network, resolver, newPorts.isEmpty() ? null : new TreeMap<>(newPorts));
+                status, reason, machine, snapshotTag, network, resolver, newPorts.isEmpty() ? null : new TreeMap<>(newPorts), volumes);
+    }
+
+    /** The volumes mounted in it (none in a record written before volumes). */
+    List<VolumeMount> mounts() {
+        return volumes == null ? List.of() : volumes;
+    }
+
+    /** The first volume it may write, if any: what a dry-run, checkpoint or branch could not put back. */
+    Optional<VolumeMount> writableVolume() {
+        return mounts().stream().filter(m -> !m.readOnly()).findFirst();
     }
 
     /** Its exposed ports (port to nonce), lowest first. */
@@ -55,6 +70,6 @@ record SandboxRecord(String id, String tenant, String backend, long createdAtUni
 
     SandboxRecord failed(String why) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver, ports);
+                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver, ports, volumes);
     }
 }

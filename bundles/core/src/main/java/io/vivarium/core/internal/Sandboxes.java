@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.vivarium.api.ApiException;
@@ -40,9 +41,16 @@ final class Sandboxes {
     private final Supplier<RuntimeObserver> observer;
     private volatile StateStore state;
     private volatile SandboxDirs dirs;
+    /** What is told of each sandbox forgotten, after its record and before its directory goes. */
+    private volatile Consumer<SandboxRecord> onForget = r -> { };
 
     Sandboxes(Supplier<RuntimeObserver> observer) {
         this.observer = observer;
+    }
+
+    /** Tells {@code hook} of every sandbox forgotten from now on (its volumes are released there). */
+    void onForget(Consumer<SandboxRecord> hook) {
+        onForget = hook;
     }
 
     /**
@@ -242,6 +250,7 @@ final class Sandboxes {
         }
         sb.markDeleted();
         byId.remove(id);
+        onForget.accept(sb.record());
         try {
             dirs.remove(id);
         } catch (IOException e) {

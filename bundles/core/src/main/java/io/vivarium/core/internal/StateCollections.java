@@ -18,7 +18,11 @@ final class StateCollections {
     static final RecordCollection<SnapshotRecord> SNAPSHOTS = RecordCollection.of("snapshots", SnapshotRecord.class,
             "snapshot-records/{key}.json");
 
-    static final List<RecordCollection<?>> ALL = List.of(SANDBOXES, DRY_RUNS, SNAPSHOTS);
+    /** Volume records by {@link Volumes#key}; their file systems stay in {@code volumes/<key>.ext4}. */
+    static final RecordCollection<VolumeRecord> VOLUMES = RecordCollection.of("volumes", VolumeRecord.class,
+            "volume-records/{key}.json");
+
+    static final List<RecordCollection<?>> ALL = List.of(SANDBOXES, DRY_RUNS, SNAPSHOTS, VOLUMES);
 
     private StateCollections() {
     }

@@ -78,6 +78,10 @@ final class FleetSandboxes implements SandboxService {
 
     /** {@link #placeOnANode}, counted as a create by its outcome. */
     SandboxInfo createOnANode(Caller caller, CreateSandboxRequest request, String collection) {
+        if (request != null && !request.volumes().isEmpty()) {
+            throw ApiException.notImplemented("volumes are kept by the host that made them, and a master places "
+                    + "sandboxes on its nodes, which do not share them yet: create sandboxes with volumes on a node's own API");
+        }
         try {
             SandboxInfo info = placeOnANode(caller, request, collection);
             observer.get().sandboxCreated(CreateOutcome.OK);

@@ -61,11 +61,11 @@ public final class GvisorBackend implements SandboxBackend {
 
     /**
      * Commands in a long-lived container, eval (the agent's warm interpreter, the root filesystem's
-     * python3) and a memory limit (the container's cgroup); not the pids or disk limits.
+     * python3), a memory limit (the container's cgroup) and volumes (binds); not the pids or disk limits.
      */
     @Override
     public Set<String> capabilities() {
-        return Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT);
+        return Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES);
     }
 
     @Override

@@ -78,7 +78,7 @@ final class GvisorLauncher {
                 OciSpec.writeSkeleton(files.skeleton());
             }
             AtomicFiles.write(files.config(), OciSpec.bytes(OciSpec.of(spec.id(), root, how.rootfs().isEmpty(),
-                    agentBinary().getParent(), files, settings.uid(), settings.gid(), how.memoryLimitMib())));
+                    agentBinary().getParent(), files, settings.uid(), settings.gid(), how.memoryLimitMib(), spec.volumes())));
             context.checkpoint("starting the container");
             started = true;
             ContainerRecord record;

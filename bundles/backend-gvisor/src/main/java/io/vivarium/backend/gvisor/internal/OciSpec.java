@@ -1,5 +1,6 @@
 package io.vivarium.backend.gvisor.internal;
 
+import io.vivarium.api.spi.AttachedVolume;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -39,9 +40,10 @@ final class OciSpec {
      * @param hostLayout whether {@code root} is that skeleton
      * @param agentBinaryDir the host directory holding the agent binary
      * @param memoryLimitMib the memory limit, or null for none
+     * @param volumes the volumes core made ready, bound after the workspace they may lie in
      */
     static ObjectNode of(String hostname, Path root, boolean hostLayout, Path agentBinaryDir, ContainerFiles files,
-            int uid, int gid, Integer memoryLimitMib) {
+            int uid, int gid, Integer memoryLimitMib, List<AttachedVolume> volumes) {
         ObjectNode spec = JSON.createObjectNode();
         spec.put("ociVersion", "1.0.2");
         ObjectNode process = spec.putObject("process");
@@ -80,6 +82,9 @@ final class OciSpec {
         bind(mounts, agentBinaryDir, AGENT_BINARY_DIR, true);
         bind(mounts, files.agentDir(), AGENT_DIR, false);
         bind(mounts, files.workspace(), WORKSPACE, false);
+        for (AttachedVolume v : volumes) {
+            bind(mounts, v.hostDir(), v.mountPath(), v.readOnly());
+        }
         ObjectNode linux = spec.putObject("linux");
         ArrayNode namespaces = linux.putArray("namespaces");
         for (String ns : List.of("pid", "network", "ipc", "uts", "mount")) {

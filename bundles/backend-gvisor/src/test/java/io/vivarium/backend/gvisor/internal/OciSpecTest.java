@@ -9,9 +9,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+
+import io.vivarium.api.spi.AttachedVolume;
 
 class OciSpecTest {
 
@@ -25,7 +28,7 @@ class OciSpecTest {
 
     @Test
     void theAgentIsProcessOneOnItsSocketAsTheSandboxUserWithAReadOnlyRootAndNoNetwork() {
-        ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1234, 5678, null);
+        ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1234, 5678, null, List.of());
 
         assertEquals("[\"/opt/vivarium/vivarium-agent\",\"--listen\",\"unix:/run/vivarium/agent.sock\",\"--user\",\"1234:5678\"]",
                 spec.at("/process/args").toString());
@@ -46,10 +49,25 @@ class OciSpecTest {
 
     @Test
     void theHostLayoutBindsUsrReadOnlyAndAMemoryLimitGoesToTheCgroup() {
-        ObjectNode spec = OciSpec.of("s1", files.skeleton(), true, Path.of("/data/agent"), files, 65534, 65534, 300);
+        ObjectNode spec = OciSpec.of("s1", files.skeleton(), true, Path.of("/data/agent"), files, 65534, 65534, 300, List.of());
 
         assertEquals("[\"rbind\",\"ro\"]", mounts(spec).get("/usr").get("options").toString());
         assertEquals(300L << 20, spec.at("/linux/resources/memory/limit").asLong());
+    }
+
+    @Test
+    void volumesAreBoundAfterTheWorkspaceReadOnlyWhereAsked() {
+        ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1, 1, null,
+                List.of(new AttachedVolume("data", Path.of("/state/volume-binds/s1/0"), "/work/data", false),
+                        new AttachedVolume("ref", Path.of("/state/volume-binds/s1/1"), "/ref", true)));
+
+        List<String> order = new java.util.ArrayList<>();
+        spec.get("mounts").forEach(m -> order.add(m.get("destination").asText()));
+        assertTrue(order.indexOf("/work/data") > order.indexOf("/work"), "a volume in the workspace is mounted after it");
+        Map<String, JsonNode> mounts = mounts(spec);
+        assertEquals("/state/volume-binds/s1/0", mounts.get("/work/data").get("source").asText());
+        assertEquals("[\"rbind\",\"rw\"]", mounts.get("/work/data").get("options").toString());
+        assertEquals("[\"rbind\",\"ro\"]", mounts.get("/ref").get("options").toString());
     }
 
     @Test

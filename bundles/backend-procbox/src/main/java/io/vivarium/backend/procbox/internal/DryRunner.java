@@ -50,7 +50,7 @@ final class DryRunner {
             boolean overlay = overlays && ProcFs.effectiveUid() == 0 && mountOverlay(scratch, workspace);
             Path view = overlay ? scratch.merged() : copy(scratch, workspace, tools);
             ExecResult result = ProcessRunner.run(
-                    commands.twin(sandbox, scratch.twinFiles(), view, request.cwd(), request.args()),
+                    commands.twin(sandbox, scratch.twinFiles(), view, instance.volumes(), request.cwd(), request.args()),
                     request.env(), request.stdin(), Duration.ofSeconds(request.timeoutSecs()),
                     request.maxOutputBytes());
             // what the command left running in the background is part of what is thrown away

@@ -1,5 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.common.mounts.MountTable;
+
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.vivarium.common.process.ProcessStarts;
@@ -68,59 +70,12 @@ final class ProcFs {
 
     /** Whether something is mounted at {@code dir} in this process's mount namespace. */
     static boolean isMountPoint(Path dir) {
-        try (Stream<String> lines = Files.lines(PROC.resolve("self/mountinfo"))) {
-            return mountsAt(lines, dir).findAny().isPresent();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return MountTable.isMountPoint(dir);
     }
 
-    /** The per-mount options (field 6) of the topmost mount at {@code dir}; empty if nothing is mounted there. */
+    /** The per-mount options of the topmost mount at {@code dir}; empty if nothing is mounted there. */
     static List<String> mountOptions(Path dir) {
-        try (Stream<String> lines = Files.lines(PROC.resolve("self/mountinfo"))) {
-            return mountsAt(lines, dir).reduce((first, last) -> last)
-                    .map(line -> List.of(line.split(" ", 7)[5].split(","))).orElse(List.of());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    /**
-     * The {@code mountinfo} lines of mounts at {@code dir}. Only lines holding its escaped form are
-     * parsed: re-adoption reads the table once per sandbox, and it holds two mounts per sandbox.
-     */
-    static Stream<String> mountsAt(Stream<String> lines, Path dir) {
-        String target = dir.toAbsolutePath().normalize().toString();
-        String field = " " + escapeMountPath(target) + " ";
-        return lines.filter(line -> line.contains(field) && mountPoint(line).equals(target));
-    }
-
-    /** A path as {@code mountinfo} shows it: space, tab, newline and backslash as octal escapes. */
-    static String escapeMountPath(String path) {
-        StringBuilder out = new StringBuilder(path.length());
-        for (char c : path.toCharArray()) {
-            switch (c) {
-                case ' ', '\t', '\n', '\\' -> out.append(String.format("\\%03o", (int) c));
-                default -> out.append(c);
-            }
-        }
-        return out.toString();
-    }
-
-    /** Field 5 of a {@code mountinfo} line, in which the kernel escapes space, tab, newline and backslash. */
-    static String mountPoint(String mountInfoLine) {
-        String escaped = mountInfoLine.split(" ", 6)[4];
-        StringBuilder out = new StringBuilder();
-        for (int i = 0; i < escaped.length(); i++) {
-            char c = escaped.charAt(i);
-            if (c == '\\' && i + 3 < escaped.length()) {
-                out.append((char) Integer.parseInt(escaped.substring(i + 1, i + 4), 8));
-                i += 3;
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
+        return MountTable.at(dir).map(m -> List.of(m.options().split(","))).orElse(List.of());
     }
 
     static int effectiveUid() {

@@ -57,11 +57,11 @@ public final class ProcboxBackend implements SandboxBackend {
         return NAME;
     }
 
-    /** exec and eval through the agent, and each limit where this host can enforce it. */
+    /** exec and eval through the agent, volumes as binds, and each limit where this host can enforce it. */
     @Override
     public Set<String> capabilities() {
         ProcboxHostProbe probe = runtime.probe();
-        Set<String> reported = new HashSet<>(Set.of(Capability.EXEC, Capability.EVAL));
+        Set<String> reported = new HashSet<>(Set.of(Capability.EXEC, Capability.EVAL, Capability.VOLUMES));
         if (probe.memoryCgroups().supported()) {
             reported.add(Capability.MEMORY_LIMIT);
         }
@@ -112,7 +112,8 @@ public final class ProcboxBackend implements SandboxBackend {
             // the sandbox itself is fine; destroy tries again before its directory goes
             LOG.log(Level.WARNING, e.getMessage());
         }
-        return runtime.instances().put(new ProcboxInstance(spec.id(), home, sandbox, channel(spec.id(), sandbox)));
+        return runtime.instances().put(new ProcboxInstance(spec.id(), home, sandbox, channel(spec.id(), sandbox),
+                spec.volumes()));
     }
 
     /** The same agent on its recorded socket; nsenter into a sandbox made before procbox had an agent. */

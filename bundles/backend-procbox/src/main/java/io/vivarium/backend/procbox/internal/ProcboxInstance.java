@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.spi.AttachedVolume;
 import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.HostFiles;
@@ -8,6 +9,7 @@ import io.vivarium.api.spi.SandboxInstance;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -27,6 +29,7 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     private Path walkRoot;
     private final ProcboxRecord sandbox;
     private final GuestChannel channel;
+    private final List<AttachedVolume> volumes;
     /** Its network address once looked up (it keeps it for its life); null before, or while it has none. */
     private volatile String address;
 
@@ -34,12 +37,18 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
      * @param dir the directory of the sandbox's files, which holds its workspace: core's directory
      *        for it, or {@link #home} there
      * @param channel its agent's, or nsenter for a sandbox without one
+     * @param volumes the volumes core gave it, which a dry-run's twin binds as the sandbox does
      */
-    ProcboxInstance(String id, Path dir, ProcboxRecord sandbox, GuestChannel channel) {
+    ProcboxInstance(String id, Path dir, ProcboxRecord sandbox, GuestChannel channel, List<AttachedVolume> volumes) {
+        this.volumes = volumes;
         this.id = id;
         this.dir = dir;
         this.sandbox = sandbox;
         this.channel = channel;
+    }
+
+    List<AttachedVolume> volumes() {
+        return volumes;
     }
 
     /**

@@ -60,7 +60,7 @@ final class ProcboxLauncher implements AutoCloseable {
             }
         }
         Launched launched = launch(spec, copiedImage);
-        return new ProcboxInstance(spec.id(), spec.dir(), launched.sandbox(), launched.channel());
+        return new ProcboxInstance(spec.id(), spec.dir(), launched.sandbox(), launched.channel(), spec.volumes());
     }
 
     /** A running sandbox, and the channel to its agent (not yet recorded). */
@@ -101,7 +101,7 @@ final class ProcboxLauncher implements AutoCloseable {
             // and in the host's mount table, which every later loop mount and bwrap reads
             Path view = copiedImage == null ? walkView(spec) : null;
             SandboxLauncher.Started started = processes.launch(spec.id(), spec.dir(), workDir, view,
-                    ProcboxRecord.cgroups(cgroup, pidsCgroup), image, agentDir, uid, gid, userNamespace);
+                    ProcboxRecord.cgroups(cgroup, pidsCgroup), image, agentDir, uid, gid, userNamespace, spec.volumes());
             ProcboxRecord sandbox = new ProcboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
                     SandboxCommands.AGENT_SOCKET);
             if (userNamespace) {

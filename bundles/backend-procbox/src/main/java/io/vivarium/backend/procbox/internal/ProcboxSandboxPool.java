@@ -73,13 +73,13 @@ final class ProcboxSandboxPool implements AutoCloseable {
         ProcboxLauncher.Launched launched = pooled.get().launched();
         linkPooledWorkspace(spec);
         return Optional.of(new ProcboxInstance(spec.id(), home, launched.sandbox(),
-                launched.channel().forSandbox(spec.id())));
+                launched.channel().forSandbox(spec.id()), spec.volumes()));
     }
 
     /** What the pool holds: sandboxes with every setting at its default. */
     private static boolean pooledSpec(InstanceSpec spec) {
         return spec.memoryLimitMib() == null && spec.pidsLimit() == null && spec.diskLimitMib() == null
-                && spec.vcpus() == null && spec.image() == null;
+                && spec.vcpus() == null && spec.image() == null && spec.volumes().isEmpty();
     }
 
     /**

@@ -4,6 +4,8 @@ import io.vivarium.api.ApiException;
 import io.vivarium.kit.agent.AgentBinary;
 import java.nio.file.Files;
 import java.nio.file.Path;
+
+import io.vivarium.api.spi.AttachedVolume;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -103,10 +105,10 @@ final class SandboxCommands {
      * @param walkView where to bind the workspace for the daemon's walks, or null for no view
      */
     List<String> launch(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir, Path walkView,
-            Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace) {
+            Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace, List<AttachedVolume> volumes) {
         List<String> argv = recording(true, files, cgroups, image, workDir, walkView);
         argv.addAll(reportingBwrap());
-        argv.addAll(isolation(workDir, sandboxId, userNamespace));
+        argv.addAll(isolation(workDir, sandboxId, userNamespace, volumes));
         // the root last: read-only once everything is mounted in it, so /run cannot be swapped
         argv.addAll(List.of("--dir", "/run", "--ro-bind", agentBinary.toString(), AGENT_BINARY,
                 "--bind", agentDir.toString(), AGENT_DIR, "--remount-ro", "/"));
@@ -134,7 +136,7 @@ final class SandboxCommands {
      * user, followed by {@code command}: the bare spawn the benchmarks compare a sandbox with.
      */
     List<String> sandbox(Path workDir, String sandboxId, int uid, int gid, boolean userNamespace, List<String> command) {
-        List<String> argv = new ArrayList<>(isolation(workDir, sandboxId, userNamespace));
+        List<String> argv = new ArrayList<>(isolation(workDir, sandboxId, userNamespace, List.of()));
         argv.add("--");
         argv.addAll(dropPrivileges(uid, gid, userNamespace));
         argv.addAll(command);
@@ -142,7 +144,7 @@ final class SandboxCommands {
     }
 
     /** The bubblewrap options of a sandbox: namespaces, filesystem, hostname. */
-    private List<String> isolation(Path workDir, String sandboxId, boolean userNamespace) {
+    private List<String> isolation(Path workDir, String sandboxId, boolean userNamespace, List<AttachedVolume> volumes) {
         List<String> argv = new ArrayList<>();
         if (userNamespace) {
             // uid 0 inside maps to the daemon's uid; any other uid would make bwrap nest a second
@@ -151,7 +153,7 @@ final class SandboxCommands {
         }
         argv.addAll(List.of("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try"));
-        argv.addAll(filesystem(workDir));
+        argv.addAll(filesystem(workDir, volumes));
         argv.addAll(List.of("--hostname", hostname(sandboxId)));
         return argv;
     }
@@ -214,7 +216,8 @@ final class SandboxCommands {
      * {@code --die-with-parent} then kills the namespace's init, which takes along everything the
      * command left running. Like {@link #exec}, the host-side process leads a process group.
      */
-    List<String> twin(ProcboxRecord sandbox, LaunchFiles files, Path workDir, String cwd, List<String> args) {
+    List<String> twin(ProcboxRecord sandbox, LaunchFiles files, Path workDir, List<AttachedVolume> volumes, String cwd,
+            List<String> args) {
         List<String> argv = recording(false, files, sandbox.cgroups(), null, workDir, null);
         argv.addAll(List.of(SETSID, NSENTER, "-t", Long.toString(sandbox.init().pid())));
         if (sandbox.userNamespace()) {
@@ -226,7 +229,7 @@ final class SandboxCommands {
         argv.add("--");
         argv.addAll(reportingBwrap());
         argv.addAll(List.of("--unshare-pid", "--unshare-cgroup-try", "--die-with-parent"));
-        argv.addAll(filesystem(workDir));
+        argv.addAll(filesystem(workDir, volumes));
         argv.add("--");
         argv.addAll(asSandboxUser(sandbox, cwd, args));
         return argv;
@@ -268,7 +271,8 @@ final class SandboxCommands {
     }
 
     /** The host's /usr and /etc read-only, private /proc, /dev and /tmp, {@code workDir} at {@value #WORKSPACE}. */
-    private List<String> filesystem(Path workDir) {
+    /** The sandbox's files: the host's system read-only, its own /tmp, workspace and volumes (each after what it may lie in). */
+    private List<String> filesystem(Path workDir, List<AttachedVolume> volumes) {
         List<String> args = new ArrayList<>(List.of("--ro-bind", "/usr", "/usr"));
         args.addAll(rootLayout);
         args.addAll(List.of("--ro-bind", "/etc", "/etc"));
@@ -278,6 +282,9 @@ final class SandboxCommands {
         args.addAll(List.of("--proc", "/proc", "--dev", "/dev",
                 "--perms", "1777", "--tmpfs", "/tmp",
                 "--bind", workDir.toString(), WORKSPACE, "--chdir", WORKSPACE));
+        for (AttachedVolume v : volumes) {
+            args.addAll(List.of(v.readOnly() ? "--ro-bind" : "--bind", v.hostDir().toString(), v.mountPath()));
+        }
         return args;
     }
 

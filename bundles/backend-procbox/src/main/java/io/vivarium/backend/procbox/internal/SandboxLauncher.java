@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.spi.AttachedVolume;
 import io.vivarium.api.ApiException;
 import io.vivarium.kit.guest.Deadline;
 import io.vivarium.kit.guest.GuestAgentClient;
@@ -37,14 +38,15 @@ final class SandboxLauncher {
      * @param walkView where the launch binds {@code workDir} for the daemon's walks, or null for none
      * @param image the workspace image to mount at {@code workDir}, or null to bind {@code workDir} as it is
      * @param agentDir the sandbox's agent directory on the host, where its agent binds its socket
+     * @param volumes the volumes core made ready for it, bound where they are asked for
      * @return the init, and a client of its agent that answered a ping
      * @throws ApiException 500 with bubblewrap's and the agent's output if the sandbox did not come up
      */
     Started launch(String sandboxId, Path dir, Path workDir, Path walkView, List<Path> cgroups, WorkspaceImage image,
-            Path agentDir, int uid, int gid, boolean userNamespace) {
+            Path agentDir, int uid, int gid, boolean userNamespace, List<AttachedVolume> volumes) {
         LaunchFiles files = LaunchFiles.in(dir);
         ProcessBuilder builder = new ProcessBuilder(commands.launch(files, cgroups, image, workDir, walkView,
-                agentDir, sandboxId, uid, gid, userNamespace))
+                agentDir, sandboxId, uid, gid, userNamespace, volumes))
                 .directory(new File("/"))
                 .redirectInput(Redirect.from(new File("/dev/null")))
                 .redirectOutput(Redirect.appendTo(files.logFile().toFile()))

@@ -51,26 +51,6 @@ class ProcFsTest {
     }
 
     @Test
-    void unescapesMountPoints() {
-        String line = "44 27 0:39 / /var/lib/a\\040b\\134c/merged rw,relatime - overlay overlay rw,lowerdir=/x";
-
-        assertEquals("/var/lib/a b\\c/merged", ProcFs.mountPoint(line));
-    }
-
-    @Test
-    void findsTheMountsAtAPathWhoseNameTheKernelEscapes() {
-        String mine = "44 27 0:39 / /var/lib/a\\040b\\134c/merged rw,nosymfollow - overlay overlay rw";
-        String longer = "45 27 0:40 / /var/lib/a\\040b\\134c/merged/deeper rw - tmpfs tmpfs rw";
-        String other = "46 27 0:41 / /var/lib/a\\040b rw - tmpfs tmpfs rw";
-        String over = "47 44 0:42 / /var/lib/a\\040b\\134c/merged ro - tmpfs tmpfs rw";
-
-        assertEquals("/a\\040b\\011c\\012d\\134e", ProcFs.escapeMountPath("/a b\tc\nd\\e"));
-        assertEquals(List.of(mine, over), ProcFs.mountsAt(Stream.of(other, mine, longer, over),
-                Path.of("/var/lib/a b\\c/merged")).toList());
-        assertEquals(List.of(), ProcFs.mountsAt(Stream.of(other, longer), Path.of("/var/lib/a b\\c/merged")).toList());
-    }
-
-    @Test
     void seesMountPointsAndCommandLines() {
         assertTrue(ProcFs.isMountPoint(Path.of("/proc")));
         assertFalse(ProcFs.isMountPoint(Path.of("/proc/self")));

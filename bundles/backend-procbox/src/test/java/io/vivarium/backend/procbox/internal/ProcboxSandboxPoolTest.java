@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.common.mounts.MountTable;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -221,11 +222,9 @@ class ProcboxSandboxPoolTest {
         for (Path cgroup : record.cgroups()) {
             assertFalse(Files.exists(cgroup), "its cgroup " + cgroup + " was removed");
         }
-        try (Stream<String> mounts = Files.lines(Path.of("/proc/self/mountinfo"))) {
-            String prefix = dir.toString();
-            assertEquals(List.of(), mounts.map(ProcFs::mountPoint).filter(m -> m.startsWith(prefix)).toList(),
-                    "nothing stays mounted under " + dir);
-        }
+        String prefix = dir.toString();
+        assertEquals(List.of(), MountTable.all().stream().map(MountTable.Mount::mountPoint)
+                .filter(m -> m.startsWith(prefix)).toList(), "nothing stays mounted under " + dir);
     }
 
     private static List<Path> list(Path dir) throws IOException {

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
+
+import io.vivarium.api.spi.AttachedVolume;
 import java.util.Collections;
 import java.util.List;
 
@@ -28,7 +30,7 @@ class SandboxCommandsTest {
 
     private List<String> launch(Path cgroup, String sandboxId, boolean userNamespace) {
         return commands.launch(LaunchFiles.in(Path.of("/d")), cgroup == null ? List.of() : List.of(cgroup), null,
-                Path.of("/d/work"), null, Path.of("/d/agent"), sandboxId, 1000, 1000, userNamespace);
+                Path.of("/d/work"), null, Path.of("/d/agent"), sandboxId, 1000, 1000, userNamespace, List.of());
     }
 
     @Test
@@ -114,7 +116,7 @@ class SandboxCommandsTest {
         Path work = dir.resolve("work");
         WorkspaceImage image = new WorkspaceImage(Path.of("/t/$(x).ext4"), dir.resolve("workspace.ext4"));
         List<String> argv = commands.launch(files, List.of(), image, work, dir.resolve("view"),
-                dir.resolve("agent"), "sbx-1", 65534, 65534, false);
+                dir.resolve("agent"), "sbx-1", 65534, 65534, false, List.of());
 
         assertEquals(List.of(AGENT.toString(), "--launch", "--detach", files.pidFile().toString(), files.infoFile().toString(), "/t/$(x).ext4",
                 dir.resolve("workspace.ext4").toString(), work.toString(), dir.resolve("view").toString(), "--",
@@ -159,7 +161,7 @@ class SandboxCommandsTest {
         Path scratch = Path.of("/d/dryrun-1");
         LaunchFiles files = LaunchFiles.in(scratch);
         Path cgroup = Path.of("/sys/fs/cgroup/memory/vivarium/sbx-1");
-        List<String> argv = commands.twin(sandbox(cgroup, false), files, scratch.resolve("merged"), "/work", HOSTILE);
+        List<String> argv = commands.twin(sandbox(cgroup, false), files, scratch.resolve("merged"), List.of(), "/work", HOSTILE);
 
         assertEquals(List.of(AGENT.toString(), "--launch", files.pidFile().toString(),
                 files.infoFile().toString(), "", "", "/d/dryrun-1/merged", "", cgroup.resolve("cgroup.procs").toString(),
@@ -177,7 +179,7 @@ class SandboxCommandsTest {
     @Test
     void twinOfAnUnprivilegedSandboxJoinsItsUserNamespaceFirst() {
         List<String> argv = commands.twin(sandbox(null, true), LaunchFiles.in(Path.of("/d/dryrun-1")),
-                Path.of("/d/dryrun-1/copy"), "/tmp", List.of("id"));
+                Path.of("/d/dryrun-1/copy"), List.of(), "/tmp", List.of("id"));
 
         int nsenter = argv.indexOf("/usr/bin/nsenter");
         assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-U", "-n", "-i", "-u", "--preserve-credentials", "--"),
@@ -185,6 +187,25 @@ class SandboxCommandsTest {
         assertEquals("--", argv.get(8), "an unlimited sandbox joins no cgroup");
         assertEquals(List.of("--", "/usr/bin/setpriv", "--no-new-privs", "--", "/bin/sh", "-c",
                 SandboxCommands.CHDIR_SCRIPT, "sh", "/tmp", "id"), argv.subList(argv.size() - 10, argv.size()));
+    }
+
+    @Test
+    void volumesAreBoundAfterTheWorkspaceTheyMayLieInReadOnlyWhereAsked() {
+        List<AttachedVolume> volumes = List.of(new AttachedVolume("data", Path.of("/s/volume-binds/sbx-1/0"),
+                "/work/data", false), new AttachedVolume("ref", Path.of("/s/volume-binds/sbx-1/1"), "/ref", true));
+        List<String> launch = commands.launch(LaunchFiles.in(Path.of("/d")), List.of(), null, Path.of("/d/work"), null,
+                Path.of("/d/agent"), "sbx-1", 1000, 1000, false, volumes);
+        List<String> twin = commands.twin(sandbox(null, false), LaunchFiles.in(Path.of("/d/dryrun-1")),
+                Path.of("/d/dryrun-1/merged"), volumes, "/workspace", List.of("id"));
+
+        for (List<String> argv : List.of(launch, twin)) {
+            int workspace = argv.indexOf(SandboxCommands.WORKSPACE);
+            int data = argv.indexOf("/work/data");
+            assertTrue(workspace > 0 && data > workspace, argv.toString());
+            assertEquals(List.of("--bind", "/s/volume-binds/sbx-1/0", "/work/data"), argv.subList(data - 2, data + 1));
+            int ref = argv.indexOf("/ref");
+            assertEquals(List.of("--ro-bind", "/s/volume-binds/sbx-1/1", "/ref"), argv.subList(ref - 2, ref + 1));
+        }
     }
 
     @Test

@@ -1,0 +1,96 @@
+package io.vivarium.common.mounts;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/**
+ * This process's mount table ({@code /proc/self/mountinfo}): what is mounted where, from which
+ * device, and which directory of that device. The one reader of it, embedded by the bundles that
+ * mount.
+ */
+public final class MountTable {
+    private static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
+
+    /**
+     * One line of the table.
+     *
+     * @param device the file system's device, {@code major:minor} (field 3)
+     * @param root the directory of that file system mounted here, {@code /} for all of it (field 4)
+     * @param mountPoint where it is mounted (field 5)
+     * @param options the per-mount options (field 6)
+     */
+    public record Mount(String device, String root, String mountPoint, String options) {
+    }
+
+    private MountTable() {
+    }
+
+    /** The topmost mount at {@code dir}, if anything is mounted there. */
+    public static Optional<Mount> at(Path dir) {
+        try (Stream<String> lines = Files.lines(MOUNTINFO)) {
+            return mountsAt(lines, dir).reduce((first, last) -> last).map(MountTable::parse);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Every mount, in the table's order. */
+    public static List<Mount> all() {
+        try (Stream<String> lines = Files.lines(MOUNTINFO)) {
+            return lines.map(MountTable::parse).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Whether something is mounted at {@code dir}. */
+    public static boolean isMountPoint(Path dir) {
+        return at(dir).isPresent();
+    }
+
+    /**
+     * The lines of mounts at {@code dir}. Only lines holding its escaped form are parsed: a table
+     * with two mounts per sandbox is read once per sandbox at re-adoption.
+     */
+    public static Stream<String> mountsAt(Stream<String> lines, Path dir) {
+        String target = dir.toAbsolutePath().normalize().toString();
+        String field = " " + escape(target) + " ";
+        return lines.filter(line -> line.contains(field) && unescape(line.split(" ", 6)[4]).equals(target));
+    }
+
+    static Mount parse(String line) {
+        String[] f = line.split(" ", 7);
+        return new Mount(f[2], unescape(f[3]), unescape(f[4]), f[5]);
+    }
+
+    /** A path as the table shows it: space, tab, newline and backslash as octal escapes. */
+    public static String escape(String path) {
+        StringBuilder out = new StringBuilder(path.length());
+        for (char c : path.toCharArray()) {
+            switch (c) {
+                case ' ', '\t', '\n', '\\' -> out.append(String.format("\\%03o", (int) c));
+                default -> out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    static String unescape(String escaped) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < escaped.length(); i++) {
+            char c = escaped.charAt(i);
+            if (c == '\\' && i + 3 < escaped.length()) {
+                out.append((char) Integer.parseInt(escaped.substring(i + 1, i + 4), 8));
+                i += 3;
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+}
