@@ -32,6 +32,7 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.TerminalSize;
+import io.vivarium.api.spi.AttachedVolume;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.GuestProcess;
@@ -602,6 +603,35 @@ public abstract class SandboxBackendSuite {
         assertTrue(InetAddress.getByName(address).isReachable(5000), "the host reaches " + address);
         backend.destroy(c.spec(), c.instance().state());
         assertFalse(InetAddress.getByName(address).isReachable(1000), "nothing answers at " + address + " once destroyed");
+    }
+
+    @Test
+    void volumesAreMountedWhereAskedAndReadOnlyWhereAsked() throws IOException {
+        Assumptions.assumeTrue(backend.capabilities().contains(Capability.VOLUMES),
+                () -> backend.name() + " reports no " + Capability.VOLUMES + " here: core refuses volumes for it");
+        need(Feature.PROCESSES);
+        Path writable = Files.createDirectories(stateDir.resolve("volume-binds").resolve("rw"));
+        Path readOnly = Files.createDirectories(stateDir.resolve("volume-binds").resolve("ro"));
+        Files.writeString(readOnly.resolve("g"), "from the host\n");
+        for (Path dir : List.of(writable, readOnly)) {
+            // as core makes a volume's root: every user of the sandbox may write it
+            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        }
+        String id = newId();
+        InstanceSpec base = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), null, null);
+        InstanceSpec spec = new InstanceSpec(base.id(), base.dir(), base.memoryLimitMib(), base.vcpus(), base.image(),
+                base.pidsLimit(), base.diskLimitMib(), base.network(), base.resolver(),
+                List.of(new AttachedVolume("rw", writable, "/mnt/rw", false),
+                        new AttachedVolume("ro", readOnly, "/mnt/ro", true)));
+        Created c = new Created(spec, backend.create(spec, storage(), operation()));
+        created.add(c);
+
+        ExecResult r = exec(c.instance(), "sh", "-c", "echo from the sandbox > /mnt/rw/f && cat /mnt/ro/g"
+                + " && if touch /mnt/ro/x 2>/dev/null; then echo wrote; else echo refused; fi");
+        assertEquals(0, r.exitCode(), r.stderr());
+        assertEquals("from the host\nrefused\n", r.stdout(), "the read-only volume is read, and refuses a write");
+        assertEquals("from the sandbox\n", Files.readString(writable.resolve("f")), "the writable volume's file is on the host");
+        assertFalse(Files.exists(readOnly.resolve("x")), "nothing was written into the read-only volume");
     }
 
     // ---- helpers for the checks and for subclasses -------------------------------------------

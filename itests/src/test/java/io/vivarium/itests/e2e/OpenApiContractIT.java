@@ -321,6 +321,21 @@ class OpenApiContractIT {
         api.post("/v1/features/core/disable", null);
     }
 
+    @Test
+    void volumeRoutes() throws Exception {
+        expect(201, api.post("/v1/volumes", "{\"name\": \"contract\", \"size_mib\": 16}"));
+        api.post("/v1/volumes", "{\"name\": \"contract\", \"size_mib\": 16}"); // 409: taken
+        String id = expect(201, api.post("/v1/sandboxes", "{\"volumes\": [{\"name\": \"contract\", \"mount_path\": \"/data\","
+                + " \"sub_path\": \"a\", \"read_only\": false}]}")).get("id").asText();
+        api.get("/v1/volumes");
+        api.get("/v1/volumes/contract");
+        api.get("/v1/volumes/missing"); // 404
+        api.delete("/v1/volumes/contract"); // 409: mounted
+        expect(204, api.delete("/v1/sandboxes/" + id));
+        expect(204, api.delete("/v1/volumes/contract"));
+        assertEquals(400, api.outsideTheContract().post("/v1/volumes", "{\"name\": \"x\", \"size_mib\": 1}").status());
+    }
+
     @AfterAll
     static void everyDocumentedOperationSucceeded() {
         if (api == null) {

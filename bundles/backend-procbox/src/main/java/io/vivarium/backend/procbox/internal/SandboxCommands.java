@@ -283,6 +283,10 @@ final class SandboxCommands {
                 "--perms", "1777", "--tmpfs", "/tmp",
                 "--bind", workDir.toString(), WORKSPACE, "--chdir", WORKSPACE));
         for (AttachedVolume v : volumes) {
+            // the directories above a mount point bwrap makes follow its umask: open them to the sandbox user
+            for (Path above = Path.of(v.mountPath()).getParent(); above.getParent() != null; above = above.getParent()) {
+                args.addAll(List.of("--perms", "0755", "--dir", above.toString()));
+            }
             args.addAll(List.of(v.readOnly() ? "--ro-bind" : "--bind", v.hostDir().toString(), v.mountPath()));
         }
         return args;
