@@ -94,6 +94,10 @@ public final class VivariumClient implements AutoCloseable {
         return new Ports(http);
     }
 
+    public Volumes volumes() {
+        return new Volumes(http);
+    }
+
     public Commands commands() {
         return new Commands(http);
     }

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -23,6 +24,8 @@ import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotRequest;
+import io.vivarium.api.VolumeInfo;
+import io.vivarium.api.VolumeMount;
 import io.vivarium.client.CommandEvent;
 import io.vivarium.client.Ports;
 import io.vivarium.client.VivariumClient;
@@ -33,7 +36,7 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
 /**
- * {@code vivarium sandbox|snapshot|vm ...}: the sandbox API from a shell, on the Java client. Where
+ * {@code vivarium sandbox|snapshot|vm|volume ...}: the sandbox API from a shell, on the Java client. Where
  * the daemon is and the token come from {@link DaemonTarget}. Output is a table or a line for a
  * person, {@code --json} the API's JSON for scripts; {@code sandbox exec} streams the command's
  * output as it is written and exits with its exit code. Errors go to stderr with the daemon's
@@ -41,7 +44,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
  */
 final class SandboxCli {
     static final String USAGE = """
-            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] | ls | info ID | rm ID...
+            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] [--volume V]... | ls | info ID | rm ID...
                    vivarium sandbox exec ID [--timeout S --] CMD [ARG...]     (streams; exits with CMD's code)
                    vivarium sandbox shell ID [-- CMD [ARG...]]               (a terminal: a shell, or CMD; exits with its code)
                    vivarium sandbox start ID [--timeout S --] CMD [ARG...]    (in the background: prints its command id)
@@ -50,7 +53,9 @@ final class SandboxCli {
                    vivarium sandbox port ID PORT [--expires S] [--close] | ports ID   (a server in the sandbox, through the daemon)
                    vivarium snapshot ls | info TAG | build TAG [--setup CMD]... [NETWORK] | rm TAG [--cascade] [--force]
                    vivarium vm create --backend B [--memory MIB] [--vcpus N] | ls | info ID | stop ID | start ID | rm ID...
+                   vivarium volume create NAME --size MIB | ls | info NAME | rm NAME...
               NETWORK: --network none|egress [--allow CIDR[:PORT]]... [--deny CIDR[:PORT]]... (--allow alone means egress)
+              --volume NAME:/MOUNT/PATH[:ro] or NAME/SUB/PATH:/MOUNT/PATH[:ro] mounts a volume (docs/volumes.md)
               --json prints the API's JSON; the daemon and the token are found as for plugins and features
             """;
 
@@ -103,6 +108,7 @@ final class SandboxCli {
             return switch (noun) {
                 case "sandbox" -> cli.sandbox(words);
                 case "snapshot" -> cli.snapshot(words);
+                case "volume" -> cli.volume(words);
                 default -> cli.vm(words);
             };
         } catch (Usage e) {
@@ -123,7 +129,7 @@ final class SandboxCli {
         String verb = verb(w);
         return switch (verb) {
             case "create" -> print(vivarium.sandboxes().create(new CreateSandboxRequest(option(w, "--backend"),
-                    intOption(w, "--memory"), null, null, null, intOption(w, "--disk"), null, network(w))));
+                    intOption(w, "--memory"), null, null, null, intOption(w, "--disk"), null, network(w), volumes(w))));
             case "ls" -> list(vivarium.sandboxes().list());
             case "info" -> print(vivarium.sandboxes().get(arg(w, 1, "ID")));
             case "rm" -> {
@@ -383,6 +389,56 @@ final class SandboxCli {
     private record PortLine(int port, String url, String signedUrl, String expiresAt) {
     }
 
+    private int volume(List<String> w) throws Usage, IOException {
+        String verb = verb(w);
+        return switch (verb) {
+            case "create" -> {
+                Integer size = intOption(w, "--size");
+                if (size == null) {
+                    throw new Usage("volume create needs --size MIB");
+                }
+                yield print(vivarium.volumes().create(arg(w, 1, "NAME"), size));
+            }
+            case "ls" -> {
+                List<VolumeInfo> volumes = vivarium.volumes().list();
+                if (json) {
+                    out.println(JSON.writeValueAsString(volumes));
+                    yield 0;
+                }
+                out.printf("%-24s %10s %-20s %s%n", "NAME", "SIZE_MIB", "CREATED", "MOUNTED IN");
+                volumes.forEach(v -> out.printf("%-24s %10d %-20s %s%n", v.name(), v.sizeMib(),
+                        Instant.ofEpochSecond(v.createdAtUnix()), v.attachments().stream()
+                                .map(a -> a.sandboxId() + (a.readOnly() ? " (ro)" : "")).collect(Collectors.joining(", "))));
+                yield 0;
+            }
+            case "info" -> print(vivarium.volumes().get(arg(w, 1, "NAME")));
+            case "rm" -> {
+                for (String name : args(w, 1, "NAME")) {
+                    vivarium.volumes().delete(name);
+                    say(name + " deleted");
+                }
+                yield 0;
+            }
+            default -> throw new Usage("unknown volume command " + verb);
+        };
+    }
+
+    /** The {@code --volume} options: {@code NAME[/SUB/PATH]:/MOUNT/PATH[:ro]} each; the daemon checks the rest. */
+    private static List<VolumeMount> volumes(List<String> w) throws Usage {
+        List<VolumeMount> mounts = new ArrayList<>();
+        for (String v; (v = option(w, "--volume")) != null;) {
+            String[] parts = v.split(":", -1);
+            if (parts.length < 2 || parts.length > 3 || parts.length == 3 && !parts[2].equals("ro")) {
+                throw new Usage("--volume is NAME:/MOUNT/PATH[:ro] or NAME/SUB/PATH:/MOUNT/PATH[:ro], got " + v);
+            }
+            int slash = parts[0].indexOf('/');
+            String name = slash < 0 ? parts[0] : parts[0].substring(0, slash);
+            String subPath = slash < 0 ? null : parts[0].substring(slash + 1);
+            mounts.add(new VolumeMount(name, parts[1], subPath, parts.length == 3));
+        }
+        return mounts;
+    }
+
     /** The network options ({@code --network}, {@code --allow}, {@code --deny}), or null for the operator's default. */
     private static NetworkPolicy network(List<String> w) throws Usage {
         String mode = option(w, "--network");
@@ -467,19 +523,18 @@ final class SandboxCli {
         return value;
     }
 
+    private static Integer intOption(List<String> w, String name) throws Usage {
+        Long v = longOption(w, name);
+        if (v != null && (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE)) {
+            throw new Usage(name + " is out of range, got " + v);
+        }
+        return v == null ? null : v.intValue();
+    }
+
     private static Long longOption(List<String> w, String name) throws Usage {
         String v = option(w, name);
         try {
             return v == null ? null : Long.valueOf(v);
-        } catch (NumberFormatException e) {
-            throw new Usage(name + " must be a number, got " + v);
-        }
-    }
-
-    private static Integer intOption(List<String> w, String name) throws Usage {
-        String v = option(w, name);
-        try {
-            return v == null ? null : Integer.valueOf(v);
         } catch (NumberFormatException e) {
             throw new Usage(name + " must be a number, got " + v);
         }

@@ -22,7 +22,10 @@ import io.vivarium.api.CommandOutput;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.ForkRequest;
+import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.VolumeInfo;
+import io.vivarium.api.VolumeMount;
 import io.vivarium.api.TerminalSize;
 import io.vivarium.client.CommandEvent;
 import io.vivarium.client.Ports;
@@ -101,6 +104,28 @@ class JavaClientIT {
         VivariumException e = assertThrows(VivariumException.class, () -> vivarium.ports().get(id, SandboxPortsIT.PORT));
         assertEquals(404, e.status());
         vivarium.sandboxes().delete(id);
+    }
+
+    @Test
+    void aVolumeOutlivesTheSandboxThatWroteIt() {
+        VolumeInfo made = vivarium.volumes().create("client-it", 16);
+        assertEquals(16, made.sizeMib());
+        SandboxInfo writer = vivarium.sandboxes().create(new CreateSandboxRequest(null, null, null, null, null, null, null,
+                null, List.of(new VolumeMount("client-it", "/data", "a", false))));
+        assertEquals(List.of(new VolumeMount("client-it", "/data", "a", false)), writer.volumes());
+        vivarium.sandboxes().exec(writer.id(), List.of("sh", "-c", "echo kept > /data/f"));
+        assertEquals(writer.id(), vivarium.volumes().get("client-it").attachments().get(0).sandboxId());
+        VivariumException inUse = assertThrows(VivariumException.class, () -> vivarium.volumes().delete("client-it"));
+        assertEquals(409, inUse.status());
+        vivarium.sandboxes().delete(writer.id());
+
+        SandboxInfo reader = vivarium.sandboxes().create(new CreateSandboxRequest(null, null, null, null, null, null, null,
+                null, List.of(new VolumeMount("client-it", "/data", null, true))));
+        assertEquals("kept\n", vivarium.sandboxes().exec(reader.id(), List.of("cat", "/data/a/f")).stdout());
+        vivarium.sandboxes().delete(reader.id());
+        assertTrue(vivarium.volumes().list().stream().anyMatch(v -> v.name().equals("client-it")));
+        vivarium.volumes().delete("client-it");
+        assertEquals(404, assertThrows(VivariumException.class, () -> vivarium.volumes().get("client-it")).status());
     }
 
     @Test

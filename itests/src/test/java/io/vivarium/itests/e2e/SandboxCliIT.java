@@ -174,6 +174,33 @@ class SandboxCliIT {
     }
 
     @Test
+    void aVolumeIsMadeMountedListedAndDeletedFromTheShell() throws Exception {
+        Run made = cli(atTheDaemon(), "volume", "create", "cli-data", "--size", "16");
+        assertEquals(0, made.code(), made.err());
+        Run created = cli(atTheDaemon(), "sandbox", "create", "--volume", "cli-data/sub:/data", "--json");
+        assertEquals(0, created.code(), created.err());
+        JsonNode sandbox = Api.JSON.readTree(created.out());
+        assertEquals("sub", sandbox.get("volumes").get(0).get("sub_path").asText(), sandbox.toString());
+        String id = sandbox.get("id").asText();
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "exec", id, "sh", "-c", "echo hi > /data/f").code());
+        Run listed = cli(atTheDaemon(), "volume", "ls");
+        assertTrue(listed.out().contains("cli-data") && listed.out().contains(id), listed.out());
+        Run busy = cli(atTheDaemon(), "volume", "rm", "cli-data");
+        assertEquals(1, busy.code());
+        assertTrue(busy.err().contains(id) && busy.err().contains("HTTP 409"), busy.err());
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", id).code());
+        Run reader = cli(atTheDaemon(), "sandbox", "create", "--volume", "cli-data:/data:ro", "--json");
+        String readerId = Api.JSON.readTree(reader.out()).get("id").asText();
+        Run read = cli(atTheDaemon(), "sandbox", "exec", readerId, "cat", "/data/sub/f");
+        assertEquals("hi\n", read.out(), read.err());
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", readerId).code());
+        assertEquals(2, cli(atTheDaemon(), "sandbox", "create", "--volume", "cli-data:/data:rw").code(), "only :ro may follow");
+        assertEquals(2, cli(atTheDaemon(), "volume", "create", "no-size").code());
+        assertEquals(0, cli(atTheDaemon(), "volume", "rm", "cli-data").code());
+        assertEquals("[ ]", cli(atTheDaemon(), "volume", "ls", "--json").out().strip());
+    }
+
+    @Test
     void errorsSayWhatIsWrongAndWhatWasTried() throws Exception {
         Run missing = cli(atTheDaemon(), "sandbox", "info", "sb-000000000000");
         assertEquals(1, missing.code());

@@ -33,7 +33,7 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
             throw ApiException.badRequest(stray + " cannot be set on a fork: children take the snapshot's "
                     + "backend and workspace; leave it out");
         }
-        if (volumes != null) {
+        if (volumes != null && !volumes.isEmpty()) {
             throw ApiException.badRequest("volumes cannot be set on a fork: a volume has one writer, and children are many; "
                     + "create sandboxes that mount it instead");
         }
