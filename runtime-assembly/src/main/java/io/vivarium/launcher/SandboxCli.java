@@ -23,6 +23,7 @@ import io.vivarium.api.ForkRequest;
 import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
+import io.vivarium.api.IdlePolicy;
 import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.VolumeInfo;
 import io.vivarium.api.VolumeMount;
@@ -44,7 +45,8 @@ import com.fasterxml.jackson.databind.SerializationFeature;
  */
 final class SandboxCli {
     static final String USAGE = """
-            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] [--volume V]... | ls | info ID | rm ID...
+            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] [--volume V]... [--pause-after S]
+                   vivarium sandbox ls | info ID | rm ID... | touch ID...   (touch: resets the idle clock, resumes it)
                    vivarium sandbox exec ID [--timeout S --] CMD [ARG...]     (streams; exits with CMD's code)
                    vivarium sandbox shell ID [-- CMD [ARG...]]               (a terminal: a shell, or CMD; exits with its code)
                    vivarium sandbox start ID [--timeout S --] CMD [ARG...]    (in the background: prints its command id)
@@ -129,13 +131,20 @@ final class SandboxCli {
         String verb = verb(w);
         return switch (verb) {
             case "create" -> print(vivarium.sandboxes().create(new CreateSandboxRequest(option(w, "--backend"),
-                    intOption(w, "--memory"), null, null, null, intOption(w, "--disk"), null, network(w), volumes(w))));
+                    intOption(w, "--memory"), null, null, null, intOption(w, "--disk"), null, network(w), volumes(w), idle(w))));
             case "ls" -> list(vivarium.sandboxes().list());
             case "info" -> print(vivarium.sandboxes().get(arg(w, 1, "ID")));
             case "rm" -> {
                 for (String id : args(w, 1, "ID")) {
                     vivarium.sandboxes().delete(id);
                     say(id + " deleted");
+                }
+                yield 0;
+            }
+            case "touch" -> {
+                for (String id : args(w, 1, "ID")) {
+                    vivarium.sandboxes().touch(id);
+                    say(id + " touched");
                 }
                 yield 0;
             }
@@ -421,6 +430,12 @@ final class SandboxCli {
             }
             default -> throw new Usage("unknown volume command " + verb);
         };
+    }
+
+    /** {@code --pause-after S}: paused after S idle seconds (docs/tiers.md), or null for the operator's default. */
+    private static IdlePolicy idle(List<String> w) throws Usage {
+        Integer pauseAfter = intOption(w, "--pause-after");
+        return pauseAfter == null ? null : new IdlePolicy(pauseAfter, null);
     }
 
     /** The {@code --volume} options: {@code NAME[/SUB/PATH]:/MOUNT/PATH[:ro]} each; the daemon checks the rest. */

@@ -21,9 +21,12 @@ import java.util.List;
  *        refuses it; since 2.1
  * @param network its network, or null for the operator's default; since 2.5
  * @param volumes the tenant's volumes to mount in it (none when null or empty); since 2.7
+ * @param idle when it is demoted while idle, at most what the operator set; null for the operator's
+ *        default; since 2.7
  */
 public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image,
-        Integer pidsLimit, Integer diskLimitMib, String nodeId, NetworkPolicy network, List<VolumeMount> volumes) {
+        Integer pidsLimit, Integer diskLimitMib, String nodeId, NetworkPolicy network, List<VolumeMount> volumes,
+        IdlePolicy idle) {
 
     public CreateSandboxRequest {
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
@@ -32,28 +35,29 @@ public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integ
     /** The request of API 2.5 (no volumes). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
             Integer diskLimitMib, String nodeId, NetworkPolicy network) {
-        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network, null);
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network, null, null);
     }
 
     /** The request of API 2.1 (no network). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
             Integer diskLimitMib, String nodeId) {
-        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, null, null);
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, null, null, null);
     }
 
     /** The request of API 2.0 (no node). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
             Integer diskLimitMib) {
-        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, null, null);
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, null, null, null);
     }
 
     /** The same request without a node: what a master sends the node it chose. */
     public CreateSandboxRequest onAnyNode() {
-        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, network, volumes);
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, network, volumes,
+                idle);
     }
 
     /** The request of API 1.2 (no vcpus, image or pids and disk limits). */
     public CreateSandboxRequest(String backend, Integer memoryLimitMib) {
-        this(backend, memoryLimitMib, null, null, null, null, null, null, null);
+        this(backend, memoryLimitMib, null, null, null, null, null, null, null, null);
     }
 }

@@ -111,7 +111,7 @@ class JavaClientIT {
         VolumeInfo made = vivarium.volumes().create("client-it", 16);
         assertEquals(16, made.sizeMib());
         SandboxInfo writer = vivarium.sandboxes().create(new CreateSandboxRequest(null, null, null, null, null, null, null,
-                null, List.of(new VolumeMount("client-it", "/data", "a", false))));
+                null, List.of(new VolumeMount("client-it", "/data", "a", false)), null));
         assertEquals(List.of(new VolumeMount("client-it", "/data", "a", false)), writer.volumes());
         vivarium.sandboxes().exec(writer.id(), List.of("sh", "-c", "echo kept > /data/f"));
         assertEquals(writer.id(), vivarium.volumes().get("client-it").attachments().get(0).sandboxId());
@@ -120,7 +120,7 @@ class JavaClientIT {
         vivarium.sandboxes().delete(writer.id());
 
         SandboxInfo reader = vivarium.sandboxes().create(new CreateSandboxRequest(null, null, null, null, null, null, null,
-                null, List.of(new VolumeMount("client-it", "/data", null, true))));
+                null, List.of(new VolumeMount("client-it", "/data", null, true)), null));
         assertEquals("kept\n", vivarium.sandboxes().exec(reader.id(), List.of("cat", "/data/a/f")).stdout());
         vivarium.sandboxes().delete(reader.id());
         assertTrue(vivarium.volumes().list().stream().anyMatch(v -> v.name().equals("client-it")));

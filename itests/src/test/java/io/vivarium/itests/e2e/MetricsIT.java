@@ -94,7 +94,7 @@ class MetricsIT {
         assertEquals(50000, value(during, "vivarium_sandbox_workspace_bytes" + labels).orElseThrow(), during);
         assertTrue(value(during, "vivarium_sandbox_resident_memory_bytes" + labels).orElseThrow() > 0, during);
         assertTrue(value(during, "vivarium_sandbox_cpu_seconds_total" + labels).isPresent(), during);
-        assertTrue(value(during, "vivarium_sandboxes{backend=\"procbox\",status=\"running\"}").orElseThrow() >= 1, during);
+        assertTrue(value(during, "vivarium_sandboxes{backend=\"procbox\",status=\"running\",tier=\"hot\"}").orElseThrow() >= 1, during);
         assertEquals(1, value(during, "vivarium_backend_available{backend=\"procbox\"}").orElseThrow(), during);
         assertFalse(after.contains("sandbox=\"" + id + "\""), "a deleted sandbox's series are gone: " + after);
     }

@@ -5,6 +5,7 @@ import java.util.List;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ForkRequest;
+import io.vivarium.api.IdlePolicy;
 import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.VolumeMount;
 
@@ -16,7 +17,7 @@ import io.vivarium.api.VolumeMount;
  */
 public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
         Integer diskLimitMib, String snapshotTag, Integer n, Boolean perChildNetns, Boolean liveFork,
-        Boolean hugepages, String nodeId, NetworkPolicy network, List<VolumeMount> volumes) {
+        Boolean hugepages, String nodeId, NetworkPolicy network, List<VolumeMount> volumes, IdlePolicy idle) {
 
     boolean fork() {
         return snapshotTag != null || n != null || perChildNetns != null || liveFork != null || hugepages != null;
@@ -37,6 +38,9 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
             throw ApiException.badRequest("volumes cannot be set on a fork: a volume has one writer, and children are many; "
                     + "create sandboxes that mount it instead");
         }
+        if (idle != null) {
+            throw ApiException.badRequest("idle cannot be set on a fork: children get the operator's idle policy; leave it out");
+        }
         if (network != null) {
             throw ApiException.badRequest("network cannot be set on a fork: children take the network of the sandbox the"
                     + " snapshot was branched from (the operator's default for a built one); leave it out");
@@ -45,6 +49,6 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
     }
 
     CreateSandboxRequest createRequest() {
-        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network, volumes);
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network, volumes, idle);
     }
 }

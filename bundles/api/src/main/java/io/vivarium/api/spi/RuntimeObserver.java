@@ -95,6 +95,10 @@ public interface RuntimeObserver {
     default void imageFetched(String node, boolean ok, long bytes, long nanos) {
     }
 
+    /** A sandbox idle for its {@code idle} time was demoted to {@code tier} ({@code warm}). Since 2.9. */
+    default void sandboxDemoted(String tier) {
+    }
+
     /**
      * A bundle was replaced at run time (through the plugin API or the deploy folder).
      *

@@ -18,6 +18,7 @@ import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.SnapshotService;
@@ -137,6 +138,10 @@ final class Captures {
         if (!sb.record().mounts().isEmpty()) {
             throw ApiException.conflict("sandbox " + id + " mounts volume(s), which a snapshot cannot carry (its "
                     + "children could not share them); branch a sandbox without volumes");
+        }
+        if (sb.instance() != null && sb.instance().status() == SandboxStatus.PAUSED) {
+            throw ApiException.conflict("sandbox " + id + " is " + SandboxInfo.WARM + " (paused); touch it first (POST "
+                    + "/v1/sandboxes/" + id + "/touch), then branch it");
         }
         BackendRegistry.Entry e = lifecycle.chooseBackend(sb.record().backend());
         Images images = imagesOf(e);

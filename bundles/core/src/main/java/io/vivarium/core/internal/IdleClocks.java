@@ -6,8 +6,8 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * When each sandbox was last touched ({@code POST /v1/sandboxes/{id}/touch}). Every running
- * sandbox is hot until idle demotion exists; the clock is what that demotion will read. Kept in
+ * When each sandbox last had activity: a request that needs its guest, or a touch
+ * ({@code POST /v1/sandboxes/{id}/touch}); what idle demotion reads ({@link Tiers}). Kept in
  * memory: a restart starts every clock again, which is the safe side for demotion.
  */
 final class IdleClocks {

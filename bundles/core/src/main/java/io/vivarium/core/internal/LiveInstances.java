@@ -15,8 +15,10 @@ final class LiveInstances {
     private final Sandboxes sandboxes;
     private final Adoption adoption;
     private final Duration patience;
+    private final Tiers tiers;
 
-    LiveInstances(BackendRegistry registry, Sandboxes sandboxes, Adoption adoption, Duration patience) {
+    LiveInstances(BackendRegistry registry, Sandboxes sandboxes, Adoption adoption, Duration patience, Tiers tiers) {
+        this.tiers = tiers;
         this.registry = registry;
         this.sandboxes = sandboxes;
         this.adoption = adoption;
@@ -27,9 +29,12 @@ final class LiveInstances {
         return patience;
     }
 
-    /** The running instance; a paused one is 409 (resume it first). */
+    /**
+     * The running instance, for a request that needs it: activity, which resumes a sandbox demoted
+     * while idle ({@link Tiers#wake}); one a request paused is 409 (resume it first).
+     */
     SandboxInstance of(Sandbox sb) {
-        SandboxInstance instance = ofEvenPaused(sb);
+        SandboxInstance instance = tiers.wake(sb, ofEvenPaused(sb));
         if (instance.status() == SandboxStatus.PAUSED) {
             String id = sb.record().id();
             throw ApiException.conflict("sandbox " + id + " is paused; resume it first (POST /v1/sandboxes/" + id

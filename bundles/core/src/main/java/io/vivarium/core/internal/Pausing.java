@@ -8,7 +8,7 @@ import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxInstance;
 
 /**
- * Pause and resume through the {@link PauseControl} the sandbox's backend registered (501 if it
+ * Pause, resume and touch through the {@link PauseControl} the sandbox's backend registered (501 if it
  * has none), each alone on its sandbox ({@link OperationGate}: running execs end first). The
  * status is the instance's own ({@link SandboxStatus#PAUSED}), so a backend whose pause outlives the
  * daemon (a QEMU kept stopped) is found paused again by the next one; nothing is persisted.
@@ -17,8 +17,10 @@ final class Pausing {
     private final BackendRegistry registry;
     private final Sandboxes sandboxes;
     private final LiveInstances live;
+    private final Tiers tiers;
 
-    Pausing(BackendRegistry registry, Sandboxes sandboxes, LiveInstances live) {
+    Pausing(BackendRegistry registry, Sandboxes sandboxes, LiveInstances live, Tiers tiers) {
+        this.tiers = tiers;
         this.registry = registry;
         this.sandboxes = sandboxes;
         this.live = live;
@@ -31,6 +33,7 @@ final class Pausing {
             if (instance.status() != SandboxStatus.PAUSED) {
                 pauseControl(sb).pause(instance);
             }
+            tiers.settled(sb);
             return sb.info();
         });
     }
@@ -42,6 +45,20 @@ final class Pausing {
             if (instance.status() == SandboxStatus.PAUSED) {
                 pauseControl(sb).resume(instance);
             }
+            tiers.settled(sb);
+            return sb.info();
+        });
+    }
+
+    /** {@code POST .../touch}, in any status: activity that promotes a paused sandbox to hot, whatever paused it. */
+    SandboxInfo touch(Caller caller, String id) {
+        Sandbox sb = sandboxes.find(caller, id);
+        if (sb.status() != SandboxStatus.PAUSED) {
+            tiers.active(sb);
+            return sb.info();
+        }
+        return sb.gate.exclusive("touch", live.patience(), () -> {
+            tiers.touch(sb, live.ofEvenPaused(sb));
             return sb.info();
         });
     }

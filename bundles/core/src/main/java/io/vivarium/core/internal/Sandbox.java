@@ -16,6 +16,8 @@ import io.vivarium.api.spi.SandboxInstance;
 final class Sandbox {
     final LifecycleLock lifecycle = new LifecycleLock();
     final OperationGate gate;
+    /** Held while its tier changes ({@link Tiers}): a demotion and a request's promotion never cross. */
+    final Object tierLock = new Object();
     private volatile SandboxRecord record;
     /** The store's revision of {@link #record}, 0 until it is stored. */
     private volatile long revision;
@@ -162,6 +164,6 @@ final class Sandbox {
         return new SandboxInfo(r.id(), r.backend(), r.tenant(), status.wire(), r.createdAtUnix(),
                 r.state() == null ? 0 : r.state().pid(), r.memoryLimitMib(), i == null ? null : i.workspace(), reason,
                 r.vcpus(), r.image(), null, r.snapshotTag(), r.network() == null ? NetworkPolicy.ISOLATED : r.network(),
-                r.mounts());
+                r.mounts(), Tiers.tierOf(status), r.idle());
     }
 }

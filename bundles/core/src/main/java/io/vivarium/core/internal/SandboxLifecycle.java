@@ -10,6 +10,7 @@ import java.util.function.BooleanSupplier;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.IdlePolicy;
 import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
@@ -37,6 +38,7 @@ final class SandboxLifecycle {
     private final StorageRegistry storage;
     private volatile String defaultBackend;
     private volatile NetworkRules network = NetworkRules.NONE;
+    private volatile IdleRules idle = IdleRules.NEVER;
     private final Duration backendWait;
     private final BooleanSupplier stopping;
     private final Capacity capacity;
@@ -59,6 +61,11 @@ final class SandboxLifecycle {
     /** The operator's network policy from now on (sandboxes already made keep theirs). */
     void networkRules(NetworkRules rules) {
         network = rules;
+    }
+
+    /** The operator's idle policy from now on (sandboxes already made keep theirs). */
+    void idleRules(IdleRules rules) {
+        idle = rules;
     }
 
     void defaultBackend(String name) {
@@ -152,13 +159,15 @@ final class SandboxLifecycle {
             Capacity.Reservation place, InstanceMaker maker) {
         NetworkRules rules = network;
         NetworkPolicy policy = rules.resolve(req.network(), e.name(), e.capabilities());
+        IdlePolicy idlePolicy = idle.resolve(req.idle());
         String id = SandboxIds.next();
         SandboxDirs dirs = sandboxes.dirs();
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),
                 req.memoryLimitMib(), req.vcpus(), snapshotTag != null ? snapshotTag : req.image(), req.pidsLimit(),
                 req.diskLimitMib(), SandboxRecord.CREATING, Adoption.emptyState(),
                 SandboxStatus.RUNNING, null, e.backend().machine(), snapshotTag, policy,
-                policy.egress() ? rules.resolver() : null, null, req.volumes().isEmpty() ? null : req.volumes());
+                policy.egress() ? rules.resolver() : null, null, req.volumes().isEmpty() ? null : req.volumes(), idlePolicy,
+                null);
         Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {

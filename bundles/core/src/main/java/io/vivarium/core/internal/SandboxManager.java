@@ -103,6 +103,12 @@ public class SandboxManager extends CoreReferences implements SandboxService {
                 + "vivarium.network.allow, else none")
         String network__allow() default "";
 
+        @AttributeDefinition(description = "Seconds a sandbox may be idle (no request that needs its guest, no touch) "
+                + "before it is paused, memory kept, and resumed by its next such request; 0 for never. A create may "
+                + "ask for less (idle.pause_after_secs), never more; 0 means the framework property "
+                + "vivarium.idle.pause.after.secs, else never")
+        int idle__pause__after__secs() default 0;
+
         @AttributeDefinition(description = "The DNS resolver (an IPv4 address) egress sandboxes resolve names through; "
                 + "empty means the framework property vivarium.network.resolver, else none")
         String network__resolver() default "";
@@ -119,6 +125,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     private Evaluation evaluation;
     private ChangeSets changeSets;
     private Pausing pausing;
+    private Tiers tiers;
     private Checkpointing checkpointing;
     private Core core;
     private volatile int maxSandboxes = 1000;
@@ -130,6 +137,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         start(stateDir(context, config), defaultBackend(context, config),
                 Duration.ofMillis(Math.max(0, config.backend__wait__millis())));
         lifecycle.networkRules(networkRules(context, config));
+        lifecycle.idleRules(idleRules(context, config));
     }
 
     /**
@@ -143,6 +151,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         maxSandboxes = Math.max(1, config.max__sandboxes());
         lifecycle.defaultBackend(defaultBackend(context, config));
         lifecycle.networkRules(networkRules(context, config));
+        lifecycle.idleRules(idleRules(context, config));
         if (!stateDir(context, config).toAbsolutePath().equals(core.stateDir())) {
             LOG.log(Level.WARNING, "state_dir changed to " + stateDir(context, config) + ": it takes effect when the "
                     + "daemon starts again; core keeps " + core.stateDir());
@@ -166,13 +175,29 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         }
     }
 
+    /** The operator's idle policy; a negative time (which does not parse as a policy) demotes nothing, said in the log. */
+    private static IdleRules idleRules(BundleContext context, Config config) {
+        try {
+            int secs = config.idle__pause__after__secs();
+            String property = context.getProperty("vivarium.idle.pause.after.secs");
+            if (secs == 0 && property != null && !property.isBlank()) {
+                secs = Integer.parseInt(property.strip());
+            }
+            return new IdleRules(secs);
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.ERROR, "the idle settings are wrong, so no sandbox is demoted until they are fixed: " + e.getMessage());
+            return IdleRules.NEVER;
+        }
+    }
+
     private static String defaultBackend(BundleContext context, Config config) {
         return firstNonEmpty(config.default__backend(), context.getProperty("vivarium.default.backend"), "");
     }
 
     void start(Path stateDir, String defaultBackendName, Duration patience) throws IOException {
         hashPool = new ForkJoinPool(Runtime.getRuntime().availableProcessors());
-        LiveInstances live = new LiveInstances(registry, sandboxes, adoption, patience);
+        tiers = new Tiers(registry, sandboxes);
+        LiveInstances live = new LiveInstances(registry, sandboxes, adoption, patience, tiers);
         adoption.keepLeavingInstancesFor(patience);
         Volumes volumes = new Volumes(sandboxes, new HostVolumes(), stateDir.toAbsolutePath());
         sandboxes.onForget(volumes::detach);
@@ -184,7 +209,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         ChangeTracker tracker = new ChangeTracker(fingerprints, new HostLister(hashPool));
         CheckpointDryRun checkpointDryRun = new CheckpointDryRun(sandboxes, checkpointing, tracker);
         changeSets = new ChangeSets(registry, sandboxes, live, fingerprints, tracker, checkpointDryRun);
-        pausing = new Pausing(registry, sandboxes, live);
+        pausing = new Pausing(registry, sandboxes, live, tiers);
         adoption.afterAdoption(sb -> {
             try {
                 checkpointDryRun.replay(sb, patience);
@@ -195,7 +220,8 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         });
         adoption.start(stateDir.toAbsolutePath(), stateStores(), stateStoreName());
         volumes.reconcile();
-        core = new Core(registry, storage, sandboxes, lifecycle, live, guest, checkpointing, volumes, stateDir.toAbsolutePath(),
+        tiers.start();
+        core = new Core(registry, storage, sandboxes, lifecycle, live, guest, checkpointing, volumes, pausing, stateDir.toAbsolutePath(),
                 () -> stopping);
         LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in "
                 + stateStores().describe(stateDir.toAbsolutePath()));
@@ -209,6 +235,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     @Deactivate
     void deactivate() {
         stopping = true;
+        tiers.stop();
         adoption.stop();
         hashPool.shutdownNow();
     }

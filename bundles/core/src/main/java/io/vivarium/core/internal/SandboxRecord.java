@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 
+import io.vivarium.api.IdlePolicy;
 import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.VolumeMount;
@@ -26,31 +27,40 @@ import io.vivarium.api.spi.InstanceState;
  * @param ports its exposed ports, each with the random nonce its signed tokens are bound to (a port
  *        closed and exposed again refuses the old ones); null for none
  * @param volumes the volumes mounted in it, in the order their binds are numbered
- *        ({@link Volumes#bindOf}); null for none
+ *        ({@link SandboxDirs#volumesOf}); null for none
+ * @param idle when it is demoted while idle, or null for never
+ * @param demoted the tier it was demoted to while idle ({@code warm}), which a request that needs its
+ *        guest promotes it from; null while it was not (a sandbox paused by a request stays paused)
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
         Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason,
         Boolean machine, String snapshotTag, NetworkPolicy network, String resolver,
-        Map<Integer, String> ports, List<VolumeMount> volumes) {
+        Map<Integer, String> ports, List<VolumeMount> volumes, IdlePolicy idle, String demoted) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, CREATED, newState,
-                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver, ports, volumes);
+                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted);
     }
 
     /** This record with the state and status after a restore, stop or start. */
     SandboxRecord with(InstanceState newState, SandboxStatus newStatus) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, newState,
-                newStatus, null, machine, snapshotTag, network, resolver, ports, volumes);
+                newStatus, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted);
     }
 
     /** This record with {@code newPorts} exposed (none when empty). */
     SandboxRecord withPorts(Map<Integer, String> newPorts) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                status, reason, machine, snapshotTag, network, resolver, newPorts.isEmpty() ? null : new TreeMap<>(newPorts), volumes);
+                status, reason, machine, snapshotTag, network, resolver, newPorts.isEmpty() ? null : new TreeMap<>(newPorts), volumes, idle, demoted);
+    }
+
+    /** This record demoted to {@code tier} while idle, or promoted ({@code null}). */
+    SandboxRecord withDemoted(String tier) {
+        return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
+                status, reason, machine, snapshotTag, network, resolver, ports, volumes, idle, tier);
     }
 
     /** The volumes mounted in it (none in a record written before volumes). */
@@ -70,6 +80,6 @@ record SandboxRecord(String id, String tenant, String backend, long createdAtUni
 
     SandboxRecord failed(String why) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver, ports, volumes);
+                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted);
     }
 }

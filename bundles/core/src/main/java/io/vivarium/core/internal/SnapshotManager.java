@@ -35,7 +35,6 @@ import org.osgi.service.component.annotations.Reference;
 public class SnapshotManager implements SnapshotService, SnapshotCopies {
     @Reference
     private SandboxManager manager;
-    private final IdleClocks idleClocks = new IdleClocks();
     private Core core;
     private Snapshots snapshots;
     private Captures captures;
@@ -109,7 +108,7 @@ public class SnapshotManager implements SnapshotService, SnapshotCopies {
 
     @Override
     public void touch(Caller caller, String id) {
-        idleClocks.touch(core.sandboxes().find(caller, id).record().id());
+        core.pausing().touch(caller, id);
     }
 
     @Override

@@ -53,6 +53,7 @@ class VivariumMetrics implements RuntimeObserver {
     private final Histogram requestSeconds;
     private final Counter creates;
     private final Counter deletes;
+    private final Counter demotions;
     private final Histogram lockWaitSeconds;
     private final Histogram lockHeldSeconds;
     private final Histogram stateWriteSeconds;
@@ -94,6 +95,10 @@ class VivariumMetrics implements RuntimeObserver {
         }
         deletes = Counter.builder().name("vivarium_sandbox_deletes_total").help("Sandboxes deleted")
                 .withoutExemplars().register(registry);
+        demotions = Counter.builder().name("vivarium_demotions_total")
+                .help("Sandboxes demoted while idle, by the tier they went to (warm: paused, memory kept)")
+                .labelNames("to").withoutExemplars().register(registry);
+        demotions.initLabelValues("warm");
         lockWaitSeconds = Histogram.builder().name("vivarium_sandbox_lock_wait_seconds")
                 .help("Time waited for a sandbox's lifecycle lock (create, adopt, delete)")
                 .classicOnly().classicUpperBounds(FAST_BOUNDS).withoutExemplars().register(registry);
@@ -137,11 +142,13 @@ class VivariumMetrics implements RuntimeObserver {
         nodeGauge("vivarium_node_sandboxes", "Sandboxes a node ran at its last hello", FleetNode::sandboxes);
         nodeGauge("vivarium_node_max_sandboxes", "Sandboxes a node takes at most", FleetNode::maxSandboxes);
         nodeGauge("vivarium_node_mem_available_bytes", "A node's available memory at its last hello", FleetNode::memAvailableBytes);
-        GaugeWithCallback.builder().name("vivarium_sandboxes").help("Sandboxes by backend and status")
-                .labelNames("backend", "status").callback(cb -> {
+        GaugeWithCallback.builder().name("vivarium_sandboxes").help("Sandboxes by backend, status and tier (hot, warm, "
+                + "cold; none where it is not known)")
+                .labelNames("backend", "status", "tier").callback(cb -> {
                     Map<List<String>, Integer> counts = new LinkedHashMap<>();
-                    sandboxesNow.forEach(s -> counts.merge(List.of(s.backend(), s.status()), 1, Integer::sum));
-                    counts.forEach((k, n) -> cb.call(n, k.get(0), k.get(1)));
+                    sandboxesNow.forEach(s -> counts.merge(List.of(s.backend(), s.status(), s.tier() == null ? "none" : s.tier()),
+                            1, Integer::sum));
+                    counts.forEach((k, n) -> cb.call(n, k.get(0), k.get(1), k.get(2)));
                 }).register(registry);
         GaugeWithCallback.builder().name("vivarium_backend_available")
                 .help("1 if the backend can create sandboxes on this host, 0 if not (GET /v1/backends says why)")
@@ -214,6 +221,11 @@ class VivariumMetrics implements RuntimeObserver {
     @Override
     public void sandboxCreated(CreateOutcome outcome) {
         record(() -> creates.labelValues(label(outcome)).inc());
+    }
+
+    @Override
+    public void sandboxDemoted(String tier) {
+        demotions.labelValues(tier).inc();
     }
 
     @Override

@@ -49,7 +49,9 @@ class VivariumMetricsTest {
         metrics.sandboxCreated(CreateOutcome.OK);
         metrics.sandboxCreated(CreateOutcome.OK);
         metrics.sandboxDeleted();
+        metrics.sandboxDemoted("warm");
         String text = scrape();
+        assertTrue(text.contains("vivarium_demotions_total{to=\"warm\"} 1.0"), text);
         assertTrue(text.contains("vivarium_sandbox_creates_total{outcome=\"ok\"} 2.0"), text);
         assertTrue(text.contains("vivarium_sandbox_creates_total{outcome=\"refused\"} 1.0"), text);
         assertTrue(text.contains("vivarium_sandbox_creates_total{outcome=\"invalid\"} 0.0"), text);
@@ -62,9 +64,11 @@ class VivariumMetricsTest {
         sandboxes.add(sandbox("a1", "alice", "running", new ResourceUsage(4096L, 1.5, 8192L)));
         sandboxes.add(sandbox("a2", "alice", "running", null));
         sandboxes.add(sandbox("b1", "bob", "failed", new ResourceUsage(null, 0.25, null)));
+        sandboxes.add(sandbox("b2", "bob", "paused", null));
         String text = scrape();
-        assertTrue(text.contains("vivarium_sandboxes{backend=\"procbox\",status=\"running\"} 2"), text);
-        assertTrue(text.contains("vivarium_sandboxes{backend=\"procbox\",status=\"failed\"} 1"), text);
+        assertTrue(text.contains("vivarium_sandboxes{backend=\"procbox\",status=\"running\",tier=\"hot\"} 2"), text);
+        assertTrue(text.contains("vivarium_sandboxes{backend=\"procbox\",status=\"paused\",tier=\"warm\"} 1"), text);
+        assertTrue(text.contains("vivarium_sandboxes{backend=\"procbox\",status=\"failed\",tier=\"none\"} 1"), text);
         assertTrue(text.contains("vivarium_sandbox_resident_memory_bytes{backend=\"procbox\",sandbox=\"a1\",tenant=\"alice\"} 4096"), text);
         assertTrue(text.contains("vivarium_sandbox_workspace_bytes{backend=\"procbox\",sandbox=\"a1\",tenant=\"alice\"} 8192"), text);
         assertTrue(text.contains("vivarium_sandbox_cpu_seconds_total{backend=\"procbox\",sandbox=\"b1\",tenant=\"bob\"} 0.25"), text);
@@ -111,6 +115,8 @@ class VivariumMetricsTest {
     }
 
     private static SandboxInfo sandbox(String id, String tenant, String status, ResourceUsage usage) {
-        return new SandboxInfo(id, "procbox", tenant, status, 0, 0, null, "/work", null, null, null, usage);
+        String tier = status.equals("running") ? "hot" : status.equals("paused") ? "warm" : null;
+        return new SandboxInfo(id, "procbox", tenant, status, 0, 0, null, "/work", null, null, null, usage, null, null, null,
+                tier, null);
     }
 }

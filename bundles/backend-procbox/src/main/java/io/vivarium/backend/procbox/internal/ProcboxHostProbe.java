@@ -27,6 +27,7 @@ final class ProcboxHostProbe {
     private final ProcboxSettings settings;
     private final LimitCgroups memoryCgroups;
     private final LimitCgroups pidsCgroups;
+    private final Freezer freezer;
     private final WorkspaceImages workspaces;
     private final Supplier<String> bwrapVersion;
     /** The host's agent binary, or null if it could not be written ({@link #agentProblem} says why). */
@@ -45,6 +46,7 @@ final class ProcboxHostProbe {
         this.settings = settings;
         this.memoryCgroups = LimitCgroups.detect(settings.cgroupRoot(), LimitCgroups.Controller.MEMORY);
         this.pidsCgroups = LimitCgroups.detect(settings.cgroupRoot(), LimitCgroups.Controller.PIDS);
+        this.freezer = Freezer.detect(settings.cgroupRoot());
         this.workspaces = WorkspaceImages.detect(settings.templateDir(), ProcFs.effectiveUid() == 0,
                 settings.workspacePoolSize());
         this.bwrapVersion = new BwrapVersion(settings.bwrap());
@@ -58,6 +60,10 @@ final class ProcboxHostProbe {
 
     LimitCgroups pidsCgroups() {
         return pidsCgroups;
+    }
+
+    Freezer freezer() {
+        return freezer;
     }
 
     WorkspaceImages workspaces() {

@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.AttachedVolume;
 import io.vivarium.api.ResourceUsage;
 import io.vivarium.api.spi.GuestChannel;
@@ -30,6 +31,8 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     private final ProcboxRecord sandbox;
     private final GuestChannel channel;
     private final List<AttachedVolume> volumes;
+    /** Whether its cgroup is frozen ({@link ProcboxPause}): read once when made or adopted, then kept by pause and resume. */
+    private volatile boolean paused;
     /** Its network address once looked up (it keeps it for its life); null before, or while it has none. */
     private volatile String address;
 
@@ -45,6 +48,11 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
         this.dir = dir;
         this.sandbox = sandbox;
         this.channel = channel;
+        this.paused = Freezer.of(sandbox).map(Freezer::frozen).orElse(false);
+    }
+
+    void paused(boolean frozen) {
+        paused = frozen;
     }
 
     List<AttachedVolume> volumes() {
@@ -114,6 +122,11 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     @Override
     public boolean alive() {
         return sandbox.init().isRunning();
+    }
+
+    @Override
+    public SandboxStatus status() {
+        return !alive() ? SandboxStatus.FAILED : paused ? SandboxStatus.PAUSED : SandboxStatus.RUNNING;
     }
 
     @Override

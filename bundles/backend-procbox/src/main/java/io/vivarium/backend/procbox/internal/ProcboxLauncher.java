@@ -93,23 +93,26 @@ final class ProcboxLauncher implements AutoCloseable {
         Path agentDir = prepareAgentDir(ProcboxInstance.agentDir(spec.dir()));
         Path cgroup = null;
         Path pidsCgroup = null;
+        Path freezerCgroup = null;
         try {
             cgroup = limitMib == null ? null : createCgroup(cgroups, spec.id(), limitMib);
             pidsCgroup = pidsLimit == 0 ? null : createCgroup(pidsCgroups, spec.id(), pidsLimit);
+            freezerCgroup = freezerCgroup(spec.id());
             // a fork's children get their walk view on their first walk (WalkView.ensure), not here:
             // a fork of many launches them side by side, and a view is one more mount in each launch
             // and in the host's mount table, which every later loop mount and bwrap reads
             Path view = copiedImage == null ? walkView(spec) : null;
             SandboxLauncher.Started started = processes.launch(spec.id(), spec.dir(), workDir, view,
-                    ProcboxRecord.cgroups(cgroup, pidsCgroup), image, agentDir, uid, gid, userNamespace, spec.volumes());
+                    ProcboxRecord.cgroups(cgroup, pidsCgroup, freezerCgroup), image, agentDir, uid, gid, userNamespace,
+                    spec.volumes());
             ProcboxRecord sandbox = new ProcboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
-                    SandboxCommands.AGENT_SOCKET);
+                    SandboxCommands.AGENT_SOCKET, freezerCgroup);
             if (userNamespace) {
                 sealAgentDir(spec.id(), sandbox, started);
             }
             return new Launched(sandbox, new AgentChannel(spec.id(), started.init(), started.socket(), started.agent()));
         } catch (RuntimeException e) {
-            for (Path made : ProcboxRecord.cgroups(cgroup, pidsCgroup)) {
+            for (Path made : ProcboxRecord.cgroups(cgroup, pidsCgroup, freezerCgroup)) {
                 LimitCgroups.remove(made, CGROUP_REMOVAL_WAIT);
             }
             try {
@@ -202,6 +205,14 @@ final class ProcboxLauncher implements AutoCloseable {
         }
     }
 
+    private Path freezerCgroup(String sandboxId) {
+        try {
+            return probe.freezer().create(sandboxId).orElse(null);
+        } catch (IOException e) {
+            throw ApiException.internal("cannot create the freezer cgroup of sandbox " + sandboxId + ": " + e, e);
+        }
+    }
+
     private static Path createCgroup(LimitCgroups in, String sandboxId, int limit) {
         try {
             return in.create(sandboxId, limit);
@@ -229,10 +240,12 @@ final class ProcboxLauncher implements AutoCloseable {
             processes.killUnrecorded(home);
             probe.memoryCgroups().existing(spec.id()).ifPresent(cgroup -> LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
             probe.pidsCgroups().existing(spec.id()).ifPresent(cgroup -> LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
+            probe.freezer().existing(spec.id()).ifPresent(cgroup -> LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT));
             removeWalkView(spec.id(), home);
             unmountWorkspace(spec.id(), home);
             return;
         }
+        thaw(spec.id(), sandbox);
         // while the init lives, the leftovers can be removed with its access to the workspace
         DryRunScratch.discardLeftovers(spec.id(), home, HostTools.withAccessOf(sandbox));
         removeWalkView(spec.id(), home);
@@ -242,6 +255,18 @@ final class ProcboxLauncher implements AutoCloseable {
             if (!LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT)) {
                 throw ApiException.internal("the cgroup " + cgroup + " of sandbox " + spec.id()
                         + " still has processes", null);
+            }
+        }
+    }
+
+    /** A frozen process dies only once thawed (cgroup v1), and a leftover of a dry-run needs its sandbox running. */
+    private static void thaw(String sandboxId, ProcboxRecord sandbox) {
+        Optional<Path> freezer = Freezer.of(sandbox);
+        if (freezer.isPresent() && Freezer.frozen(freezer.get())) {
+            try {
+                Freezer.set(freezer.get(), false);
+            } catch (IOException e) {
+                throw ApiException.internal("cannot thaw sandbox " + sandboxId + " to end it: " + e.getMessage(), e);
             }
         }
     }

@@ -26,9 +26,17 @@ import java.util.stream.Stream;
  * @param userNamespace whether it was made unprivileged, in its own user namespace
  * @param agentSocket the socket its guest agent listens on, inside the sandbox; null for a sandbox
  *        made by a procbox before the agent, whose keep-alive is {@code sleep} and which is entered with nsenter
+ * @param freezerCgroup its cgroup v1 freezer cgroup ({@link Freezer}), or null (a v2 host freezes its
+ *        limit cgroup; a sandbox made before pauses has none)
  */
 record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
-        Path agentSocket) {
+        Path agentSocket, Path freezerCgroup) {
+
+    /** A sandbox without a freezer cgroup of its own. */
+    ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
+            Path agentSocket) {
+        this(init, uid, gid, cgroup, pidsCgroup, userNamespace, agentSocket, null);
+    }
 
     private static final String POOLED_FILE = "pooled-sandbox.properties";
 
@@ -39,11 +47,11 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
 
     /** The cgroups every process of the sandbox must join, each once. */
     List<Path> cgroups() {
-        return cgroups(cgroup, pidsCgroup);
+        return cgroups(cgroup, pidsCgroup, freezerCgroup);
     }
 
-    static List<Path> cgroups(Path cgroup, Path pidsCgroup) {
-        return Stream.of(cgroup, pidsCgroup).filter(Objects::nonNull).distinct().toList();
+    static List<Path> cgroups(Path cgroup, Path pidsCgroup, Path freezerCgroup) {
+        return Stream.of(cgroup, pidsCgroup, freezerCgroup).filter(Objects::nonNull).distinct().toList();
     }
 
     Map<String, String> toData() {
@@ -57,6 +65,9 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
                 "userns", Boolean.toString(userNamespace)));
         if (agentSocket != null) {
             data.put("agent", agentSocket.toString());
+        }
+        if (freezerCgroup != null) {
+            data.put("freezer_cgroup", freezerCgroup.toString());
         }
         return Map.copyOf(data);
     }
@@ -96,6 +107,8 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
         String pidsCgroup = data.getOrDefault("pids_cgroup", "");
         // absent from the records of sandboxes made before the agent (legacy: nsenter)
         String agent = data.getOrDefault("agent", "");
+        // absent from the records of sandboxes made before pauses, and on a cgroup v2 host
+        String freezer = data.getOrDefault("freezer_cgroup", "");
         try {
             return new ProcboxRecord(
                     new InitProcess(Long.parseLong(required(data, "pid")), required(data, "starttime")),
@@ -104,7 +117,8 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
                     cgroup.isEmpty() ? null : Path.of(cgroup),
                     pidsCgroup.isEmpty() ? null : Path.of(pidsCgroup),
                     Boolean.parseBoolean(data.get("userns")),
-                    agent.isEmpty() ? null : Path.of(agent));
+                    agent.isEmpty() ? null : Path.of(agent),
+                    freezer.isEmpty() ? null : Path.of(freezer));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a procbox instance state: " + data, e);
         }

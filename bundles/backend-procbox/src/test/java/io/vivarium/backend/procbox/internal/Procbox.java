@@ -1,5 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.spi.SandboxBackend;
+import java.util.List;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
@@ -26,6 +28,16 @@ record Procbox(ProcboxRuntime runtime, ProcboxBackend backend, ProcboxImages ima
     }
 
     /** What a root daemon with the default settings runs, but without a sandbox pool. */
+    /** The runtime's pause seam, as its bundle registers it. */
+    ProcboxPause pause() {
+        return new ProcboxPause(runtime);
+    }
+
+    /** The one of {@code revisions} whose backend is {@code backend}. */
+    static Procbox of(SandboxBackend backend, List<Procbox> revisions) {
+        return revisions.stream().filter(p -> p.backend() == backend).findFirst().orElseThrow();
+    }
+
     static Procbox root() {
         return new Procbox(rootSettings(false));
     }

@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.testkit.SandboxBackendSuite;
@@ -37,6 +38,11 @@ class ProcboxConformanceTest extends SandboxBackendSuite {
         Procbox procbox = Procbox.root();
         REVISIONS.add(procbox);
         return procbox.backend();
+    }
+
+    @Override
+    protected PauseControl pauseControl(SandboxBackend backend) {
+        return Procbox.of(backend, REVISIONS).pause();
     }
 
     @Override

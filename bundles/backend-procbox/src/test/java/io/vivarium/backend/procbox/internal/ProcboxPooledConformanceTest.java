@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.api.spi.PauseControl;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.vivarium.api.spi.SandboxBackend;
@@ -48,6 +49,11 @@ class ProcboxPooledConformanceTest extends SandboxBackendSuite {
             }
         }
         return procbox.backend();
+    }
+
+    @Override
+    protected PauseControl pauseControl(SandboxBackend backend) {
+        return Procbox.of(backend, revisions).pause();
     }
 
     @Override
