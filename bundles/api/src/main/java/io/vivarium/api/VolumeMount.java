@@ -8,7 +8,10 @@ package io.vivarium.api;
  * @param name the tenant's volume ({@link VolumeService})
  * @param mountPath an absolute path in the sandbox, not {@code /} nor in a system directory
  * @param subPath a relative directory inside the volume, made when missing; null for its root
- * @param readOnly whether the sandbox may only read it
+ * @param readOnly whether the sandbox may only read it (null in a request: false)
  */
-public record VolumeMount(String name, String mountPath, String subPath, boolean readOnly) {
+public record VolumeMount(String name, String mountPath, String subPath, Boolean readOnly) {
+    public VolumeMount {
+        readOnly = Boolean.TRUE.equals(readOnly);
+    }
 }

@@ -1,0 +1,175 @@
+package io.vivarium.itests.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Idle tiers on a real daemon (docs/tiers.md): a procbox sandbox idle for its
+ * {@code pause_after_secs} is paused (warm) and its next request resumes it, three times in a row
+ * with its files, a volume and a background process intact; a sandbox a request paused stays
+ * paused until touched; branch of a warm sandbox is 409 "touch first"; a {@code kill -9} of the
+ * daemon keeps the tier; the idle policy is bounded by the operator's.
+ */
+class SandboxTiersIT {
+    /** The operator's bound: a create may ask for less, never more. */
+    private static final int OPERATOR_SECS = 30;
+
+    @RegisterExtension
+    static final Daemons daemons = new Daemons();
+
+    @TempDir
+    static Path dir;
+    static Daemon daemon;
+    static Api api;
+    static boolean gvisor;
+    private static final String FEATURES = "core,api-v1,procbox,gvisor,metrics,fingerprint-sha256,storage-reflink";
+
+    @BeforeAll
+    static void start() throws Exception {
+        Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
+        gvisor = Host.gvisorMissing() == null;
+        daemon = daemons.start(dir.resolve("state"), gvisor ? List.of("--features", FEATURES) : List.of(),
+                List.of("-Dvivarium.idle.pause.after.secs=" + OPERATOR_SECS, "-Dvivarium.default.backend=procbox"));
+        api = new Api(daemon.baseUrl(), daemon.adminToken());
+    }
+
+    @AfterEach
+    void deleteSandboxes() throws Exception {
+        api.deleteAllSandboxes();
+    }
+
+    private static JsonNode info(Api through, String id) throws Exception {
+        return Api.expect(200, through.get("/v1/sandboxes/" + id));
+    }
+
+    /** Waits (bounded) until the sandbox is demoted: paused, tier warm. */
+    private static void awaitWarm(Api through, String id) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        JsonNode now = info(through, id);
+        while (!"warm".equals(now.get("tier").asText())) {
+            assertTrue(System.nanoTime() < deadline, "not demoted within 20 s: " + now);
+            Thread.sleep(200);
+            now = info(through, id);
+        }
+        assertEquals("paused", now.get("status").asText(), now.toString());
+    }
+
+    private static double demotions(Api through) throws Exception {
+        String text = new String(through.raw("GET", "/metrics", null).body(), java.nio.charset.StandardCharsets.UTF_8);
+        return text.lines().filter(l -> l.startsWith("vivarium_demotions_total{to=\"warm\"}"))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst().orElse(-1);
+    }
+
+    @Test
+    void anIdleSandboxIsPausedAndItsNextRequestResumesItThreeTimesWithNothingLost() throws Exception {
+        threeCycles("procbox");
+    }
+
+    @Test
+    void soIsAGvisorSandbox() throws Exception {
+        Assumptions.assumeTrue(gvisor, Host.gvisorMissing());
+        threeCycles("gvisor");
+    }
+
+    private static void threeCycles(String backend) throws Exception {
+        String volume = "tiers-" + backend;
+        Api.expect(201, api.post("/v1/volumes", Map.of("name", volume, "size_mib", 16)));
+        JsonNode created = Api.expect(201, api.post("/v1/sandboxes", Map.of("backend", backend,
+                "idle", Map.of("pause_after_secs", 1), "volumes", List.of(Map.of("name", volume, "mount_path", "/v")))));
+        String id = created.get("id").asText();
+        assertEquals(1, created.get("idle").get("pause_after_secs").asInt(), created.toString());
+        assertEquals("hot", created.get("tier").asText());
+        Api.sh(api, id, "echo kept > /work/f; echo vol > /v/g");
+        // a counter that runs while the sandbox runs, left behind by an exec (a command the API runs
+        // would keep the sandbox busy): it stops while paused and goes on after
+        Api.sh(api, id, "(i=0; while true; do i=$((i+1)); echo $i > /work/count; sleep 0.1; done) > /dev/null 2>&1 &");
+        double before = demotions(api);
+
+        for (int cycle = 1; cycle <= 3; cycle++) {
+            awaitWarm(api, id);
+            String frozen = Api.sh(api, id, "cat /work/count").strip(); // this request resumed it
+            assertEquals("hot", info(api, id).get("tier").asText(), "cycle " + cycle + ": a request resumed it");
+            assertEquals("kept\nvol\n", Api.sh(api, id, "cat /work/f /v/g"), "cycle " + cycle + ": files and volume kept");
+            Thread.sleep(400);
+            String later = Api.sh(api, id, "cat /work/count").strip();
+            assertTrue(Integer.parseInt(later) > Integer.parseInt(frozen),
+                    "cycle " + cycle + ": the background process runs on after the resume (" + frozen + " then " + later + ")");
+        }
+        assertTrue(demotions(api) >= before + 3, "three demotions counted: " + demotions(api));
+        Api.expect(204, api.delete("/v1/sandboxes/" + id));
+        Api.expect(204, api.delete("/v1/volumes/" + volume));
+    }
+
+    @Test
+    void aSandboxRunningACommandOfTheApiIsNotIdle() throws Exception {
+        String id = Api.expect(201, api.post("/v1/sandboxes", Map.of("idle", Map.of("pause_after_secs", 1)))).get("id").asText();
+        String command = Api.expect(201, api.post("/v1/sandboxes/" + id + "/commands",
+                Map.of("args", List.of("sleep", "4")))).get("id").asText();
+        Thread.sleep(2500);
+        assertEquals("hot", info(api, id).get("tier").asText(), "a command runs in it: it is not idle");
+        Api.expect(200, api.post("/v1/sandboxes/" + id + "/commands/" + command + "/wait?timeout_secs=30", null));
+        awaitWarm(api, id);
+    }
+
+    @Test
+    void aSandboxARequestPausedStaysPausedUntilTouchedAndBranchSaysTouchFirst() throws Exception {
+        String id = api.createSandbox();
+        Api.expect(200, api.post("/v1/sandboxes/" + id + "/pause", null));
+        JsonNode paused = info(api, id);
+        assertEquals("warm", paused.get("tier").asText(), paused.toString());
+        assertEquals(409, api.post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of("true"))).status(),
+                "a pause by request is not undone by the next request");
+        Api.Response branch = api.post("/v1/sandboxes/" + id + "/branch", Map.of("tag", "from-warm"));
+        assertEquals(409, branch.status(), branch.raw().body());
+        assertTrue(branch.error().contains("touch"), branch.error());
+        Api.expect(204, api.post("/v1/sandboxes/" + id + "/touch", null));
+        assertEquals("hot", info(api, id).get("tier").asText(), "touch promotes");
+        assertEquals("ok\n", Api.sh(api, id, "echo ok"));
+    }
+
+    @Test
+    void theIdlePolicyIsBoundedByTheOperatorsAndColdIsRefused() throws Exception {
+        JsonNode byDefault = Api.expect(201, api.post("/v1/sandboxes", Map.of()));
+        assertEquals(OPERATOR_SECS, byDefault.get("idle").get("pause_after_secs").asInt(), "the operator's default");
+        for (Map<String, Object> idle : List.of(Map.<String, Object>of("pause_after_secs", OPERATOR_SECS + 1),
+                Map.<String, Object>of("pause_after_secs", 5, "cold_after_secs", 60))) {
+            Api.Response r = api.post("/v1/sandboxes", Map.of("idle", idle));
+            assertEquals(400, r.status(), idle + " " + r.raw().body());
+        }
+        Api.Response zero = api.outsideTheContract().post("/v1/sandboxes", Map.of("idle", Map.of("pause_after_secs", 0)));
+        assertEquals(400, zero.status(), zero.raw().body());
+    }
+
+    @Test
+    void aKill9OfTheDaemonKeepsTheTierAndTheNextRequestStillResumes() throws Exception {
+        Path state = dir.resolve("restart-state");
+        Daemon first = daemons.start(state, List.of());
+        Api a = new Api(first.baseUrl(), first.adminToken());
+        String id = Api.expect(201, a.post("/v1/sandboxes", Map.of("idle", Map.of("pause_after_secs", 1)))).get("id").asText();
+        Api.sh(a, id, "echo before > /work/f");
+        awaitWarm(a, id);
+        first.kill9();
+
+        Daemon second = daemons.start(state, List.of());
+        Api b = new Api(second.baseUrl(), second.adminToken());
+        JsonNode after = info(b, id);
+        assertEquals("warm", after.get("tier").asText(), "the tier outlives the daemon: " + after);
+        assertEquals("before\n", Api.sh(b, id, "cat /work/f"), "and a request resumes it");
+        assertEquals("hot", info(b, id).get("tier").asText());
+        Api.expect(204, b.delete("/v1/sandboxes/" + id));
+    }
+}
