@@ -34,10 +34,10 @@ class GvisorBackendTest {
     }
 
     @Test
-    void itReportsExecEvalAndTheMemoryLimitAndNothingCoreDerives() {
+    void itReportsExecEvalTheMemoryLimitAndVolumesAndNothingCoreDerives() {
         try (Revision revision = withoutRunsc()) {
             Set<String> reported = revision.backend().capabilities();
-            assertEquals(Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT), reported);
+            assertEquals(Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES), reported);
             assertTrue(Capability.REPORTED.containsAll(reported), "only names a backend reports: " + reported);
             assertFalse(revision.backend().machine(), "a container is not a machine");
             assertEquals(GvisorBackend.NAME, revision.backend().name());
