@@ -120,6 +120,9 @@ class SandboxVolumesIT {
                 "a read-only mount refuses writes: " + read);
 
         Api.expect(204, api.delete("/v1/sandboxes/" + reader));
+        try (var left = Files.list(dir.resolve("state").resolve("volume-binds"))) {
+            assertEquals(List.of(), left.toList(), "a deleted sandbox leaves no bind behind");
+        }
         Api.expect(204, api.delete("/v1/volumes/" + data));
         assertEquals(404, api.get("/v1/volumes/" + data).status());
         assertFalse(api.get("/v1/volumes").body().toString().contains("\"" + data + "\""), "deleted volumes are not listed");

@@ -195,10 +195,7 @@ final class Volumes {
     synchronized void detach(SandboxRecord record) {
         Path dir = sandboxes.dirs().volumeBindsOf(record.id());
         try {
-            for (Path bind : HostVolumes.children(dir)) {
-                host.unbind(bind);
-            }
-            removeDir(dir);
+            unbindAll(dir);
         } catch (IOException | UncheckedIOException e) {
             LOG.log(Level.WARNING, "cannot unbind the volumes of sandbox " + record.id() + ": " + e.getMessage());
         }
@@ -231,10 +228,7 @@ final class Volumes {
         try {
             for (Path dir : HostVolumes.children(sandboxes.dirs().volumeBinds())) {
                 if (!live.contains(dir.getFileName().toString())) {
-                    for (Path bind : HostVolumes.children(dir)) {
-                        host.unbind(bind);
-                    }
-                    removeDir(dir);
+                    unbindAll(dir);
                 }
             }
             for (Path mount : HostVolumes.children(mounts)) {
@@ -254,6 +248,15 @@ final class Volumes {
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.WARNING, "cannot tidy the volumes' mounts: " + e.getMessage());
         }
+    }
+
+    /** Unbinds every bind in a sandbox's directory of binds, then removes the emptied directories. */
+    private void unbindAll(Path dir) throws IOException {
+        for (Path bind : HostVolumes.children(dir)) {
+            host.unbind(bind);
+            removeDir(bind);
+        }
+        removeDir(dir);
     }
 
     private Path imageOf(String key) {
