@@ -36,6 +36,9 @@ public interface PortService {
     /** The sandbox's exposed ports, lowest first, each with a new token of {@link #DEFAULT_TOKEN_LIFETIME}. */
     List<ExposedPort> list(Caller caller, String sandboxId);
 
+    /** One exposed port with a new token of {@link #DEFAULT_TOKEN_LIFETIME}; 404 for a port that is not exposed. Since 2.7. */
+    ExposedPort get(Caller caller, String sandboxId, int port);
+
     /** Closes an exposed port: its tokens stop working; 404 for a port that is not exposed. */
     void close(Caller caller, String sandboxId, int port);
 

@@ -37,13 +37,8 @@ final class PortRoutes {
                 }),
                 new Route("GET", "/sandboxes/{id}/ports", Role.USER, 200, r -> ports.list(r.caller(), r.pathParam("id"))
                         .stream().map(p -> PortBody.of(r.pathParam("id"), p)).toList()),
-                new Route("GET", "/sandboxes/{id}/ports/{port}", Role.USER, 200, r -> {
-                    int port = port(r);
-                    return ports.list(r.caller(), r.pathParam("id")).stream().filter(p -> p.port() == port)
-                            .map(p -> PortBody.of(r.pathParam("id"), p)).findFirst()
-                            .orElseThrow(() -> ApiException.notFound("port " + port + " of sandbox " + r.pathParam("id")
-                                    + " is not exposed"));
-                }),
+                new Route("GET", "/sandboxes/{id}/ports/{port}", Role.USER, 200,
+                        r -> PortBody.of(r.pathParam("id"), ports.get(r.caller(), r.pathParam("id"), port(r)))),
                 new Route("DELETE", "/sandboxes/{id}/ports/{port}", Role.ADMIN, 204, r -> {
                     ports.close(r.caller(), r.pathParam("id"), port(r));
                     return null;

@@ -67,6 +67,15 @@ final class ExposedPorts {
                 .map(e -> grant(sandboxId, e.getKey(), e.getValue(), PortService.DEFAULT_TOKEN_LIFETIME)).toList();
     }
 
+    ExposedPort get(Caller caller, String sandboxId, int port) {
+        checkPort(port);
+        String nonce = sandboxes.find(caller, sandboxId).record().exposedPorts().get(port);
+        if (nonce == null) {
+            throw notExposed(sandboxId, port);
+        }
+        return grant(sandboxId, port, nonce, PortService.DEFAULT_TOKEN_LIFETIME);
+    }
+
     void close(Caller caller, String sandboxId, int port) {
         checkPort(port);
         Sandbox sb = sandboxes.find(caller, sandboxId);

@@ -37,6 +37,11 @@ public class PortManager implements PortService {
     }
 
     @Override
+    public ExposedPort get(Caller caller, String sandboxId, int port) {
+        return ports.get(caller, sandboxId, port);
+    }
+
+    @Override
     public void close(Caller caller, String sandboxId, int port) {
         ports.close(caller, sandboxId, port);
     }
