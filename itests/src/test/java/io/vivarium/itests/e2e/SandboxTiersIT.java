@@ -3,6 +3,7 @@ package io.vivarium.itests.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -18,9 +19,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Idle tiers on a real daemon (docs/tiers.md): a procbox sandbox idle for its
- * {@code pause_after_secs} is paused (warm) and its next request resumes it, three times in a row
- * with its files, a volume and a background process intact; a sandbox a request paused stays
+ * Idle tiers on a real daemon (docs/tiers.md): a sandbox idle for its {@code pause_after_secs} is
+ * paused (warm) and its next request resumes it, three times in a row with its files, a volume and a
+ * background process intact (procbox, gVisor and a QEMU VM where the host runs them); a sandbox a request paused stays
  * paused until touched; branch of a warm sandbox is 409 "touch first"; a {@code kill -9} of the
  * daemon keeps the tier; the idle policy is bounded by the operator's.
  */
@@ -36,13 +37,16 @@ class SandboxTiersIT {
     static Daemon daemon;
     static Api api;
     static boolean gvisor;
-    private static final String FEATURES = "core,api-v1,procbox,gvisor,metrics,fingerprint-sha256,storage-reflink";
+    static boolean qemu;
 
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         gvisor = Host.gvisorMissing() == null;
-        daemon = daemons.start(dir.resolve("state"), gvisor ? List.of("--features", FEATURES) : List.of(),
+        qemu = Host.qemuMissing("default") == null;
+        String features = "core,api-v1,procbox,metrics,fingerprint-sha256,storage-reflink" + (gvisor ? ",gvisor" : "")
+                + (qemu ? ",qemu" : "");
+        daemon = daemons.start(dir.resolve("state"), List.of("--features", features),
                 List.of("-Dvivarium.idle.pause.after.secs=" + OPERATOR_SECS, "-Dvivarium.default.backend=procbox"));
         api = new Api(daemon.baseUrl(), daemon.adminToken());
     }
@@ -85,15 +89,26 @@ class SandboxTiersIT {
         threeCycles("gvisor");
     }
 
+    @Test
+    void soIsAQemuVm() throws Exception {
+        Assumptions.assumeTrue(qemu, Host.qemuMissing("default"));
+        threeCycles("qemu");
+    }
+
+    /** Three demote/resume cycles of a sandbox of {@code backend}, with a volume where the backend mounts them. */
     private static void threeCycles(String backend) throws Exception {
+        boolean volumes = !backend.equals("qemu");
         String volume = "tiers-" + backend;
-        Api.expect(201, api.post("/v1/volumes", Map.of("name", volume, "size_mib", 16)));
-        JsonNode created = Api.expect(201, api.post("/v1/sandboxes", Map.of("backend", backend,
-                "idle", Map.of("pause_after_secs", 1), "volumes", List.of(Map.of("name", volume, "mount_path", "/v")))));
+        Map<String, Object> create = new java.util.HashMap<>(Map.of("backend", backend, "idle", Map.of("pause_after_secs", 1)));
+        if (volumes) {
+            Api.expect(201, api.post("/v1/volumes", Map.of("name", volume, "size_mib", 16)));
+            create.put("volumes", List.of(Map.of("name", volume, "mount_path", "/v")));
+        }
+        JsonNode created = Api.expect(201, api.post("/v1/sandboxes", create));
         String id = created.get("id").asText();
         assertEquals(1, created.get("idle").get("pause_after_secs").asInt(), created.toString());
         assertEquals("hot", created.get("tier").asText());
-        Api.sh(api, id, "echo kept > /work/f; echo vol > /v/g");
+        Api.sh(api, id, "echo kept > /work/f" + (volumes ? "; echo vol > /v/g" : ""));
         // a counter that runs while the sandbox runs, left behind by an exec (a command the API runs
         // would keep the sandbox busy): it stops while paused and goes on after
         Api.sh(api, id, "(i=0; while true; do i=$((i+1)); echo $i > /work/count; sleep 0.1; done) > /dev/null 2>&1 &");
@@ -103,7 +118,8 @@ class SandboxTiersIT {
             awaitWarm(api, id);
             String frozen = Api.sh(api, id, "cat /work/count").strip(); // this request resumed it
             assertEquals("hot", info(api, id).get("tier").asText(), "cycle " + cycle + ": a request resumed it");
-            assertEquals("kept\nvol\n", Api.sh(api, id, "cat /work/f /v/g"), "cycle " + cycle + ": files and volume kept");
+            assertEquals(volumes ? "kept\nvol\n" : "kept\n", Api.sh(api, id, volumes ? "cat /work/f /v/g" : "cat /work/f"),
+                    "cycle " + cycle + ": files and volume kept");
             Thread.sleep(400);
             String later = Api.sh(api, id, "cat /work/count").strip();
             assertTrue(Integer.parseInt(later) > Integer.parseInt(frozen),
@@ -111,7 +127,32 @@ class SandboxTiersIT {
         }
         assertTrue(demotions(api) >= before + 3, "three demotions counted: " + demotions(api));
         Api.expect(204, api.delete("/v1/sandboxes/" + id));
-        Api.expect(204, api.delete("/v1/volumes/" + volume));
+        if (volumes) {
+            Api.expect(204, api.delete("/v1/volumes/" + volume));
+        }
+    }
+
+    @Test
+    void aRequestThroughAnExposedPortResumesAnIdleSandbox() throws Exception {
+        Assumptions.assumeTrue(NetNamespace.available(), NetNamespace.MISSING);
+        Assumptions.assumeTrue(java.nio.file.Files.isExecutable(Path.of("/usr/sbin/nft")),
+                "needs nftables' nft for sandbox networks (apt-get install nftables)");
+        String id = Api.expect(201, api.post("/v1/sandboxes", Map.of("idle", Map.of("pause_after_secs", 1),
+                "network", Map.of("mode", "egress", "allow", List.of())))).get("id").asText();
+        String sb = "/v1/sandboxes/" + id;
+        Api.expect(204, api.sendBytes("PUT", sb + "/files?path=/work/server.py",
+                SandboxPortsIT.SERVER.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        // started by an exec, not as a command of the API (which would keep the sandbox hot)
+        Api.sh(api, id, "python3 /work/server.py " + SandboxPortsIT.PORT + " > /dev/null 2>&1 &"
+                + " for i in $(seq 100); do python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", "
+                + SandboxPortsIT.PORT + "), timeout=1)' 2>/dev/null && break; sleep 0.05; done");
+        Api.expect(201, api.post(sb + "/ports", Map.of("port", SandboxPortsIT.PORT)));
+        awaitWarm(api, id);
+
+        HttpResponse<byte[]> through = api.raw("GET", sb + "/ports/" + SandboxPortsIT.PORT + "/woken", null);
+        assertEquals(200, through.statusCode(), new String(through.body(), java.nio.charset.StandardCharsets.UTF_8));
+        assertTrue(new String(through.body(), java.nio.charset.StandardCharsets.UTF_8).contains("\"path\": \"/woken\""));
+        assertEquals("hot", info(api, id).get("tier").asText(), "the request through the port resumed it");
     }
 
     @Test
