@@ -201,6 +201,22 @@ class SandboxCliIT {
     }
 
     @Test
+    void anIdlePolicyIsSetAndASandboxTouchedFromTheShell() throws Exception {
+        Run created = cli(atTheDaemon(), "sandbox", "create", "--pause-after", "600", "--json");
+        assertEquals(0, created.code(), created.err());
+        JsonNode sandbox = Api.JSON.readTree(created.out());
+        assertEquals(600, sandbox.get("idle").get("pause_after_secs").asInt(), sandbox.toString());
+        String id = sandbox.get("id").asText();
+        Api.expect(200, new Api(daemon.baseUrl(), daemon.adminToken()).post("/v1/sandboxes/" + id + "/pause", null));
+        Run touched = cli(atTheDaemon(), "sandbox", "touch", id);
+        assertEquals(0, touched.code(), touched.err());
+        assertEquals(id + " touched\n", touched.out());
+        assertEquals("hot", Api.JSON.readTree(cli(atTheDaemon(), "sandbox", "info", id, "--json").out()).get("tier").asText(),
+                "touch resumed it");
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", id).code());
+    }
+
+    @Test
     void errorsSayWhatIsWrongAndWhatWasTried() throws Exception {
         Run missing = cli(atTheDaemon(), "sandbox", "info", "sb-000000000000");
         assertEquals(1, missing.code());
