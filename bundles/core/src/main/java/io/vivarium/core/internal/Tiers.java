@@ -136,8 +136,15 @@ final class Tiers {
             synchronized (sb.tierLock) {
                 SandboxInstance i = sb.instance();
                 if (idleLongEnough(sb) && i != null && i.status() == SandboxStatus.RUNNING) {
-                    pause.get().pause(i);
+                    // recorded first: a daemon killed before the pause leaves a running sandbox marked
+                    // demoted, which its next request clears; never a paused one its requests cannot wake
                     demoted(sb, SandboxInfo.WARM);
+                    try {
+                        pause.get().pause(i);
+                    } catch (RuntimeException e) {
+                        demoted(sb, null);
+                        throw e;
+                    }
                     sandboxes.observer().sandboxDemoted(SandboxInfo.WARM);
                 }
             }
@@ -149,7 +156,7 @@ final class Tiers {
         SandboxRecord r = sb.record();
         IdlePolicy idle = r.idle();
         SandboxInstance i = sb.instance();
-        if (sb.deleted() || idle == null || idle.pauseAfterSecs() == null || r.demoted() != null
+        if (sb.deleted() || idle == null || idle.pauseAfterSecs() == null
                 || r.status() != SandboxStatus.RUNNING || !SandboxRecord.CREATED.equals(r.phase())
                 || i == null || i.status() != SandboxStatus.RUNNING) {
             return false;

@@ -1,0 +1,106 @@
+package io.vivarium.core.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.Caller;
+import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.IdlePolicy;
+import io.vivarium.api.Role;
+import io.vivarium.api.SandboxInfo;
+import io.vivarium.state.file.internal.FileStores;
+import io.vivarium.testkit.FakeBackend;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Idle demotion over core with a fake backend whose pause seam is registered. */
+class TiersTest {
+    private static final Caller ALICE = new Caller("alice", Role.ADMIN);
+
+    @TempDir
+    Path state;
+    private final FakeBackend backend = new FakeBackend();
+    private WholeCore core;
+
+    private WholeCore started() throws Exception {
+        WholeCore m = new WholeCore();
+        m.fingerprintArrived(1, TestModes.fakeGuest());
+        m.seamArrived(backend.name(), 1, 101, backend.pauseControl());
+        m.backendArrived(new BackendRegistry.Entry(backend.name(), backend, "test.fake", "1.0.0", 1));
+        m.bindStateStores(new FileStores(), java.util.Map.of());
+        m.start(state, "", Duration.ZERO);
+        return m;
+    }
+
+    @AfterEach
+    void stop() {
+        if (core != null) {
+            core.deactivate();
+        }
+    }
+
+    private String idleAfterOneSecond() {
+        return core.create(ALICE, new CreateSandboxRequest(null, null, null, null, null, null, null, null, null,
+                new IdlePolicy(1, null))).id();
+    }
+
+    private SandboxInfo awaitWarm(String id) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        SandboxInfo info = core.get(ALICE, id);
+        while (!SandboxInfo.WARM.equals(info.tier())) {
+            assertTrue(System.nanoTime() < deadline, "not demoted within 10 s: " + info);
+            Thread.sleep(50);
+            info = core.get(ALICE, id);
+        }
+        return info;
+    }
+
+    @Test
+    void anIdleSandboxIsPausedAndItsNextRequestResumesIt() throws Exception {
+        core = started();
+        String id = idleAfterOneSecond();
+        assertEquals(SandboxInfo.HOT, core.get(ALICE, id).tier());
+        assertEquals("paused", awaitWarm(id).status());
+        assertEquals(SandboxInfo.WARM, core.core().sandboxes().find(ALICE, id).record().demoted(), "the record says so");
+
+        assertTrue(core.ping(ALICE, id).pong(), "a request that needs the guest is answered");
+        assertEquals(SandboxInfo.HOT, core.get(ALICE, id).tier(), "it resumed the sandbox first");
+        assertNull(core.core().sandboxes().find(ALICE, id).record().demoted());
+    }
+
+    @Test
+    void aSandboxARequestPausedIsNotWokenByTheNextRequestButByATouch() throws Exception {
+        core = started();
+        String id = core.create(ALICE, null).id();
+        core.pause(ALICE, id);
+        ApiException refused = assertThrows(ApiException.class, () -> core.ping(ALICE, id));
+        assertEquals(409, refused.status(), refused.getMessage());
+        core.touch(ALICE, id);
+        assertEquals(SandboxInfo.HOT, core.get(ALICE, id).tier());
+    }
+
+    @Test
+    void aDemotionRecordedButNotDoneIsClearedByTheNextRequestAndMayBeDoneAgain() throws Exception {
+        core = started();
+        String id = idleAfterOneSecond();
+        Sandbox sb = core.core().sandboxes().find(ALICE, id);
+        // what a daemon killed between recording the demotion and pausing leaves: marked, still running
+        sb.lifecycle.lock();
+        try {
+            core.core().sandboxes().persist(sb, sb.record().withDemoted(SandboxInfo.WARM));
+        } finally {
+            sb.lifecycle.unlock(core.core().sandboxes().observer());
+        }
+        assertEquals(SandboxInfo.WARM, awaitWarm(id).tier(), "a marked running sandbox is demoted again when idle");
+        assertTrue(core.ping(ALICE, id).pong());
+        assertNull(core.core().sandboxes().find(ALICE, id).record().demoted());
+    }
+}
