@@ -29,7 +29,8 @@ public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integ
         IdlePolicy idle) {
 
     public CreateSandboxRequest {
-        volumes = volumes == null ? List.of() : List.copyOf(volumes);
+        // a null entry stays, for core to refuse with a 400 naming it
+        volumes = volumes == null ? List.of() : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(volumes));
     }
 
     /** The request of API 2.5 (no volumes). */

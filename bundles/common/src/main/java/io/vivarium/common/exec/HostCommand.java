@@ -46,11 +46,17 @@ public final class HostCommand {
      * exit status and output if it fails or outlives {@code timeout}.
      */
     public static String run(List<String> argv, Duration timeout) throws IOException {
+        return run(argv, timeout, null);
+    }
+
+    /** {@link #run(List, Duration)} in the working directory {@code dir} (null: the daemon's). */
+    public static String run(List<String> argv, Duration timeout, java.nio.file.Path dir) throws IOException {
         CommandLine command = new CommandLine(argv.get(0));
         argv.subList(1, argv.size()).forEach(arg -> command.addArgument(arg, false));
         ByteArrayOutputStream output = new CappedOutput(MAX_OUTPUT_BYTES);
         ExecuteWatchdog watchdog = ExecuteWatchdog.builder().setTimeout(timeout).get();
-        DefaultExecutor executor = DefaultExecutor.builder().get();
+        DefaultExecutor executor = dir == null ? DefaultExecutor.builder().get()
+                : DefaultExecutor.builder().setWorkingDirectory(dir.toFile()).get();
         executor.setStreamHandler(new PumpStreamHandler(output));
         executor.setWatchdog(watchdog);
         try {

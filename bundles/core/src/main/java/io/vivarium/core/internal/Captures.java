@@ -101,7 +101,7 @@ final class Captures {
             CreateSandboxRequest create = new CreateSandboxRequest(e.name(), request.memoryLimitMib(), null, null, null,
                     request.diskLimitMib(), null, request.network());
             CreateRequests.check(create, e.name(), e.capabilities());
-            SandboxInfo made = lifecycle.createOn(caller, e, create, null, place, lifecycle.fresh(e));
+            SandboxInfo made = lifecycle.createOn(caller, e, create, null, place, lifecycle.fresh(e), false);
             builder = made.id();
             SnapshotRecord withBuilder = reserved.withBuilder(builder, made.network());
             snapshots.update(reserved, withBuilder);

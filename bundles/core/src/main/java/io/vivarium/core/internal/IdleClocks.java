@@ -17,6 +17,11 @@ final class IdleClocks {
         touched.put(sandboxId, Instant.now());
     }
 
+    /** A sandbox that is gone has no clock. */
+    void forget(String sandboxId) {
+        touched.remove(sandboxId);
+    }
+
     Optional<Instant> lastTouched(String sandboxId) {
         return Optional.ofNullable(touched.get(sandboxId));
     }

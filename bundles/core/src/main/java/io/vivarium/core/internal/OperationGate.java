@@ -18,6 +18,8 @@ final class OperationGate {
     private final String sandbox;
     /** Guarded by this: the exclusive operation running or waiting for execs to drain, or null. */
     private String exclusive;
+    /** The exclusive operation of idle demotion ({@link Tiers}), which others wait for rather than refuse. */
+    static final String DEMOTION = "idle demotion";
     private int execs;
 
     OperationGate(String sandbox) {
@@ -45,6 +47,15 @@ final class OperationGate {
 
     /** Enters as the exclusive operation {@code what}; {@link #exitExclusive()} in a finally. */
     synchronized void enterExclusive(String what, Duration patience) {
+        long demotionDeadline = System.nanoTime() + patience.toNanos();
+        while (DEMOTION.equals(exclusive) && !DEMOTION.equals(what)) {
+            // an idle demotion is brief and no caller's doing: wait for it rather than refuse
+            long left = demotionDeadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            awaitNanos(left);
+        }
         if (exclusive != null) {
             throw ApiException.conflict("a " + exclusive + " is already running on sandbox " + sandbox
                     + "; wait for it to finish");

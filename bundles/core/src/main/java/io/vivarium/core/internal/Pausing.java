@@ -11,7 +11,8 @@ import io.vivarium.api.spi.SandboxInstance;
  * Pause, resume and touch through the {@link PauseControl} the sandbox's backend registered (501 if it
  * has none), each alone on its sandbox ({@link OperationGate}: running execs end first). The
  * status is the instance's own ({@link SandboxStatus#PAUSED}), so a backend whose pause outlives the
- * daemon (a QEMU kept stopped) is found paused again by the next one; nothing is persisted.
+ * daemon (a QEMU kept stopped) is found paused again by the next one; only a demotion while idle is
+ * recorded ({@link Tiers}), and a pause or resume by request clears it.
  */
 final class Pausing {
     private final BackendRegistry registry;

@@ -157,9 +157,18 @@ final class SandboxLifecycle {
      */
     SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String snapshotTag,
             Capacity.Reservation place, InstanceMaker maker) {
+        return createOn(caller, e, req, snapshotTag, place, maker, true);
+    }
+
+    /**
+     * {@link #createOn}, for a sandbox that is never demoted while idle when {@code demotable} is false
+     * (a snapshot's builder: a pause during its setup or boot wait would capture a half-booted guest).
+     */
+    SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String snapshotTag,
+            Capacity.Reservation place, InstanceMaker maker, boolean demotable) {
         NetworkRules rules = network;
         NetworkPolicy policy = rules.resolve(req.network(), e.name(), e.capabilities());
-        IdlePolicy idlePolicy = idle.resolve(req.idle());
+        IdlePolicy idlePolicy = demotable ? idle.resolve(req.idle()) : null;
         String id = SandboxIds.next();
         SandboxDirs dirs = sandboxes.dirs();
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),

@@ -200,7 +200,10 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         LiveInstances live = new LiveInstances(registry, sandboxes, adoption, patience, tiers);
         adoption.keepLeavingInstancesFor(patience);
         Volumes volumes = new Volumes(sandboxes, new HostVolumes(), stateDir.toAbsolutePath());
-        sandboxes.onForget(volumes::detach);
+        sandboxes.onForget(r -> {
+            tiers.forget(r);
+            volumes.detach(r);
+        });
         lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, storage, defaultBackendName, patience,
                 () -> stopping, capacity, volumes);
         guest = new GuestAccess(sandboxes, live);

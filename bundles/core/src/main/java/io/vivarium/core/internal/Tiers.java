@@ -28,7 +28,6 @@ import io.vivarium.api.state.StaleRevisionException;
  */
 final class Tiers {
     private static final System.Logger LOG = System.getLogger(Tiers.class.getName());
-    private static final String DEMOTION = "idle demotion";
 
     private final BackendRegistry registry;
     private final Sandboxes sandboxes;
@@ -63,9 +62,8 @@ final class Tiers {
      */
     SandboxInstance wake(Sandbox sb, SandboxInstance i) {
         clocks.touch(sb.record().id());
-        if (sb.record().demoted() == null) {
-            return i;
-        }
+        // always under the lock: a request that does not pass the gate (one through an exposed port)
+        // must not slip past a demotion that is pausing the sandbox right now
         synchronized (sb.tierLock) {
             if (sb.record().demoted() != null) {
                 if (i.status() == SandboxStatus.PAUSED) {
@@ -75,6 +73,11 @@ final class Tiers {
             }
         }
         return i;
+    }
+
+    /** A sandbox that is gone: its clock goes. */
+    void forget(SandboxRecord record) {
+        clocks.forget(record.id());
     }
 
     /** Activity on a sandbox that is not paused: its clock starts again. */
@@ -115,8 +118,9 @@ final class Tiers {
         for (Sandbox sb : sandboxes.all()) {
             try {
                 demoteIfIdle(sb);
-            } catch (ApiException busy) {
-                LOG.log(Level.DEBUG, "not demoting " + sb.record().id() + " now: " + busy.getMessage());
+            } catch (ApiException e) {
+                LOG.log(e.status() == 409 ? Level.DEBUG : Level.WARNING, "not demoting " + sb.record().id() + " now: "
+                        + e.getMessage());
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "demoting idle sandbox " + sb.record().id() + " failed", e);
             }
@@ -132,7 +136,7 @@ final class Tiers {
             return;
         }
         // yields at once to execs and exclusive operations: the next round tries again
-        sb.gate.exclusive(DEMOTION, Duration.ZERO, () -> {
+        sb.gate.exclusive(OperationGate.DEMOTION, Duration.ZERO, () -> {
             synchronized (sb.tierLock) {
                 SandboxInstance i = sb.instance();
                 if (idleLongEnough(sb) && i != null && i.status() == SandboxStatus.RUNNING) {

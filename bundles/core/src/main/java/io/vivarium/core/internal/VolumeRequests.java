@@ -16,9 +16,12 @@ final class VolumeRequests {
     private static final int MAX_PATH = 255;
     /** One name in a path: no spaces or quotes, nothing a mount table or a shell would read twice. */
     private static final Pattern SEGMENT = Pattern.compile("[A-Za-z0-9._@+-]+");
-    /** Where a volume would hide or replace what the sandbox's system needs. */
+    /**
+     * Where a volume would hide or replace what the sandbox's system needs: the system's
+     * directories, and {@code /opt/vivarium}, where a backend may put the guest agent it runs.
+     */
     private static final List<String> SYSTEM = List.of("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64",
-            "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/var/run");
+            "/libx32", "/opt/vivarium", "/proc", "/run", "/sbin", "/sys", "/usr", "/var/run");
 
     private VolumeRequests() {
     }

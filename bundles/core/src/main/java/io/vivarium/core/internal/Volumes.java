@@ -6,7 +6,6 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -20,6 +19,7 @@ import io.vivarium.api.Caller;
 import io.vivarium.api.VolumeInfo;
 import io.vivarium.api.VolumeMount;
 import io.vivarium.api.VolumeService;
+import io.vivarium.api.state.RecordCollection;
 import io.vivarium.api.state.StaleRevisionException;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.Stored;
@@ -64,6 +64,10 @@ final class Volumes {
                     + VolumeService.MAX_SIZE_MIB + ", got " + sizeMib);
         }
         String key = key(caller.tenant(), name);
+        if (!RecordCollection.isKey(key)) {
+            throw ApiException.badRequest("the tenant's name and the volume's name together are too long to name a volume "
+                    + "here; choose a shorter name");
+        }
         StateStore state = sandboxes.state();
         if (state.get(StateCollections.VOLUMES, key).isPresent()) {
             throw ApiException.conflict("volume " + name + " exists; choose another name or DELETE /v1/volumes/" + name);
@@ -122,7 +126,11 @@ final class Volumes {
 
     private Stored<VolumeRecord> record(String tenant, String name) {
         checkName(name);
-        return sandboxes.state().get(StateCollections.VOLUMES, key(tenant, name))
+        String key = key(tenant, name);
+        if (!RecordCollection.isKey(key)) {
+            throw ApiException.notFound("no volume " + name);
+        }
+        return sandboxes.state().get(StateCollections.VOLUMES, key)
                 .orElseThrow(() -> ApiException.notFound("no volume " + name + " (POST /v1/volumes makes one)"));
     }
 
@@ -192,7 +200,13 @@ final class Volumes {
     }
 
     /** Unbinds the volumes of a sandbox that is gone, and unmounts each that no other sandbox uses. */
-    synchronized void detach(SandboxRecord record) {
+    void detach(SandboxRecord record) {
+        if (!record.mounts().isEmpty()) {
+            release(record);
+        }
+    }
+
+    private synchronized void release(SandboxRecord record) {
         Path dir = sandboxes.dirs().volumeBindsOf(record.id());
         try {
             unbindAll(dir);

@@ -225,7 +225,7 @@ class VivariumMetrics implements RuntimeObserver {
 
     @Override
     public void sandboxDemoted(String tier) {
-        demotions.labelValues(tier).inc();
+        record(() -> demotions.labelValues(tier).inc());
     }
 
     @Override

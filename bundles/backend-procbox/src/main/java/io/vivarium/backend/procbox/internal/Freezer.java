@@ -72,6 +72,10 @@ final class Freezer {
         long deadline = System.nanoTime() + SETTLE.toNanos();
         while (!settled(cgroup, v2, frozen)) {
             if (System.nanoTime() > deadline || !Sleep.briefly(2)) {
+                if (frozen) {
+                    // a freeze that does not settle is undone, so the sandbox is not left half frozen
+                    Files.writeString(cgroup.resolve(v2 ? V2_FILE : V1_FILE), v2 ? "0" : "THAWED");
+                }
                 throw new IOException("the cgroup " + cgroup + " did not " + (frozen ? "freeze" : "thaw") + " within "
                         + SETTLE.toSeconds() + " s");
             }

@@ -61,7 +61,10 @@ public final class ProcboxBackend implements SandboxBackend {
     @Override
     public Set<String> capabilities() {
         ProcboxHostProbe probe = runtime.probe();
-        Set<String> reported = new HashSet<>(Set.of(Capability.EXEC, Capability.EVAL, Capability.VOLUMES));
+        Set<String> reported = new HashSet<>(Set.of(Capability.EXEC, Capability.EVAL));
+        if (ProcFs.effectiveUid() == 0) {
+            reported.add(Capability.VOLUMES); // core loop-mounts them: only a root daemon can
+        }
         if (probe.memoryCgroups().supported()) {
             reported.add(Capability.MEMORY_LIMIT);
         }

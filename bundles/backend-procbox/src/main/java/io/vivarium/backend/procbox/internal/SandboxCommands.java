@@ -270,8 +270,10 @@ final class SandboxCommands {
         return List.of(bwrap.toString(), "--info-fd", "3");
     }
 
-    /** The host's /usr and /etc read-only, private /proc, /dev and /tmp, {@code workDir} at {@value #WORKSPACE}. */
-    /** The sandbox's files: the host's system read-only, its own /tmp, workspace and volumes (each after what it may lie in). */
+    /**
+     * The sandbox's files: the host's /usr and /etc read-only, private /proc, /dev and /tmp,
+     * {@code workDir} at {@value #WORKSPACE}, then its volumes (each after what it may lie in).
+     */
     private List<String> filesystem(Path workDir, List<AttachedVolume> volumes) {
         List<String> args = new ArrayList<>(List.of("--ro-bind", "/usr", "/usr"));
         args.addAll(rootLayout);
