@@ -161,13 +161,14 @@ final class Tiers {
         IdlePolicy idle = r.idle();
         SandboxInstance i = sb.instance();
         if (sb.deleted() || idle == null || idle.pauseAfterSecs() == null
-                || r.status() != SandboxStatus.RUNNING || !SandboxRecord.CREATED.equals(r.phase())
-                || i == null || i.status() != SandboxStatus.RUNNING) {
+                || r.status() != SandboxStatus.RUNNING || !SandboxRecord.CREATED.equals(r.phase()) || i == null) {
             return false;
         }
         Instant created = Instant.ofEpochSecond(r.createdAtUnix());
         Instant since = clocks.lastTouched(r.id()).orElse(created.isAfter(started) ? created : started);
-        return Duration.between(since, Instant.now()).toSeconds() >= idle.pauseAfterSecs();
+        // the instance's own status last: it may read /proc, and this runs for every sandbox each second
+        return Duration.between(since, Instant.now()).toSeconds() >= idle.pauseAfterSecs()
+                && i.status() == SandboxStatus.RUNNING;
     }
 
     private PauseControl pauseControl(Sandbox sb) {

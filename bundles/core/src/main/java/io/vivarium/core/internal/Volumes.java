@@ -19,6 +19,7 @@ import io.vivarium.api.Caller;
 import io.vivarium.api.VolumeInfo;
 import io.vivarium.api.VolumeMount;
 import io.vivarium.api.VolumeService;
+import io.vivarium.api.spi.AttachedVolume;
 import io.vivarium.api.state.RecordCollection;
 import io.vivarium.api.state.StaleRevisionException;
 import io.vivarium.api.state.StateStore;
@@ -186,11 +187,12 @@ final class Volumes {
             users.computeIfAbsent(found.get(m.name()).key(), k -> new LinkedHashMap<>()).put(record.id(), m);
         }
         try {
+            List<AttachedVolume> binds = sandboxes.dirs().volumesOf(record);
             for (int i = 0; i < asked.size(); i++) {
                 VolumeMount m = asked.get(i);
                 String key = found.get(m.name()).key();
                 MountTable.Mount volume = host.mount(imageOf(key), mounts.resolve(key));
-                host.bind(volume, m.subPath(), sandboxes.dirs().volumesOf(record).get(i).hostDir(), m.readOnly(), m.name());
+                host.bind(volume, m.subPath(), binds.get(i).hostDir(), m.readOnly(), m.name());
             }
         } catch (IOException | RuntimeException e) {
             detach(record);
