@@ -73,6 +73,29 @@ static int thaw_all(void)
 	return n;
 }
 
+/*
+ * Whether PATH (already resolved: no link, no "..") is where a filesystem is mounted. FIFREEZE on
+ * any directory freezes the filesystem holding it, so a listed path that is not a mountpoint
+ * would freeze its parent's filesystem, the root's if nothing else: such a path is refused.
+ */
+static int is_mountpoint(const char *path)
+{
+	FILE *f = fopen("/proc/self/mounts", "re");
+	if (!f)
+		return 0;
+	char line[4096];
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *dev = strtok(line, " "), *mnt = strtok(NULL, " ");
+		if (!dev || !mnt)
+			continue;
+		unescape(mnt);
+		found = !strcmp(mnt, path);
+	}
+	fclose(f);
+	return found;
+}
+
 /* Freezes one mountpoint; returns 1 frozen, 0 skipped (unsupported), -1 error. */
 static int freeze_one(struct call *k, const char *mnt)
 {
@@ -108,7 +131,17 @@ static int freeze(struct call *k, uint32_t list)
 				return fail(k, "InvalidParameter", "mountpoints must be an array of strings");
 		}
 		for (uint32_t c = k->doc->n[list].child; c; c = k->doc->n[c].next) {
-			int r = freeze_one(k, k->doc->n[c].s);
+			char *real = realpath(k->doc->n[c].s, NULL);
+			if (!real) {
+				fail_errno(k, errno, "cannot resolve mountpoint", k->doc->n[c].s);
+				thaw_all();
+				return R_ERR;
+			}
+			int r = is_mountpoint(real)
+				? freeze_one(k, real)
+				: (fail(k, "InvalidParameter", "%s is not a mountpoint (only mountpoints are frozen, never the "
+					"filesystem a path lies on)", k->doc->n[c].s), -1);
+			free(real);
 			if (r < 0) {
 				thaw_all();
 				return R_ERR;

@@ -201,6 +201,9 @@ class AgentProtocolTest {
         assertTrue(Math.abs(ns / 1_000_000 - System.currentTimeMillis()) < 600_000, "guest-get-time is ns since the epoch: " + ns);
         conn.error("guest-set-time", Map.of("time", "now"), "InvalidParameter");
         conn.error("guest-fsfreeze-freeze-list", Map.of("mountpoints", List.of(dir.resolve("missing").toString())), "NotFound");
+        JsonNode notMounted = conn.error("guest-fsfreeze-freeze-list", Map.of("mountpoints", List.of(dir.toString())),
+                "InvalidParameter");
+        assertTrue(notMounted.get("desc").asText().contains("is not a mountpoint"), notMounted.toString());
         assertEquals("thawed", conn.ok("guest-fsfreeze-status", null).asText());
     }
 
