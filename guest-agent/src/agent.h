@@ -138,6 +138,8 @@ int cmd_vivarium_file_read(struct call *k);
 /* system.c */
 extern int serves_virtio_port;
 int fs_frozen(void);
+/* In a forked child before its exec: default signal dispositions, an empty mask (exec.c). */
+void child_signals(void);
 int cmd_fsfreeze_status(struct call *k);
 int cmd_fsfreeze_freeze(struct call *k);
 int cmd_fsfreeze_freeze_list(struct call *k);

@@ -117,10 +117,7 @@ static int interp_start(void)
 		return e;
 	}
 	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		signal(SIGPIPE, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &none, NULL);
+		child_signals();
 		setsid();
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (child_nofile.rlim_cur != RLIM_INFINITY)

@@ -464,6 +464,29 @@ static int make_pipe(int p[2], int parent_end)
 	return 0;
 }
 
+/*
+ * In a child about to exec: every signal back to its default and none blocked. An ignored signal
+ * stays ignored across exec, and the agent may have been started with SIGHUP ignored (under
+ * nohup, or by a daemon that was): a command must still end when its terminal hangs up.
+ */
+void child_signals(void)
+{
+	/* the kernel's sigaction: musl's signal() refuses the real-time signals it keeps for itself,
+	 * which a command may have inherited ignored all the same */
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		unsigned long mask;
+	} dfl = {SIG_DFL, 0, NULL, 0};
+	for (int s = 1; s <= 64; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof dfl.mask);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static void child_fail(int fd, int stage)
 {
 	int msg[2] = {stage, errno};
@@ -534,10 +557,7 @@ static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 		return fail_errno(k, e, "fork", "process");
 	}
 	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		signal(SIGPIPE, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &none, NULL);
+		child_signals();
 		setsid();
 		if (sp->tty && ioctl(in[0], TIOCSCTTY, 0) < 0)
 			child_fail(rep[1], 0);

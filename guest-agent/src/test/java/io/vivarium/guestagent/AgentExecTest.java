@@ -155,6 +155,17 @@ class AgentExecTest {
     }
 
     @Test
+    void aCommandGetsEverySignalAtItsDefaultEvenFromAnAgentStartedIgnoringSome() throws Exception {
+        agent.close();
+        // as under nohup: SIGHUP (and here SIGINT) ignored, which an exec would otherwise inherit
+        agent = AgentProcess.start(dir, List.of("sh", "-c", "trap '' HUP INT; exec \"$@\"", "sh"));
+        conn = agent.connect();
+        Run r = run(cmd("grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"));
+        assertEquals("SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n", r.out(),
+                "no signal ignored or blocked: a terminal's hang-up ends the command");
+    }
+
+    @Test
     void argvIsNotInterpretedByAShell() throws IOException {
         Run r = run(cmd("echo", "$HOME", "a;b", "*", "`id`"));
         assertEquals("$HOME a;b * `id`\n", r.out());
