@@ -42,6 +42,8 @@ final class Volumes {
     private final HostVolumes host;
     private final Path images;
     private final Path mounts;
+    /** The keys of the volumes whose file systems are being made ({@link #create}). */
+    private final Set<String> making = new HashSet<>();
     /** By volume key: the sandboxes that mount it, and how. */
     private final Map<String, Map<String, VolumeMount>> users = new LinkedHashMap<>();
 
@@ -58,7 +60,11 @@ final class Volumes {
 
     // ---- the volumes themselves ---------------------------------------------------------------
 
-    synchronized VolumeInfo create(Caller caller, String name, int sizeMib) {
+    /**
+     * Makes a volume. Its file system is made outside this object's lock (a large one takes a
+     * while, and mounts of other volumes need not wait), its name held meanwhile.
+     */
+    VolumeInfo create(Caller caller, String name, int sizeMib) {
         checkName(name);
         if (sizeMib < VolumeService.MIN_SIZE_MIB || sizeMib > VolumeService.MAX_SIZE_MIB) {
             throw ApiException.badRequest("size_mib must be between " + VolumeService.MIN_SIZE_MIB + " and "
@@ -70,27 +76,35 @@ final class Volumes {
                     + "here; choose a shorter name");
         }
         StateStore state = sandboxes.state();
-        if (state.get(StateCollections.VOLUMES, key).isPresent()) {
-            throw ApiException.conflict("volume " + name + " exists; choose another name or DELETE /v1/volumes/" + name);
-        }
-        VolumeRecord r = new VolumeRecord(caller.tenant(), name, sizeMib, Instant.now().getEpochSecond());
-        Path image = imageOf(key);
-        try {
-            Files.createDirectories(images);
-            host.create(image, name.length() > 16 ? name.substring(0, 16) : name, sizeMib);
-        } catch (IOException e) {
-            throw ApiException.internal("cannot make the file system of volume " + name + ": " + e.getMessage(), e);
-        }
-        try {
-            state.commit(new Transaction().put(StateCollections.VOLUMES, key, r, Stored.ABSENT));
-        } catch (IOException | RuntimeException e) {
-            removeImage(image);
-            if (e instanceof StaleRevisionException) {
-                throw ApiException.conflict("volume " + name + " was made by another request meanwhile");
+        synchronized (this) {
+            if (state.get(StateCollections.VOLUMES, key).isPresent() || !making.add(key)) {
+                throw ApiException.conflict("volume " + name + " exists; choose another name or DELETE /v1/volumes/" + name);
             }
-            throw e instanceof ApiException a ? a : ApiException.internal("cannot write the record of volume " + name, e);
         }
-        return info(r);
+        try {
+            VolumeRecord r = new VolumeRecord(caller.tenant(), name, sizeMib, Instant.now().getEpochSecond());
+            Path image = imageOf(key);
+            try {
+                Files.createDirectories(images);
+                host.create(image, name.length() > 16 ? name.substring(0, 16) : name, sizeMib);
+            } catch (IOException e) {
+                throw ApiException.internal("cannot make the file system of volume " + name + ": " + e.getMessage(), e);
+            }
+            try {
+                state.commit(new Transaction().put(StateCollections.VOLUMES, key, r, Stored.ABSENT));
+            } catch (IOException | RuntimeException e) {
+                removeImage(image);
+                if (e instanceof StaleRevisionException) {
+                    throw ApiException.conflict("volume " + name + " was made by another request meanwhile");
+                }
+                throw e instanceof ApiException a ? a : ApiException.internal("cannot write the record of volume " + name, e);
+            }
+            return info(r);
+        } finally {
+            synchronized (this) {
+                making.remove(key);
+            }
+        }
     }
 
     List<VolumeInfo> list(Caller caller) {
