@@ -605,11 +605,17 @@ public abstract class SandboxBackendSuite {
         assertFalse(InetAddress.getByName(address).isReachable(1000), "nothing answers at " + address + " once destroyed");
     }
 
+    /**
+     * Volumes as core gives them: host directories to bind; or, for a backend that attaches them as
+     * disks ({@code volume_disks}), their ext4 files, whose writes must be in the file once the
+     * instance is destroyed right after them (no sync: its destroy freezes them).
+     */
     @Test
     void volumesAreMountedWhereAskedAndReadOnlyWhereAsked() throws IOException {
         Assumptions.assumeTrue(backend.capabilities().contains(Capability.VOLUMES),
                 () -> backend.name() + " reports no " + Capability.VOLUMES + " here: core refuses volumes for it");
         need(Feature.PROCESSES);
+        boolean disks = backend.capabilities().contains(Capability.VOLUME_DISKS);
         Path writable = Files.createDirectories(stateDir.resolve("volume-binds").resolve("rw"));
         Path readOnly = Files.createDirectories(stateDir.resolve("volume-binds").resolve("ro"));
         Files.writeString(readOnly.resolve("g"), "from the host\n");
@@ -617,12 +623,14 @@ public abstract class SandboxBackendSuite {
             // as core makes a volume's root: every user of the sandbox may write it
             Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
         }
+        Path writableImage = disks ? ext4Of(writable) : null;
+        Path readOnlyImage = disks ? ext4Of(readOnly) : null;
         String id = newId();
         InstanceSpec base = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), null, null);
         InstanceSpec spec = new InstanceSpec(base.id(), base.dir(), base.memoryLimitMib(), base.vcpus(), base.image(),
                 base.pidsLimit(), base.diskLimitMib(), base.network(), base.resolver(),
-                List.of(new AttachedVolume("rw", writable, "/mnt/rw", false),
-                        new AttachedVolume("ro", readOnly, "/mnt/ro", true)));
+                List.of(new AttachedVolume("rw", writable, "/mnt/rw", false, writableImage, null),
+                        new AttachedVolume("ro", readOnly, "/mnt/ro", true, readOnlyImage, null)));
         Created c = new Created(spec, backend.create(spec, storage(), operation()));
         created.add(c);
 
@@ -630,8 +638,34 @@ public abstract class SandboxBackendSuite {
                 + " && if touch /mnt/ro/x 2>/dev/null; then echo wrote; else echo refused; fi");
         assertEquals(0, r.exitCode(), r.stderr());
         assertEquals("from the host\nrefused\n", r.stdout(), "the read-only volume is read, and refuses a write");
+        if (disks) {
+            created.remove(c);
+            backend.destroy(c.spec(), c.instance().state());
+            assertTrue(ext4File(writableImage, "f").output().contains("from the sandbox"),
+                    "the write just before the destroy is in the volume's file");
+            Bounded.Ran x = ext4File(readOnlyImage, "x");
+            assertTrue(x.output().contains("not found"), "nothing was written into the read-only volume: " + x.output());
+            return;
+        }
         assertEquals("from the sandbox\n", Files.readString(writable.resolve("f")), "the writable volume's file is on the host");
         assertFalse(Files.exists(readOnly.resolve("x")), "nothing was written into the read-only volume");
+    }
+
+    /** An ext4 file system with {@code dir}'s files, its root mode 1777 as core makes a volume's. */
+    private static Path ext4Of(Path dir) throws IOException {
+        Path image = dir.resolveSibling(dir.getFileName() + ".ext4");
+        for (String[] command : List.of(
+                new String[] {"mkfs.ext4", "-q", "-F", "-m", "0", "-d", dir.toString(), image.toString(), "16M"},
+                new String[] {"debugfs", "-w", "-R", "sif / mode 041777", image.toString()})) {
+            Bounded.Ran ran = Bounded.run(Duration.ofSeconds(30), command);
+            assertEquals(0, ran.exitCode(), String.join(" ", command) + ": " + ran.output());
+        }
+        return image;
+    }
+
+    /** What {@code debugfs} reads of the file {@code name} at the root of the ext4 file system {@code image}. */
+    private static Bounded.Ran ext4File(Path image, String name) throws IOException {
+        return Bounded.run(Duration.ofSeconds(30), "debugfs", "-R", "cat /" + name, image.toString());
     }
 
     // ---- helpers for the checks and for subclasses -------------------------------------------

@@ -44,6 +44,13 @@ public final class Capability {
      * ({@link io.vivarium.api.spi.InstanceSpec#volumes()}), read-only where asked. Since 2.7.
      */
     public static final String VOLUMES = "volumes";
+    /**
+     * Attaches volumes as disks of the instance ({@link io.vivarium.api.spi.AttachedVolume#image()})
+     * rather than binding host directories: such an instance takes a volume alone (no other sandbox
+     * mounts it meanwhile), and deleting it freezes its writable volumes' file systems in the guest
+     * before it stops, so that what was written is on the volume. Reported with {@link #VOLUMES}. Since 2.8.
+     */
+    public static final String VOLUME_DISKS = "volume_disks";
     /** Honours {@code vcpus} at create: derived from {@link BackendInfo#machine()}. */
     public static final String VCPUS = "vcpus";
     /** Builds registry snapshots ({@code POST /v1/snapshots}): derived from the images seam. */
@@ -66,7 +73,7 @@ public final class Capability {
 
     /** The names a backend reports itself; any other name of this class is derived by core. */
     public static final Set<String> REPORTED = Set.of(EXEC, EVAL, MEMORY_LIMIT, PIDS_LIMIT, DISK_LIMIT, IMAGE,
-            NETWORK_EGRESS, VOLUMES);
+            NETWORK_EGRESS, VOLUMES, VOLUME_DISKS);
 
     /** The names core derives; a backend that reports one of them is not believed. */
     public static final Set<String> DERIVED = Set.of(VCPUS, SNAPSHOT, BRANCH, FORK, CHECKPOINTS, STOP_START, PAUSE,

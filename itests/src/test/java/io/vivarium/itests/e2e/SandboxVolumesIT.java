@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Named volumes on a real daemon (docs/volumes.md): an ext4 file system per volume, loop-mounted
- * on the host and bound into procbox and gVisor sandboxes. Files written just before a delete are
+ * on the host and bound into procbox and gVisor sandboxes, or a disk of a QEMU VM that takes it
+ * alone and freezes it before it is deleted. Files written just before a delete are
  * complete in the next sandbox; one writer at a time; a full volume is ENOSPC inside; a link a
  * sandbox leaves in a volume never leads a later mount out of it; a {@code kill -9} of the daemon
  * keeps mounts and reservations; what a dry-run or a branch could not put back is a 409.
@@ -41,6 +42,7 @@ class SandboxVolumesIT {
     static Daemon daemon;
     static Api api;
     static boolean gvisor;
+    static boolean qemu;
 
     @BeforeAll
     static void start() throws Exception {
@@ -48,7 +50,9 @@ class SandboxVolumesIT {
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/mkfs.ext4")) || Files.isExecutable(Path.of("/sbin/mkfs.ext4")),
                 "volumes are ext4 file systems: needs mkfs.ext4 (apt-get install e2fsprogs)");
         gvisor = Host.gvisorMissing() == null;
-        daemon = daemons.start(dir.resolve("state"), gvisor ? List.of("--features", FEATURES) : List.of());
+        qemu = Host.qemuMissing("default") == null;
+        String features = FEATURES + (qemu ? ",qemu" : "");
+        daemon = daemons.start(dir.resolve("state"), gvisor || qemu ? List.of("--features", features) : List.of());
         api = new Api(daemon.baseUrl(), daemon.adminToken());
     }
 
@@ -278,5 +282,65 @@ class SandboxVolumesIT {
 
         String again = created("procbox", mount(v, "/v", "shared", true));
         assertEquals("from-gvisor\n", sh(again, "cat /v/g").get("stdout").asText());
+    }
+
+    @Test
+    void aVmTakesItsVolumesAsDisksAndWhatItWroteJustBeforeItsDeleteIsInTheNextSandbox() throws Exception {
+        Assumptions.assumeTrue(qemu, Host.qemuMissing("default"));
+        String data = newVolume(64);
+        String logs = newVolume(32);
+        String vm = created("qemu", mount(data, "/data", "proj/b", false), mount(logs, "/work/logs", null, false));
+        // a user other than root in the guest writes both; nothing syncs
+        JsonNode wrote = sh(vm, "echo 'worker:x:1000:1000::/tmp:/bin/sh' >> /etc/passwd && su worker -s /bin/sh -c '"
+                + "head -c 4000000 /dev/urandom > /data/blob && sha256sum < /data/blob | cut -d\" \" -f1"
+                + " && echo line > /work/logs/app.log && stat -c %u /data/blob'");
+        assertEquals(0, wrote.get("exit_code").asInt(), wrote.toString());
+        String[] out = wrote.get("stdout").asText().split("\n");
+        assertEquals("1000", out[1], "written by uid 1000: " + wrote);
+
+        Api.Response beside = create("procbox", mount(data, "/in", null, true));
+        assertEquals(409, beside.status(), "a VM has its volume alone, even beside a reader: " + beside.raw().body());
+        assertTrue(beside.body().get("error").asText().contains(vm), beside.raw().body());
+        assertEquals(vm, api.get("/v1/volumes/" + data).body().get("attachments").get(0).get("sandbox_id").asText());
+
+        Api.expect(204, api.delete("/v1/sandboxes/" + vm));
+        assertEquals(0, api.get("/v1/volumes/" + data).body().get("attachments").size());
+        String reader = created("procbox", mount(data, "/in", null, true), mount(logs, "/logs", null, true));
+        JsonNode read = sh(reader, "sha256sum < /in/proj/b/blob | cut -d' ' -f1; cat /logs/app.log");
+        assertEquals(out[0] + "\nline\n", read.get("stdout").asText(), read.toString());
+        Api.expect(204, api.delete("/v1/sandboxes/" + reader));
+
+        String again = created("qemu", mount(data, "/d", "proj/b", true));
+        assertEquals(out[0] + "\n", sh(again, "sha256sum < /d/blob | cut -d' ' -f1").get("stdout").asText(),
+                "a read-only disk of another VM reads the same");
+        JsonNode refused = sh(again, "touch /d/x 2>&1 || echo refused");
+        assertTrue(refused.get("stdout").asText().contains("refused"), refused.toString());
+    }
+
+    @Test
+    void aFreezeThatFailsHalfwayThawsWhatItFrozeAndTheVmKeepsRunningWithItsVolumes() throws Exception {
+        Assumptions.assumeTrue(qemu, Host.qemuMissing("default"));
+        String a = newVolume(32);
+        String b = newVolume(32);
+        String vm = created("qemu", mount(a, "/a", null, false), mount(b, "/b", null, false));
+        // the second volume frozen by someone in the guest: the delete's freeze of both fails on it
+        JsonNode frozen = sh(vm, "echo before > /a/f && fsfreeze --freeze /run/vivarium/volumes/1 && echo frozen");
+        assertEquals("frozen\n", frozen.get("stdout").asText(), frozen.toString());
+
+        Api.Response refused = api.delete("/v1/sandboxes/" + vm);
+        assertEquals(409, refused.status(), refused.raw().body());
+        assertTrue(refused.body().get("error").asText().contains("cannot freeze"), refused.raw().body());
+        assertEquals("running", api.get("/v1/sandboxes/" + vm).body().get("status").asText());
+        assertEquals(vm, api.get("/v1/volumes/" + a).body().get("attachments").get(0).get("sandbox_id").asText(),
+                "the volumes stay reserved");
+        // the first volume was thawed again: a write to it does not hang
+        JsonNode after = api.post("/v1/sandboxes/" + vm + "/exec", Map.of("args", List.of("sh", "-c",
+                "echo after >> /a/f && cat /a/f"), "timeout_secs", 10)).body();
+        assertEquals("before\nafter\n", after.get("stdout").asText(), after.toString());
+
+        sh(vm, "fsfreeze --unfreeze /run/vivarium/volumes/1 && echo b > /b/g");
+        Api.expect(204, api.delete("/v1/sandboxes/" + vm));
+        String reader = created("procbox", mount(a, "/a", null, true), mount(b, "/b", null, true));
+        assertEquals("before\nafter\nb\n", sh(reader, "cat /a/f /b/g").get("stdout").asText());
     }
 }

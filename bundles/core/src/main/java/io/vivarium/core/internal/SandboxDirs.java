@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 import io.vivarium.common.files.AtomicFiles;
@@ -22,12 +23,16 @@ import io.vivarium.common.files.AtomicFiles;
  * sandbox's directory is removed recursively and must never hold a mount.
  */
 final class SandboxDirs {
+    private static final String VOLUME_IMAGE_SUFFIX = ".ext4";
+
     private final Path root;
     private final Path volumeBinds;
+    private final Path volumeImages;
 
     SandboxDirs(Path stateDir) {
         this.root = stateDir.resolve("sandboxes");
         this.volumeBinds = stateDir.resolve("volume-binds");
+        this.volumeImages = stateDir.resolve("volumes");
         try {
             Files.createDirectories(root);
         } catch (IOException e) {
@@ -49,14 +54,35 @@ final class SandboxDirs {
         return volumeBinds.resolve(id);
     }
 
-    /** Where each volume {@code record} mounts is bound, as its backend is given them. */
+    /** Where the volumes' file systems are kept, {@code <key>.ext4} each. */
+    Path volumeImages() {
+        return volumeImages;
+    }
+
+    /** The file system of the volume whose key is {@code key} ({@link Volumes#key}). */
+    Path volumeImageOf(String key) {
+        return volumeImages.resolve(key + VOLUME_IMAGE_SUFFIX);
+    }
+
+    /** The key of the volume whose file system is {@code image}, if it is one's name. */
+    static Optional<String> volumeKeyOf(Path image) {
+        String file = image.getFileName().toString();
+        return file.endsWith(VOLUME_IMAGE_SUFFIX) && !file.startsWith(".")
+                ? Optional.of(file.substring(0, file.length() - VOLUME_IMAGE_SUFFIX.length()))
+                : Optional.empty();
+    }
+
+    /**
+     * Each volume {@code record} mounts, as its backend is given them: where it is bound, and its
+     * file system for a backend that attaches it as a disk instead.
+     */
     List<AttachedVolume> volumesOf(SandboxRecord record) {
         List<VolumeMount> asked = record.mounts();
         List<AttachedVolume> out = new ArrayList<>(asked.size());
         for (int i = 0; i < asked.size(); i++) {
             VolumeMount m = asked.get(i);
             out.add(new AttachedVolume(m.name(), volumeBindsOf(record.id()).resolve(Integer.toString(i)), m.mountPath(),
-                    m.readOnly()));
+                    m.readOnly(), volumeImageOf(Volumes.key(record.tenant(), m.name())), m.subPath()));
         }
         return out;
     }

@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.function.BooleanSupplier;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.Capability;
 import io.vivarium.api.Caller;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.IdlePolicy;
@@ -176,7 +177,7 @@ final class SandboxLifecycle {
                 req.diskLimitMib(), SandboxRecord.CREATING, Adoption.emptyState(),
                 SandboxStatus.RUNNING, null, e.backend().machine(), snapshotTag, policy,
                 policy.egress() ? rules.resolver() : null, null, req.volumes().isEmpty() ? null : req.volumes(), idlePolicy,
-                null);
+                null, !req.volumes().isEmpty() && e.capabilities().contains(Capability.VOLUME_DISKS) ? Boolean.TRUE : null);
         Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {

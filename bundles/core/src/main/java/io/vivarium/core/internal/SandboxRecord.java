@@ -31,41 +31,48 @@ import io.vivarium.api.spi.InstanceState;
  * @param idle when it is demoted while idle, or null for never
  * @param demoted the tier it was demoted to while idle ({@code warm}), which a request that needs its
  *        guest promotes it from; null while it was not (a sandbox paused by a request stays paused)
+ * @param volumeDisks true when its backend attaches its volumes as disks of its own
+ *        ({@code volume_disks}), so that it takes each alone; null otherwise
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
         Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason,
         Boolean machine, String snapshotTag, NetworkPolicy network, String resolver,
-        Map<Integer, String> ports, List<VolumeMount> volumes, IdlePolicy idle, String demoted) {
+        Map<Integer, String> ports, List<VolumeMount> volumes, IdlePolicy idle, String demoted, Boolean volumeDisks) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, CREATED, newState,
-                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted);
+                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted, volumeDisks);
     }
 
     /** This record with the state and status after a restore, stop or start. */
     SandboxRecord with(InstanceState newState, SandboxStatus newStatus) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, newState,
-                newStatus, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted);
+                newStatus, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted, volumeDisks);
     }
 
     /** This record with {@code newPorts} exposed (none when empty). */
     SandboxRecord withPorts(Map<Integer, String> newPorts) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                status, reason, machine, snapshotTag, network, resolver, newPorts.isEmpty() ? null : new TreeMap<>(newPorts), volumes, idle, demoted);
+                status, reason, machine, snapshotTag, network, resolver, newPorts.isEmpty() ? null : new TreeMap<>(newPorts), volumes, idle, demoted, volumeDisks);
     }
 
     /** This record demoted to {@code tier} while idle, or promoted ({@code null}). */
     SandboxRecord withDemoted(String tier) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                status, reason, machine, snapshotTag, network, resolver, ports, volumes, idle, tier);
+                status, reason, machine, snapshotTag, network, resolver, ports, volumes, idle, tier, volumeDisks);
     }
 
     /** The volumes mounted in it (none in a record written before volumes). */
     List<VolumeMount> mounts() {
         return volumes == null ? List.of() : volumes;
+    }
+
+    /** Whether its volumes are disks of its instance, which it takes alone ({@link Volumes}). */
+    boolean mountsVolumeDisks() {
+        return Boolean.TRUE.equals(volumeDisks);
     }
 
     /** The first volume it may write, if any: what a dry-run, checkpoint or branch could not put back. */
@@ -80,6 +87,6 @@ record SandboxRecord(String id, String tenant, String backend, long createdAtUni
 
     SandboxRecord failed(String why) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted);
+                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted, volumeDisks);
     }
 }

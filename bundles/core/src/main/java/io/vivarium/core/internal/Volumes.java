@@ -3,8 +3,10 @@ package io.vivarium.core.internal;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -30,27 +32,31 @@ import io.vivarium.common.mounts.MountTable;
 /**
  * The volumes of this host (docs/volumes.md): their records in the state store, their file
  * systems under {@code <state>/volumes/}, and which sandboxes mount them. A volume is mounted once,
- * at {@code <state>/volume-mounts/<key>}, while any sandbox uses it, and bound for each sandbox at
- * {@link SandboxDirs#volumesOf}. Who uses what is rebuilt from the sandboxes' records at start; attaching, detaching
- * and deleting take this object's lock, so a volume never gets two writers nor is deleted in use.
+ * at {@code <state>/volume-mounts/<key>}, while any sandbox binds it, and bound for each sandbox at
+ * {@link SandboxDirs#volumesOf}; or it is a disk of one sandbox whose backend attaches volumes as
+ * disks ({@code volume_disks}), which takes it alone: its guest writes the file system, which the host
+ * then never mounts (it would read it torn). Who uses what is rebuilt from the sandboxes' records at
+ * start; attaching, detaching and deleting take this object's lock, so a volume never gets two
+ * writers nor is deleted in use.
  */
 final class Volumes {
     private static final System.Logger LOG = System.getLogger(Volumes.class.getName());
-    private static final String IMAGE_SUFFIX = ".ext4";
 
     private final Sandboxes sandboxes;
     private final HostVolumes host;
-    private final Path images;
     private final Path mounts;
     /** The keys of the volumes whose file systems are being made ({@link #create}). */
     private final Set<String> making = new HashSet<>();
     /** By volume key: the sandboxes that mount it, and how. */
-    private final Map<String, Map<String, VolumeMount>> users = new LinkedHashMap<>();
+    private final Map<String, Map<String, Use>> users = new LinkedHashMap<>();
+
+    /** How a sandbox mounts a volume: bound from the host's mount, or as a disk of its own. */
+    private record Use(VolumeMount mount, boolean disk) {
+    }
 
     Volumes(Sandboxes sandboxes, HostVolumes host, Path stateDir) {
         this.sandboxes = sandboxes;
         this.host = host;
-        this.images = stateDir.resolve("volumes");
         this.mounts = stateDir.resolve("volume-mounts");
     }
 
@@ -85,7 +91,7 @@ final class Volumes {
             VolumeRecord r = new VolumeRecord(caller.tenant(), name, sizeMib, Instant.now().getEpochSecond());
             Path image = imageOf(key);
             try {
-                Files.createDirectories(images);
+                Files.createDirectories(sandboxes.dirs().volumeImages());
                 host.create(image, name.length() > 16 ? name.substring(0, 16) : name, sizeMib);
             } catch (IOException e) {
                 throw ApiException.internal("cannot make the file system of volume " + name + ": " + e.getMessage(), e);
@@ -119,7 +125,7 @@ final class Volumes {
     synchronized void delete(Caller caller, String name) {
         Stored<VolumeRecord> r = record(caller.tenant(), name);
         String key = r.key();
-        Map<String, VolumeMount> using = users.getOrDefault(key, Map.of());
+        Map<String, Use> using = users.getOrDefault(key, Map.of());
         if (!using.isEmpty()) {
             throw ApiException.conflict("volume " + name + " is mounted in sandbox(es) " + String.join(", ", using.keySet())
                     + "; delete them first");
@@ -158,10 +164,10 @@ final class Volumes {
     private synchronized VolumeInfo info(VolumeRecord r) {
         List<VolumeInfo.Attachment> attachments = users.getOrDefault(key(r.tenant(), r.name()), Map.of()).entrySet()
                 .stream()
-                .sorted(Comparator.comparing((Map.Entry<String, VolumeMount> e) -> e.getValue().readOnly())
+                .sorted(Comparator.comparing((Map.Entry<String, Use> e) -> e.getValue().mount().readOnly())
                         .thenComparing(Map.Entry::getKey))
-                .map(e -> new VolumeInfo.Attachment(e.getKey(), e.getValue().mountPath(), e.getValue().subPath(),
-                        e.getValue().readOnly()))
+                .map(e -> new VolumeInfo.Attachment(e.getKey(), e.getValue().mount().mountPath(),
+                        e.getValue().mount().subPath(), e.getValue().mount().readOnly()))
                 .toList();
         return new VolumeInfo(r.name(), r.sizeMib(), r.createdAtUnix(), attachments);
     }
@@ -176,37 +182,41 @@ final class Volumes {
     // ---- sandboxes that mount them ------------------------------------------------------------
 
     /**
-     * Reserves the volumes {@code record} asks for and binds them for it: 404 for a volume the
-     * tenant lacks, 409 for a second writer. All or none: what was bound before a failure is undone.
+     * Reserves the volumes {@code record} asks for and makes them ready for it (bound, or, for a
+     * sandbox that takes them as disks, not mounted on the host): 404 for a volume the tenant lacks,
+     * 409 for a second writer or a volume another sandbox has as a disk. All or none: what was
+     * done before a failure is undone.
      */
     synchronized void attach(SandboxRecord record) {
         List<VolumeMount> asked = record.mounts();
         if (asked.isEmpty()) {
             return;
         }
+        boolean disks = record.mountsVolumeDisks();
         Map<String, Stored<VolumeRecord>> found = new LinkedHashMap<>();
         for (VolumeMount m : asked) {
             Stored<VolumeRecord> v = record(record.tenant(), m.name());
             found.put(m.name(), v);
-            if (!m.readOnly()) {
-                users.getOrDefault(v.key(), Map.of()).entrySet().stream().filter(e -> !e.getValue().readOnly())
-                        .findFirst().ifPresent(e -> {
-                            throw ApiException.conflict("volume " + m.name() + " is mounted writable in sandbox "
-                                    + e.getKey() + "; a volume has one writer at a time: mount it read_only, or "
-                                    + "delete that sandbox first");
-                        });
-            }
+            refuseSharing(v.key(), m, disks);
         }
         for (VolumeMount m : asked) {
-            users.computeIfAbsent(found.get(m.name()).key(), k -> new LinkedHashMap<>()).put(record.id(), m);
+            users.computeIfAbsent(found.get(m.name()).key(), k -> new LinkedHashMap<>()).put(record.id(), new Use(m, disks));
         }
         try {
-            List<AttachedVolume> binds = sandboxes.dirs().volumesOf(record);
+            List<AttachedVolume> given = sandboxes.dirs().volumesOf(record);
             for (int i = 0; i < asked.size(); i++) {
                 VolumeMount m = asked.get(i);
                 String key = found.get(m.name()).key();
+                if (disks) {
+                    // a mount a sandbox that bound it left behind (busy when it went) must go first
+                    if (!host.unmount(mounts.resolve(key))) {
+                        throw ApiException.conflict("volume " + m.name() + " is still busy on the host (a process of a "
+                                + "deleted sandbox holds it); retry in a moment");
+                    }
+                    continue;
+                }
                 MountTable.Mount volume = host.mount(imageOf(key), mounts.resolve(key));
-                host.bind(volume, m.subPath(), binds.get(i).hostDir(), m.readOnly(), m.name());
+                host.bind(volume, m.subPath(), given.get(i).hostDir(), m.readOnly(), m.name());
             }
         } catch (IOException | RuntimeException e) {
             detach(record);
@@ -215,7 +225,31 @@ final class Volumes {
         }
     }
 
-    /** Unbinds the volumes of a sandbox that is gone, and unmounts each that no other sandbox uses. */
+    /**
+     * 409 unless the volume may be mounted as {@code m} asks beside its users: one writer at a
+     * time, and a sandbox that has it as a disk has it alone.
+     */
+    private void refuseSharing(String key, VolumeMount m, boolean disk) {
+        for (Map.Entry<String, Use> e : users.getOrDefault(key, Map.of()).entrySet()) {
+            Use other = e.getValue();
+            if (disk || other.disk()) {
+                throw ApiException.conflict("volume " + m.name() + " is mounted in sandbox " + e.getKey() + ", and "
+                        + (disk ? "this sandbox's backend attaches" : "that sandbox's backend attaches")
+                        + " volumes as disks (volume_disks in GET /v1/backends), which take a volume alone: "
+                        + "delete that sandbox first");
+            }
+            if (!m.readOnly() && !other.mount().readOnly()) {
+                throw ApiException.conflict("volume " + m.name() + " is mounted writable in sandbox " + e.getKey()
+                        + "; a volume has one writer at a time: mount it read_only, or delete that sandbox first");
+            }
+        }
+    }
+
+    /**
+     * Lets go of the volumes of a sandbox that is gone: unbinds them and unmounts each that no other
+     * sandbox uses; a volume that was its disk is made durable on the host first (its guest froze
+     * and flushed it as the sandbox was deleted), so the next sandbox reads all of it.
+     */
     void detach(SandboxRecord record) {
         if (!record.mounts().isEmpty()) {
             release(record);
@@ -230,8 +264,12 @@ final class Volumes {
             LOG.log(Level.WARNING, "cannot unbind the volumes of sandbox " + record.id() + ": " + e.getMessage());
         }
         for (String key : Set.copyOf(users.keySet())) {
-            Map<String, VolumeMount> using = users.get(key);
-            if (using.remove(record.id()) != null && using.isEmpty()) {
+            Map<String, Use> using = users.get(key);
+            Use gone = using.remove(record.id());
+            if (gone != null && gone.disk()) {
+                seal(imageOf(key));
+            }
+            if (gone != null && using.isEmpty()) {
                 users.remove(key);
                 if (!host.unmount(mounts.resolve(key))) {
                     LOG.log(Level.WARNING, "volume " + key + " is still busy; it stays mounted until it is deleted or "
@@ -252,7 +290,8 @@ final class Volumes {
             SandboxRecord r = sb.record();
             live.add(r.id());
             for (VolumeMount m : r.mounts()) {
-                users.computeIfAbsent(key(r.tenant(), m.name()), k -> new LinkedHashMap<>()).put(r.id(), m);
+                users.computeIfAbsent(key(r.tenant(), m.name()), k -> new LinkedHashMap<>())
+                        .put(r.id(), new Use(m, r.mountsVolumeDisks()));
             }
         }
         try {
@@ -262,15 +301,16 @@ final class Volumes {
                 }
             }
             for (Path mount : HostVolumes.children(mounts)) {
-                if (!users.containsKey(mount.getFileName().toString()) && host.unmount(mount)) {
+                boolean bound = users.getOrDefault(mount.getFileName().toString(), Map.of()).values().stream()
+                        .anyMatch(u -> !u.disk());
+                if (!bound && host.unmount(mount)) {
                     removeDir(mount);
                 }
             }
             Set<String> recorded = sandboxes.state().all(StateCollections.VOLUMES).stream().map(Stored::key)
                     .collect(Collectors.toSet());
-            for (Path image : HostVolumes.children(images)) {
-                String file = image.getFileName().toString();
-                if (file.startsWith(".") || !recorded.contains(file.substring(0, Math.max(0, file.length() - IMAGE_SUFFIX.length())))) {
+            for (Path image : HostVolumes.children(sandboxes.dirs().volumeImages())) {
+                if (!SandboxDirs.volumeKeyOf(image).filter(recorded::contains).isPresent()) {
                     LOG.log(Level.WARNING, "removing " + image + ": a volume whose create did not finish");
                     removeImage(image);
                 }
@@ -290,7 +330,16 @@ final class Volumes {
     }
 
     private Path imageOf(String key) {
-        return images.resolve(key + IMAGE_SUFFIX);
+        return sandboxes.dirs().volumeImageOf(key);
+    }
+
+    /** Makes what a guest wrote to a volume's file durable on the host. */
+    private static void seal(Path image) {
+        try (FileChannel file = FileChannel.open(image, StandardOpenOption.WRITE)) {
+            file.force(true);
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot make " + image + " durable: " + e.getMessage());
+        }
     }
 
     private static void removeImage(Path image) {

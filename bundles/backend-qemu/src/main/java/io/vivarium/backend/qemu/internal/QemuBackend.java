@@ -64,7 +64,8 @@ public class QemuBackend implements SandboxBackend {
 
     @Override
     public Set<String> capabilities() {
-        return Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.IMAGE);
+        return Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.IMAGE, Capability.VOLUMES,
+                Capability.VOLUME_DISKS);
     }
 
     @Override
@@ -114,7 +115,7 @@ public class QemuBackend implements SandboxBackend {
             context.checkpoint("making the disk overlay");
             makeDisk(storage.choose(ArtifactKind.DISK, spec.dir()), image, files, spec, context);
             return launcher.boot(spec.id(), image, QemuLauncher.kernelOf(image), files,
-                    new VmRecord.Memory(memoryMib, vcpus, null, null), bootDeadline, context);
+                    new VmRecord.Memory(memoryMib, vcpus, null, null), VmVolume.of(spec.volumes()), bootDeadline, context);
         } catch (IOException | RuntimeException e) {
             launcher.abandon(null, planned, e);
             if (e instanceof ApiException api) {
@@ -176,7 +177,25 @@ public class QemuBackend implements SandboxBackend {
         return launcher.register(vm);
     }
 
-    /** Asks QEMU to quit, kills it if it does not, and removes the VM's files. */
+    /**
+     * Freezes the VM's writable volumes before its QEMU goes ({@link VmVolumes#freezeBeforeEnd}),
+     * through the VM this revision watches, else (a delete before an adoption) one it watches for this.
+     */
+    private static void freezeVolumes(String id, QemuInstance live, VmRecord record) {
+        if (live != null) {
+            VmVolumes.freezeBeforeEnd(live);
+            return;
+        }
+        try (QemuInstance vm = new QemuInstance(id, record)) {
+            vm.watch();
+            VmVolumes.freezeBeforeEnd(vm);
+        } catch (IOException e) {
+            throw new ApiException(409, "cannot reach the monitor of sandbox " + id + " to freeze its writable volumes "
+                    + "before it stops: " + e.getMessage() + "; it keeps running, its volumes reserved; retry", null, e);
+        }
+    }
+
+    /** Asks QEMU to quit (its writable volumes frozen first), kills it if it does not, and removes the VM's files. */
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
         QemuInstance live = runtime.instances().get(spec.id()).orElse(null);
@@ -193,6 +212,9 @@ public class QemuBackend implements SandboxBackend {
         Optional<QemuProcess> process = record != null && record.process().isRunning() ? Optional.of(record.process())
                 : QemuLauncher.launched(files);
         if (process.filter(QemuProcess::isRunning).isPresent()) {
+            if (record != null && !record.volumes().isEmpty()) {
+                freezeVolumes(spec.id(), live, record);
+            }
             QemuLauncher.end(live, files, process.get());
         }
         // lets go of the VM's connections, which the quit above went through

@@ -52,11 +52,13 @@ final class QemuCommand {
 
     static List<String> launch(Path qemu, Accelerator accelerator, GuestImage image, VmFiles files, int memoryMib,
             int vcpus) {
-        return launch(qemu, accelerator, image, files, memoryMib, vcpus, new Memory(files.ram(), true), Incoming.BOOT);
+        return launch(qemu, accelerator, image, files, memoryMib, vcpus, new Memory(files.ram(), true), Incoming.BOOT,
+                List.of());
     }
 
+    /** @param volumes the VM's volumes, each a disk after its own ({@link VmVolumes#qemuArgs}) */
     static List<String> launch(Path qemu, Accelerator accelerator, GuestImage image, VmFiles files, int memoryMib,
-            int vcpus, Memory memory, Incoming incoming) {
+            int vcpus, Memory memory, Incoming incoming, List<VmVolume> volumes) {
         List<String> argv = new ArrayList<>(List.of(qemu.toString(), "-nodefaults", "-no-user-config", "-nographic",
                 "-M", "q35,memory-backend=" + MEMORY_ID,
                 "-object", "memory-backend-file,id=" + MEMORY_ID + ",size=" + memoryMib + "M,mem-path="
@@ -77,7 +79,9 @@ final class QemuCommand {
                 "-device", "virtserialport,chardev=agent,name=" + GuestImage.AGENT_PORT,
                 "-blockdev", "driver=qcow2,node-name=" + DISK_NODE + ",file.driver=file,file.filename="
                         + option(files.disk()),
-                "-device", "virtio-blk-pci,drive=" + DISK_NODE,
+                "-device", "virtio-blk-pci,drive=" + DISK_NODE));
+        argv.addAll(VmVolumes.qemuArgs(volumes));
+        argv.addAll(List.of(
                 "-qmp", "unix:" + option(files.qmpSocket()) + ",server=on,wait=off",
                 "-nic", "none",
                 "-device", "pvpanic",
@@ -100,7 +104,7 @@ final class QemuCommand {
     }
 
     /** A path inside a QEMU option list, where a comma is written twice. */
-    private static String option(Path path) {
+    static String option(Path path) {
         return path.toString().replace(",", ",,");
     }
 }

@@ -137,22 +137,26 @@ final class QemuLauncher {
 
     /**
      * Makes {@code files}' RAM file (with {@code kernel} written into it), starts QEMU on it, waits
-     * for the agent until {@code deadline} and registers the VM. On a failure the caller removes
-     * what is left; the QEMU it started is found by {@link #launched}.
+     * for the agent until {@code deadline}, mounts the volumes in the guest and registers the VM. On
+     * a failure the caller removes what is left; the QEMU it started is found by {@link #launched}.
      */
     QemuInstance boot(String id, GuestImage image, Optional<GuestKernel> kernel, VmFiles files,
-            VmRecord.Memory memory, Instant deadline, OperationContext context) throws IOException {
+            VmRecord.Memory memory, List<VmVolume> volumes, Instant deadline, OperationContext context) throws IOException {
         reserveRam(files, memory.mib());
         if (kernel.isPresent()) {
             kernel.get().placeInto(files.ram(), (long) memory.mib() << 20);
         }
         context.checkpoint("starting QEMU");
         QemuProcess process = launch(image, files, memory.mib(), memory.vcpus(), new QemuCommand.Memory(files.ram(), true),
-                QemuCommand.Incoming.BOOT);
-        QemuInstance vm = new QemuInstance(id, new VmRecord(process, files, image.dir(), image.agent(), memory));
+                QemuCommand.Incoming.BOOT, volumes);
+        QemuInstance vm = new QemuInstance(id, new VmRecord(process, files, image.dir(), image.agent(), memory, volumes));
         try {
             vm.watch();
             vm.awaitAgent(deadline, settings.bootTimeout(), context);
+            if (!volumes.isEmpty()) {
+                context.checkpoint("mounting the volumes");
+                VmVolumes.mount(vm.agent(), volumes);
+            }
         } catch (IOException | RuntimeException e) {
             vm.close();
             throw e;
@@ -162,8 +166,9 @@ final class QemuLauncher {
 
     /** Starts a daemonizing QEMU ({@link QemuCommand#launch}) and finds the one it left running from its pid file. */
     QemuProcess launch(GuestImage image, VmFiles files, int memoryMib, int vcpus, QemuCommand.Memory memory,
-            QemuCommand.Incoming incoming) throws IOException {
-        HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus, memory, incoming),
+            QemuCommand.Incoming incoming, List<VmVolume> volumes) throws IOException {
+        HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus, memory, incoming,
+                volumes),
                 TOOL_TIMEOUT);
         return files.pid().flatMap(QemuProcess::find)
                 .orElseThrow(() -> new IOException("QEMU exited right after it started"));

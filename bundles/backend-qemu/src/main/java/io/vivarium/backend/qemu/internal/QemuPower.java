@@ -110,6 +110,8 @@ public class QemuPower implements PowerControl {
             RunState.resetOutOfShutdown(vm.qmp(), context, () -> {
                 RunState.cont(vm.qmp());
                 vm.awaitAgent(context.deadline(), context.remaining(), context);
+                // the guest booted afresh: its mounts of the volumes are gone with its old memory
+                VmVolumes.mount(vm.agent(), record.volumes());
             });
         } catch (IOException e) {
             throw ApiException.internal("cannot start sandbox " + vm.id() + ": " + e.getMessage(), e);
@@ -157,7 +159,7 @@ public class QemuPower implements PowerControl {
             Instant boot = Instant.now().plus(runtime.settings().bootTimeout());
             // a fork child boots as a VM of its own RAM; its disk still stands on the snapshot's
             started = runtime.launcher().boot(stopped.id(), image, kernel, files,
-                    new VmRecord.Memory(mib, old.memory().vcpus(), null, old.memory().snapshot()),
+                    new VmRecord.Memory(mib, old.memory().vcpus(), null, old.memory().snapshot()), old.volumes(),
                     boot.isBefore(context.deadline()) ? boot : context.deadline(), context);
         } catch (IOException | RuntimeException e) {
             QemuLauncher.launched(files).ifPresent(p -> p.kill(QemuInstance.KILL_WAIT));

@@ -2,6 +2,7 @@ package io.vivarium.backend.qemu.internal;
 
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -15,8 +16,18 @@ import java.util.Map;
  * @param image the image directory it booted (its disk's backing file is there)
  * @param agent the image's agent, {@code vivarium} or {@code qemu-ga}
  * @param memory its RAM's size and file, or null for a VM started before guest RAM was a file
+ * @param volumes the volumes that are disks of it ({@link VmVolumes}), in the order of their serials
  */
-record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory) {
+record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory, List<VmVolume> volumes) {
+
+    VmRecord {
+        volumes = volumes == null ? List.of() : List.copyOf(volumes);
+    }
+
+    /** A VM without volumes. */
+    VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory) {
+        this(process, files, image, agent, memory, null);
+    }
 
     /**
      * @param mib guest RAM
@@ -59,6 +70,7 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
                 data.put("snapshot", memory.snapshot().toString());
             }
         }
+        VmVolume.putData(volumes, data);
         return data;
     }
 
@@ -75,7 +87,7 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
                     new VmFiles(Path.of(required(data, "dir")), Path.of(required(data, "link")),
                             data.containsKey("vmstate") ? Path.of(required(data, "vmstate")) : null,
                             data.containsKey("memory_ram") ? Path.of(required(data, "memory_ram")) : null),
-                    Path.of(required(data, "image")), required(data, "agent"), memory);
+                    Path.of(required(data, "image")), required(data, "agent"), memory, VmVolume.fromData(data));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a qemu instance state: " + data, e);
         }

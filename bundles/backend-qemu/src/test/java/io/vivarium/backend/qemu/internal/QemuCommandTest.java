@@ -47,13 +47,30 @@ class QemuCommandTest {
     }
 
     @Test
+    void eachVolumeIsARawDiskWithItsSerialReadOnlyWhereAsked() {
+        List<String> argv = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
+                new QemuCommand.Memory(FILES.ram(), true), QemuCommand.Incoming.BOOT,
+                List.of(new VmVolume("data", Path.of("/state/volumes/t~d,1.ext4"), "/data", null, false),
+                        new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/ref", "sub", true)));
+        assertTrue(argv.contains("driver=raw,node-name=vol0,read-only=off,file.driver=file,file.read-only=off,"
+                + "file.filename=/state/volumes/t~d,,1.ext4"), "a comma in the file's path is doubled: " + argv);
+        assertTrue(argv.contains("virtio-blk-pci,drive=vol0,serial=vivarium-vol0"), argv.toString());
+        assertTrue(argv.contains("driver=raw,node-name=vol1,read-only=on,file.driver=file,file.read-only=on,"
+                + "file.filename=/state/volumes/t~ref.ext4"), argv.toString());
+        assertTrue(argv.contains("virtio-blk-pci,drive=vol1,serial=vivarium-vol1"), argv.toString());
+        assertTrue(argv.indexOf("virtio-blk-pci,drive=" + QemuCommand.DISK_NODE) < argv.indexOf(
+                "virtio-blk-pci,drive=vol0,serial=vivarium-vol0"), "the VM's own disk stays the first, /dev/vda");
+        assertFalse(argv().stream().anyMatch(a -> a.contains("vivarium-vol")), "no volume, no disk of one");
+    }
+
+    @Test
     void anImageWithThePvhLoaderBootsTheLoaderAndQemuHoldsNoKernel(@TempDir Path dir) throws Exception {
         Path image = Files.createDirectories(dir.resolve("default-4567"));
         Files.write(image.resolve(GuestImage.LOADER), new byte[] {0x7f, 'E', 'L', 'F'});
         GuestImage withLoader = new GuestImage(image, "console=ttyS0", "vivarium");
         List<String> boot = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG, withLoader, FILES, 256, 1);
         List<String> child = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG, withLoader, FILES, 256, 1,
-                new QemuCommand.Memory(Path.of("/state/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION);
+                new QemuCommand.Memory(Path.of("/state/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION, List.of());
 
         for (List<String> argv : List.of(boot, child)) {
             assertEquals(image.resolve("pvh-loader-ram").toString(), after(argv, "-kernel"));
@@ -106,13 +123,13 @@ class QemuCommandTest {
     @Test
     void aChildMapsItsSnapshotsRamPrivatelyAndWaitsForItsDeviceState() {
         List<String> migration = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
-                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION);
+                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION, List.of());
         assertEquals("memory-backend-file,id=mem,size=256M,mem-path=/snap/memory.ram,share=off",
                 after(migration, "-object"));
         assertEquals("defer", after(migration, "-incoming"));
         assertTrue(!migration.contains("migration.send-configuration=off"), migration.toString());
         List<String> devices = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
-                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.DEVICES);
+                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.DEVICES, List.of());
         assertEquals("migration.send-configuration=off", after(devices, "-global"));
         assertEquals("defer", after(devices, "-incoming"));
     }

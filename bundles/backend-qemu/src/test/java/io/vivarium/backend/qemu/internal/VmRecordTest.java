@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -25,8 +26,16 @@ class VmRecordTest {
             new VmFiles(Path.of("/state/sandboxes/z"), Path.of("/tmp/vivarium-qemu/z")), Path.of("/img/default-01"),
             "vivarium", null);
 
+    private static final VmRecord WITH_VOLUMES = new VmRecord(new QemuProcess(4245, "987657"),
+            new VmFiles(Path.of("/state/sandboxes/v"), Path.of("/tmp/vivarium-qemu/v")), Path.of("/img/default-01"),
+            "vivarium", new VmRecord.Memory(256, 1, null, null),
+            List.of(new VmVolume("data", Path.of("/state/volumes/t~data.ext4"), "/data", "a/b", false),
+                    new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/work/ref", null, true)));
+
     @Test
     void roundTripsThroughTheInstanceState() {
+        assertEquals(WITH_VOLUMES, VmRecord.fromData(WITH_VOLUMES.toData()));
+        assertEquals(List.of(), RECORD.volumes(), "a VM without volumes, or recorded before them");
         assertEquals(RECORD, VmRecord.fromData(RECORD.toData()));
         assertEquals(CHILD, VmRecord.fromData(CHILD.toData()));
         assertEquals(BEFORE_RAM_FILES, VmRecord.fromData(BEFORE_RAM_FILES.toData()));
