@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
+import com.fasterxml.jackson.databind.JsonNode;
+
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -22,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Another tenant's sandboxes, VMs and snapshots do not exist for a tenant: every route that names
+ * Another tenant's sandboxes, VMs, snapshots and volumes do not exist for a tenant: every route that names
  * one answers another tenant's admin 404 (never 403, never a success) and does nothing to it. The
  * routes are read from docs/openapi.json (each path with {@code {id}}, and the snapshot routes
  * with {@code {tag}}), so a route is tried as soon as it is documented; one that takes a body this
@@ -122,6 +124,27 @@ class CrossTenantIT {
         expect(204, owner.delete("/v1/vms/" + id));
     }
 
+    @Test
+    void everyRouteOfAnotherTenantsVolumeIs404AndItsNameIsFreeForTheOther() throws Exception {
+        String volume = "acme-data";
+        long made = expect(201, owner.post("/v1/volumes", Map.of("name", volume, "size_mib", 16)))
+                .get("created_at_unix").asLong();
+
+        List<String> tried = tryEvery(op -> op.contains(" /v1/volumes/{name}"), "no-sandbox", volume);
+        assertTrue(tried.containsAll(List.of("GET /v1/volumes/{name}", "DELETE /v1/volumes/{name}")),
+                "read from the document: " + tried);
+        assertRefused(other.post("/v1/sandboxes", Map.of("volumes", List.of(Map.of("name", volume, "mount_path", "/data")))),
+                "a sandbox that mounts another tenant's volume");
+        assertTrue(expect(200, other.get("/v1/volumes")).isEmpty(), "the other tenant sees no volume");
+
+        // the same name is another volume for the other tenant
+        expect(201, other.post("/v1/volumes", Map.of("name", volume, "size_mib", 16)));
+        expect(204, other.delete("/v1/volumes/" + volume));
+        JsonNode kept = expect(200, owner.get("/v1/volumes/" + volume));
+        assertEquals(made, kept.get("created_at_unix").asLong(), "the owner's volume is the one it made: " + kept);
+        expect(204, owner.delete("/v1/volumes/" + volume));
+    }
+
     /**
      * Sends every documented operation {@code which} accepts as the other tenant, with {@code id}
      * and {@code tag} in its path, deletes last (a delete let through would turn what follows into
@@ -135,7 +158,7 @@ class CrossTenantIT {
         for (String op : ops) {
             String[] mt = op.split(" ", 2);
             String path = mt[1].replace("{id}", id).replace("{tag}", tag).replace("{cid}", command)
-                    .replace("{port}", "8000").replace("{path}", "index.html") + query(contract.requiredQueryParameters(op));
+                    .replace("{port}", "8000").replace("{path}", "index.html").replace("{name}", tag) + query(contract.requiredQueryParameters(op));
             List<String> types = contract.requestTypes(op);
             Api.Response r;
             if (types.contains("application/json")) {
