@@ -45,6 +45,23 @@ public interface PortService {
     /** Where the daemon reaches an exposed port: {@code http://<address>:<port>}; 404 when not exposed, 409 when not running. */
     URI upstream(Caller caller, String sandboxId, int port);
 
+    /**
+     * {@link #upstream}, for a request forwarded there now: the sandbox is activity, never demoted
+     * while idle, until {@link Forwarding#done()} runs (once, when the request's answer or its
+     * WebSocket has ended), so that a long download or an open WebSocket counts all along, not
+     * only as it starts. Since 2.8.
+     */
+    Forwarding forward(Caller caller, String sandboxId, int port);
+
+    /**
+     * A request being forwarded to an exposed port ({@link #forward}).
+     *
+     * @param upstream where the port is reached
+     * @param done to run once when the forwarded exchange has ended; running it again does nothing
+     */
+    record Forwarding(URI upstream, Runnable done) {
+    }
+
     /** The caller a signed token stands for, if it was signed for this sandbox's exposed port and has not expired. */
     Optional<Caller> signedCaller(String token, String sandboxId, int port);
 }

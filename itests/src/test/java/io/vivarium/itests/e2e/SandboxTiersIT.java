@@ -155,6 +155,16 @@ class SandboxTiersIT {
         assertEquals(200, through.statusCode(), new String(through.body(), java.nio.charset.StandardCharsets.UTF_8));
         assertTrue(new String(through.body(), java.nio.charset.StandardCharsets.UTF_8).contains("\"path\": \"/woken\""));
         assertEquals("hot", info(api, id).get("tier").asText(), "the request through the port resumed it");
+
+        // an open WebSocket through the port is activity all along, not only as it opens
+        try (var socket = new SandboxPortsIT.Echo(daemon.baseUrl().replaceFirst("^http", "ws") + sb + "/ports/"
+                + SandboxPortsIT.PORT + "/ws", daemon.adminToken())) {
+            assertEquals("echo open", socket.exchange("open"));
+            Thread.sleep(2500); // past its pause_after_secs of 1, the demotion look run twice
+            assertEquals("hot", info(api, id).get("tier").asText(), "an open WebSocket through its port keeps it hot");
+            assertEquals("echo still", socket.exchange("still"));
+        }
+        awaitWarm(api, id);
     }
 
     @Test

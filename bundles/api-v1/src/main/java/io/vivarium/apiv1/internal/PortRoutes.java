@@ -46,10 +46,15 @@ final class PortRoutes {
                 new Route(Route.ANY_METHOD, "/sandboxes/{id}/ports/{port}/{path*}", Role.USER, 200, r -> {
                     int port = port(r);
                     String id = r.pathParam("id");
-                    URI base = ports.upstream(r.caller(), id, port);
-                    return new Upstream(URI.create(base + r.pathParam("path")), "nothing answers on port " + port
-                            + " in sandbox " + id + ": start a server there that listens on 0.0.0.0:" + port
-                            + " (not only 127.0.0.1)");
+                    PortService.Forwarding forwarding = ports.forward(r.caller(), id, port);
+                    try {
+                        return new Upstream(URI.create(forwarding.upstream() + r.pathParam("path")), "nothing answers on port "
+                                + port + " in sandbox " + id + ": start a server there that listens on 0.0.0.0:" + port
+                                + " (not only 127.0.0.1)", forwarding.done());
+                    } catch (RuntimeException e) {
+                        forwarding.done().run();
+                        throw e;
+                    }
                 }));
     }
 

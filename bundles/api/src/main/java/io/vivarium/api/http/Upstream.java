@@ -15,13 +15,21 @@ import java.util.Objects;
  *
  * @param target an {@code http} URI: scheme, address, port and path (no query)
  * @param unreachable what the 502 says when nothing answers at the target
+ * @param done what the http bundle runs once the exchange has ended (the answer passed on or failed,
+ *        the WebSocket closed on either side, or an upgrade refused); since 1.7
  */
-public record Upstream(URI target, String unreachable) {
+public record Upstream(URI target, String unreachable, Runnable done) {
     public Upstream {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(unreachable, "unreachable");
         if (!"http".equals(target.getScheme()) || target.getRawQuery() != null) {
             throw new IllegalArgumentException("an upstream is an http URI without a query: " + target);
         }
+        done = done == null ? () -> { } : done;
+    }
+
+    /** An upstream with nothing to run when its exchange ends (1.6). */
+    public Upstream(URI target, String unreachable) {
+        this(target, unreachable, null);
     }
 }

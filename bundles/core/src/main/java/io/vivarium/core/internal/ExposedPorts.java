@@ -92,12 +92,31 @@ final class ExposedPorts {
     }
 
     URI upstream(Caller caller, String sandboxId, int port) {
+        Sandbox sb = exposing(caller, sandboxId, port);
+        return URI.create("http://" + address(sb, live.of(sb)) + ":" + port + "/");
+    }
+
+    /** {@link #upstream}, the sandbox held busy (never demoted) until the forwarded exchange's {@code done} runs. */
+    PortService.Forwarding forward(Caller caller, String sandboxId, int port) {
+        Sandbox sb = exposing(caller, sandboxId, port);
+        // held before the instance is asked for, so no demotion comes in between
+        Runnable done = live.hold(sb);
+        try {
+            return new PortService.Forwarding(URI.create("http://" + address(sb, live.of(sb)) + ":" + port + "/"), done);
+        } catch (RuntimeException e) {
+            done.run();
+            throw e;
+        }
+    }
+
+    /** The caller's sandbox that exposes {@code port}: 404 for another's, or a port it does not expose. */
+    private Sandbox exposing(Caller caller, String sandboxId, int port) {
         checkPort(port);
         Sandbox sb = sandboxes.find(caller, sandboxId);
         if (!sb.record().exposedPorts().containsKey(port)) {
             throw notExposed(sandboxId, port);
         }
-        return URI.create("http://" + address(sb, live.of(sb)) + ":" + port + "/");
+        return sb;
     }
 
     Optional<Caller> signedCaller(String token, String sandboxId, int port) {

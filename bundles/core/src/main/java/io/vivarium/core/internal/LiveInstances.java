@@ -44,6 +44,14 @@ final class LiveInstances {
     }
 
     /**
+     * Activity that goes on after the request that starts it (a request forwarded to an exposed
+     * port): the sandbox is not demoted until the returned action runs.
+     */
+    Runnable hold(Sandbox sb) {
+        return tiers.hold(sb);
+    }
+
+    /**
      * The running instance for a call through its guest channel alone (exec, ping, files, eval).
      * While its backend is away (a bundle update) and the instance it left can still be reached
      * ({@link SandboxInstance#channelOutlivesBackend}), that one at once, so that the call does not

@@ -52,6 +52,11 @@ public class PortManager implements PortService {
     }
 
     @Override
+    public Forwarding forward(Caller caller, String sandboxId, int port) {
+        return ports.forward(caller, sandboxId, port);
+    }
+
+    @Override
     public Optional<Caller> signedCaller(String token, String sandboxId, int port) {
         return ports.signedCaller(token, sandboxId, port);
     }

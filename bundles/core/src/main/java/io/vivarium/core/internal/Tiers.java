@@ -75,6 +75,11 @@ final class Tiers {
         return i;
     }
 
+    /** Activity on {@code sb} until the returned action runs: it is not demoted meanwhile ({@link IdleClocks#hold}). */
+    Runnable hold(Sandbox sb) {
+        return clocks.hold(sb.record().id());
+    }
+
     /** A sandbox that is gone: its clock goes. */
     void forget(SandboxRecord record) {
         clocks.forget(record.id());
@@ -161,7 +166,8 @@ final class Tiers {
         IdlePolicy idle = r.idle();
         SandboxInstance i = sb.instance();
         if (sb.deleted() || idle == null || idle.pauseAfterSecs() == null
-                || r.status() != SandboxStatus.RUNNING || !SandboxRecord.CREATED.equals(r.phase()) || i == null) {
+                || r.status() != SandboxStatus.RUNNING || !SandboxRecord.CREATED.equals(r.phase()) || i == null
+                || clocks.held(r.id())) {
             return false;
         }
         Instant created = Instant.ofEpochSecond(r.createdAtUnix());

@@ -103,4 +103,17 @@ class TiersTest {
         assertTrue(core.ping(ALICE, id).pong());
         assertNull(core.core().sandboxes().find(ALICE, id).record().demoted());
     }
+
+    @Test
+    void activityHeldOpenKeepsAnIdleSandboxHotUntilItEnds() throws Exception {
+        core = started();
+        String id = idleAfterOneSecond();
+        // what a request forwarded to an exposed port holds while its answer or WebSocket lasts
+        Runnable done = core.core().live().hold(core.core().sandboxes().find(ALICE, id));
+        Thread.sleep(2500); // past its pause_after_secs, with the demotion look run twice
+        assertEquals(SandboxInfo.HOT, core.get(ALICE, id).tier(), "held open, it is not idle");
+        done.run();
+        done.run(); // a second run changes nothing
+        assertEquals(SandboxInfo.WARM, awaitWarm(id).tier(), "once it ends, idle again");
+    }
 }

@@ -55,6 +55,20 @@ final class UpstreamProxy {
      */
     void passOn(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix, String queryToken)
             throws IOException {
+        Runnable done = once(upstream.done());
+        boolean toSocket = false;
+        try {
+            toSocket = passOn(req, resp, upstream, prefix, queryToken, done);
+        } finally {
+            if (!toSocket) {
+                done.run();
+            }
+        }
+    }
+
+    /** {@link #passOn}; true once a WebSocket took the exchange over, which then runs {@code done} itself. */
+    private boolean passOn(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix,
+            String queryToken, Runnable done) throws IOException {
         if (queryToken != null) {
             resp.addHeader("Set-Cookie", ScopedTokens.PARAMETER + "=" + queryToken + "; Path=" + prefix + "; HttpOnly; SameSite=Lax"
                     + (req.isSecure() ? "; Secure" : ""));
@@ -65,25 +79,36 @@ final class UpstreamProxy {
                 resp.setHeader("Location", req.getRequestURI() + (rest.isEmpty() ? "" : "?" + rest));
                 resp.setHeader("Cache-Control", "no-store");
                 resp.setHeader("WWW-Authenticate", null);
-                return;
+                return false;
             }
         }
         if (!WebSocketUpgrader.isUpgrade(req)) {
             forward(req, resp, upstream, prefix);
-            return;
+            return false;
         }
         Map<String, String> headers = new LinkedHashMap<>(forwardedHeaders(req, prefix));
         String cookies = req.getHeader("Cookie") == null ? "" : withoutOurCookie(req.getHeader("Cookie"));
         if (!cookies.isEmpty()) {
             headers.put("Cookie", cookies); // the app's own session, as its pages have it
         }
-        UpstreamSocket socket = UpstreamSocket.open(client, upstream, req.getQueryString(), headers);
+        UpstreamSocket socket = UpstreamSocket.open(client, upstream, req.getQueryString(), headers, done);
         try {
             WebSocketUpgrader.upgrade(req, socket);
         } catch (IOException | RuntimeException e) {
             socket.closed(1002, "not upgraded: " + e.getMessage());
             throw e;
         }
+        return true;
+    }
+
+    /** {@code action}, run at most once however often it is called. */
+    private static Runnable once(Runnable action) {
+        java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
+        return () -> {
+            if (ran.compareAndSet(false, true)) {
+                action.run();
+            }
+        };
     }
 
     /** Forwards {@code req} to {@code upstream} as HTTP, {@code prefix} being the path its tail hangs off. */

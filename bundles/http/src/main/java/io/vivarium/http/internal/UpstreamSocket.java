@@ -33,8 +33,11 @@ final class UpstreamSocket implements WebSocketEndpoint, WebSocket.Listener {
     private final CompletableFuture<WebSocketPeer> client = new CompletableFuture<>();
     private final StringBuilder text = new StringBuilder();
     private final java.io.ByteArrayOutputStream binary = new java.io.ByteArrayOutputStream();
+    /** The upstream's {@link Upstream#done()}, run once when either side has closed. */
+    private final Runnable done;
 
-    private UpstreamSocket(HttpClient http, URI target, Map<String, String> headers, String unreachable) {
+    private UpstreamSocket(HttpClient http, URI target, Map<String, String> headers, String unreachable, Runnable done) {
+        this.done = done;
         WebSocket.Builder b = http.newWebSocketBuilder().connectTimeout(UpstreamProxy.CONNECT_TIMEOUT);
         headers.forEach(b::header);
         try {
@@ -50,9 +53,10 @@ final class UpstreamSocket implements WebSocketEndpoint, WebSocket.Listener {
     }
 
     /** Opens the upstream's WebSocket at {@code upstream}'s target (as {@code ws:}) with the request's query. */
-    static UpstreamSocket open(HttpClient http, Upstream upstream, String rawQuery, Map<String, String> headers) {
+    static UpstreamSocket open(HttpClient http, Upstream upstream, String rawQuery, Map<String, String> headers,
+            Runnable done) {
         URI target = URI.create("ws" + UpstreamProxy.target(upstream, rawQuery).toString().substring(4));
-        return new UpstreamSocket(http, target, headers, upstream.unreachable());
+        return new UpstreamSocket(http, target, headers, upstream.unreachable(), done);
     }
 
     private static ApiException refused(URI target, Throwable cause, String unreachable) {
@@ -83,6 +87,7 @@ final class UpstreamSocket implements WebSocketEndpoint, WebSocket.Listener {
 
     @Override
     public void closed(int code, String reason) {
+        done.run();
         client.complete(null);
         if (!upstream.isOutputClosed()) {
             upstream.sendClose(code == 1005 || code == 1006 || code < 1000 ? WebSocket.NORMAL_CLOSURE : code,
@@ -159,12 +164,14 @@ final class UpstreamSocket implements WebSocketEndpoint, WebSocket.Listener {
 
     @Override
     public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
+        done.run();
         peer().ifPresent(p -> p.close(statusCode, reason));
         return null;
     }
 
     @Override
     public void onError(WebSocket ws, Throwable error) {
+        done.run();
         peer().ifPresent(p -> p.close(WebSocketPeer.SERVER_ERROR, "the upstream failed"));
     }
 }
