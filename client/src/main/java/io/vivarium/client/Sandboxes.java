@@ -62,6 +62,15 @@ public final class Sandboxes {
         http.noContent("DELETE", of(id));
     }
 
+    /**
+     * Deletes the sandbox now ({@code ?force=true}): without a VM's freeze of its writable volumes, for one
+     * that cannot take it (what its guest had not written back to them is lost).
+     */
+    @Route("DELETE /v1/sandboxes/{id}")
+    public void deleteForcibly(String id) {
+        http.noContent("DELETE", of(id) + "?force=true");
+    }
+
     @Route("POST /v1/sandboxes/{id}/ping")
     public PingResult ping(String id) {
         return http.json("POST", of(id) + "/ping", null, PingResult.class);

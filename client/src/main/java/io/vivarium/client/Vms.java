@@ -42,6 +42,15 @@ public final class Vms {
         http.noContent("DELETE", of(id));
     }
 
+    /**
+     * Deletes the VM now ({@code ?force=true}): without a VM's freeze of its writable volumes, for one
+     * that cannot take it (what its guest had not written back to them is lost).
+     */
+    @Route("DELETE /v1/vms/{id}")
+    public void deleteForcibly(String id) {
+        http.noContent("DELETE", of(id) + "?force=true");
+    }
+
     @Route("POST /v1/vms/{id}/stop")
     public SandboxInfo stop(String id) {
         return http.json("POST", of(id) + "/stop", null, SandboxInfo.class);

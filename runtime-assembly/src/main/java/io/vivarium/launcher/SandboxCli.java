@@ -46,7 +46,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 final class SandboxCli {
     static final String USAGE = """
             usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] [--volume V]... [--pause-after S]
-                   vivarium sandbox ls | info ID | rm ID... | touch ID...   (touch: resets the idle clock, resumes it)
+                   vivarium sandbox ls | info ID | rm ID... [--force] | touch ID...   (touch: resets the idle clock, resumes it)
                    vivarium sandbox exec ID [--timeout S --] CMD [ARG...]     (streams; exits with CMD's code)
                    vivarium sandbox shell ID [-- CMD [ARG...]]               (a terminal: a shell, or CMD; exits with its code)
                    vivarium sandbox start ID [--timeout S --] CMD [ARG...]    (in the background: prints its command id)
@@ -54,7 +54,7 @@ final class SandboxCli {
                    vivarium sandbox eval ID CODE | cp SRC DST (one of them ID:/path) | fork TAG [-n N] | branch ID TAG
                    vivarium sandbox port ID PORT [--expires S] [--close] | ports ID   (a server in the sandbox, through the daemon)
                    vivarium snapshot ls | info TAG | build TAG [--setup CMD]... [NETWORK] | rm TAG [--cascade] [--force]
-                   vivarium vm create --backend B [--memory MIB] [--vcpus N] | ls | info ID | stop ID | start ID | rm ID...
+                   vivarium vm create --backend B [--memory MIB] [--vcpus N] | ls | info ID | stop ID | start ID | rm ID... [--force]
                    vivarium volume create NAME --size MIB | ls | info NAME | rm NAME...
               NETWORK: --network none|egress [--allow CIDR[:PORT]]... [--deny CIDR[:PORT]]... (--allow alone means egress)
               --volume NAME:/MOUNT/PATH[:ro] or NAME/SUB/PATH:/MOUNT/PATH[:ro] mounts a volume (docs/volumes.md)
@@ -135,8 +135,13 @@ final class SandboxCli {
             case "ls" -> list(vivarium.sandboxes().list());
             case "info" -> print(vivarium.sandboxes().get(arg(w, 1, "ID")));
             case "rm" -> {
+                boolean force = w.remove("--force");
                 for (String id : args(w, 1, "ID")) {
-                    vivarium.sandboxes().delete(id);
+                    if (force) {
+                        vivarium.sandboxes().deleteForcibly(id);
+                    } else {
+                        vivarium.sandboxes().delete(id);
+                    }
                     say(id + " deleted");
                 }
                 yield 0;
@@ -354,8 +359,13 @@ final class SandboxCli {
             case "stop" -> print(vivarium.vms().stop(arg(w, 1, "ID")));
             case "start" -> print(vivarium.vms().start(arg(w, 1, "ID")));
             case "rm" -> {
+                boolean force = w.remove("--force");
                 for (String id : args(w, 1, "ID")) {
-                    vivarium.vms().delete(id);
+                    if (force) {
+                        vivarium.vms().deleteForcibly(id);
+                    } else {
+                        vivarium.vms().delete(id);
+                    }
                     say(id + " deleted");
                 }
                 yield 0;

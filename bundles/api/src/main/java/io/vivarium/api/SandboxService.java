@@ -20,6 +20,13 @@ public interface SandboxService {
 
     void delete(Caller caller, String id);
 
+    /**
+     * {@link #delete(Caller, String)}, or with {@code force} without what needs the sandbox's
+     * cooperation to keep data it still holds (a VM's freeze of its writable volumes): for a
+     * sandbox that cannot give it. Since 2.8.
+     */
+    void delete(Caller caller, String id, boolean force);
+
     PingResult ping(Caller caller, String id);
 
     ExecResult exec(Caller caller, String id, ExecRequest request);

@@ -25,6 +25,9 @@ public interface VmService {
 
     void deleteVm(Caller caller, String id);
 
+    /** {@link #deleteVm(Caller, String)}, forcibly as {@link SandboxService#delete(Caller, String, boolean)} says. Since 2.8. */
+    void deleteVm(Caller caller, String id, boolean force);
+
     /** Shuts the VM down, keeping its disk; 501 if its backend cannot, 409 if it is not running. */
     SandboxInfo stopVm(Caller caller, String id);
 

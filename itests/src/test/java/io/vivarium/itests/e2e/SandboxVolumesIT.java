@@ -343,4 +343,18 @@ class SandboxVolumesIT {
         String reader = created("procbox", mount(a, "/a", null, true), mount(b, "/b", null, true));
         assertEquals("before\nafter\nb\n", sh(reader, "cat /a/f /b/g").get("stdout").asText());
     }
+
+    @Test
+    void aVmWhoseFreezeFailsIsDeletedWithForceAndItsVolumeMountsCleanAfter() throws Exception {
+        Assumptions.assumeTrue(qemu, Host.qemuMissing("default"));
+        String v = newVolume(32);
+        String vm = created("qemu", mount(v, "/v", null, false));
+        sh(vm, "echo kept > /v/f && sync && fsfreeze --freeze /run/vivarium/volumes/0");
+        assertEquals(409, api.delete("/v1/sandboxes/" + vm).status(), "its only volume cannot be frozen again");
+        // the escape: stop it now, without the freeze (what the guest had not written back is lost)
+        Api.expect(204, api.delete("/v1/sandboxes/" + vm + "?force=true"));
+        assertEquals(0, api.get("/v1/volumes/" + v).body().get("attachments").size(), "the volume is released");
+        String reader = created("procbox", mount(v, "/v", null, false));
+        assertEquals("kept\n", sh(reader, "cat /v/f").get("stdout").asText(), "what was synced is there, the file system whole");
+    }
 }

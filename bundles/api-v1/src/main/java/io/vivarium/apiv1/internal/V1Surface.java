@@ -74,7 +74,7 @@ public class V1Surface implements ApiSurface {
                 new Route("GET", "/sandboxes", Role.USER, 200, r -> sandboxes.list(r.caller())),
                 new Route("GET", "/sandboxes/{id}", Role.USER, 200, r -> sandboxes.get(r.caller(), r.pathParam("id"))),
                 new Route("DELETE", "/sandboxes/{id}", Role.USER, 204, r -> {
-                    sandboxes.delete(r.caller(), r.pathParam("id"));
+                    sandboxes.delete(r.caller(), r.pathParam("id"), CommandRoutes.flag(r, "force"));
                     return null;
                 }),
                 new Route("POST", "/sandboxes/{id}/ping", Role.ADMIN, 200,
@@ -114,7 +114,7 @@ public class V1Surface implements ApiSurface {
                 new Route("GET", "/vms", Role.USER, 200, r -> vms.listVms(r.caller())),
                 new Route("GET", "/vms/{id}", Role.USER, 200, r -> vms.getVm(r.caller(), r.pathParam("id"))),
                 new Route("DELETE", "/vms/{id}", Role.USER, 204, r -> {
-                    vms.deleteVm(r.caller(), r.pathParam("id"));
+                    vms.deleteVm(r.caller(), r.pathParam("id"), CommandRoutes.flag(r, "force"));
                     return null;
                 }),
                 new Route("POST", "/vms/{id}/stop", Role.USER, 200, r -> vms.stopVm(r.caller(), r.pathParam("id"))),

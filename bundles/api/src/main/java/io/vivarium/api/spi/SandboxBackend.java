@@ -65,6 +65,17 @@ public interface SandboxBackend {
      * Whether instances are machines: VMs with virtual CPUs, which honour
      * {@link InstanceSpec#vcpus()} and which {@code /v1/vms} shows. False by default. Since 2.0.
      */
+    /**
+     * {@link #destroy}, for a caller that asked for it to happen now ({@code DELETE ...?force=true}):
+     * without the steps that need the instance's cooperation to keep data it still holds (a VM's
+     * freeze of its writable volumes, so what its guest had not written back is lost), for an
+     * instance that cannot cooperate (a guest that does not answer). By default {@link #destroy}.
+     * Since 2.10.
+     */
+    default void destroyForcibly(InstanceSpec spec, InstanceState state) {
+        destroy(spec, state);
+    }
+
     default boolean machine() {
         return false;
     }

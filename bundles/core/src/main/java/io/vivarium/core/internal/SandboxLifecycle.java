@@ -256,14 +256,19 @@ final class SandboxLifecycle {
 
     /** Waits (bounded) for a restore, dry-run or other exclusive operation on it to end, then 409; ends its execs. */
     void delete(Caller caller, String id) {
+        delete(caller, id, false);
+    }
+
+    /** {@link #delete(Caller, String)}; with {@code force}, through the backend's {@code destroyForcibly}. */
+    void delete(Caller caller, String id, boolean force) {
         Sandbox sb = sandboxes.find(caller, id);
         sb.gate.ending("delete", backendWait, () -> {
-            delete(sb, id);
+            delete(sb, id, force);
             return null;
         });
     }
 
-    private void delete(Sandbox sb, String id) {
+    private void delete(Sandbox sb, String id, boolean force) {
         // wait outside the lock: a backend arriving meanwhile takes it to re-adopt this sandbox
         registry.await(sb.record().backend(), backendWait);
         sb.lifecycle.lock();
@@ -277,7 +282,11 @@ final class SandboxLifecycle {
                 throw ApiException.unavailable("backend " + r.backend() + " of sandbox " + id
                         + " is not registered; retry when it is back (GET /v1/backends)", 2);
             }
-            e.get().backend().destroy(sb.spec(sandboxes.dirs()), r.state());
+            if (force) {
+                e.get().backend().destroyForcibly(sb.spec(sandboxes.dirs()), r.state());
+            } else {
+                e.get().backend().destroy(sb.spec(sandboxes.dirs()), r.state());
+            }
             sandboxes.forget(sb, false);
             sandboxes.observer().sandboxDeleted();
         } finally {

@@ -289,6 +289,11 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     }
 
     @Override
+    public void delete(Caller caller, String id, boolean force) {
+        lifecycle.delete(caller, id, force);
+    }
+
+    @Override
     public PingResult ping(Caller caller, String id) {
         return guest.ping(caller, id);
     }

@@ -47,7 +47,12 @@ public class VmManager implements VmService {
 
     @Override
     public void deleteVm(Caller caller, String id) {
-        vms.delete(caller, id);
+        vms.delete(caller, id, false);
+    }
+
+    @Override
+    public void deleteVm(Caller caller, String id, boolean force) {
+        vms.delete(caller, id, force);
     }
 
     @Override

@@ -65,9 +65,9 @@ final class Vms {
         return sb;
     }
 
-    void delete(Caller caller, String id) {
+    void delete(Caller caller, String id, boolean force) {
         find(caller, id);
-        lifecycle.delete(caller, id);
+        lifecycle.delete(caller, id, force);
     }
 
     SandboxInfo stop(Caller caller, String id) {

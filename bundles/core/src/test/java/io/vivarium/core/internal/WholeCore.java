@@ -61,6 +61,11 @@ class WholeCore extends SandboxManager implements VmService, SnapshotService {
     }
 
     @Override
+    public void deleteVm(Caller caller, String id, boolean force) {
+        vms.deleteVm(caller, id, force);
+    }
+
+    @Override
     public SandboxInfo stopVm(Caller caller, String id) {
         return vms.stopVm(caller, id);
     }

@@ -196,19 +196,24 @@ final class FleetSandboxes implements SandboxService {
 
     @Override
     public void delete(Caller caller, String id) {
+        delete(caller, id, false);
+    }
+
+    @Override
+    public void delete(Caller caller, String id, boolean force) {
         Remote r = remote(caller, id);
         if (r == null) {
-            local.delete(caller, id);
+            local.delete(caller, id, force);
         } else {
-            deleteOnItsNode(r, caller);
+            deleteOnItsNode(r, caller, force);
         }
     }
 
-    /** Deletes a placed sandbox through its route on its node, then its placement. */
-    void deleteOnItsNode(Remote r, Caller caller) {
+    /** Deletes a placed sandbox through its route on its node (forcibly where asked), then its placement. */
+    void deleteOnItsNode(Remote r, Caller caller, boolean force) {
         String id = r.placement().sandbox();
         try {
-            call(r, "DELETE", "", caller, null, null);
+            call(r, "DELETE", force ? "?force=true" : "", caller, null, null);
         } catch (ApiException e) {
             if (e.status() == 404 && r.collection().equals(Forwarding.SANDBOXES)) {
                 forget(id); // the node has no such sandbox: its placement was a ghost (a VM route's 404 may mean "not a VM")

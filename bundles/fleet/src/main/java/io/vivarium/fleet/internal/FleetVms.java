@@ -48,11 +48,16 @@ final class FleetVms implements VmService {
 
     @Override
     public void deleteVm(Caller caller, String id) {
+        deleteVm(caller, id, false);
+    }
+
+    @Override
+    public void deleteVm(Caller caller, String id, boolean force) {
         Remote r = forwarding.vm(caller, id);
         if (r == null) {
-            local.deleteVm(caller, id);
+            local.deleteVm(caller, id, force);
         } else {
-            sandboxes.deleteOnItsNode(r, caller);
+            sandboxes.deleteOnItsNode(r, caller, force);
         }
     }
 

@@ -191,13 +191,24 @@ public class QemuBackend implements SandboxBackend {
             VmVolumes.freezeBeforeEnd(vm);
         } catch (IOException e) {
             throw new ApiException(409, "cannot reach the monitor of sandbox " + id + " to freeze its writable volumes "
-                    + "before it stops: " + e.getMessage() + "; it keeps running, its volumes reserved; retry", null, e);
+                    + "before it stops: " + e.getMessage() + "; it keeps running, its volumes reserved; retry, or delete it with "
+                    + "?force=true (without the freeze: what its guest had not written back is lost)", null, e);
         }
     }
 
     /** Asks QEMU to quit (its writable volumes frozen first), kills it if it does not, and removes the VM's files. */
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
+        destroy(spec, state, true);
+    }
+
+    /** {@link #destroy} without the freeze of the writable volumes: what the guest had not written back is lost. */
+    @Override
+    public void destroyForcibly(InstanceSpec spec, InstanceState state) {
+        destroy(spec, state, false);
+    }
+
+    private void destroy(InstanceSpec spec, InstanceState state, boolean freeze) {
         QemuInstance live = runtime.instances().get(spec.id()).orElse(null);
         VmRecord record;
         try {
@@ -212,7 +223,7 @@ public class QemuBackend implements SandboxBackend {
         Optional<QemuProcess> process = record != null && record.process().isRunning() ? Optional.of(record.process())
                 : QemuLauncher.launched(files);
         if (process.filter(QemuProcess::isRunning).isPresent()) {
-            if (record != null && !record.volumes().isEmpty()) {
+            if (freeze && record != null && !record.volumes().isEmpty()) {
                 freezeVolumes(spec.id(), live, record);
             }
             QemuLauncher.end(live, files, process.get());

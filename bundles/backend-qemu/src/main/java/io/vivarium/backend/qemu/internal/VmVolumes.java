@@ -155,7 +155,8 @@ final class VmVolumes {
             throw new ApiException(409, "cannot freeze the writable volumes of sandbox " + id + " before it stops, so "
                     + "what its guest wrote to them may not be on them yet: " + e.getMessage() + "; the sandbox keeps "
                     + "running and its volumes stay reserved: fix that in the guest (a file system it froze itself is "
-                    + "thawed with fsfreeze --unfreeze), then delete it again", null, e);
+                    + "thawed with fsfreeze --unfreeze), then delete it again; or delete it with ?force=true, which "
+                    + "stops it without the freeze (what its guest had not written back is lost)", null, e);
         }
     }
 }
