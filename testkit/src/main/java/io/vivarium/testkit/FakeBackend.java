@@ -15,6 +15,7 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
@@ -55,6 +56,9 @@ public final class FakeBackend implements SandboxBackend {
      * backend to model a pause that outlives the daemon.
      */
     public volatile Set<String> paused = ConcurrentHashMap.newKeySet();
+    /** How many times {@link #hibernation()} saved an instance, and woke one. */
+    public final AtomicLong saves = new AtomicLong();
+    public final AtomicLong wakes = new AtomicLong();
     /** What {@link #capabilities()} reports. */
     public volatile Set<String> capabilities = Set.of(Capability.EXEC, Capability.MEMORY_LIMIT);
     /** What {@link #machine()} answers. */
@@ -142,10 +146,57 @@ public final class FakeBackend implements SandboxBackend {
 
     @Override
     public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
+        if (isCold(state)) {
+            running.remove(state.pid()); // what still ran of it (a daemon killed before the release)
+            return instance(spec, state);
+        }
         if (!running.contains(state.pid()) && !isStopped(state)) {
             throw new InstanceGoneException("pid " + state.pid() + " is gone");
         }
         return wrap(spec, instance(spec, state));
+    }
+
+    private static boolean isCold(InstanceState state) {
+        return "true".equals(state.data().get("cold"));
+    }
+
+    /**
+     * The hibernation seam of this backend, which core finds only if the test registers it: a saved
+     * instance's state says {@code cold}, its pid no longer runs, and a wake gives it a new pid.
+     */
+    public Hibernation hibernation() {
+        return new Hibernation() {
+            @Override
+            public InstanceState save(SandboxInstance instance, OperationContext context) {
+                saves.incrementAndGet();
+                Map<String, String> data = new java.util.HashMap<>(instance.state().data());
+                data.put("cold", "true");
+                return new InstanceState(instance.state().pid(), data);
+            }
+
+            @Override
+            public SandboxInstance release(SandboxInstance instance, InstanceState saved) {
+                running.remove(saved.pid());
+                paused.remove(instance.id());
+                return instance(new InstanceSpec(instance.id(), java.nio.file.Path.of("/"), null), saved);
+            }
+
+            @Override
+            public SandboxInstance wake(SandboxInstance cold, OperationContext context) {
+                wakes.incrementAndGet();
+                long pid = cold.state().pid() + 100_000;
+                running.add(pid);
+                Map<String, String> data = new java.util.HashMap<>(cold.state().data());
+                data.remove("cold");
+                data.put("pid", String.valueOf(pid));
+                return instance(new InstanceSpec(cold.id(), java.nio.file.Path.of("/"), null), new InstanceState(pid, data));
+            }
+
+            @Override
+            public boolean cold(SandboxInstance instance) {
+                return isCold(instance.state());
+            }
+        };
     }
 
     /** The pause seam of this backend, which core finds only if the test registers it. */
@@ -182,7 +233,7 @@ public final class FakeBackend implements SandboxBackend {
 
             @Override
             public boolean alive() {
-                return running.contains(state.pid()) && !stopped.containsKey(spec.id());
+                return isCold(state) || running.contains(state.pid()) && !stopped.containsKey(spec.id());
             }
 
             @Override
@@ -190,7 +241,8 @@ public final class FakeBackend implements SandboxBackend {
                 if (stopped.containsKey(spec.id())) {
                     return SandboxStatus.STOPPED;
                 }
-                return alive() && paused.contains(spec.id()) ? SandboxStatus.PAUSED : SandboxInstance.super.status();
+                return alive() && (paused.contains(spec.id()) || isCold(state)) ? SandboxStatus.PAUSED
+                        : SandboxInstance.super.status();
             }
 
             @Override

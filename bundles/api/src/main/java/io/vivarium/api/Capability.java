@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  * <li><b>Derived</b> by core from what the backend implements, which the backend never reports:
  * the optional seams its bundle registers under its name ({@link #SNAPSHOT}, {@link #BRANCH},
  * {@link #FORK} from images; {@link #CHECKPOINTS}; {@link #STOP_START} from power control;
- * {@link #PAUSE}; {@link #DRY_RUN} from scratch runs or checkpoints) and whether it runs machines
+ * {@link #PAUSE}; {@link #HIBERNATE} from hibernation; {@link #DRY_RUN} from scratch runs or checkpoints) and whether it runs machines
  * ({@link #VCPUS}).</li>
  * </ul>
  * A request that needs a capability the backend lacks is refused with a message naming it: a
@@ -65,6 +65,8 @@ public final class Capability {
     public static final String STOP_START = "stop_start";
     /** Freezes and thaws every process of an instance: derived from the pause seam. */
     public static final String PAUSE = "pause";
+    /** Writes an idle instance's state to disk and frees its memory (the cold tier): derived from the hibernation seam. Since 2.8. */
+    public static final String HIBERNATE = "hibernate";
     /** Runs a command and discards its effects: derived from the scratch-run seam or from checkpoints. */
     public static final String DRY_RUN = "dry_run";
 
@@ -77,7 +79,7 @@ public final class Capability {
 
     /** The names core derives; a backend that reports one of them is not believed. */
     public static final Set<String> DERIVED = Set.of(VCPUS, SNAPSHOT, BRANCH, FORK, CHECKPOINTS, STOP_START, PAUSE,
-            DRY_RUN);
+            DRY_RUN, HIBERNATE);
 
     private Capability() {
     }

@@ -50,7 +50,7 @@ class CapabilitiesIT {
             Capability.CHECKPOINTS, Capability.DRY_RUN, Capability.BRANCH, Capability.SNAPSHOT, Capability.FORK,
             Capability.STOP_START);
     private static final List<String> CREATE_FIELDS = List.of(Capability.MEMORY_LIMIT, Capability.PIDS_LIMIT,
-            Capability.DISK_LIMIT, Capability.VCPUS, Capability.IMAGE, Capability.NETWORK_EGRESS);
+            Capability.DISK_LIMIT, Capability.VCPUS, Capability.IMAGE, Capability.NETWORK_EGRESS, Capability.HIBERNATE);
 
     static final String BLOCK_START = "<!-- capabilities -->";
     static final String BLOCK_END = "<!-- /capabilities -->";
@@ -197,6 +197,7 @@ class CapabilitiesIT {
             case Capability.VCPUS -> "vcpus";
             case Capability.IMAGE -> "image";
             case Capability.NETWORK_EGRESS -> "network";
+            case Capability.HIBERNATE -> "idle";
             default -> throw new IllegalArgumentException(capability);
         };
     }
@@ -209,6 +210,7 @@ class CapabilitiesIT {
             case Capability.VCPUS -> 1;
             case Capability.IMAGE -> "default";
             case Capability.NETWORK_EGRESS -> Map.of("mode", "egress", "allow", List.of()); // no operator's network_allow here
+            case Capability.HIBERNATE -> Map.of("cold_after_secs", 600);
             default -> throw new IllegalArgumentException(capability);
         };
     }

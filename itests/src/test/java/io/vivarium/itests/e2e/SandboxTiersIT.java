@@ -1,6 +1,7 @@
 package io.vivarium.itests.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.http.HttpResponse;
@@ -72,6 +73,18 @@ class SandboxTiersIT {
         assertEquals("paused", now.get("status").asText(), now.toString());
     }
 
+    /** Waits (bounded) until the sandbox is cold: its state on disk, its memory freed. */
+    private static JsonNode awaitCold(Api through, String id) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        JsonNode now = info(through, id);
+        while (!"cold".equals(now.get("tier").asText())) {
+            assertTrue(System.nanoTime() < deadline, "not cold within 60 s: " + now);
+            Thread.sleep(200);
+            now = info(through, id);
+        }
+        return now;
+    }
+
     private static double demotions(Api through) throws Exception {
         String text = new String(through.raw("GET", "/metrics", null).body(), java.nio.charset.StandardCharsets.UTF_8);
         return text.lines().filter(l -> l.startsWith("vivarium_demotions_total{to=\"warm\"}"))
@@ -132,6 +145,39 @@ class SandboxTiersIT {
         assertEquals("vol\nlast\n", Api.sh(api, reader, "cat /v/g"), "what it wrote before its delete, demoted, is on the volume");
         Api.expect(204, api.delete("/v1/sandboxes/" + reader));
         Api.expect(204, api.delete("/v1/volumes/" + volume));
+    }
+
+    @Test
+    void aQemuVmGoesColdWithItsQemuGoneAndComesBackThreeTimesWithNothingLost() throws Exception {
+        Assumptions.assumeTrue(qemu, Host.qemuMissing("default"));
+        String ro = "tiers-cold-ro";
+        Api.expect(201, api.post("/v1/volumes", Map.of("name", ro, "size_mib", 16)));
+        JsonNode created = Api.expect(201, api.post("/v1/sandboxes", Map.of("backend", "qemu", "memory_limit_mib", 256,
+                "idle", Map.of("pause_after_secs", 1, "cold_after_secs", 3),
+                "volumes", List.of(Map.of("name", ro, "mount_path", "/ro", "read_only", true)))));
+        String id = created.get("id").asText();
+        assertEquals(3, created.get("idle").get("cold_after_secs").asInt(), created.toString());
+        Api.sh(api, id, "echo kept > /work/f");
+        Api.sh(api, id, "(i=0; while true; do i=$((i+1)); echo $i > /work/count; sleep 0.1; done) > /dev/null 2>&1 &");
+        for (int cycle = 1; cycle <= 3; cycle++) {
+            JsonNode cold = awaitCold(api, id);
+            assertEquals("paused", cold.get("status").asText(), cold.toString());
+            long pid = cold.get("pid").asLong();
+            Path status = Path.of("/proc/" + pid + "/status");
+            // gone, or a zombie its reaper has not collected yet: no memory either way
+            assertFalse(java.nio.file.Files.exists(status) && java.nio.file.Files.readString(status).contains("VmRSS"),
+                    "cycle " + cycle + ": its QEMU (pid " + pid + ") is gone, its memory with it");
+            String before = Api.sh(api, id, "cat /work/count").strip(); // this request woke it
+            assertEquals("hot", info(api, id).get("tier").asText(), "cycle " + cycle);
+            assertEquals("kept\n", Api.sh(api, id, "cat /work/f"), "cycle " + cycle + ": its files kept");
+            assertTrue(Api.sh(api, id, "grep ' /ro ' /proc/mounts").contains(" ro,"), "cycle " + cycle + ": its volume still mounted");
+            Thread.sleep(400);
+            String later = Api.sh(api, id, "cat /work/count").strip();
+            assertTrue(Integer.parseInt(later) > Integer.parseInt(before),
+                    "cycle " + cycle + ": the background process runs on (" + before + " then " + later + ")");
+        }
+        Api.expect(204, api.delete("/v1/sandboxes/" + id));
+        Api.expect(204, api.delete("/v1/volumes/" + ro));
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.vivarium.api.Capability;
 import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.Images;
+import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.ScratchRuns;
@@ -59,6 +60,9 @@ final class BackendCapabilities {
         }
         if (e.seam(PauseControl.class).isPresent()) {
             names.add(Capability.PAUSE);
+        }
+        if (e.seam(Hibernation.class).isPresent()) {
+            names.add(Capability.HIBERNATE);
         }
         return List.copyOf(names);
     }

@@ -6,6 +6,7 @@ import java.util.Map;
 import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.FingerprintMode;
 import io.vivarium.api.spi.Images;
+import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.RuntimeObserver;
@@ -161,6 +162,16 @@ abstract class CoreReferences {
     }
 
     void unbindPauseControl(PauseControl seam, ServiceReference<PauseControl> ref) {
+        seamLeft(ref);
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindHibernation(Hibernation seam, ServiceReference<Hibernation> ref) {
+        seamArrived(ref, seam);
+    }
+
+    void unbindHibernation(Hibernation seam, ServiceReference<Hibernation> ref) {
         seamLeft(ref);
     }
 

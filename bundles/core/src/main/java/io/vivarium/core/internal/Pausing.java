@@ -30,7 +30,7 @@ final class Pausing {
     SandboxInfo pause(Caller caller, String id) {
         Sandbox sb = sandboxes.find(caller, id);
         return sb.gate.exclusive("pause", live.patience(), () -> {
-            SandboxInstance instance = live.ofEvenPaused(sb);
+            SandboxInstance instance = tiers.warmedUp(sb, live.ofEvenPaused(sb));
             if (instance.status() != SandboxStatus.PAUSED) {
                 pauseControl(sb).pause(instance);
             }
@@ -42,7 +42,7 @@ final class Pausing {
     SandboxInfo resume(Caller caller, String id) {
         Sandbox sb = sandboxes.find(caller, id);
         return sb.gate.exclusive("resume", live.patience(), () -> {
-            SandboxInstance instance = live.ofEvenPaused(sb);
+            SandboxInstance instance = tiers.warmedUp(sb, live.ofEvenPaused(sb));
             if (instance.status() == SandboxStatus.PAUSED) {
                 pauseControl(sb).resume(instance);
             }

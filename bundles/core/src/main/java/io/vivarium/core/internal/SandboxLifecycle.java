@@ -169,7 +169,8 @@ final class SandboxLifecycle {
             Capacity.Reservation place, InstanceMaker maker, boolean demotable) {
         NetworkRules rules = network;
         NetworkPolicy policy = rules.resolve(req.network(), e.name(), e.capabilities());
-        IdlePolicy idlePolicy = demotable ? idle.resolve(req.idle()) : null;
+        IdlePolicy idlePolicy = demotable ? idle.resolve(req.idle(), e.name(), e.capabilities().contains(Capability.HIBERNATE))
+                : null;
         String id = SandboxIds.next();
         SandboxDirs dirs = sandboxes.dirs();
         var record = new SandboxRecord(id, caller.tenant(), e.name(), Instant.now().getEpochSecond(),

@@ -109,6 +109,12 @@ public class SandboxManager extends CoreReferences implements SandboxService {
                 + "vivarium.idle.pause.after.secs, else never")
         int idle__pause__after__secs() default 0;
 
+        @AttributeDefinition(description = "Seconds a sandbox may stay idle before its state goes to disk and its "
+                + "memory is freed (the cold tier), where its backend can (hibernate); 0 for never. A create may ask "
+                + "for less (idle.cold_after_secs), never more; 0 means the framework property "
+                + "vivarium.idle.cold.after.secs, else never")
+        int idle__cold__after__secs() default 0;
+
         @AttributeDefinition(description = "The DNS resolver (an IPv4 address) egress sandboxes resolve names through; "
                 + "empty means the framework property vivarium.network.resolver, else none")
         String network__resolver() default "";
@@ -178,16 +184,18 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     /** The operator's idle policy; a negative time (which does not parse as a policy) demotes nothing, said in the log. */
     private static IdleRules idleRules(BundleContext context, Config config) {
         try {
-            int secs = config.idle__pause__after__secs();
-            String property = context.getProperty("vivarium.idle.pause.after.secs");
-            if (secs == 0 && property != null && !property.isBlank()) {
-                secs = Integer.parseInt(property.strip());
-            }
-            return new IdleRules(secs);
+            return new IdleRules(secsOr(config.idle__pause__after__secs(), context, "vivarium.idle.pause.after.secs"),
+                    secsOr(config.idle__cold__after__secs(), context, "vivarium.idle.cold.after.secs"));
         } catch (IllegalArgumentException e) {
             LOG.log(Level.ERROR, "the idle settings are wrong, so no sandbox is demoted until they are fixed: " + e.getMessage());
             return IdleRules.NEVER;
         }
+    }
+
+    /** {@code configured}, or when 0 the framework property {@code property}, else 0. */
+    private static int secsOr(int configured, BundleContext context, String property) {
+        String value = context.getProperty(property);
+        return configured == 0 && value != null && !value.isBlank() ? Integer.parseInt(value.strip()) : configured;
     }
 
     private static String defaultBackend(BundleContext context, Config config) {

@@ -13,21 +13,29 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.IdlePolicy;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Hibernation;
+import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.state.StaleRevisionException;
+import io.vivarium.common.testpoints.TestPoints;
 
 /**
  * Idle tiers (docs/tiers.md). Every request that needs a sandbox's guest, and a touch, is activity:
  * it resets the sandbox's idle clock ({@link IdleClocks}). Once a second, a sandbox idle for its
  * {@code pause_after_secs} is paused through its backend's {@link PauseControl} as an exclusive
  * operation that yields to anything running ({@value SandboxInfo#WARM}, its record says it was
- * demoted); the next request that needs its guest resumes it first ({@link #wake}). A sandbox
- * paused by a request stays paused until resumed or touched. The record keeps the demotion, so a
- * daemon restart keeps every tier.
+ * demoted), and one idle for its {@code cold_after_secs} is saved to disk and its memory freed
+ * through its backend's {@link Hibernation} ({@value SandboxInfo#COLD}: the saved state recorded
+ * before what ran is released, so a daemon killed midway leaves it as it was or wholly cold); the
+ * next request that needs its guest resumes or wakes it first ({@link #wake}). A sandbox paused by
+ * a request stays paused until resumed or touched. The record keeps the demotion, so a daemon
+ * restart keeps every tier.
  */
 final class Tiers {
     private static final System.Logger LOG = System.getLogger(Tiers.class.getName());
+    /** How long saving a sandbox to disk, or starting it again from there, may take. */
+    private static final Duration WAKE_DEADLINE = Duration.ofMinutes(2);
 
     private final BackendRegistry registry;
     private final Sandboxes sandboxes;
@@ -65,6 +73,9 @@ final class Tiers {
         // always under the lock: a request that does not pass the gate (one through an exposed port)
         // must not slip past a demotion that is pausing the sandbox right now
         synchronized (sb.tierLock) {
+            if (SandboxInfo.COLD.equals(sb.record().demoted())) {
+                return unhibernate(sb, i);
+            }
             if (sb.record().demoted() != null) {
                 if (i.status() == SandboxStatus.PAUSED) {
                     pauseControl(sb).resume(i);
@@ -93,10 +104,42 @@ final class Tiers {
     /** {@code POST .../touch}: activity that also promotes a sandbox a request paused. */
     void touch(Sandbox sb, SandboxInstance i) {
         synchronized (sb.tierLock) {
-            wake(sb, i);
-            if (i.status() == SandboxStatus.PAUSED) {
-                pauseControl(sb).resume(i);
+            SandboxInstance woken = wake(sb, i);
+            if (woken.status() == SandboxStatus.PAUSED) {
+                pauseControl(sb).resume(woken);
             }
+        }
+    }
+
+    /** A cold sandbox's instance started again from its saved state, for a request that pauses or resumes it; else {@code i}. */
+    SandboxInstance warmedUp(Sandbox sb, SandboxInstance i) {
+        synchronized (sb.tierLock) {
+            return SandboxInfo.COLD.equals(sb.record().demoted()) ? unhibernate(sb, i) : i;
+        }
+    }
+
+    /** Starts a cold sandbox again where it was saved, and records it hot. */
+    private SandboxInstance unhibernate(Sandbox sb, SandboxInstance cold) {
+        Hibernation h = registry.of(sb).require(Hibernation.class, "wake its cold sandboxes");
+        SandboxInstance hot = h.cold(cold) ? h.wake(cold, new CoreOperation("waking sandbox " + sb.record().id(),
+                Instant.now().plus(WAKE_DEADLINE), () -> false)) : cold;
+        swap(sb, cold, hot, sb.record().with(hot.state(), SandboxStatus.RUNNING).withDemoted(null));
+        return hot;
+    }
+
+    /** Records {@code record} for {@code sb} and puts {@code after} in place of {@code before}, as one step. */
+    private void swap(Sandbox sb, SandboxInstance before, SandboxInstance after, SandboxRecord record) {
+        sb.lifecycle.lock();
+        try {
+            if (sb.deleted()) {
+                return;
+            }
+            sandboxes.persist(sb, record);
+            sb.replace(before, after);
+        } catch (IOException | StaleRevisionException e) {
+            throw ApiException.internal("cannot record the tier of sandbox " + sb.record().id() + ": " + e.getMessage(), e);
+        } finally {
+            sb.lifecycle.unlock(sandboxes.observer());
         }
     }
 
@@ -111,7 +154,10 @@ final class Tiers {
     }
 
     /** The tier a sandbox is in, as {@link SandboxInfo#tier()} shows it. */
-    static String tierOf(SandboxStatus status) {
+    static String tierOf(SandboxStatus status, String demoted) {
+        if (SandboxInfo.COLD.equals(demoted) && status == SandboxStatus.PAUSED) {
+            return SandboxInfo.COLD;
+        }
         return switch (status) {
             case RUNNING -> SandboxInfo.HOT;
             case PAUSED -> SandboxInfo.WARM;
@@ -133,7 +179,11 @@ final class Tiers {
     }
 
     private void demoteIfIdle(Sandbox sb) {
-        if (!idleLongEnough(sb)) {
+        if (idleLongEnough(sb, SandboxInfo.COLD)) {
+            hibernateIfIdle(sb);
+            return;
+        }
+        if (!idleLongEnough(sb, SandboxInfo.WARM)) {
             return;
         }
         Optional<PauseControl> pause = registry.get(sb.record().backend()).flatMap(e -> e.seam(PauseControl.class));
@@ -144,7 +194,7 @@ final class Tiers {
         sb.gate.exclusive(OperationGate.DEMOTION, Duration.ZERO, () -> {
             synchronized (sb.tierLock) {
                 SandboxInstance i = sb.instance();
-                if (idleLongEnough(sb) && i != null && i.status() == SandboxStatus.RUNNING) {
+                if (idleLongEnough(sb, SandboxInfo.WARM) && i != null && i.status() == SandboxStatus.RUNNING) {
                     // recorded first: a daemon killed before the pause leaves a running sandbox marked
                     // demoted, which its next request clears; never a paused one its requests cannot wake
                     demoted(sb, SandboxInfo.WARM);
@@ -161,20 +211,78 @@ final class Tiers {
         });
     }
 
-    private boolean idleLongEnough(Sandbox sb) {
+    /**
+     * Whether {@code sb} has been idle long enough to go to {@code tier} and is in a tier above it:
+     * running for warm; running, or warm by a demotion (not by a request), for cold.
+     */
+    private boolean idleLongEnough(Sandbox sb, String tier) {
         SandboxRecord r = sb.record();
         IdlePolicy idle = r.idle();
         SandboxInstance i = sb.instance();
-        if (sb.deleted() || idle == null || idle.pauseAfterSecs() == null
-                || r.status() != SandboxStatus.RUNNING || !SandboxRecord.CREATED.equals(r.phase()) || i == null
-                || clocks.held(r.id())) {
+        Integer after = idle == null ? null : tier.equals(SandboxInfo.COLD) ? idle.coldAfterSecs() : idle.pauseAfterSecs();
+        // warm: whatever the record says, its instance must run (checked last); cold: not cold already
+        boolean above = !tier.equals(SandboxInfo.COLD) || !SandboxInfo.COLD.equals(r.demoted())
+                && r.status() != SandboxStatus.STOPPED && (r.demoted() != null || r.status() == SandboxStatus.RUNNING);
+        if (sb.deleted() || after == null || !above || r.status() == SandboxStatus.FAILED
+                || !SandboxRecord.CREATED.equals(r.phase()) || i == null || clocks.held(r.id())) {
             return false;
         }
         Instant created = Instant.ofEpochSecond(r.createdAtUnix());
         Instant since = clocks.lastTouched(r.id()).orElse(created.isAfter(started) ? created : started);
+        if (Duration.between(since, Instant.now()).toSeconds() < after) {
+            return false;
+        }
         // the instance's own status last: it may read /proc, and this runs for every sandbox each second
-        return Duration.between(since, Instant.now()).toSeconds() >= idle.pauseAfterSecs()
-                && i.status() == SandboxStatus.RUNNING;
+        SandboxStatus status = i.status();
+        return status == SandboxStatus.RUNNING
+                || tier.equals(SandboxInfo.COLD) && status == SandboxStatus.PAUSED && r.demoted() != null;
+    }
+
+    /**
+     * Saves an idle sandbox to disk through its backend's {@link Hibernation} and frees what ran: the
+     * saved state is recorded (cold) before the release, so a daemon killed before that record finds
+     * the sandbox as it was, and one killed after it finds it cold (adopting the saved state ends
+     * what still ran). A sandbox that writes a volume its backend has as a disk stays warm.
+     */
+    private void hibernateIfIdle(Sandbox sb) {
+        Optional<Hibernation> hibernation = registry.get(sb.record().backend()).flatMap(e -> e.seam(Hibernation.class));
+        if (hibernation.isEmpty() || sb.record().mountsVolumeDisks() && sb.record().writableVolume().isPresent()) {
+            return;
+        }
+        Optional<PauseControl> pause = registry.get(sb.record().backend()).flatMap(e -> e.seam(PauseControl.class));
+        if (pause.isEmpty()) {
+            return;
+        }
+        sb.gate.exclusive(OperationGate.DEMOTION, Duration.ZERO, () -> {
+            synchronized (sb.tierLock) {
+                SandboxInstance i = sb.instance();
+                if (!idleLongEnough(sb, SandboxInfo.COLD) || i == null) {
+                    return null;
+                }
+                if (i.status() == SandboxStatus.RUNNING) {
+                    // paused first, as a warm demotion: the state saved is then the one it keeps
+                    demoted(sb, SandboxInfo.WARM);
+                    pause.get().pause(i);
+                }
+                Hibernation h = hibernation.get();
+                InstanceState saved = h.save(i, new CoreOperation("saving idle sandbox " + sb.record().id(),
+                        Instant.now().plus(WAKE_DEADLINE), () -> false));
+                TestPoints.reach("tiers.saved");
+                SandboxRecord before = sb.record();
+                swap(sb, i, i, before.with(saved, SandboxStatus.PAUSED).withDemoted(SandboxInfo.COLD));
+                TestPoints.reach("tiers.cold.recorded");
+                SandboxInstance cold;
+                try {
+                    cold = h.release(i, saved);
+                } catch (RuntimeException e) {
+                    swap(sb, i, i, before);
+                    throw e;
+                }
+                sb.replace(i, cold);
+                sandboxes.observer().sandboxDemoted(SandboxInfo.COLD);
+            }
+            return null;
+        });
     }
 
     private PauseControl pauseControl(Sandbox sb) {

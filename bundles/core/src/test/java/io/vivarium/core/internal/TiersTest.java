@@ -34,6 +34,7 @@ class TiersTest {
         WholeCore m = new WholeCore();
         m.fingerprintArrived(1, TestModes.fakeGuest());
         m.seamArrived(backend.name(), 1, 101, backend.pauseControl());
+        m.seamArrived(backend.name(), 1, 102, backend.hibernation());
         m.backendArrived(new BackendRegistry.Entry(backend.name(), backend, "test.fake", "1.0.0", 1));
         m.bindStateStores(new FileStores(), java.util.Map.of());
         m.start(state, "", Duration.ZERO);
@@ -115,5 +116,58 @@ class TiersTest {
         done.run();
         done.run(); // a second run changes nothing
         assertEquals(SandboxInfo.WARM, awaitWarm(id).tier(), "once it ends, idle again");
+    }
+
+    private SandboxInfo awaitTier(String id, String tier) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        SandboxInfo info = core.get(ALICE, id);
+        while (!tier.equals(info.tier())) {
+            assertTrue(System.nanoTime() < deadline, "not " + tier + " within 10 s: " + info);
+            Thread.sleep(50);
+            info = core.get(ALICE, id);
+        }
+        return info;
+    }
+
+    @Test
+    void anIdleSandboxGoesWarmThenColdAndItsNextRequestWakesItThreeTimes() throws Exception {
+        core = started();
+        String id = core.create(ALICE, new CreateSandboxRequest(null, null, null, null, null, null, null, null, null,
+                new IdlePolicy(1, 2))).id();
+        for (int cycle = 1; cycle <= 3; cycle++) {
+            assertEquals("paused", awaitTier(id, SandboxInfo.COLD).status(), "cycle " + cycle);
+            Sandbox sb = core.core().sandboxes().find(ALICE, id);
+            assertEquals("true", sb.record().state().data().get("cold"), "the saved state is recorded");
+            assertTrue(core.ping(ALICE, id).pong(), "a request wakes it");
+            assertEquals(SandboxInfo.HOT, core.get(ALICE, id).tier());
+            assertNull(core.core().sandboxes().find(ALICE, id).record().demoted());
+        }
+        assertEquals(3, backend.wakes.get());
+    }
+
+    @Test
+    void aColdSandboxStaysColdAcrossARestartAndIsWokenThen() throws Exception {
+        core = started();
+        String id = core.create(ALICE, new CreateSandboxRequest(null, null, null, null, null, null, null, null, null,
+                new IdlePolicy(null, 1))).id();
+        awaitTier(id, SandboxInfo.COLD);
+        core.deactivate();
+        core = started();
+        assertEquals(SandboxInfo.COLD, core.get(ALICE, id).tier(), "the record keeps the tier");
+        core.touch(ALICE, id);
+        assertEquals(SandboxInfo.HOT, core.get(ALICE, id).tier(), "a touch wakes it");
+    }
+
+    @Test
+    void aColdTimeIsRefusedForABackendThatCannotHibernateAndMustComeAfterThePause() throws Exception {
+        core = started();
+        ApiException early = assertThrows(ApiException.class, () -> core.create(ALICE, new CreateSandboxRequest(null, null,
+                null, null, null, null, null, null, null, new IdlePolicy(5, 5))));
+        assertEquals(400, early.status(), early.getMessage());
+        assertTrue(early.getMessage().contains("cold_after_secs must be more than"), early.getMessage());
+        assertNull(new IdleRules(0, 60).resolve(null, "procbox", false), "no cold default where it cannot hibernate");
+        ApiException refused = assertThrows(ApiException.class,
+                () -> new IdleRules(0, 0).resolve(new IdlePolicy(null, 60), "procbox", false));
+        assertTrue(refused.getMessage().contains("does not report hibernate"), refused.getMessage());
     }
 }

@@ -12,6 +12,7 @@ import io.vivarium.api.Capability;
 import io.vivarium.api.spi.ArtifactKind;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.Checkpoints;
+import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
@@ -41,7 +42,8 @@ import org.osgi.service.component.annotations.Reference;
             @Reference(name = "images", service = Images.class, target = QemuBackend.SEAM_TARGET),
             @Reference(name = "checkpoints", service = Checkpoints.class, target = QemuBackend.SEAM_TARGET),
             @Reference(name = "power", service = PowerControl.class, target = QemuBackend.SEAM_TARGET),
-            @Reference(name = "pause", service = PauseControl.class, target = QemuBackend.SEAM_TARGET)
+            @Reference(name = "pause", service = PauseControl.class, target = QemuBackend.SEAM_TARGET),
+            @Reference(name = "hibernation", service = Hibernation.class, target = QemuBackend.SEAM_TARGET)
         })
 public class QemuBackend implements SandboxBackend {
 
@@ -150,6 +152,11 @@ public class QemuBackend implements SandboxBackend {
             record = VmRecord.fromData(state.data());
         } catch (IllegalArgumentException e) {
             throw new InstanceGoneException(e.getMessage());
+        }
+        if (record.cold() != null) {
+            // whatever of it still runs: its QEMU (a daemon killed before the release), or a wake's
+            QemuHibernation.end(null, record);
+            return launcher.register(new QemuInstance(spec.id(), record));
         }
         if (!record.process().isRunning()) {
             Optional<String> off = QemuInstance.poweredOffWithoutQemu(record);

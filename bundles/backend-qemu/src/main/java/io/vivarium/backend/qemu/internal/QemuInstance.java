@@ -64,7 +64,7 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         this.record = record;
         this.agent = new GuestAgentClient(GuestTransport.stream("the agent of sandbox " + id,
                 () -> SocketChannel.open(UnixDomainSocketAddress.of(record.files().agentSocket()))));
-        this.channel = new VmChannel(id, agent, this::alive);
+        this.channel = new VmChannel(id, agent, () -> alive() && record.cold() == null);
         this.checkpoints = new VmCheckpoints(id, () -> qmp);
     }
 
@@ -273,13 +273,21 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         return new InstanceState(record.process().pid(), record.toData());
     }
 
+    /** A cold VM ({@link QemuHibernation}) is alive with no QEMU: its state is on disk. */
     @Override
     public boolean alive() {
+        if (record.cold() != null) {
+            return failure == null;
+        }
         return failure == null && stopped == null && record.process().isRunning();
     }
 
+    /** A cold VM is paused: its next request starts it again where it was. */
     @Override
     public SandboxStatus status() {
+        if (record.cold() != null) {
+            return failure == null ? SandboxStatus.PAUSED : SandboxStatus.FAILED;
+        }
         if (failure == null && stopped != null
                 && (record.process().isRunning() || poweredOffWithoutQemu(record).isPresent())) {
             return SandboxStatus.STOPPED;
@@ -294,6 +302,9 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     public String reason() {
         if (failure != null) {
             return failure;
+        }
+        if (record.cold() != null) {
+            return "cold: its state is on disk and its memory freed; its next request starts it again";
         }
         if (!record.process().isRunning() && status() != SandboxStatus.STOPPED) {
             return exitReason(record);

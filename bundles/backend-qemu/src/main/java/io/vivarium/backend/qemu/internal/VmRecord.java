@@ -17,16 +17,30 @@ import java.util.Map;
  * @param agent the image's agent, {@code vivarium} or {@code qemu-ga}
  * @param memory its RAM's size and file, or null for a VM started before guest RAM was a file
  * @param volumes the volumes that are disks of it ({@link VmVolumes}), in the order of their serials
+ * @param cold for a VM in the cold tier ({@link QemuHibernation}): the migration stream its whole
+ *        state was saved to, from which it is started again; {@code process} is then the QEMU it
+ *        was saved from, which no longer runs; null for a VM that is not cold
  */
-record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory, List<VmVolume> volumes) {
+record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory, List<VmVolume> volumes,
+        Path cold) {
 
     VmRecord {
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
     }
 
+    /** A VM that is not cold. */
+    VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory, List<VmVolume> volumes) {
+        this(process, files, image, agent, memory, volumes, null);
+    }
+
     /** A VM without volumes. */
     VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory) {
-        this(process, files, image, agent, memory, null);
+        this(process, files, image, agent, memory, null, null);
+    }
+
+    /** This VM saved cold to {@code stream}. */
+    VmRecord coldIn(Path stream) {
+        return new VmRecord(process, files, image, agent, memory, volumes, stream);
     }
 
     /**
@@ -71,6 +85,9 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
             }
         }
         VmVolume.putData(volumes, data);
+        if (cold != null) {
+            data.put("cold", cold.toString());
+        }
         return data;
     }
 
@@ -87,7 +104,8 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
                     new VmFiles(Path.of(required(data, "dir")), Path.of(required(data, "link")),
                             data.containsKey("vmstate") ? Path.of(required(data, "vmstate")) : null,
                             data.containsKey("memory_ram") ? Path.of(required(data, "memory_ram")) : null),
-                    Path.of(required(data, "image")), required(data, "agent"), memory, VmVolume.fromData(data));
+                    Path.of(required(data, "image")), required(data, "agent"), memory, VmVolume.fromData(data),
+                    data.containsKey("cold") ? Path.of(required(data, "cold")) : null);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a qemu instance state: " + data, e);
         }
