@@ -179,14 +179,13 @@ final class Tiers {
     }
 
     private void demoteIfIdle(Sandbox sb) {
-        if (idleLongEnough(sb, SandboxInfo.COLD)) {
-            hibernateIfIdle(sb);
+        if (idleLongEnough(sb, SandboxInfo.COLD) && hibernateIfIdle(sb)) {
             return;
         }
         if (!idleLongEnough(sb, SandboxInfo.WARM)) {
             return;
         }
-        Optional<PauseControl> pause = registry.get(sb.record().backend()).flatMap(e -> e.seam(PauseControl.class));
+        Optional<PauseControl> pause = seam(sb, PauseControl.class);
         if (pause.isEmpty()) {
             return;
         }
@@ -195,20 +194,31 @@ final class Tiers {
             synchronized (sb.tierLock) {
                 SandboxInstance i = sb.instance();
                 if (idleLongEnough(sb, SandboxInfo.WARM) && i != null && i.status() == SandboxStatus.RUNNING) {
-                    // recorded first: a daemon killed before the pause leaves a running sandbox marked
-                    // demoted, which its next request clears; never a paused one its requests cannot wake
-                    demoted(sb, SandboxInfo.WARM);
-                    try {
-                        pause.get().pause(i);
-                    } catch (RuntimeException e) {
-                        demoted(sb, null);
-                        throw e;
-                    }
-                    sandboxes.observer().sandboxDemoted(SandboxInfo.WARM);
+                    pauseDemoted(sb, i, pause.get());
                 }
             }
             return null;
         });
+    }
+
+    /**
+     * Pauses a running sandbox as a warm demotion, recorded first: a daemon killed before the pause
+     * leaves a running sandbox marked demoted, which its next request clears; never a paused one its
+     * requests cannot wake.
+     */
+    private void pauseDemoted(Sandbox sb, SandboxInstance i, PauseControl pause) {
+        demoted(sb, SandboxInfo.WARM);
+        try {
+            pause.pause(i);
+        } catch (RuntimeException e) {
+            demoted(sb, null);
+            throw e;
+        }
+        sandboxes.observer().sandboxDemoted(SandboxInfo.WARM);
+    }
+
+    private <T> Optional<T> seam(Sandbox sb, Class<T> type) {
+        return registry.get(sb.record().backend()).flatMap(e -> e.seam(type));
     }
 
     /**
@@ -242,16 +252,15 @@ final class Tiers {
      * Saves an idle sandbox to disk through its backend's {@link Hibernation} and frees what ran: the
      * saved state is recorded (cold) before the release, so a daemon killed before that record finds
      * the sandbox as it was, and one killed after it finds it cold (adopting the saved state ends
-     * what still ran). A sandbox that writes a volume its backend has as a disk stays warm.
+     * what still ran). A sandbox that writes a volume its backend has as a disk stays warm. False
+     * when it cannot go cold (its backend lacks the seams, or that volume), so that it may go warm.
      */
-    private void hibernateIfIdle(Sandbox sb) {
-        Optional<Hibernation> hibernation = registry.get(sb.record().backend()).flatMap(e -> e.seam(Hibernation.class));
-        if (hibernation.isEmpty() || sb.record().mountsVolumeDisks() && sb.record().writableVolume().isPresent()) {
-            return;
-        }
-        Optional<PauseControl> pause = registry.get(sb.record().backend()).flatMap(e -> e.seam(PauseControl.class));
-        if (pause.isEmpty()) {
-            return;
+    private boolean hibernateIfIdle(Sandbox sb) {
+        Optional<Hibernation> hibernation = seam(sb, Hibernation.class);
+        Optional<PauseControl> pause = seam(sb, PauseControl.class);
+        if (hibernation.isEmpty() || pause.isEmpty()
+                || sb.record().mountsVolumeDisks() && sb.record().writableVolume().isPresent()) {
+            return false;
         }
         sb.gate.exclusive(OperationGate.DEMOTION, Duration.ZERO, () -> {
             synchronized (sb.tierLock) {
@@ -260,9 +269,8 @@ final class Tiers {
                     return null;
                 }
                 if (i.status() == SandboxStatus.RUNNING) {
-                    // paused first, as a warm demotion: the state saved is then the one it keeps
-                    demoted(sb, SandboxInfo.WARM);
-                    pause.get().pause(i);
+                    // paused first: the state saved is then the one it keeps
+                    pauseDemoted(sb, i, pause.get());
                 }
                 Hibernation h = hibernation.get();
                 InstanceState saved = h.save(i, new CoreOperation("saving idle sandbox " + sb.record().id(),
@@ -283,6 +291,7 @@ final class Tiers {
             }
             return null;
         });
+        return true;
     }
 
     private PauseControl pauseControl(Sandbox sb) {
