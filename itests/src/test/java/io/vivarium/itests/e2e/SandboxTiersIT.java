@@ -181,6 +181,38 @@ class SandboxTiersIT {
     }
 
     @Test
+    void aDaemonKilledWhileAVmGoesColdFindsItAsItWasOrWhollyCold() throws Exception {
+        Assumptions.assumeTrue(qemu, Host.qemuMissing("default"));
+        List<String> features = List.of("--features", "core,api-v1,qemu,fingerprint-sha256");
+        // halted after the state was saved but before it was recorded: warm (paused) as it was; after
+        // the record but before the release: cold, the QEMU that still ran ended by the next daemon
+        for (var point : Map.of("tiers.saved", "warm", "tiers.cold.recorded", "cold").entrySet()) {
+            Path state = dir.resolve("cold-crash-" + point.getKey());
+            Daemon first = daemons.start(state, features, List.of("-Dvivarium.test.halt.at=" + point.getKey()));
+            Api a = new Api(first.baseUrl(), first.adminToken());
+            String id = Api.expect(201, a.post("/v1/sandboxes", Map.of("backend", "qemu", "memory_limit_mib", 256,
+                    "idle", Map.of("pause_after_secs", 3, "cold_after_secs", 5)))).get("id").asText();
+            Api.sh(a, id, "echo kept > /work/f");
+            long pid = info(a, id).get("pid").asLong();
+            assertTrue(first.awaitExit(Duration.ofSeconds(60)), "the daemon halted at " + point.getKey());
+
+            Daemon second = daemons.start(state, features);
+            Api b = new Api(second.baseUrl(), second.adminToken());
+            JsonNode found = info(b, id);
+            assertEquals(point.getValue(), found.get("tier").asText(), point.getKey() + ": " + found);
+            if (point.getValue().equals("cold")) {
+                Path status = Path.of("/proc/" + pid + "/status");
+                assertFalse(java.nio.file.Files.exists(status) && java.nio.file.Files.readString(status).contains("VmRSS"),
+                        "the QEMU the release had not quit (pid " + pid + ") was ended");
+            }
+            assertEquals("kept\n", Api.sh(b, id, "cat /work/f"), point.getKey() + ": its next request brings it back whole");
+            assertEquals("hot", info(b, id).get("tier").asText());
+            Api.expect(204, b.delete("/v1/sandboxes/" + id));
+            second.stop();
+        }
+    }
+
+    @Test
     void aRequestThroughAnExposedPortResumesAnIdleSandbox() throws Exception {
         Assumptions.assumeTrue(NetNamespace.available(), NetNamespace.MISSING);
         Assumptions.assumeTrue(java.nio.file.Files.isExecutable(Path.of("/usr/sbin/nft")),

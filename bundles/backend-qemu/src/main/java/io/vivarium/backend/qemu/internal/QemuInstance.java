@@ -127,6 +127,9 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
             // only a QMP stop leaves this state (savevm and loadvm have states of their own): a pause
             // that outlived the daemon is found again on adoption
             case "paused" -> paused = true;
+            // vCPUs stopped after an outgoing migration (a state saved for the cold tier by a daemon
+            // killed before it was recorded): paused as far as anyone can tell, and a cont runs it
+            case "postmigrate" -> paused = true;
             case "shutdown" -> {
                 if (stopped == null && failure == null) {
                     stopped = "the guest powered off";
