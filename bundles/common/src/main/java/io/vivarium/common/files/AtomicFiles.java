@@ -60,6 +60,13 @@ public final class AtomicFiles {
         DEFAULT.syncDirectory(dir);
     }
 
+    /** Makes what was written to the file {@code file} (by another process too) durable. */
+    public static void fsync(Path file) throws IOException {
+        try (FileChannel ch = DEFAULT.channels.open(file, StandardOpenOption.WRITE)) {
+            ch.force(true);
+        }
+    }
+
     void replace(Path target, byte[] content) throws IOException {
         Path dir = folderOf(target);
         Path tmp = writeTemp(dir, target, content);

@@ -3,10 +3,8 @@ package io.vivarium.core.internal;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -27,6 +25,7 @@ import io.vivarium.api.state.StaleRevisionException;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.Stored;
 import io.vivarium.api.state.Transaction;
+import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.common.mounts.MountTable;
 
 /**
@@ -335,8 +334,8 @@ final class Volumes {
 
     /** Makes what a guest wrote to a volume's file durable on the host. */
     private static void seal(Path image) {
-        try (FileChannel file = FileChannel.open(image, StandardOpenOption.WRITE)) {
-            file.force(true);
+        try {
+            AtomicFiles.fsync(image);
         } catch (IOException e) {
             LOG.log(Level.WARNING, "cannot make " + image + " durable: " + e.getMessage());
         }
