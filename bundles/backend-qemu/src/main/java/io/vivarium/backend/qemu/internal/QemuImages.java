@@ -6,7 +6,6 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.CapturedImage;
@@ -127,10 +126,7 @@ public class QemuImages implements Images {
         if (incoming == QemuCommand.Incoming.MIGRATION) {
             VmCapture.ignoreShared(qmp, true);
         }
-        context.checkpoint("loading the device state");
-        qmp.execute("migrate-incoming", JsonNodeFactory.instance.objectNode()
-                .put("uri", "exec:cat " + VmCapture.shellQuoted(devices)), QemuInstance.QMP_TIMEOUT);
-        VmCapture.awaitMigration(qmp, "loading the device state", deadline, context);
+        VmCapture.loadIncoming(qmp, devices, "loading the device state", deadline, context);
         if (incoming == QemuCommand.Incoming.MIGRATION) {
             VmCapture.ignoreShared(qmp, false);
         }

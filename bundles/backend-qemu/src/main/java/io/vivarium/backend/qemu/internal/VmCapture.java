@@ -174,6 +174,15 @@ final class VmCapture {
         qmp.execute("migrate-set-capabilities", arguments, QMP);
     }
 
+    /** Loads the migration stream in {@code stream} into a QEMU waiting with {@code -incoming defer}; waits until it is in. */
+    static void loadIncoming(QmpClient qmp, Path stream, String what, Instant deadline, OperationContext context)
+            throws IOException {
+        context.checkpoint(what);
+        qmp.execute("migrate-incoming", JsonNodeFactory.instance.objectNode().put("uri", "exec:cat " + shellQuoted(stream)),
+                QMP);
+        awaitMigration(qmp, what, deadline, context);
+    }
+
     /** Waits for the migration (out or in) to complete; its error otherwise. */
     static void awaitMigration(QmpClient qmp, String what, Instant deadline, OperationContext context) throws IOException {
         while (true) {
