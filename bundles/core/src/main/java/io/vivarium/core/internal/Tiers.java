@@ -179,10 +179,10 @@ final class Tiers {
     }
 
     private void demoteIfIdle(Sandbox sb) {
-        if (idleLongEnough(sb, SandboxInfo.COLD) && hibernateIfIdle(sb)) {
+        if (dueCold(sb) && hibernateIfIdle(sb)) {
             return;
         }
-        if (!idleLongEnough(sb, SandboxInfo.WARM)) {
+        if (!dueWarm(sb)) {
             return;
         }
         Optional<PauseControl> pause = seam(sb, PauseControl.class);
@@ -193,7 +193,7 @@ final class Tiers {
         sb.gate.exclusive(OperationGate.DEMOTION, Duration.ZERO, () -> {
             synchronized (sb.tierLock) {
                 SandboxInstance i = sb.instance();
-                if (idleLongEnough(sb, SandboxInfo.WARM) && i != null && i.status() == SandboxStatus.RUNNING) {
+                if (i != null && dueWarm(sb)) {
                     pauseDemoted(sb, i, pause.get());
                 }
             }
@@ -221,31 +221,39 @@ final class Tiers {
         return registry.get(sb.record().backend()).flatMap(e -> e.seam(type));
     }
 
+    /** Whether {@code sb} is due to go warm: running, and idle for its {@code pause_after_secs}. */
+    private boolean dueWarm(Sandbox sb) {
+        IdlePolicy idle = sb.record().idle();
+        SandboxInstance i = sb.instance();
+        // the instance's own status last: it may read /proc, and this runs for every sandbox each second
+        return idle != null && idleFor(sb, idle.pauseAfterSecs()) && i != null && i.status() == SandboxStatus.RUNNING;
+    }
+
     /**
-     * Whether {@code sb} has been idle long enough to go to {@code tier} and is in a tier above it:
-     * running for warm; running, or warm by a demotion (not by a request), for cold.
+     * Whether {@code sb} is due to go cold: not cold yet, running or warm by a demotion (not by a
+     * request), and idle for its {@code cold_after_secs}.
      */
-    private boolean idleLongEnough(Sandbox sb, String tier) {
+    private boolean dueCold(Sandbox sb) {
         SandboxRecord r = sb.record();
         IdlePolicy idle = r.idle();
         SandboxInstance i = sb.instance();
-        Integer after = idle == null ? null : tier.equals(SandboxInfo.COLD) ? idle.coldAfterSecs() : idle.pauseAfterSecs();
-        // warm: whatever the record says, its instance must run (checked last); cold: not cold already
-        boolean above = !tier.equals(SandboxInfo.COLD) || !SandboxInfo.COLD.equals(r.demoted())
-                && r.status() != SandboxStatus.STOPPED && (r.demoted() != null || r.status() == SandboxStatus.RUNNING);
-        if (sb.deleted() || after == null || !above || r.status() == SandboxStatus.FAILED
-                || !SandboxRecord.CREATED.equals(r.phase()) || i == null || clocks.held(r.id())) {
+        if (idle == null || SandboxInfo.COLD.equals(r.demoted()) || !idleFor(sb, idle.coldAfterSecs()) || i == null) {
+            return false;
+        }
+        SandboxStatus status = i.status();
+        return status == SandboxStatus.RUNNING || status == SandboxStatus.PAUSED && r.demoted() != null;
+    }
+
+    /** Whether {@code sb}, created and neither failed nor stopped, has had no activity for {@code secs} (null: never due). */
+    private boolean idleFor(Sandbox sb, Integer secs) {
+        SandboxRecord r = sb.record();
+        if (secs == null || sb.deleted() || r.status() == SandboxStatus.FAILED || r.status() == SandboxStatus.STOPPED
+                || !SandboxRecord.CREATED.equals(r.phase()) || clocks.held(r.id())) {
             return false;
         }
         Instant created = Instant.ofEpochSecond(r.createdAtUnix());
         Instant since = clocks.lastTouched(r.id()).orElse(created.isAfter(started) ? created : started);
-        if (Duration.between(since, Instant.now()).toSeconds() < after) {
-            return false;
-        }
-        // the instance's own status last: it may read /proc, and this runs for every sandbox each second
-        SandboxStatus status = i.status();
-        return status == SandboxStatus.RUNNING
-                || tier.equals(SandboxInfo.COLD) && status == SandboxStatus.PAUSED && r.demoted() != null;
+        return Duration.between(since, Instant.now()).toSeconds() >= secs;
     }
 
     /**
@@ -265,7 +273,7 @@ final class Tiers {
         sb.gate.exclusive(OperationGate.DEMOTION, Duration.ZERO, () -> {
             synchronized (sb.tierLock) {
                 SandboxInstance i = sb.instance();
-                if (!idleLongEnough(sb, SandboxInfo.COLD) || i == null) {
+                if (i == null || !dueCold(sb)) {
                     return null;
                 }
                 if (i.status() == SandboxStatus.RUNNING) {
