@@ -42,7 +42,12 @@ public interface PortService {
     /** Closes an exposed port: its tokens stop working; 404 for a port that is not exposed. */
     void close(Caller caller, String sandboxId, int port);
 
-    /** Where the daemon reaches an exposed port: {@code http://<address>:<port>}; 404 when not exposed, 409 when not running. */
+    /**
+     * Where the daemon reaches an exposed port: {@code http://<address>:<port>}; 404 when not exposed, 409 when not running.
+     *
+     * @deprecated since 2.8: a request forwarded with this address is not activity while it lasts; use {@link #forward}
+     */
+    @Deprecated(since = "2.8")
     URI upstream(Caller caller, String sandboxId, int port);
 
     /**

@@ -46,6 +46,7 @@ public class PortManager implements PortService {
         ports.close(caller, sandboxId, port);
     }
 
+    @Deprecated(since = "2.8")
     @Override
     public URI upstream(Caller caller, String sandboxId, int port) {
         return ports.upstream(caller, sandboxId, port);
