@@ -45,7 +45,8 @@ import com.fasterxml.jackson.databind.SerializationFeature;
  */
 final class SandboxCli {
     static final String USAGE = """
-            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] [--volume V]... [--pause-after S]
+            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] [--volume V]...
+                                          [--pause-after S] [--cold-after S]   (idle: paused, then saved to disk)
                    vivarium sandbox ls | info ID | rm ID... [--force] | touch ID...   (touch: resets the idle clock, resumes it)
                    vivarium sandbox exec ID [--timeout S --] CMD [ARG...]     (streams; exits with CMD's code)
                    vivarium sandbox shell ID [-- CMD [ARG...]]               (a terminal: a shell, or CMD; exits with its code)
@@ -442,10 +443,14 @@ final class SandboxCli {
         };
     }
 
-    /** {@code --pause-after S}: paused after S idle seconds (docs/tiers.md), or null for the operator's default. */
+    /**
+     * {@code --pause-after S} and {@code --cold-after S}: paused after S idle seconds, saved to disk
+     * after S (docs/tiers.md); null for the operator's defaults.
+     */
     private static IdlePolicy idle(List<String> w) throws Usage {
         Integer pauseAfter = intOption(w, "--pause-after");
-        return pauseAfter == null ? null : new IdlePolicy(pauseAfter, null);
+        Integer coldAfter = intOption(w, "--cold-after");
+        return pauseAfter == null && coldAfter == null ? null : new IdlePolicy(pauseAfter, coldAfter);
     }
 
     /** The {@code --volume} options: {@code NAME[/SUB/PATH]:/MOUNT/PATH[:ro]} each; the daemon checks the rest. */

@@ -211,6 +211,9 @@ class SandboxCliIT {
         Run touched = cli(atTheDaemon(), "sandbox", "touch", id);
         assertEquals(0, touched.code(), touched.err());
         assertEquals(id + " touched\n", touched.out());
+        Run cold = cli(atTheDaemon(), "sandbox", "create", "--pause-after", "60", "--cold-after", "600");
+        assertEquals(1, cold.code(), "procbox cannot go cold: the daemon's 400 is the CLI's error");
+        assertTrue(cold.err().contains("hibernate"), cold.err());
         assertEquals("hot", Api.JSON.readTree(cli(atTheDaemon(), "sandbox", "info", id, "--json").out()).get("tier").asText(),
                 "touch resumed it");
         assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", id).code());
