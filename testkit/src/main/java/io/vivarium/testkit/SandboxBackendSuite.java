@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,6 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
+import io.vivarium.api.ApiException;
 import io.vivarium.api.Capability;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
@@ -36,6 +38,7 @@ import io.vivarium.api.spi.AttachedVolume;
 import io.vivarium.api.spi.Availability;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.GuestProcess;
+import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
@@ -180,6 +183,15 @@ public abstract class SandboxBackendSuite {
      * registers none: the pause check is then skipped with that reason.
      */
     protected PauseControl pauseControl(SandboxBackend backend) {
+        return null;
+    }
+
+    /**
+     * The cold tier's seam the backend's bundle registers beside {@code backend}, or null when it
+     * registers none: the hibernation checks are then skipped with that reason. A backend that
+     * registers it registers {@link #pauseControl} too (core pauses an instance before saving it).
+     */
+    protected Hibernation hibernation(SandboxBackend backend) {
         return null;
     }
 
@@ -575,6 +587,81 @@ public abstract class SandboxBackendSuite {
     }
 
     @Test
+    void aColdInstanceHasFreedWhatRanAndWakesAsItWasTwiceOver() throws IOException {
+        Hibernation h = hibernation(backend);
+        Assumptions.assumeTrue(h != null, () -> backend.name() + " registers no Hibernation");
+        need(Feature.PROCESSES);
+        Created c = create();
+        SandboxInstance i = c.instance();
+        exec(i, "/bin/sh", "-c", "echo kept > kept");
+        String pid = startBackground(i);
+        SandboxInstance running = i;
+        assertEquals(409, assertThrows(ApiException.class, () -> h.save(running, operation())).status(),
+                "a running instance is not saved: it would run on past its state");
+        for (int spell = 1; spell <= 2; spell++) {
+            long ran = i.state().pid();
+            pauseControl(backend).pause(i);
+            InstanceState saved = h.save(i, operation());
+            assertEquals(SandboxStatus.PAUSED, i.status(), "spell " + spell + ": saving leaves the instance paused");
+            assertFalse(h.cold(i), "spell " + spell + ": not cold until released");
+            SandboxInstance cold = h.release(i, saved);
+            c = replace(c, cold);
+            assertEquals(SandboxStatus.PAUSED, i.status(), "spell " + spell + ": the instance core showed until the "
+                    + "release returned says cold (paused), never dead");
+            assertTrue(h.cold(cold) && cold.alive(), "spell " + spell + ": the released instance is cold and alive");
+            assertEquals(SandboxStatus.PAUSED, cold.status(), "spell " + spell + ": a cold instance is paused");
+            assertEquals(saved, cold.state(), "spell " + spell + ": its state is the saved one");
+            assertFalse(holdsMemory(ran), "spell " + spell + ": what ran (pid " + ran + ") is gone, its memory freed");
+            i = h.wake(cold, operation());
+            c = replace(c, i);
+            assertEquals(SandboxStatus.RUNNING, i.status(), "spell " + spell + ": woken, it runs");
+            assertFalse(h.cold(i), "spell " + spell);
+            assertEquals("kept\n", exec(i, "/bin/cat", "kept").stdout(), "spell " + spell + ": its files are kept");
+            assertTrue(processRuns(i, pid), "spell " + spell + ": its background process runs on");
+        }
+    }
+
+    @Test
+    void aSavedInstanceIsAdoptedAsItWasWithoutItsRecordAndColdWithIt() throws Exception {
+        Hibernation first = hibernation(backend);
+        Assumptions.assumeTrue(first != null, () -> backend.name() + " registers no Hibernation");
+        need(Feature.PROCESSES);
+        Created c = create();
+        exec(c.instance(), "/bin/sh", "-c", "echo kept > kept");
+        InstanceState before = c.instance().state();
+        pauseControl(backend).pause(c.instance());
+        first.save(c.instance(), operation());
+
+        // a daemon killed before core recorded the saved state: the instance as it was, paused
+        c = adoptedByANewBackend(c, before);
+        assertEquals(SandboxStatus.PAUSED, c.instance().status(), "adopted as it was: paused");
+        pauseControl(backend).resume(c.instance());
+        assertEquals("kept\n", exec(c.instance(), "/bin/cat", "kept").stdout(), "and it runs on when resumed");
+
+        // killed after the record, before the release: cold, and what still ran is ended
+        long ran = c.instance().state().pid();
+        pauseControl(backend).pause(c.instance());
+        InstanceState saved = hibernation(backend).save(c.instance(), operation());
+        c = adoptedByANewBackend(c, saved);
+        Hibernation h = hibernation(backend);
+        assertTrue(h.cold(c.instance()), "adopted from the saved state: cold");
+        assertEquals(SandboxStatus.PAUSED, c.instance().status());
+        assertFalse(holdsMemory(ran), "what still ran (pid " + ran + ") is ended by the adoption");
+        c = replace(c, h.wake(c.instance(), operation()));
+        assertEquals("kept\n", exec(c.instance(), "/bin/cat", "kept").stdout(), "woken from the adopted cold state");
+    }
+
+    /** Whether the host process {@code pid} holds memory: not gone, nor a zombie its reaper has yet to collect. */
+    private static boolean holdsMemory(long pid) throws IOException {
+        Path status = Path.of("/proc", Long.toString(pid), "status");
+        try {
+            return Files.readString(status).contains("VmRSS");
+        } catch (NoSuchFileException e) {
+            return false;
+        }
+    }
+
+    @Test
     void anInstanceWithoutANetworkHasLoopbackAlone() throws IOException {
         need(Feature.PROCESSES);
         need(Feature.ISOLATED_NETWORK);
@@ -800,9 +887,14 @@ public abstract class SandboxBackendSuite {
         }
     }
 
-    /** Makes {@code now} (adopted, or relaunched by a restore) what the kit destroys in place of {@code old}'s instance. */
-    protected final void replace(Created old, SandboxInstance now) {
-        created.set(created.indexOf(old), new Created(old.spec(), now));
+    /**
+     * Makes {@code now} (adopted, or relaunched by a restore) what the kit destroys in place of
+     * {@code old}'s instance; returns what the kit holds now.
+     */
+    protected final Created replace(Created old, SandboxInstance now) {
+        Created next = new Created(old.spec(), now);
+        created.set(created.indexOf(old), next);
+        return next;
     }
 
     /**
@@ -810,11 +902,15 @@ public abstract class SandboxBackendSuite {
      * {@code state} and becomes the one the kit holds.
      */
     protected final SandboxInstance adoptByANewBackend(Created old, InstanceState state) throws InstanceGoneException {
+        return adoptedByANewBackend(old, state).instance();
+    }
+
+    /** {@link #adoptByANewBackend}, returning what the kit holds now. */
+    protected final Created adoptedByANewBackend(Created old, InstanceState state) throws InstanceGoneException {
         SandboxBackend next = newBackend(stateDir);
         SandboxInstance adopted = next.adopt(old.spec(), state);
         backend = next;
-        replace(old, adopted);
-        return adopted;
+        return replace(old, adopted);
     }
 
     private static void deleteTree(Path dir) throws IOException {

@@ -16,6 +16,7 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.files.AtomicFiles;
 
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -64,9 +65,7 @@ public class QemuHibernation implements Hibernation {
             qmp.execute("migrate", JsonNodeFactory.instance.objectNode()
                     .put("uri", "exec:cat > " + VmCapture.shellQuoted(partial)), QemuInstance.QMP_TIMEOUT);
             VmCapture.awaitMigration(qmp, "saving the VM's state", context.deadline(), context);
-            try (var file = java.nio.channels.FileChannel.open(partial, java.nio.file.StandardOpenOption.WRITE)) {
-                file.force(true);
-            }
+            AtomicFiles.fsync(partial);
             Files.move(partial, stream, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException | RuntimeException e) {
             try {
@@ -87,7 +86,13 @@ public class QemuHibernation implements Hibernation {
     public SandboxInstance release(SandboxInstance instance, InstanceState saved) {
         QemuInstance vm = runtime.instances().own(instance);
         VmRecord cold = VmRecord.fromData(saved.data());
-        end(vm, cold);
+        vm.goingCold(true);
+        try {
+            end(vm, cold);
+        } catch (RuntimeException e) {
+            vm.goingCold(false);
+            throw e;
+        }
         return runtime.launcher().register(new QemuInstance(vm.id(), cold));
     }
 
@@ -136,10 +141,7 @@ public class QemuHibernation implements Hibernation {
             vm.watch();
             QmpClient qmp = vm.qmp();
             VmCapture.ignoreShared(qmp, false);
-            context.checkpoint("loading the saved state");
-            qmp.execute("migrate-incoming", JsonNodeFactory.instance.objectNode()
-                    .put("uri", "exec:cat " + VmCapture.shellQuoted(record.cold())), QemuInstance.QMP_TIMEOUT);
-            VmCapture.awaitMigration(qmp, "loading the saved state", context.deadline(), context);
+            VmCapture.loadIncoming(qmp, record.cold(), "loading the saved state", context.deadline(), context);
             RunState.cont(qmp);
             vm.awaitAgent(context.deadline(), runtime.settings().bootTimeout(), context);
             vm.channel().setTime(Instant.now());

@@ -46,6 +46,7 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
 
     private final String id;
     private final VmRecord record;
+    private volatile boolean goingCold;
     private final GuestAgentClient agent;
     private final VmChannel channel;
     private final VmCheckpoints checkpoints;
@@ -64,7 +65,7 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         this.record = record;
         this.agent = new GuestAgentClient(GuestTransport.stream("the agent of sandbox " + id,
                 () -> SocketChannel.open(UnixDomainSocketAddress.of(record.files().agentSocket()))));
-        this.channel = new VmChannel(id, agent, () -> alive() && record.cold() == null);
+        this.channel = new VmChannel(id, agent, () -> alive() && !cold());
         this.checkpoints = new VmCheckpoints(id, () -> qmp);
     }
 
@@ -276,10 +277,23 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         return new InstanceState(record.process().pid(), record.toData());
     }
 
+    /**
+     * Its QEMU is about to be quit for the cold tier, its state saved and recorded
+     * ({@link QemuHibernation#release}): from then on it is cold, not dead, until core holds the
+     * cold instance in its place (false again if the release failed).
+     */
+    void goingCold(boolean value) {
+        goingCold = value;
+    }
+
+    private boolean cold() {
+        return goingCold || record.cold() != null;
+    }
+
     /** A cold VM ({@link QemuHibernation}) is alive with no QEMU: its state is on disk. */
     @Override
     public boolean alive() {
-        if (record.cold() != null) {
+        if (cold()) {
             return failure == null;
         }
         return failure == null && stopped == null && record.process().isRunning();
@@ -288,7 +302,7 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     /** A cold VM is paused: its next request starts it again where it was. */
     @Override
     public SandboxStatus status() {
-        if (record.cold() != null) {
+        if (cold()) {
             return failure == null ? SandboxStatus.PAUSED : SandboxStatus.FAILED;
         }
         if (failure == null && stopped != null
@@ -306,7 +320,7 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         if (failure != null) {
             return failure;
         }
-        if (record.cold() != null) {
+        if (cold()) {
             return "cold: its state is on disk and its memory freed; its next request starts it again";
         }
         if (!record.process().isRunning() && status() != SandboxStatus.STOPPED) {

@@ -1,6 +1,7 @@
 package io.vivarium.backend.qemu.internal;
 
 import io.vivarium.api.spi.Checkpoints;
+import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
@@ -15,7 +16,7 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * The kit's contract, checkpoints and pause included, on real VMs of the python image (the default
+ * The kit's contract, checkpoints, pause and the cold tier included, on real VMs of the python image (the default
  * one has no interpreter, and QEMU reports eval: the kit's eval check runs), their disks made through
  * the qemu feature's storage. The checks that only exec share one VM; every other check boots a VM of
  * its own (about 3 to 6 s under TCG on 2 cores).
@@ -63,6 +64,11 @@ class QemuBackendConformanceTest extends CheckpointsSuite {
     @Override
     protected PauseControl pauseControl(SandboxBackend backend) {
         return current.of(backend).pause();
+    }
+
+    @Override
+    protected Hibernation hibernation(SandboxBackend backend) {
+        return current.of(backend).hibernation();
     }
 
     @Override

@@ -49,11 +49,11 @@ final class QemuHost {
 
     /** The components of one revision: the runtime, the backend and its seams; closing it is a deactivation. */
     record Revision(QemuRuntime runtime, QemuBackend backend, QemuImages images, QemuCheckpoints checkpoints,
-            QemuPower power, QemuPause pause) implements AutoCloseable {
+            QemuPower power, QemuPause pause, QemuHibernation hibernation) implements AutoCloseable {
 
         static Revision of(QemuRuntime runtime) {
             return new Revision(runtime, new QemuBackend(runtime), new QemuImages(runtime), new QemuCheckpoints(runtime),
-                    new QemuPower(runtime), new QemuPause(runtime));
+                    new QemuPower(runtime), new QemuPause(runtime), new QemuHibernation(runtime));
         }
 
         /** Creates as core does, with the qemu feature's storage and the time a boot may take. */
