@@ -229,6 +229,20 @@ final class Api {
         return r.body().get("id").asText();
     }
 
+    /** Waits (bounded by {@code patience}) until sandbox {@code id} shows {@code tier}; returns what it showed then. */
+    JsonNode awaitTier(String id, String tier, Duration patience) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + patience.toNanos();
+        JsonNode now = expect(200, get("/v1/sandboxes/" + id));
+        while (!tier.equals(now.path("tier").asText())) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("sandbox " + id + " not " + tier + " within " + patience.toSeconds() + " s: " + now);
+            }
+            Thread.sleep(100);
+            now = expect(200, get("/v1/sandboxes/" + id));
+        }
+        return now;
+    }
+
     JsonNode exec(String id, Object... args) throws IOException, InterruptedException {
         Response r = post("/v1/sandboxes/" + id + "/exec", Map.of("args", List.of(args)));
         if (r.status() != 200) {

@@ -1,5 +1,6 @@
 package io.vivarium.backend.gvisor.internal;
 
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.common.testpoints.TestPoints;
@@ -27,6 +28,8 @@ final class ContainerCheckpointer {
     private static final Duration RELEASE_WAIT = Duration.ofSeconds(5);
     private static final long RELEASE_RETRY_MILLIS = 5;
     private static final System.Logger LOG = System.getLogger(ContainerCheckpointer.class.getName());
+    /** What the {@link ContainerFiles#checkpointing()} mark of a checkpoint that leaves its container paused says. */
+    static final String PAUSE_KEPT = "pause kept";
 
     private final GvisorSettings settings;
     private final Runsc runsc;
@@ -119,6 +122,53 @@ final class ContainerCheckpointer {
         }
         instance.awaitAgent(deadline, context);
         return (resumed - start) / 1_000_000;
+    }
+
+    /**
+     * Writes a checkpoint of a container its caller paused to {@code image} and leaves it paused,
+     * for the cold tier ({@link GvisorHibernation#save}). Its agent must let go of its socket first,
+     * which a frozen agent cannot: the container runs for that moment (a few milliseconds) and is
+     * paused again for the checkpoint. It stays paused with its agent deaf, and marked so
+     * ({@link #PAUSE_KEPT}): its next resume ({@link GvisorPause#resume}) asks the agent to listen
+     * again, and a daemon killed meanwhile finds it paused. On failure it is paused all the same.
+     */
+    void checkpointLeavingPaused(GvisorInstance instance, Path image, OperationContext context) throws IOException {
+        ContainerRecord record = instance.record();
+        if (!record.running()) {
+            throw new IOException(instance.reason());
+        }
+        probe.requireInPlaceCheckpoints();
+        context.checkpoint("checkpointing container " + record.containerId());
+        Files.createDirectories(image);
+        AtomicFiles.write(record.files().checkpointing(), PAUSE_KEPT.getBytes(StandardCharsets.UTF_8));
+        instance.disconnect();
+        try {
+            if (instance.status() == SandboxStatus.PAUSED) {
+                runsc.resume(record.files(), record.containerId());
+            }
+            releaseAgent(record);
+            checkpointPaused(record, image);
+        } catch (IOException | RuntimeException e) {
+            try {
+                if (runsc.state(record.files(), record.containerId()).filter(Runsc.ContainerState::paused).isEmpty()) {
+                    runsc.pause(record.files(), record.containerId());
+                }
+            } catch (IOException | RuntimeException pausing) {
+                e.addSuppressed(pausing);
+            }
+            throw e;
+        } finally {
+            instance.paused(true);
+        }
+    }
+
+    /** Whether a checkpoint left the container of {@code record} paused for its caller ({@link #PAUSE_KEPT}). */
+    static boolean pauseKept(ContainerRecord record) {
+        try {
+            return PAUSE_KEPT.equals(Files.readString(record.files().checkpointing(), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private static IOException rethrown(Throwable failure) {
@@ -222,12 +272,7 @@ final class ContainerCheckpointer {
     long restoreFrom(GvisorInstance instance, Path image, WhileStopped whileGone, OperationContext context)
             throws IOException {
         ContainerRecord old = instance.record();
-        RuntimeException leftovers = new RuntimeException();
-        launcher.removeUnrecordedRestore(old.files(), old.containerId(), leftovers);
-        if (leftovers.getSuppressed().length > 0) {
-            throw new IOException("cannot remove the container an earlier restore left: "
-                    + leftovers.getSuppressed()[0].getMessage(), leftovers.getSuppressed()[0]);
-        }
+        removeUnrecordedRestore(old);
         retired.mark(old.files(), old.containerId());
         instance.disconnect();
         if (old.running()) {
@@ -239,6 +284,46 @@ final class ContainerCheckpointer {
             }
         }
         whileGone.run();
+        long resumedAt = restoreInto(instance, image, context);
+        retired.deleteLater(old.files(), old.containerId());
+        return resumedAt;
+    }
+
+    /**
+     * Starts a cold container ({@link GvisorHibernation}), which no longer runs, again from its
+     * checkpoint, in a new container of the same bundle and workspace; waits for the agent.
+     */
+    void wake(GvisorInstance instance, OperationContext context) throws IOException {
+        ContainerRecord cold = instance.record();
+        removeUnrecordedRestore(cold);
+        try {
+            restoreInto(instance, cold.cold(), context);
+        } catch (IOException | RuntimeException e) {
+            ContainerRecord woken = instance.record();
+            if (woken != cold) {
+                // restored, but its agent did not answer: it stays cold, and what was restored goes
+                if (launcher.killSandboxProcess(woken, e)) {
+                    launcher.remove(woken.files(), woken.containerId(), e);
+                }
+                Files.deleteIfExists(cold.files().sandboxProcess());
+                instance.restored(cold);
+            }
+            throw e;
+        }
+    }
+
+    private void removeUnrecordedRestore(ContainerRecord old) throws IOException {
+        RuntimeException leftovers = new RuntimeException();
+        launcher.removeUnrecordedRestore(old.files(), old.containerId(), leftovers);
+        if (leftovers.getSuppressed().length > 0) {
+            throw new IOException("cannot remove the container an earlier restore left: "
+                    + leftovers.getSuppressed()[0].getMessage(), leftovers.getSuppressed()[0]);
+        }
+    }
+
+    /** Runs {@code instance} on in a new container restored from {@code image}, its old one gone. */
+    private long restoreInto(GvisorInstance instance, Path image, OperationContext context) throws IOException {
+        ContainerRecord old = instance.record();
         Instant deadline = Instant.now().plus(settings.startTimeout());
         OciSpec.rebindAgentBinary(old.files().config(), launcher.agentBinary().getParent());
         String containerId = GvisorLauncher.newContainerId(instance.id());
@@ -248,7 +333,6 @@ final class ContainerCheckpointer {
         long resumedAt = System.nanoTime();
         instance.restored(old.restoredAs(restored));
         Files.deleteIfExists(old.files().restoring());
-        retired.deleteLater(old.files(), old.containerId());
         instance.awaitAgent(deadline, context);
         return resumedAt;
     }

@@ -69,6 +69,16 @@ record ContainerFiles(Path dir, Path link) {
         return dir.resolve("checkpoints");
     }
 
+    /** The checkpoint of a container saved for the cold tier ({@link GvisorHibernation}), kept until the next save or the destroy. */
+    Path cold() {
+        return dir.resolve("cold");
+    }
+
+    /** Where a save for the cold tier writes its checkpoint before it is renamed to {@link #cold()}. */
+    Path coldPartial() {
+        return dir.resolve("cold.partial");
+    }
+
     /** Where {@link #replaceWorkspace} makes the new workspace before it is renamed into place. */
     Path restoringWorkspace() {
         return dir.resolve("work.restoring");
@@ -111,7 +121,8 @@ record ContainerFiles(Path dir, Path link) {
     /**
      * Present from before the agent is asked to let go of its socket for a checkpoint until it is
      * asked to listen again: a daemon killed in between leaves the container paused or its agent
-     * deaf, which the next adopt undoes.
+     * deaf, which the next adopt undoes; a pause its caller wanted (a save for the cold tier), the
+     * mark says so ({@link ContainerCheckpointer#PAUSE_KEPT}), and the next resume undoes it.
      */
     Path checkpointing() {
         return dir.resolve("checkpointing");
@@ -148,7 +159,7 @@ record ContainerFiles(Path dir, Path link) {
         }
         for (Path p : new Path[] {bundle(), agentDir(), runscRoot(), workspace(), log(), checkpoint(),
                 frozenWorkspace(), restoringWorkspace(), replacedWorkspace(), sandboxProcess(), restoring(),
-                retired(), checkpointing(), sandboxPidFile(), checkpoints()}) {
+                retired(), checkpointing(), sandboxPidFile(), checkpoints(), cold(), coldPartial()}) {
             FileClones.deleteTree(p);
         }
     }

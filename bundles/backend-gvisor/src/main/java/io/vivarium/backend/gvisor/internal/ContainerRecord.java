@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -21,8 +22,21 @@ import java.util.Map;
  * @param files the container's files and the link its agent is reached through
  * @param uid uid of the sandboxed processes
  * @param gid gid of the sandboxed processes
+ * @param cold for a container saved for the cold tier ({@link GvisorHibernation}): the checkpoint it is
+ *        started again from, the container itself ended; null for one that is not cold
  */
-record ContainerRecord(String containerId, long sandboxPid, String startTime, ContainerFiles files, int uid, int gid) {
+record ContainerRecord(String containerId, long sandboxPid, String startTime, ContainerFiles files, int uid, int gid,
+        Path cold) {
+
+    /** A container that is not cold. */
+    ContainerRecord(String containerId, long sandboxPid, String startTime, ContainerFiles files, int uid, int gid) {
+        this(containerId, sandboxPid, startTime, files, uid, gid, null);
+    }
+
+    /** This container saved cold to the checkpoint {@code image}. */
+    ContainerRecord coldIn(Path image) {
+        return new ContainerRecord(containerId, sandboxPid, startTime, files, uid, gid, image);
+    }
 
     /** Whether the container's sandbox process is still the one recorded. Cheap: no runsc call. */
     boolean running() {
@@ -57,7 +71,7 @@ record ContainerRecord(String containerId, long sandboxPid, String startTime, Co
     }
 
     Map<String, String> toData() {
-        return Map.of(
+        Map<String, String> data = new HashMap<>(Map.of(
                 "container_id", containerId,
                 "pid", Long.toString(sandboxPid),
                 "starttime", startTime,
@@ -65,7 +79,11 @@ record ContainerRecord(String containerId, long sandboxPid, String startTime, Co
                 "link", files.link().toString(),
                 "agent_socket", files.agentSocket().toString(),
                 "uid", Integer.toString(uid),
-                "gid", Integer.toString(gid));
+                "gid", Integer.toString(gid)));
+        if (cold != null) {
+            data.put("cold", cold.toString());
+        }
+        return data;
     }
 
     /** Reads a record written by {@link #toData()}; throws IllegalArgumentException if it is not one. */
@@ -74,7 +92,8 @@ record ContainerRecord(String containerId, long sandboxPid, String startTime, Co
             return new ContainerRecord(required(data, "container_id"), Long.parseLong(required(data, "pid")),
                     required(data, "starttime"),
                     new ContainerFiles(Path.of(required(data, "dir")), Path.of(required(data, "link"))),
-                    Integer.parseInt(required(data, "uid")), Integer.parseInt(required(data, "gid")));
+                    Integer.parseInt(required(data, "uid")), Integer.parseInt(required(data, "gid")),
+                    data.containsKey("cold") ? Path.of(required(data, "cold")) : null);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a gvisor instance state: " + data, e);
         }

@@ -97,7 +97,7 @@ public final class GvisorBackend implements SandboxBackend {
 
     /**
      * Adopts a recorded container that runsc still runs (or keeps paused), with the same sandbox
-     * process; reconnects to its agent.
+     * process; reconnects to its agent. A cold one stays cold, whatever of it still ran ended.
      */
     @Override
     public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
@@ -106,6 +106,10 @@ public final class GvisorBackend implements SandboxBackend {
             record = ContainerRecord.fromData(state.data());
         } catch (IllegalArgumentException e) {
             throw new InstanceGoneException(e.getMessage());
+        }
+        if (record.cold() != null) {
+            GvisorHibernation.end(runtime, record);
+            return runtime.instances().put(new GvisorInstance(spec.id(), record, true));
         }
         try {
             record = record.current();
@@ -136,8 +140,8 @@ public final class GvisorBackend implements SandboxBackend {
             }
             paused = runscState.get().paused();
             boolean ranOn = false;
-            if (Files.exists(record.files().checkpointing())) {
-                // a daemon killed during checkpointAndResume: the pause and the agent's deafness are its, not the caller's
+            if (Files.exists(record.files().checkpointing()) && !(paused && ContainerCheckpointer.pauseKept(record))) {
+                // a daemon killed during a checkpoint: the pause and the agent's deafness are its, not the caller's
                 runtime.checkpointer().runOnAfterCheckpoint(record);
                 paused = false;
                 ranOn = true;
@@ -170,11 +174,12 @@ public final class GvisorBackend implements SandboxBackend {
             containerId = recordedContainerId(spec.dir()).orElse(null);
         }
         RuntimeException failure = new RuntimeException();
+        // the replaced containers first: a cold one's, still being deleted in the background, is the recorded one
+        runtime.retired().removeAll(files, containerId, failure);
         if (containerId != null) {
             runtime.launcher().remove(files, containerId, failure);
         }
         runtime.launcher().removeUnrecordedRestore(files, containerId, failure);
-        runtime.retired().removeAll(files, containerId, failure);
         try {
             files.remove();
             Files.deleteIfExists(spec.dir().resolve(GvisorLauncher.CONTAINER_ID_FILE));

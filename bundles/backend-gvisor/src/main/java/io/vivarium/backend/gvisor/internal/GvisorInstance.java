@@ -20,7 +20,8 @@ import java.util.Optional;
  * A running gVisor container, created or adopted. {@link #close()} lets go of it (a bundle
  * update, a daemon stopping): its pooled agent connections close, the container keeps running.
  * A checkpoint leaves the container in its sandbox process; a restore runs it on in a new one
- * ({@link #restored}): the record and the agent's connections are replaced then.
+ * ({@link #restored}): the record and the agent's connections are replaced then. A cold one
+ * ({@link GvisorHibernation}) runs nowhere: it is paused and alive, its state in its checkpoint.
  */
 final class GvisorInstance implements SandboxInstance, AutoCloseable {
 
@@ -45,6 +46,9 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     private void connect(ContainerRecord now) {
         this.record = now;
         this.agent = GuestAgentClient.unixSocket(now.files().agentSocket(), () -> {
+            if (now.cold() != null) {
+                throw new IllegalStateException("container " + now.containerId() + " is cold: it runs again once woken");
+            }
             if (!now.running()) {
                 throw new IllegalStateException("the sandbox process " + now.sandboxPid() + " of container "
                         + now.containerId() + " is gone");
@@ -63,7 +67,10 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
         connect(record);
     }
 
-    /** The container now runs in the sandbox process of {@code now} (a restore): new connections to its agent. */
+    /**
+     * The container now runs in the sandbox process of {@code now} (a restore), or is cold (a
+     * release) or no longer (a wake): new connections to its agent.
+     */
     void restored(ContainerRecord now) {
         GuestAgentClient old = agent;
         connect(now);
@@ -117,7 +124,7 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
 
     @Override
     public boolean alive() {
-        return record.running();
+        return record.cold() != null || record.running();
     }
 
     @Override
@@ -134,6 +141,9 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
 
     @Override
     public String reason() {
+        if (record.cold() != null) {
+            return "cold: its state is on disk and its memory freed; its next request starts it again";
+        }
         return alive() ? null : "the gVisor sandbox (pid " + record.sandboxPid() + ") of container "
                 + record.containerId() + " exited; runsc's last words: " + record.files().logTail();
     }

@@ -31,6 +31,8 @@ final class GvisorLauncher {
     /** Where a create records its container id before runsc runs, for a destroy after a daemon died mid-create. */
     static final String CONTAINER_ID_FILE = "container-id";
     private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");
+    private static final Duration KILL_WAIT = Duration.ofSeconds(10);
+    private static final long KILL_POLL_MILLIS = 10;
     private static final System.Logger LOG = System.getLogger(GvisorLauncher.class.getName());
 
     private final GvisorSettings settings;
@@ -190,6 +192,34 @@ final class GvisorLauncher {
     }
 
     /**
+     * Kills the sandbox process of {@code record} outright (SIGKILL from the host, where a paused
+     * container's processes cannot run another instruction; {@link #remove} would resume it first)
+     * and waits until it is gone; the container is left for {@link #remove}. False, with what
+     * failed added to {@code failures}, if it is not gone.
+     */
+    boolean killSandboxProcess(ContainerRecord record, Exception failures) {
+        if (record.running()) {
+            ProcessHandle.of(record.sandboxPid()).ifPresent(ProcessHandle::destroyForcibly);
+            Instant until = Instant.now().plus(KILL_WAIT);
+            while (record.running()) {
+                if (Instant.now().isAfter(until)) {
+                    failures.addSuppressed(new IOException("the sandbox process " + record.sandboxPid() + " of container "
+                            + record.containerId() + " outlived a SIGKILL by " + KILL_WAIT.toSeconds() + " s"));
+                    return false;
+                }
+                try {
+                    Thread.sleep(KILL_POLL_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    failures.addSuppressed(e);
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
      * {@code runsc kill} then {@code runsc delete --force}, the container running, paused or not; a
      * container runsc does not know (never started, or deleted already) is fine. Then its cgroups,
      * which a start that failed half-way leaves behind. What fails is added to {@code failures}.
@@ -210,7 +240,8 @@ final class GvisorLauncher {
                 // runsc 2022's delete panics on a paused container ("invalid state transition: paused => stopped")
                 runsc.resume(files, containerId);
             } catch (IOException e) {
-                failures.addSuppressed(e);
+                // its sandbox process is gone (killed while paused): runsc still says paused, and delete removes it
+                LOG.log(System.Logger.Level.DEBUG, "runsc resume " + containerId + ": " + e.getMessage());
             }
         }
         if (known) {

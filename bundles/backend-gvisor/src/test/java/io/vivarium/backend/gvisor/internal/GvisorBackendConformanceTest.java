@@ -1,6 +1,7 @@
 package io.vivarium.backend.gvisor.internal;
 
 import io.vivarium.api.spi.Checkpoints;
+import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
@@ -17,7 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The kit's contract, checkpoints and pause included, on real gVisor containers, with the host's
+ * The kit's contract, checkpoints, pause and the cold tier included, on real gVisor containers, with the host's
  * /usr as their root filesystem.
  */
 class GvisorBackendConformanceTest extends CheckpointsSuite {
@@ -59,6 +60,11 @@ class GvisorBackendConformanceTest extends CheckpointsSuite {
     @Override
     protected PauseControl pauseControl(SandboxBackend backend) {
         return Revision.of(backend, REVISIONS).pause();
+    }
+
+    @Override
+    protected Hibernation hibernation(SandboxBackend backend) {
+        return Revision.of(backend, REVISIONS).hibernation();
     }
 
     @Override

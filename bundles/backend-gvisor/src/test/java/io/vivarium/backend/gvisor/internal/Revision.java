@@ -13,12 +13,12 @@ import java.util.List;
  * the containers, which keep running for the next revision to adopt.
  */
 record Revision(GvisorRuntime runtime, GvisorBackend backend, GvisorImages images, GvisorCheckpoints checkpoints,
-        GvisorPause pause) implements AutoCloseable {
+        GvisorPause pause, GvisorHibernation hibernation) implements AutoCloseable {
 
     static Revision of(GvisorSettings settings) {
         GvisorRuntime runtime = new GvisorRuntime(settings);
         return new Revision(runtime, new GvisorBackend(runtime), new GvisorImages(runtime), new GvisorCheckpoints(runtime),
-                new GvisorPause(runtime));
+                new GvisorPause(runtime), new GvisorHibernation(runtime));
     }
 
     /** The revision among {@code revisions} whose backend object is {@code backend}. */

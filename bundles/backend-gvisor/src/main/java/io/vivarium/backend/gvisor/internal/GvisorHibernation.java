@@ -1,0 +1,161 @@
+package io.vivarium.backend.gvisor.internal;
+
+import io.vivarium.api.ApiException;
+import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Hibernation;
+import io.vivarium.api.spi.InstanceState;
+import io.vivarium.api.spi.OperationContext;
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.files.FileClones;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+
+/**
+ * The cold tier of a gVisor container (docs/tiers.md): {@link #save} writes a runsc checkpoint of
+ * the paused container to {@code <dir>/cold} (written beside, fsynced, then renamed) and leaves it
+ * paused; {@link #release} kills its sandbox process, which frees its memory, and deletes the
+ * container; {@link #wake} restores a new container from the checkpoint on the same bundle and
+ * workspace, which nothing touched meanwhile. A cold container's record names the checkpoint
+ * ({@link ContainerRecord#cold()}), and {@link GvisorBackend#adopt} of it ends whatever of the
+ * container still runs (a daemon killed after the record but before the release, or during a wake).
+ */
+@Component(service = Hibernation.class, property = SandboxBackend.NAME_PROPERTY + "=" + GvisorBackend.NAME)
+public final class GvisorHibernation implements Hibernation {
+
+    private final GvisorRuntime runtime;
+
+    @Activate
+    public GvisorHibernation(@Reference GvisorRuntime runtime) {
+        this.runtime = runtime;
+    }
+
+    @Override
+    public InstanceState save(SandboxInstance instance, OperationContext context) {
+        GvisorInstance container = runtime.instances().own(instance);
+        if (container.status() != SandboxStatus.PAUSED) {
+            throw ApiException.conflict("sandbox " + container.id() + " is " + container.status().wire() + ": only a "
+                    + "paused container is saved cold (one that ran on would write its workspace past the state taken)");
+        }
+        ContainerFiles files = container.record().files();
+        try {
+            FileClones.deleteTree(files.coldPartial());
+            runtime.checkpointer().checkpointLeavingPaused(container, files.coldPartial(), context);
+            for (Path file : GvisorImage.checkpointFiles(files.coldPartial())) {
+                AtomicFiles.fsync(file);
+            }
+            // the checkpoint of an earlier cold spell, which the container woke from since
+            FileClones.deleteTree(files.cold());
+            Files.move(files.coldPartial(), files.cold(), StandardCopyOption.ATOMIC_MOVE);
+            AtomicFiles.fsyncDirectory(files.dir());
+        } catch (IOException | RuntimeException e) {
+            try {
+                FileClones.deleteTree(files.coldPartial());
+            } catch (IOException left) {
+                e.addSuppressed(left);
+            }
+            if (e instanceof ApiException api) {
+                throw api;
+            }
+            throw ApiException.internal("cannot save the state of sandbox " + container.id() + ": " + e.getMessage(), e);
+        }
+        ContainerRecord cold = container.record().coldIn(files.cold());
+        return new InstanceState(cold.sandboxPid(), cold.toData());
+    }
+
+    @Override
+    public SandboxInstance release(SandboxInstance instance, InstanceState saved) {
+        GvisorInstance container = runtime.instances().own(instance);
+        ContainerRecord running = container.record();
+        ContainerRecord cold = ContainerRecord.fromData(saved.data());
+        // cold from here on, never dead: core shows this instance until the release returned
+        container.restored(cold);
+        try {
+            end(runtime, cold);
+        } catch (RuntimeException e) {
+            container.restored(running);
+            throw e;
+        }
+        return container;
+    }
+
+    /**
+     * Ends whatever of a container saved cold still runs: the container itself, killed before it
+     * could run on past its checkpoint, and one a wake restored that core never recorded; what
+     * its checkpoint marked goes too. The checkpoint stays. Their sandbox processes, which hold
+     * their memory, are gone when this returns; the containers are deleted in the background
+     * ({@code runsc delete} takes 1.5 s here, which a wake must not wait for), retired first so that
+     * the next adopt or the destroy finishes what a daemon killed meanwhile left.
+     */
+    static void end(GvisorRuntime runtime, ContainerRecord cold) {
+        ContainerFiles files = cold.files();
+        RuntimeException failures = new RuntimeException();
+        List<String> ended = new ArrayList<>();
+        endSandboxProcess(runtime, cold, ended, failures);
+        try {
+            ContainerRecord woken = cold.current();
+            if (!woken.containerId().equals(cold.containerId())) {
+                endSandboxProcess(runtime, woken, ended, failures);
+            }
+        } catch (IOException e) {
+            failures.addSuppressed(e);
+        }
+        runtime.launcher().removeUnrecordedRestore(files, cold.containerId(), failures);
+        try {
+            Files.deleteIfExists(files.sandboxProcess());
+            Files.deleteIfExists(files.checkpointing());
+        } catch (IOException e) {
+            failures.addSuppressed(e);
+        }
+        if (failures.getSuppressed().length > 0) {
+            Throwable first = failures.getSuppressed()[0];
+            throw ApiException.internal("cannot end container " + cold.containerId() + " of cold sandbox "
+                    + files.dir().getFileName() + ": " + first.getMessage(), first);
+        }
+        ended.forEach(containerId -> runtime.retired().deleteLater(files, containerId));
+    }
+
+    private static void endSandboxProcess(GvisorRuntime runtime, ContainerRecord record, List<String> ended,
+            Exception failures) {
+        try {
+            runtime.retired().mark(record.files(), record.containerId());
+        } catch (IOException e) {
+            failures.addSuppressed(e);
+            return;
+        }
+        if (runtime.launcher().killSandboxProcess(record, failures)) {
+            ended.add(record.containerId());
+        }
+    }
+
+    @Override
+    public SandboxInstance wake(SandboxInstance instance, OperationContext context) {
+        GvisorInstance container = runtime.instances().own(instance);
+        if (container.record().cold() == null) {
+            return container;
+        }
+        try {
+            runtime.checkpointer().wake(container, context);
+        } catch (IOException | RuntimeException e) {
+            throw new ApiException(503, "sandbox " + container.id() + " could not be started again from its saved state: "
+                    + e.getMessage() + "; it stays cold (retry, or delete it)", null, e);
+        }
+        container.paused(false);
+        return container;
+    }
+
+    @Override
+    public boolean cold(SandboxInstance instance) {
+        return runtime.instances().own(instance).record().cold() != null;
+    }
+}
