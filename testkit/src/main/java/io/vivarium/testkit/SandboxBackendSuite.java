@@ -614,7 +614,8 @@ public abstract class SandboxBackendSuite {
             assertFalse(holdsMemory(ran), "spell " + spell + ": what ran (pid " + ran + ") is gone, its memory freed");
             i = h.wake(cold, operation());
             c = replace(c, i);
-            assertEquals(SandboxStatus.RUNNING, i.status(), "spell " + spell + ": woken, it runs");
+            h.discardSaved(i);
+            assertEquals(SandboxStatus.RUNNING, i.status(), "spell " + spell + ": woken, its saved state discarded, it runs");
             assertFalse(h.cold(i), "spell " + spell);
             assertEquals("kept\n", exec(i, "/bin/cat", "kept").stdout(), "spell " + spell + ": its files are kept");
             assertTrue(processRuns(i, pid), "spell " + spell + ": its background process runs on");

@@ -170,7 +170,9 @@ class SandboxTiersIT {
             assertEquals("paused", cold.get("status").asText(), cold.toString());
             long pid = cold.get("pid").asLong();
             assertFalse(holdsMemory(pid), "cycle " + cycle + ": what ran (pid " + pid + ") is gone, its memory with it");
+            assertTrue(holdsSavedState(id), "cycle " + cycle + ": its state is on disk");
             String before = Api.sh(api, id, "cat /work/count").strip(); // this request woke it
+            assertFalse(holdsSavedState(id), "cycle " + cycle + ": the saved state is deleted once the wake is recorded");
             assertEquals("hot", info(api, id).get("tier").asText(), "cycle " + cycle);
             assertEquals("kept\nvol\n", Api.sh(api, id, "cat /work/f /v/g"), "cycle " + cycle + ": its files and volume kept");
             Thread.sleep(400);
@@ -180,6 +182,12 @@ class SandboxTiersIT {
         }
         Api.expect(204, api.delete("/v1/sandboxes/" + id));
         Api.expect(204, api.delete("/v1/volumes/" + volume));
+    }
+
+    /** Whether sandbox {@code id}'s directory holds a saved state: QEMU's migration stream, or gVisor's checkpoint. */
+    private static boolean holdsSavedState(String id) {
+        Path dir = daemon.stateDir().resolve("sandboxes").resolve(id);
+        return Files.exists(dir.resolve("cold.state")) || Files.exists(dir.resolve("cold"));
     }
 
     /** Whether the host process {@code pid} holds memory: not gone, nor a zombie its reaper has yet to collect. */

@@ -37,4 +37,13 @@ public interface Hibernation {
 
     /** Whether {@code instance} is a cold one ({@link #release}, or adopted from a saved state). */
     boolean cold(SandboxInstance instance);
+
+    /**
+     * Core recorded {@code woken} as running again ({@link #wake}): what its cold state held on
+     * disk may go, since no adoption will look for it again. Until then it must stay, for a daemon
+     * killed before that record adopts the cold state. Since 2.11; by default the state stays until
+     * the next {@link #save} or the destroy.
+     */
+    default void discardSaved(SandboxInstance woken) {
+    }
 }

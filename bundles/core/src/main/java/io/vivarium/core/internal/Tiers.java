@@ -121,9 +121,18 @@ final class Tiers {
     /** Starts a cold sandbox again where it was saved, and records it hot. */
     private SandboxInstance unhibernate(Sandbox sb, SandboxInstance cold) {
         Hibernation h = registry.of(sb).require(Hibernation.class, "wake its cold sandboxes");
-        SandboxInstance hot = h.cold(cold) ? h.wake(cold, new CoreOperation("waking sandbox " + sb.record().id(),
+        boolean wasCold = h.cold(cold);
+        SandboxInstance hot = wasCold ? h.wake(cold, new CoreOperation("waking sandbox " + sb.record().id(),
                 Instant.now().plus(WAKE_DEADLINE), () -> false)) : cold;
         swap(sb, cold, hot, sb.record().with(hot.state(), SandboxStatus.RUNNING).withDemoted(null));
+        if (wasCold) {
+            try {
+                h.discardSaved(hot);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "sandbox " + sb.record().id() + " is running again, but its saved state stays on "
+                        + "disk until its next cold spell or its delete: " + e.getMessage());
+            }
+        }
         return hot;
     }
 

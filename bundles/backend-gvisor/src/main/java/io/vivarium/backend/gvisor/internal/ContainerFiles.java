@@ -69,7 +69,7 @@ record ContainerFiles(Path dir, Path link) {
         return dir.resolve("checkpoints");
     }
 
-    /** The checkpoint of a container saved for the cold tier ({@link GvisorHibernation}), kept until the next save or the destroy. */
+    /** The checkpoint of a container saved for the cold tier ({@link GvisorHibernation}), kept until core recorded its wake. */
     Path cold() {
         return dir.resolve("cold");
     }

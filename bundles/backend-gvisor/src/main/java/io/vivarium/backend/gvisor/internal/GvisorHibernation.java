@@ -26,7 +26,8 @@ import org.osgi.service.component.annotations.Reference;
  * the paused container to {@code <dir>/cold} (written beside, fsynced, then renamed) and leaves it
  * paused; {@link #release} kills its sandbox process, which frees its memory, and deletes the
  * container; {@link #wake} restores a new container from the checkpoint on the same bundle and
- * workspace, which nothing touched meanwhile. A cold container's record names the checkpoint
+ * workspace, which nothing touched meanwhile; the checkpoint goes once core recorded the wake
+ * ({@link #discardSaved}). A cold container's record names the checkpoint
  * ({@link ContainerRecord#cold()}), and {@link GvisorBackend#adopt} of it ends whatever of the
  * container still runs (a daemon killed after the record but before the release, or during a wake).
  */
@@ -152,6 +153,17 @@ public final class GvisorHibernation implements Hibernation {
         }
         container.paused(false);
         return container;
+    }
+
+    /** Deletes the checkpoint the container was woken from: core recorded it running, no adoption reads it again. */
+    @Override
+    public void discardSaved(SandboxInstance woken) {
+        GvisorInstance container = runtime.instances().own(woken);
+        try {
+            FileClones.deleteTree(container.record().files().cold());
+        } catch (IOException e) {
+            throw ApiException.internal("cannot delete the saved state of sandbox " + container.id() + ": " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -159,6 +159,17 @@ public class QemuHibernation implements Hibernation {
         }
     }
 
+    /** Deletes the stream the VM was woken from: core recorded it running, no adoption reads it again. */
+    @Override
+    public void discardSaved(SandboxInstance woken) {
+        QemuInstance vm = runtime.instances().own(woken);
+        try {
+            Files.deleteIfExists(vm.record().files().dir().resolve(STREAM));
+        } catch (IOException e) {
+            throw ApiException.internal("cannot delete the saved state of sandbox " + vm.id() + ": " + e.getMessage(), e);
+        }
+    }
+
     @Override
     public boolean cold(SandboxInstance instance) {
         return runtime.instances().own(instance).record().cold() != null;
