@@ -95,7 +95,8 @@ class SandboxTiersIT {
     }
 
     /**
-     * Three demote/resume cycles of a sandbox of {@code backend} with a volume, then its delete
+     * Three demote/resume cycles of a sandbox of {@code backend} with a volume, each followed by a
+     * pause and resume by requests, then its delete
      * (which, for a VM demoted again meanwhile, runs it to freeze the volume).
      */
     private static void threeCycles(String backend) throws Exception {
@@ -121,6 +122,15 @@ class SandboxTiersIT {
             String later = Api.sh(api, id, "cat /work/count").strip();
             assertTrue(Integer.parseInt(later) > Integer.parseInt(frozen),
                     "cycle " + cycle + ": the background process runs on after the resume (" + frozen + " then " + later + ")");
+
+            // and paused and resumed by requests, the same
+            Api.expect(200, api.post("/v1/sandboxes/" + id + "/pause", null));
+            Api.expect(200, api.post("/v1/sandboxes/" + id + "/resume", null));
+            assertEquals("kept\nvol\n", Api.sh(api, id, "cat /work/f /v/g"), "cycle " + cycle + ": kept across a pause and resume");
+            String resumed = Api.sh(api, id, "cat /work/count").strip();
+            Thread.sleep(400);
+            assertTrue(Integer.parseInt(Api.sh(api, id, "cat /work/count").strip()) > Integer.parseInt(resumed),
+                    "cycle " + cycle + ": the background process runs on after a resume by request");
         }
         assertTrue(demotions(api) >= before + 3, "three demotions counted: " + demotions(api));
         Api.sh(api, id, "echo last >> /v/g");
