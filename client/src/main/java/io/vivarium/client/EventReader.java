@@ -12,7 +12,10 @@ import io.vivarium.api.CommandInfo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
-/** Reads a command's {@code text/event-stream} into {@link CommandEvent}s, comments (keep-alives) skipped. */
+/**
+ * Reads a {@code text/event-stream}: a command's into {@link CommandEvent}s, any other into its
+ * {@link Frame}s; comments (keep-alives) skipped.
+ */
 final class EventReader implements Closeable {
     private final BufferedReader in;
 
@@ -20,15 +23,25 @@ final class EventReader implements Closeable {
         this.in = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8));
     }
 
-    /** The next event; null at the end of the stream. */
+    /** One event of the stream as sent: its name ({@code message} if none), its id (or null) and its data. */
+    record Frame(String name, String id, String data) {
+    }
+
+    /** The next event of a command's stream; null at the end of the stream. */
     CommandEvent next() throws IOException {
+        Frame f = nextFrame();
+        return f == null ? null : event(f.name(), f.id(), f.data());
+    }
+
+    /** The next event, whatever it carries; null at the end of the stream. */
+    Frame nextFrame() throws IOException {
         String name = null;
         String id = null;
         StringBuilder data = null;
         for (String line; (line = in.readLine()) != null;) {
             if (line.isEmpty()) {
                 if (name != null || data != null) {
-                    return event(name == null ? "message" : name, id, data == null ? "null" : data.toString());
+                    return new Frame(name == null ? "message" : name, id, data == null ? "null" : data.toString());
                 }
             } else if (!line.startsWith(":")) {
                 int colon = line.indexOf(':');

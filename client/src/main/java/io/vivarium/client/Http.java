@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 
+import io.vivarium.api.Progress;
+
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -105,6 +107,32 @@ final class Http {
 
     URI base() {
         return URI.create(base);
+    }
+
+    /**
+     * A long call whose progress is read as it comes (docs/clients.md, "Progress"): each step is
+     * told to {@code progress}; the last event's result is returned, or its error thrown.
+     */
+    <T> T progressed(String method, String path, Object body, Progress progress, TypeReference<T> type) {
+        try (EventReader reader = new EventReader(stream(method, path, body, null))) {
+            for (EventReader.Frame f; (f = reader.nextFrame()) != null;) {
+                JsonNode data = JSON.readTree(f.data());
+                switch (f.name()) {
+                    case "progress" -> progress.step(data.path("what").asText(), data.path("done").asInt(), data.path("of").asInt());
+                    case "result" -> {
+                        return JSON.convertValue(data, type);
+                    }
+                    case "error" -> throw new VivariumException(data.path("status").asInt(500), data.path("error").asText(), null,
+                            null);
+                    default -> {
+                        // an event this client does not know: ignored
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw unreachable(method, path, e);
+        }
+        throw new VivariumException(0, method + " " + path + ": the stream ended before its result", null, null);
     }
 
     /** A call whose answer is read as it comes (server-sent events); an error answer is thrown. */

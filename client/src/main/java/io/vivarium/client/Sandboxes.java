@@ -18,6 +18,7 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.ForkRequest;
 import io.vivarium.api.PingResult;
+import io.vivarium.api.Progress;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 
@@ -45,6 +46,12 @@ public final class Sandboxes {
     @Route("POST /v1/sandboxes")
     public List<SandboxInfo> fork(ForkRequest request) {
         return http.json("POST", "/v1/sandboxes", request, new TypeReference<List<SandboxInfo>>() { });
+    }
+
+    /** {@link #fork(ForkRequest)}, telling {@code progress} how many children are made as they are. */
+    @Route("POST /v1/sandboxes")
+    public List<SandboxInfo> fork(ForkRequest request, Progress progress) {
+        return http.progressed("POST", "/v1/sandboxes", request, progress, new TypeReference<List<SandboxInfo>>() { });
     }
 
     @Route("GET /v1/sandboxes")

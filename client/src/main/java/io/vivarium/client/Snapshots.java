@@ -3,6 +3,7 @@ package io.vivarium.client;
 import java.util.List;
 
 import io.vivarium.api.CompactRequest;
+import io.vivarium.api.Progress;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
 import io.vivarium.api.SnapshotRequest;
@@ -25,6 +26,12 @@ public final class Snapshots {
     @Route("POST /v1/snapshots")
     public SnapshotInfo build(SnapshotRequest request) {
         return http.json("POST", "/v1/snapshots", request, SnapshotInfo.class);
+    }
+
+    /** {@link #build(SnapshotRequest)}, telling {@code progress} each of its steps as it is done. */
+    @Route("POST /v1/snapshots")
+    public SnapshotInfo build(SnapshotRequest request, Progress progress) {
+        return http.progressed("POST", "/v1/snapshots", request, progress, new TypeReference<SnapshotInfo>() { });
     }
 
     @Route("GET /v1/snapshots")

@@ -182,10 +182,12 @@ final class SandboxCli {
             case "fork" -> {
                 Integer n = intOption(w, "-n");
                 String tag = arg(w, 1, "TAG");
-                if (!json) {
-                    err.println("forking " + (n == null ? 1 : n) + " of " + tag + " ...");
+                ForkRequest fork = new ForkRequest(tag, n, null, null, null, null, null);
+                if (json) {
+                    yield list(vivarium.sandboxes().fork(fork));
                 }
-                yield list(vivarium.sandboxes().fork(new ForkRequest(tag, n, null, null, null, null, null)));
+                err.println("forking " + (n == null ? 1 : n) + " of " + tag + " ...");
+                yield list(vivarium.sandboxes().fork(fork, ProgressBar.onStderr(err)));
             }
             case "branch" -> print(vivarium.sandboxes().branch(arg(w, 1, "ID"), arg(w, 2, "TAG")));
             case "start" -> {
@@ -333,11 +335,13 @@ final class SandboxCli {
                     setup.add(s);
                 }
                 String tag = arg(w, 1, "TAG");
-                if (!json) {
-                    err.println("building " + tag + " (boots a sandbox, runs the setup, captures it) ...");
+                SnapshotRequest build = new SnapshotRequest(tag, option(w, "--backend"), null,
+                        setup.isEmpty() ? null : setup, null, null, network(w));
+                if (json) {
+                    yield print(vivarium.snapshots().build(build));
                 }
-                yield print(vivarium.snapshots().build(new SnapshotRequest(tag, option(w, "--backend"), null,
-                        setup.isEmpty() ? null : setup, null, null, network(w))));
+                err.println("building " + tag + " (boots a sandbox, runs the setup, captures it) ...");
+                yield print(vivarium.snapshots().build(build, ProgressBar.onStderr(err)));
             }
             case "rm" -> {
                 boolean cascade = w.remove("--cascade");

@@ -26,6 +26,14 @@ public interface SnapshotService {
     /** Boots a fresh sandbox, captures it under the request's tag and removes it; 400 bad input, 409 tag taken. */
     SnapshotInfo build(Caller caller, SnapshotRequest request);
 
+    /**
+     * {@link #build(Caller, SnapshotRequest)}, telling {@code progress} each step as it is done;
+     * what the caller can fix is thrown before the first step. Since 2.9; by default no step is told.
+     */
+    default SnapshotInfo build(Caller caller, SnapshotRequest request, Progress progress) {
+        return build(caller, request);
+    }
+
     List<SnapshotInfo> snapshots(Caller caller);
 
     /** 404 unknown tag. */
@@ -45,6 +53,15 @@ public interface SnapshotService {
      * missing), 410 removed fields, 503 with Retry-After when the host cannot hold them.
      */
     List<SandboxInfo> fork(Caller caller, ForkRequest request);
+
+    /**
+     * {@link #fork(Caller, ForkRequest)}, telling {@code progress} how many children are made as
+     * they are; what the caller can fix (and no room) is thrown before the first step. Since 2.9;
+     * by default no step is told.
+     */
+    default List<SandboxInfo> fork(Caller caller, ForkRequest request, Progress progress) {
+        return fork(caller, request);
+    }
 
     /** Captures a running sandbox under a new tag; the sandbox keeps running. */
     SnapshotInfo branch(Caller caller, String id, BranchRequest request);

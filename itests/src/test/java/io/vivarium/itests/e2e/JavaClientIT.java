@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.vivarium.api.CommandInfo;
 import io.vivarium.api.CommandOutput;
@@ -23,7 +24,10 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.ForkRequest;
 import io.vivarium.api.CreateSandboxRequest;
+import io.vivarium.api.Progress;
 import io.vivarium.api.SandboxInfo;
+import io.vivarium.api.SnapshotInfo;
+import io.vivarium.api.SnapshotRequest;
 import io.vivarium.api.VolumeInfo;
 import io.vivarium.api.VolumeMount;
 import io.vivarium.api.TerminalSize;
@@ -81,6 +85,39 @@ class JavaClientIT {
         vivarium.snapshots().delete("client-it", false, false);
         vivarium.sandboxes().delete(sb.id());
         assertTrue(vivarium.sandboxes().list().stream().noneMatch(s -> s.id().equals(sb.id())));
+    }
+
+    @Test
+    void aBuildAndAForkTellTheirProgressAsTheyGo() throws Exception {
+        List<String> steps = new CopyOnWriteArrayList<>();
+        SnapshotInfo built = vivarium.snapshots().build(new SnapshotRequest("client-progress", null, null,
+                List.of("sh", "-c", "echo ready > /work/r"), null, null, null),
+                (what, done, of) -> steps.add(done + "/" + of + " " + what));
+        assertEquals("client-progress", built.tag());
+        assertEquals(List.of("0/4 tag reserved", "1/4 builder sandbox started", "2/4 setup ran", "3/4 boot wait over",
+                "4/4 captured"), steps, "each step of the build, in order, as it was done");
+
+        List<Integer> counted = new CopyOnWriteArrayList<>();
+        List<String> names = new CopyOnWriteArrayList<>();
+        List<SandboxInfo> children = vivarium.sandboxes().fork(new ForkRequest("client-progress", 5, null, null, null,
+                null, null), (what, done, of) -> {
+                    counted.add(done);
+                    names.add(what + " of " + of);
+                });
+        assertEquals(5, children.size());
+        assertEquals(List.of(0, 1, 2, 3, 4, 5), counted.stream().sorted().toList(), "the start, then each child once");
+        assertTrue(names.stream().allMatch("children of 5"::equals), names.toString());
+        assertEquals("ready\n", new String(vivarium.sandboxes().readFile(children.get(4).id(), "/work/r"),
+                StandardCharsets.UTF_8));
+
+        // what the caller can fix is an answer of its own, not a stream
+        VivariumException unknown = assertThrows(VivariumException.class, () -> vivarium.sandboxes().fork(
+                new ForkRequest("never-built", 2, null, null, null, null, null), Progress.NONE));
+        assertEquals(404, unknown.status(), unknown.getMessage());
+        for (SandboxInfo child : children) {
+            vivarium.sandboxes().delete(child.id());
+        }
+        vivarium.snapshots().delete("client-progress", false, false);
     }
 
     @Test

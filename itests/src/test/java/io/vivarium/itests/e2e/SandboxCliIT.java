@@ -115,6 +115,14 @@ class SandboxCliIT {
 
         assertEquals(0, cli(atTheDaemon(), "sandbox", "branch", id, "cli-tag").code());
         assertTrue(cli(atTheDaemon(), "snapshot", "ls").out().contains("cli-tag"));
+        Run shown = cli(atTheDaemon(), "sandbox", "fork", "cli-tag", "-n", "2");
+        assertEquals(0, shown.code(), shown.err());
+        assertTrue(shown.err().contains("] 2/2 children\n"), "a progress bar, a line per step off a terminal: " + shown.err());
+        for (String line : shown.out().split("\n")) {
+            if (line.startsWith("sb-")) {
+                assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", line.split("\\s+")[0]).code());
+            }
+        }
         Run forked = cli(atTheDaemon(), "sandbox", "fork", "cli-tag", "-n", "2", "--json");
         assertEquals(2, Api.JSON.readTree(forked.out()).size(), forked.err());
         for (JsonNode child : Api.JSON.readTree(forked.out())) {

@@ -3,8 +3,10 @@ package io.vivarium.itests.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -242,6 +244,37 @@ class SnapshotsIT {
         JsonNode leaf = find(acme.get("/v1/snapshots").body(), "leaf");
         assertTrue(leaf.get("bootable").asBoolean(), "an orphan keeps its own files: " + leaf);
         assertNotEquals(0, fork(acme, "leaf", 1).size());
+    }
+
+    @Test
+    void aForkAskedForItsProgressCountsItsChildrenOn200ThenGivesThemAndAnUnknownTagIsStillA404() throws Exception {
+        build("progress", "echo p > /work/p");
+        HttpResponse<java.io.InputStream> r = acme.stream("POST", "/v1/sandboxes", Map.of("snapshot_tag", "progress", "n", 3),
+                "Accept", "text/event-stream");
+        assertEquals(200, r.statusCode());
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream"));
+        List<Integer> counted = new ArrayList<>();
+        JsonNode children;
+        try (ServerSentEvents events = new ServerSentEvents(r.body())) {
+            ServerSentEvents.Event e;
+            while ((e = events.nextEvent()).name().equals("progress")) {
+                assertEquals("children", e.data().get("what").asText());
+                assertEquals(3, e.data().get("of").asInt());
+                counted.add(e.data().get("done").asInt());
+            }
+            assertEquals("result", e.name(), String.valueOf(e.data()));
+            children = e.data();
+        }
+        assertEquals(List.of(0, 1, 2, 3), counted.stream().sorted().toList(), "the start, then each child once");
+        assertEquals(3, children.size());
+        for (JsonNode child : children) {
+            assertEquals("progress", child.get("snapshot_tag").asText());
+            expect(204, acme.delete("/v1/sandboxes/" + child.get("id").asText()));
+        }
+        AssertionError unknown = assertThrows(AssertionError.class, () -> acme.stream("POST",
+                "/v1/sandboxes", Map.of("snapshot_tag", "never-built", "n", 2), "Accept", "text/event-stream"));
+        assertTrue(unknown.getMessage().contains("answered 404"), unknown.getMessage());
+        expect(204, acme.delete("/v1/snapshots/progress"));
     }
 
     static JsonNode find(JsonNode snapshots, String tag) {

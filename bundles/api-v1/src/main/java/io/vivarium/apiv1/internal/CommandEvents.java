@@ -134,7 +134,7 @@ final class CommandEvents implements BinaryBody {
     }
 
     /** One event; {@code data} is one line of JSON (no raw newline in it). */
-    private static void event(OutputStream out, String name, Long id, String data) throws IOException {
+    static void event(OutputStream out, String name, Long id, String data) throws IOException {
         StringBuilder e = new StringBuilder("event: ").append(name).append('\n');
         if (id != null) {
             e.append("id: ").append(id).append('\n');

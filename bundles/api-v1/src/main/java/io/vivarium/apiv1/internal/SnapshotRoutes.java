@@ -24,8 +24,11 @@ final class SnapshotRoutes {
 
     static List<Route> of(SnapshotService snapshots) {
         return List.of(
-                new Route("POST", "/snapshots", Role.USER, 201,
-                        r -> snapshots.build(r.caller(), r.body(SnapshotRequest.class))),
+                new Route("POST", "/snapshots", Role.USER, 201, r -> {
+                    SnapshotRequest build = r.body(SnapshotRequest.class);
+                    return ProgressEvents.asked(r) ? ProgressEvents.start(p -> snapshots.build(r.caller(), build, p))
+                            : snapshots.build(r.caller(), build);
+                }),
                 new Route("GET", "/snapshots", Role.USER, 200, r -> snapshots.snapshots(r.caller())),
                 new Route("GET", "/snapshots/{tag}/info", Role.USER, 200,
                         r -> snapshots.info(r.caller(), r.pathParam("tag"))),

@@ -14,6 +14,7 @@ import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.DryRunRequest;
 import io.vivarium.api.EvalRequest;
 import io.vivarium.api.ExecRequest;
+import io.vivarium.api.ForkRequest;
 import io.vivarium.api.PluginService;
 import io.vivarium.api.PortService;
 import io.vivarium.api.VolumeService;
@@ -67,7 +68,9 @@ public class V1Surface implements ApiSurface {
                 new Route("POST", "/sandboxes", Role.USER, 201, r -> {
                     SandboxesBody body = r.optionalBody(SandboxesBody.class).orElse(null);
                     if (body != null && body.fork()) {
-                        return snapshots.fork(r.caller(), body.forkRequest());
+                        ForkRequest fork = body.forkRequest();
+                        return ProgressEvents.asked(r) ? ProgressEvents.start(p -> snapshots.fork(r.caller(), fork, p))
+                                : snapshots.fork(r.caller(), fork);
                     }
                     return sandboxes.create(r.caller(), body == null ? null : body.createRequest());
                 }),

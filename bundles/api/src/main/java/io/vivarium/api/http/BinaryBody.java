@@ -22,6 +22,15 @@ public interface BinaryBody {
 
     void writeTo(OutputStream out) throws IOException;
 
+    /**
+     * The status to send, given the route's: the route's by default; a stream that reports an
+     * operation as it goes (whose outcome comes at its end) answers 200 on a route whose plain
+     * answer is 201. Since 1.8.
+     */
+    default int status(int routeStatus) {
+        return routeStatus;
+    }
+
     /** Bytes held in memory. */
     static BinaryBody of(String contentType, byte[] bytes) {
         Objects.requireNonNull(contentType, "contentType");

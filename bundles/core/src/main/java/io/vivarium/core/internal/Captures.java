@@ -17,6 +17,7 @@ import io.vivarium.api.CompactRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
+import io.vivarium.api.Progress;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.SnapshotInfo;
@@ -41,6 +42,8 @@ final class Captures {
     private static final System.Logger LOG = System.getLogger(Captures.class.getName());
     private static final int MAX_BOOT_WAIT_SECS = 600;
     private static final Duration BUILD_DEADLINE = Duration.ofMinutes(15);
+    /** A build's steps: the builder started, its setup run, its boot wait over, its capture. */
+    static final int BUILD_STEPS = 4;
 
     private final Snapshots snapshots;
     private final Sandboxes sandboxes;
@@ -69,7 +72,8 @@ final class Captures {
         branchTimeout = timeout;
     }
 
-    SnapshotInfo build(Caller caller, SnapshotRequest request) {
+    /** Builds a snapshot, telling {@code progress} each of its {@value #BUILD_STEPS} steps once its input is checked. */
+    SnapshotInfo build(Caller caller, SnapshotRequest request, Progress progress) {
         if (request == null) {
             throw ApiException.badRequest("a body is required: {\"tag\": \"py-base\", \"boot_wait_secs\": 0}");
         }
@@ -86,15 +90,16 @@ final class Captures {
         lifecycle.checkAvailable(e);
         Images images = imagesOf(e);
         try (Capacity.Reservation place = lifecycle.reserve(1)) {
-            return build(caller, request, tag, bootWait, e, images, place);
+            return build(caller, request, tag, bootWait, e, images, place, progress);
         }
     }
 
     private SnapshotInfo build(Caller caller, SnapshotRequest request, String tag, int bootWait, BackendRegistry.Entry e,
-            Images images, Capacity.Reservation place) {
+            Images images, Capacity.Reservation place, Progress progress) {
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), null, null, null);
         snapshots.reserve(reserved, ApiException.badRequest("snapshot " + tag + " already exists; delete it "
                 + "(DELETE /v1/snapshots/" + tag + ") or choose another tag"));
+        progress.step("tag reserved", 0, BUILD_STEPS);
         Instant deadline = Instant.now().plus(BUILD_DEADLINE).plusSeconds(bootWait);
         String builder = null;
         try {
@@ -103,6 +108,7 @@ final class Captures {
             CreateRequests.check(create, e.name(), e.capabilities());
             SandboxInfo made = lifecycle.createOn(caller, e, create, null, place, lifecycle.fresh(e), false);
             builder = made.id();
+            progress.step("builder sandbox started", 1, BUILD_STEPS);
             SnapshotRecord withBuilder = reserved.withBuilder(builder, made.network());
             snapshots.update(reserved, withBuilder);
             reserved = withBuilder;
@@ -114,10 +120,14 @@ final class Captures {
                             + (setup.timedOut() ? " (timed out)" : "") + ": " + tail(setup.stderr()));
                 }
             }
+            progress.step("setup ran", 2, BUILD_STEPS);
             waitFor(bootWait);
+            progress.step("boot wait over", 3, BUILD_STEPS);
             Sandbox sb = sandboxes.find(caller, builder);
-            return capture("build", sb, images, reserved, new CoreOperation("building snapshot " + tag, deadline,
+            SnapshotInfo built = capture("build", sb, images, reserved, new CoreOperation("building snapshot " + tag, deadline,
                     stopping));
+            progress.step("captured", BUILD_STEPS, BUILD_STEPS);
+            return built;
         } catch (RuntimeException ex) {
             discard(reserved, ex);
             throw ex;

@@ -14,6 +14,7 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ForkRequest;
+import io.vivarium.api.Progress;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotService;
 import io.vivarium.api.spi.Images;
@@ -37,6 +38,8 @@ final class Forks {
      * with 4 (docs/benchmarks.md, ForkBenchmark), and less CPU per child.
      */
     static final int PARALLEL_CHILDREN = 16;
+    /** What a fork's steps are. */
+    static final String CHILDREN = "children";
 
     private final Snapshots snapshots;
     private final Sandboxes sandboxes;
@@ -50,7 +53,8 @@ final class Forks {
         this.storage = storage;
     }
 
-    List<SandboxInfo> fork(Caller caller, ForkRequest request) {
+    /** Forks the request's children, telling {@code progress} how many are made once the fork is under way. */
+    List<SandboxInfo> fork(Caller caller, ForkRequest request, Progress progress) {
         if (Boolean.TRUE.equals(request.liveFork()) || Boolean.TRUE.equals(request.hugepages())) {
             throw new ApiException(410, "live_fork and hugepages were removed: every child is restored from the "
                     + "snapshot's image; leave them out");
@@ -76,18 +80,20 @@ final class Forks {
             throw full;
         }
         try (places) {
-            return forkAll(caller, e, images, snapshot, n, places, request.memoryLimitMib());
+            progress.step(CHILDREN, 0, n);
+            return forkAll(caller, e, images, snapshot, n, places, request.memoryLimitMib(), progress);
         }
     }
 
     private List<SandboxInfo> forkAll(Caller caller, BackendRegistry.Entry e, Images images, SnapshotRecord snapshot,
-            int n, Capacity.Reservation places, Integer memoryLimitMib) {
+            int n, Capacity.Reservation places, Integer memoryLimitMib, Progress progress) {
         String tag = snapshot.tag();
         Path image = snapshots.images().imageOf(snapshot);
         CreateSandboxRequest child = new CreateSandboxRequest(e.name(), memoryLimitMib, null, null, null, null, null,
                 snapshot.network());
         SandboxInfo[] made = new SandboxInfo[n];
         AtomicInteger next = new AtomicInteger(1);
+        AtomicInteger done = new AtomicInteger();
         AtomicReference<Failure> failed = new AtomicReference<>();
         Runnable worker = () -> {
             for (int k = next.getAndIncrement(); k <= n && failed.get() == null; k = next.getAndIncrement()) {
@@ -96,6 +102,7 @@ final class Forks {
                     made[k - 1] = lifecycle.createOn(caller, e, child, tag, places,
                             (spec, context) -> images.fork(spec, image, storage, context));
                     sandboxes.observer().sandboxCreated(CreateOutcome.OK);
+                    progress.step(CHILDREN, done.incrementAndGet(), n);
                 } catch (RuntimeException ex) {
                     sandboxes.observer().sandboxCreated(SandboxLifecycle.outcomeOf(ex));
                     failed.compareAndSet(null, new Failure(k, ex));

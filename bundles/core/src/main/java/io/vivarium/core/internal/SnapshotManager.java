@@ -9,6 +9,7 @@ import io.vivarium.api.BranchRequest;
 import io.vivarium.api.Caller;
 import io.vivarium.api.CompactRequest;
 import io.vivarium.api.ForkRequest;
+import io.vivarium.api.Progress;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
@@ -72,7 +73,12 @@ public class SnapshotManager implements SnapshotService, SnapshotCopies {
 
     @Override
     public SnapshotInfo build(Caller caller, SnapshotRequest request) {
-        return captures.build(caller, request);
+        return build(caller, request, Progress.NONE);
+    }
+
+    @Override
+    public SnapshotInfo build(Caller caller, SnapshotRequest request, Progress progress) {
+        return captures.build(caller, request, progress);
     }
 
     @Override
@@ -97,8 +103,13 @@ public class SnapshotManager implements SnapshotService, SnapshotCopies {
 
     @Override
     public List<SandboxInfo> fork(Caller caller, ForkRequest request) {
+        return fork(caller, request, Progress.NONE);
+    }
+
+    @Override
+    public List<SandboxInfo> fork(Caller caller, ForkRequest request, Progress progress) {
         NodeChoice.refuse(request == null ? null : request.nodeId());
-        return forks.fork(caller, request);
+        return forks.fork(caller, request, progress);
     }
 
     @Override

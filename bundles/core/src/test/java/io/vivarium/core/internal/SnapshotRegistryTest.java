@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -82,7 +83,11 @@ class SnapshotRegistryTest {
 
     @Test
     void aBuildCapturesAFreshSandboxAndRemovesIt() {
-        SnapshotInfo info = build("base");
+        List<String> steps = new CopyOnWriteArrayList<>();
+        SnapshotInfo info = m.build(ALICE, new SnapshotRequest("base", null, 0, null, null, null),
+                (what, done, of) -> steps.add(done + "/" + of + " " + what));
+        assertEquals(List.of("0/4 tag reserved", "1/4 builder sandbox started", "2/4 setup ran", "3/4 boot wait over",
+                "4/4 captured"), steps, "each step told as it is done");
         assertEquals(SnapshotInfo.READY, info.status());
         assertTrue(info.bootable());
         assertEquals("files", info.captures());
@@ -128,8 +133,10 @@ class SnapshotRegistryTest {
     @Test
     void aForkMakesNChildrenEachWithItsOwnCopy() throws Exception {
         build("base");
-        List<SandboxInfo> children = m.fork(ALICE, fork("base", 3));
+        List<Integer> told = new CopyOnWriteArrayList<>();
+        List<SandboxInfo> children = m.fork(ALICE, fork("base", 3), (what, done, of) -> told.add(done));
         assertEquals(3, children.size());
+        assertEquals(List.of(0, 1, 2, 3), told.stream().sorted().toList(), "the start, then each child once");
         for (SandboxInfo c : children) {
             assertEquals("base", c.image());
             assertEquals("base", c.snapshotTag(), "the seed's snapshot_tag");
@@ -143,7 +150,9 @@ class SnapshotRegistryTest {
         build("base");
         assertEquals(400, status(() -> m.fork(ALICE, fork("base", 0))));
         assertEquals(400, status(() -> m.fork(ALICE, fork("base", 1001))));
-        assertEquals(404, status(() -> m.fork(ALICE, fork("nope", 1))));
+        List<Integer> told = new CopyOnWriteArrayList<>();
+        assertEquals(404, status(() -> m.fork(ALICE, fork("nope", 1), (what, done, of) -> told.add(done))));
+        assertEquals(List.of(), told, "a fork refused is refused before its first step");
         assertEquals(410, status(() -> m.fork(ALICE, new ForkRequest("base", 1, null, null, true, null))));
         assertEquals(410, status(() -> m.fork(ALICE, new ForkRequest("base", 1, null, null, null, true))));
         m.maxSandboxes(2);

@@ -12,6 +12,7 @@ import io.vivarium.api.CheckpointRequest;
 import io.vivarium.api.CompactRequest;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.ForkRequest;
+import io.vivarium.api.Progress;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SnapshotInfo;
 import io.vivarium.api.SnapshotInfoDetail;
@@ -101,6 +102,11 @@ class WholeCore extends SandboxManager implements VmService, SnapshotService {
     }
 
     @Override
+    public SnapshotInfo build(Caller caller, SnapshotRequest request, Progress progress) {
+        return snaps.build(caller, request, progress);
+    }
+
+    @Override
     public List<SnapshotInfo> snapshots(Caller caller) {
         return snaps.snapshots(caller);
     }
@@ -123,6 +129,11 @@ class WholeCore extends SandboxManager implements VmService, SnapshotService {
     @Override
     public List<SandboxInfo> fork(Caller caller, ForkRequest request) {
         return snaps.fork(caller, request);
+    }
+
+    @Override
+    public List<SandboxInfo> fork(Caller caller, ForkRequest request, Progress progress) {
+        return snaps.fork(caller, request, progress);
     }
 
     @Override

@@ -248,7 +248,7 @@ public class HttpEdge extends HttpServlet {
             return;
         }
         if (result instanceof BinaryBody binary) {
-            resp.setStatus(route.status());
+            resp.setStatus(binary.status(route.status()));
             resp.setContentType(binary.contentType());
             if (binary.length() >= 0) {
                 resp.setContentLengthLong(binary.length());

@@ -1,0 +1,58 @@
+package io.vivarium.launcher;
+
+import java.io.Console;
+import java.io.PrintStream;
+
+import io.vivarium.api.Progress;
+
+/**
+ * A long call's progress on stderr (a fork of many children, a snapshot build): one line redrawn in
+ * place on a terminal, a line per step otherwise (a log keeps each). Steps told out of order (a
+ * fork's children finish side by side) never move it back.
+ */
+final class ProgressBar implements Progress {
+    private static final int WIDTH = 30;
+
+    private final PrintStream err;
+    private final boolean terminal;
+    private int shown = -1;
+
+    ProgressBar(PrintStream err, boolean terminal) {
+        this.err = err;
+        this.terminal = terminal;
+    }
+
+    /** On the process's stderr, redrawn in place when this process has a terminal. */
+    static ProgressBar onStderr(PrintStream err) {
+        return new ProgressBar(err, hasTerminal());
+    }
+
+    @Override
+    public synchronized void step(String what, int done, int of) {
+        if (done <= shown) {
+            return;
+        }
+        shown = done;
+        int filled = of <= 0 ? WIDTH : Math.min(WIDTH, WIDTH * done / of);
+        String line = "[" + "#".repeat(filled) + " ".repeat(WIDTH - filled) + "] " + done + "/" + of + " " + what;
+        if (terminal) {
+            err.print("\r" + line + (done >= of ? "\n" : ""));
+        } else {
+            err.println(line);
+        }
+        err.flush();
+    }
+
+    /** Whether this process talks to a terminal: {@code Console.isTerminal()} from Java 22, a console at all before. */
+    private static boolean hasTerminal() {
+        Console console = System.console();
+        if (console == null) {
+            return false;
+        }
+        try {
+            return (boolean) Console.class.getMethod("isTerminal").invoke(console);
+        } catch (ReflectiveOperationException beforeJava22) {
+            return true;
+        }
+    }
+}
