@@ -59,6 +59,8 @@ public final class FakeBackend implements SandboxBackend {
     /** How many times {@link #hibernation()} saved an instance, and woke one. */
     public final AtomicLong saves = new AtomicLong();
     public final AtomicLong wakes = new AtomicLong();
+    /** Whether a wake fails (as a backend that cannot start the saved state again). */
+    public volatile boolean failWake;
     /** What {@link #capabilities()} reports. */
     public volatile Set<String> capabilities = Set.of(Capability.EXEC, Capability.MEMORY_LIMIT);
     /** What {@link #machine()} answers. */
@@ -183,6 +185,9 @@ public final class FakeBackend implements SandboxBackend {
 
             @Override
             public SandboxInstance wake(SandboxInstance cold, OperationContext context) {
+                if (failWake) {
+                    throw new IllegalStateException("no room to start " + cold.id() + " again");
+                }
                 wakes.incrementAndGet();
                 long pid = cold.state().pid() + 100_000;
                 running.add(pid);

@@ -32,7 +32,10 @@ public interface Hibernation {
      */
     SandboxInstance release(SandboxInstance instance, InstanceState saved);
 
-    /** Brings a cold instance back as it was saved, running; the instance returned has its new state. */
+    /**
+     * Brings a cold instance back as it was saved, running; the instance returned has its new state.
+     * A failure leaves it cold, whatever the wake started ended (core answers 503: retry, or delete it).
+     */
     SandboxInstance wake(SandboxInstance cold, OperationContext context);
 
     /** Whether {@code instance} is a cold one ({@link #release}, or adopted from a saved state). */

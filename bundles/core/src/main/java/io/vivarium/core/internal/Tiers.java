@@ -122,8 +122,7 @@ final class Tiers {
     private SandboxInstance unhibernate(Sandbox sb, SandboxInstance cold) {
         Hibernation h = registry.of(sb).require(Hibernation.class, "wake its cold sandboxes");
         boolean wasCold = h.cold(cold);
-        SandboxInstance hot = wasCold ? h.wake(cold, new CoreOperation("waking sandbox " + sb.record().id(),
-                Instant.now().plus(WAKE_DEADLINE), () -> false)) : cold;
+        SandboxInstance hot = wasCold ? woken(sb, h, cold) : cold;
         swap(sb, cold, hot, sb.record().with(hot.state(), SandboxStatus.RUNNING).withDemoted(null));
         if (wasCold) {
             try {
@@ -134,6 +133,17 @@ final class Tiers {
             }
         }
         return hot;
+    }
+
+    private static SandboxInstance woken(Sandbox sb, Hibernation h, SandboxInstance cold) {
+        try {
+            return h.wake(cold, new CoreOperation("waking sandbox " + sb.record().id(), Instant.now().plus(WAKE_DEADLINE),
+                    () -> false));
+        } catch (RuntimeException e) {
+            throw new ApiException(503, "sandbox " + sb.record().id() + " could not be started again from its saved state: "
+                    + Optional.ofNullable(e.getMessage()).orElse(e.getClass().getSimpleName())
+                    + "; it stays cold (retry, or delete it)", null, e);
+        }
     }
 
     /** Records {@code record} for {@code sb} and puts {@code after} in place of {@code before}, as one step. */

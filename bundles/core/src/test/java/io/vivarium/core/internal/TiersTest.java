@@ -53,23 +53,12 @@ class TiersTest {
                 new IdlePolicy(1, null))).id();
     }
 
-    private SandboxInfo awaitWarm(String id) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        SandboxInfo info = core.get(ALICE, id);
-        while (!SandboxInfo.WARM.equals(info.tier())) {
-            assertTrue(System.nanoTime() < deadline, "not demoted within 10 s: " + info);
-            Thread.sleep(50);
-            info = core.get(ALICE, id);
-        }
-        return info;
-    }
-
     @Test
     void anIdleSandboxIsPausedAndItsNextRequestResumesIt() throws Exception {
         core = started();
         String id = idleAfterOneSecond();
         assertEquals(SandboxInfo.HOT, core.get(ALICE, id).tier());
-        assertEquals("paused", awaitWarm(id).status());
+        assertEquals("paused", awaitTier(id, SandboxInfo.WARM).status());
         assertEquals(SandboxInfo.WARM, core.core().sandboxes().find(ALICE, id).record().demoted(), "the record says so");
 
         assertTrue(core.ping(ALICE, id).pong(), "a request that needs the guest is answered");
@@ -100,7 +89,7 @@ class TiersTest {
         } finally {
             sb.lifecycle.unlock(core.core().sandboxes().observer());
         }
-        assertEquals(SandboxInfo.WARM, awaitWarm(id).tier(), "a marked running sandbox is demoted again when idle");
+        assertEquals(SandboxInfo.WARM, awaitTier(id, SandboxInfo.WARM).tier(), "a marked running sandbox is demoted again when idle");
         assertTrue(core.ping(ALICE, id).pong());
         assertNull(core.core().sandboxes().find(ALICE, id).record().demoted());
     }
@@ -115,7 +104,7 @@ class TiersTest {
         assertEquals(SandboxInfo.HOT, core.get(ALICE, id).tier(), "held open, it is not idle");
         done.run();
         done.run(); // a second run changes nothing
-        assertEquals(SandboxInfo.WARM, awaitWarm(id).tier(), "once it ends, idle again");
+        assertEquals(SandboxInfo.WARM, awaitTier(id, SandboxInfo.WARM).tier(), "once it ends, idle again");
     }
 
     private SandboxInfo awaitTier(String id, String tier) throws InterruptedException {
@@ -143,6 +132,23 @@ class TiersTest {
             assertNull(core.core().sandboxes().find(ALICE, id).record().demoted());
         }
         assertEquals(3, backend.wakes.get());
+    }
+
+    @Test
+    void aWakeThatFailsIsA503AndTheSandboxStaysColdForTheNextRequest() throws Exception {
+        core = started();
+        String id = core.create(ALICE, new CreateSandboxRequest(null, null, null, null, null, null, null, null, null,
+                new IdlePolicy(null, 1))).id();
+        awaitTier(id, SandboxInfo.COLD);
+        backend.failWake = true;
+        ApiException refused = assertThrows(ApiException.class, () -> core.ping(ALICE, id));
+        assertEquals(503, refused.status());
+        assertTrue(refused.getMessage().contains("could not be started again from its saved state")
+                && refused.getMessage().contains("it stays cold"), refused.getMessage());
+        assertEquals(SandboxInfo.COLD, core.get(ALICE, id).tier());
+        backend.failWake = false;
+        assertTrue(core.ping(ALICE, id).pong(), "the next request wakes it");
+        assertEquals(SandboxInfo.HOT, core.get(ALICE, id).tier());
     }
 
     @Test

@@ -148,8 +148,8 @@ public final class GvisorHibernation implements Hibernation {
         try {
             runtime.checkpointer().wake(container, context);
         } catch (IOException | RuntimeException e) {
-            throw new ApiException(503, "sandbox " + container.id() + " could not be started again from its saved state: "
-                    + e.getMessage() + "; it stays cold (retry, or delete it)", null, e);
+            throw ApiException.internal("runsc could not restore container " + container.record().containerId()
+                    + " from " + container.record().cold() + ": " + e.getMessage(), e);
         }
         container.paused(false);
         return container;

@@ -154,8 +154,7 @@ public class QemuHibernation implements Hibernation {
             } catch (IOException left) {
                 e.addSuppressed(left);
             }
-            throw new ApiException(503, "sandbox " + cold.id() + " could not be started again from its saved state: "
-                    + e.getMessage() + "; it stays cold (retry, or delete it)", null, e);
+            throw ApiException.internal("QEMU could not load " + record.cold() + ": " + e.getMessage(), e);
         }
     }
 
