@@ -57,17 +57,29 @@ find_java() {
 # - A class-data sharing archive of the launcher's class path (Felix, Jackson, the launcher and the
 #   JDK classes they use), DIST/vivarium.jsa, written when the first daemon exits and mapped by
 #   the next ones: it saves class loading at every start (docs/benchmarks.md, cold start). The
-#   JVM checks it against the jars and rewrites it after a rebuild. Not in lib/, whose mtime is
-#   ./vivarium's build stamp. VIVARIUM_CDS=off turns it off; skipped where DIST is not writable.
+#   JVM checks it against the jars but does not rewrite one they no longer match (Temurin 25: "shared
+#   class paths mismatch", and it runs without it for good), so an archive older than a jar of
+#   DIST/lib is removed first (fresh_archive) and the next exit writes it anew. Not in lib/, whose
+#   mtime is ./vivarium's build stamp. VIVARIUM_CDS=off turns it off; skipped where DIST is not writable.
 # The command line (sandbox, snapshot, vm, plugins, features) is one short call that a person waits
 # for: the JIT's first tier only, the serial collector, and a class-data archive of its own,
 # DIST/vivarium-cli.jsa (the Java client, Jackson and the JDK's HTTP client load in ~0.5 s of a
 # 0.8 s run without it; docs/benchmarks.md, the command line against curl). Same rules as serve's.
+# Removes the class-data archive $1 if a jar of the distribution $2 is newer (a rebuild): the JVM
+# would ignore it without writing a new one.
+fresh_archive() {
+  local jsa="$1" dist="$2"
+  if [[ -f "$jsa" && -n "$(find "$dist/lib" -name '*.jar' -newer "$jsa" -print -quit 2>/dev/null)" ]]; then
+    rm -f "$jsa"
+  fi
+}
+
 cli_java_opts() {
   local jhome="$1" dist="$2" v
   v="$(java_major "$jhome")"
   daemon_opts=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC)
   if (( v >= 19 )) && [[ "${VIVARIUM_CDS:-on}" != off && -w "$dist" ]]; then
+    fresh_archive "$dist/vivarium-cli.jsa" "$dist"
     daemon_opts+=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$dist/vivarium-cli.jsa" -Xlog:cds=off -Xlog:cds+dynamic=off)
   fi
   return 0
@@ -80,6 +92,7 @@ daemon_java_opts() {
   (( v >= 24 )) && daemon_opts+=(--sun-misc-unsafe-memory-access=allow)
   daemon_opts+=(-XX:G1PeriodicGCInterval=10000 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30)
   if (( v >= 19 )) && [[ "${VIVARIUM_CDS:-on}" != off && -w "$dist" ]]; then
+    fresh_archive "$dist/vivarium.jsa" "$dist"
     daemon_opts+=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$dist/vivarium.jsa" -Xlog:cds=off -Xlog:cds+dynamic=off)
   fi
   return 0
