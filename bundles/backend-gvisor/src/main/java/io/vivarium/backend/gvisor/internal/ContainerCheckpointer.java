@@ -296,12 +296,23 @@ final class ContainerCheckpointer {
     void wake(GvisorInstance instance, OperationContext context) throws IOException {
         ContainerRecord cold = instance.record();
         removeUnrecordedRestore(cold);
+        // the agent's link lives in a temporary directory, which a reboot of the host may have emptied
+        cold.files().relink();
         try {
             restoreInto(instance, cold.cold(), context);
         } catch (IOException | RuntimeException e) {
             ContainerRecord woken = instance.record();
-            if (woken != cold) {
-                // restored, but its agent did not answer: it stays cold, and what was restored goes
+            if (woken == cold) {
+                // runsc may have started it all the same: the restoring mark names it
+                launcher.removeUnrecordedRestore(cold.files(), cold.containerId(), e);
+            } else {
+                // restored, but its agent did not answer: it stays cold, and what was restored goes,
+                // retired first so that the next adopt or the destroy deletes it if this does not
+                try {
+                    retired.mark(woken.files(), woken.containerId());
+                } catch (IOException marking) {
+                    e.addSuppressed(marking);
+                }
                 if (launcher.killSandboxProcess(woken, e)) {
                     launcher.remove(woken.files(), woken.containerId(), e);
                 }

@@ -33,6 +33,9 @@ import org.osgi.service.component.annotations.Reference;
  */
 @Component(service = Hibernation.class, property = SandboxBackend.NAME_PROPERTY + "=" + GvisorBackend.NAME)
 public final class GvisorHibernation implements Hibernation {
+    private static final System.Logger LOG = System.getLogger(GvisorHibernation.class.getName());
+    /** Beside a cold container's checkpoint: the version line of the runsc that wrote it. */
+    static final String RUNSC_VERSION = "runsc-version";
 
     private final GvisorRuntime runtime;
 
@@ -52,6 +55,7 @@ public final class GvisorHibernation implements Hibernation {
         try {
             FileClones.deleteTree(files.coldPartial());
             runtime.checkpointer().checkpointLeavingPaused(container, files.coldPartial(), context);
+            Files.writeString(files.coldPartial().resolve(RUNSC_VERSION), runtime.probe().runscVersion());
             for (Path file : GvisorImage.checkpointFiles(files.coldPartial())) {
                 AtomicFiles.fsync(file);
             }
@@ -94,48 +98,56 @@ public final class GvisorHibernation implements Hibernation {
      * Ends whatever of a container saved cold still runs: the container itself, killed before it
      * could run on past its checkpoint, and one a wake restored that core never recorded; what
      * its checkpoint marked goes too. The checkpoint stays. Their sandbox processes, which hold
-     * their memory, are gone when this returns; the containers are deleted in the background
-     * ({@code runsc delete} takes 1.5 s here, which a wake must not wait for), retired first so that
-     * the next adopt or the destroy finishes what a daemon killed meanwhile left.
+     * their memory, are gone when this returns, or it throws; the containers are deleted in the
+     * background ({@code runsc delete} takes 1.5 s here, which a wake must not wait for), retired
+     * first, so that the next adopt or the destroy finishes whatever of that cleanup fails.
      */
     static void end(GvisorRuntime runtime, ContainerRecord cold) {
         ContainerFiles files = cold.files();
-        RuntimeException failures = new RuntimeException();
-        List<String> ended = new ArrayList<>();
-        endSandboxProcess(runtime, cold, ended, failures);
+        RuntimeException leftovers = new RuntimeException();
+        List<ContainerRecord> ended = new ArrayList<>();
+        ContainerRecord woken = cold;
         try {
-            ContainerRecord woken = cold.current();
-            if (!woken.containerId().equals(cold.containerId())) {
-                endSandboxProcess(runtime, woken, ended, failures);
+            woken = cold.current();
+        } catch (IOException e) {
+            leftovers.addSuppressed(e);
+        }
+        for (ContainerRecord record : woken.containerId().equals(cold.containerId()) ? List.of(cold) : List.of(cold, woken)) {
+            boolean marked = retired(runtime, record, leftovers);
+            // killed even if unmarked: its memory must go, and so must any chance of it running past the checkpoint
+            if (runtime.launcher().killSandboxProcess(record, leftovers) && marked) {
+                ended.add(record);
+            }
+        }
+        runtime.launcher().removeUnrecordedRestore(files, cold.containerId(), leftovers);
+        try {
+            Files.deleteIfExists(files.checkpointing());
+            if (!cold.running() && !woken.running()) {
+                Files.deleteIfExists(files.sandboxProcess());
             }
         } catch (IOException e) {
-            failures.addSuppressed(e);
+            leftovers.addSuppressed(e);
         }
-        runtime.launcher().removeUnrecordedRestore(files, cold.containerId(), failures);
-        try {
-            Files.deleteIfExists(files.sandboxProcess());
-            Files.deleteIfExists(files.checkpointing());
-        } catch (IOException e) {
-            failures.addSuppressed(e);
+        if (cold.running() || woken.running()) {
+            Throwable first = leftovers.getSuppressed().length > 0 ? leftovers.getSuppressed()[0] : null;
+            throw ApiException.internal("the sandbox process of cold sandbox " + files.dir().getFileName()
+                    + " still runs: " + (first == null ? "it outlived a SIGKILL" : first.getMessage()), first);
         }
-        if (failures.getSuppressed().length > 0) {
-            Throwable first = failures.getSuppressed()[0];
-            throw ApiException.internal("cannot end container " + cold.containerId() + " of cold sandbox "
-                    + files.dir().getFileName() + ": " + first.getMessage(), first);
+        for (Throwable t : leftovers.getSuppressed()) {
+            LOG.log(System.Logger.Level.WARNING, "cold sandbox " + files.dir().getFileName() + ": " + t.getMessage()
+                    + " (the next adopt or the destroy tries again)");
         }
-        ended.forEach(containerId -> runtime.retired().deleteLater(files, containerId));
+        ended.forEach(record -> runtime.retired().deleteLater(files, record.containerId()));
     }
 
-    private static void endSandboxProcess(GvisorRuntime runtime, ContainerRecord record, List<String> ended,
-            Exception failures) {
+    /** Marks the container of {@code record} retired, so that the next adopt or the destroy deletes it if this daemon does not. */
+    private static boolean retired(GvisorRuntime runtime, ContainerRecord record, Exception failures) {
         try {
             runtime.retired().mark(record.files(), record.containerId());
+            return true;
         } catch (IOException e) {
             failures.addSuppressed(e);
-            return;
-        }
-        if (runtime.launcher().killSandboxProcess(record, failures)) {
-            ended.add(record.containerId());
+            return false;
         }
     }
 
@@ -145,6 +157,7 @@ public final class GvisorHibernation implements Hibernation {
         if (container.record().cold() == null) {
             return container;
         }
+        requireSameRunsc(container);
         try {
             runtime.checkpointer().wake(container, context);
         } catch (IOException | RuntimeException e) {
@@ -163,6 +176,21 @@ public final class GvisorHibernation implements Hibernation {
             FileClones.deleteTree(container.record().files().cold());
         } catch (IOException e) {
             throw ApiException.internal("cannot delete the saved state of sandbox " + container.id() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** runsc restores only its own checkpoints: one saved by another runsc can never be woken, and says so. */
+    private void requireSameRunsc(GvisorInstance container) {
+        String savedWith;
+        try {
+            savedWith = Files.readString(container.record().cold().resolve(RUNSC_VERSION)).strip();
+        } catch (IOException e) {
+            savedWith = "an unknown runsc";
+        }
+        String now = runtime.probe().runscVersion();
+        if (!savedWith.equals(now)) {
+            throw ApiException.conflict("it was saved by " + savedWith + " and this daemon runs " + now
+                    + ", which restores only its own checkpoints: it cannot be woken; delete it");
         }
     }
 
