@@ -114,7 +114,16 @@ final class Http {
      * told to {@code progress}; the last event's result is returned, or its error thrown.
      */
     <T> T progressed(String method, String path, Object body, Progress progress, TypeReference<T> type) {
-        try (EventReader reader = new EventReader(stream(method, path, body, null))) {
+        HttpResponse<InputStream> r = streamed(method, path, body, null);
+        if (!r.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream")) {
+            // a daemon from before progress streams answers as to a plain call
+            try (InputStream plain = r.body()) {
+                return JSON.readValue(plain, type);
+            } catch (IOException e) {
+                throw unreachable(method, path, e);
+            }
+        }
+        try (EventReader reader = new EventReader(r.body())) {
             for (EventReader.Frame f; (f = reader.nextFrame()) != null;) {
                 JsonNode data = JSON.readTree(f.data());
                 switch (f.name()) {
@@ -137,6 +146,11 @@ final class Http {
 
     /** A call whose answer is read as it comes (server-sent events); an error answer is thrown. */
     InputStream stream(String method, String path, Object body, String lastEventId) {
+        return streamed(method, path, body, lastEventId).body();
+    }
+
+    /** {@link #stream}, with the answer's status and headers. */
+    private HttpResponse<InputStream> streamed(String method, String path, Object body, String lastEventId) {
         HttpRequest.Builder b = request(method, path, null).method(method, publisher(body));
         if (body != null) {
             b.header("Content-Type", "application/json");
@@ -153,7 +167,7 @@ final class Http {
                 throw new VivariumException(r.statusCode(), method + " " + path + " answered " + r.statusCode(), null, e);
             }
         }
-        return r.body();
+        return r;
     }
 
     private byte[] send(String method, String path, Object body, Duration longer) {

@@ -187,7 +187,9 @@ final class SandboxCli {
                     yield list(vivarium.sandboxes().fork(fork));
                 }
                 err.println("forking " + (n == null ? 1 : n) + " of " + tag + " ...");
-                yield list(vivarium.sandboxes().fork(fork, ProgressBar.onStderr(err)));
+                try (ProgressBar bar = ProgressBar.onStderr(err)) {
+                    yield list(vivarium.sandboxes().fork(fork, bar));
+                }
             }
             case "branch" -> print(vivarium.sandboxes().branch(arg(w, 1, "ID"), arg(w, 2, "TAG")));
             case "start" -> {
@@ -341,7 +343,9 @@ final class SandboxCli {
                     yield print(vivarium.snapshots().build(build));
                 }
                 err.println("building " + tag + " (boots a sandbox, runs the setup, captures it) ...");
-                yield print(vivarium.snapshots().build(build, ProgressBar.onStderr(err)));
+                try (ProgressBar bar = ProgressBar.onStderr(err)) {
+                    yield print(vivarium.snapshots().build(build, bar));
+                }
             }
             case "rm" -> {
                 boolean cascade = w.remove("--cascade");

@@ -28,8 +28,8 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
  * step, data {@code {"what", "done", "of"}}; a {@code : keep-alive} comment after
  * {@value CommandEvents#KEEP_ALIVE_SECS} s without one; then one last event, {@code result} with
  * the JSON the plain request answers with, or {@code error} with {@code {"status", "error"}}. The
- * stream (status 200) starts at the operation's first step, once its input is checked: what the
- * caller can fix, or retry, is still an answer of its own (400, 404, 409, 503...). A reader that
+ * stream (status 200) starts at the operation's first step, which comes once core has checked its
+ * input: what it refuses then is still an answer of its own (400, 404, 409, 503...). A reader that
  * goes does not stop the operation, as a plain request's would not.
  */
 final class ProgressEvents implements BinaryBody {

@@ -72,7 +72,11 @@ final class Captures {
         branchTimeout = timeout;
     }
 
-    /** Builds a snapshot, telling {@code progress} each of its {@value #BUILD_STEPS} steps once its input is checked. */
+    /**
+     * Builds a snapshot, telling {@code progress} each of its {@value #BUILD_STEPS} steps as it is done:
+     * the first once its builder runs, so that what the caller can fix (the tag, the limits, the
+     * network) is refused before any step.
+     */
     SnapshotInfo build(Caller caller, SnapshotRequest request, Progress progress) {
         if (request == null) {
             throw ApiException.badRequest("a body is required: {\"tag\": \"py-base\", \"boot_wait_secs\": 0}");
@@ -99,7 +103,6 @@ final class Captures {
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), null, null, null);
         snapshots.reserve(reserved, ApiException.badRequest("snapshot " + tag + " already exists; delete it "
                 + "(DELETE /v1/snapshots/" + tag + ") or choose another tag"));
-        progress.step("tag reserved", 0, BUILD_STEPS);
         Instant deadline = Instant.now().plus(BUILD_DEADLINE).plusSeconds(bootWait);
         String builder = null;
         try {

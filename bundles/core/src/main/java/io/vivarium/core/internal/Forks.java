@@ -102,7 +102,9 @@ final class Forks {
                     made[k - 1] = lifecycle.createOn(caller, e, child, tag, places,
                             (spec, context) -> images.fork(spec, image, storage, context));
                     sandboxes.observer().sandboxCreated(CreateOutcome.OK);
-                    progress.step(CHILDREN, done.incrementAndGet(), n);
+                    synchronized (done) { // told in order: a count never goes back
+                        progress.step(CHILDREN, done.incrementAndGet(), n);
+                    }
                 } catch (RuntimeException ex) {
                     sandboxes.observer().sandboxCreated(SandboxLifecycle.outcomeOf(ex));
                     failed.compareAndSet(null, new Failure(k, ex));
