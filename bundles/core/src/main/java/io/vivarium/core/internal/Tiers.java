@@ -189,8 +189,9 @@ final class Tiers {
             try {
                 demoteIfIdle(sb);
             } catch (ApiException e) {
-                LOG.log(e.status() == 409 ? Level.DEBUG : Level.WARNING, "not demoting " + sb.record().id() + " now: "
-                        + e.getMessage());
+                // busy (409), or a seam this host cannot run (501, e.g. a runsc without checkpoints in place): every second
+                LOG.log(e.status() == 409 || e.status() == 501 ? Level.DEBUG : Level.WARNING, "not demoting "
+                        + sb.record().id() + " now: " + e.getMessage());
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "demoting idle sandbox " + sb.record().id() + " failed", e);
             }
