@@ -55,23 +55,27 @@ find_java() {
 #   without one, and shrinks the heap to at most 30% free (the default keeps 70% free) — an idle
 #   daemon after 1,000 sandboxes held 395 MiB resident, twice what it holds after its start.
 # - A class-data sharing archive of the launcher's class path (Felix, Jackson, the launcher and the
-#   JDK classes they use), DIST/vivarium.jsa, written when the first daemon exits and mapped by
-#   the next ones: it saves class loading at every start (docs/benchmarks.md, cold start). The
-#   JVM checks it against the jars but does not rewrite one they no longer match (Temurin 25: "shared
-#   class paths mismatch", and it runs without it for good), so an archive older than a jar of
-#   DIST/lib is removed first (fresh_archive) and the next exit writes it anew. Not in lib/, whose
-#   mtime is ./vivarium's build stamp. VIVARIUM_CDS=off turns it off; skipped where DIST is not writable.
+#   JDK classes they use), DIST/daemon-STAMP.jsa, written when the first daemon exits and mapped by
+#   the next ones: it saves class loading at every start (docs/benchmarks.md, cold start). The JVM
+#   checks it against the jars but does not rewrite one they no longer match (Temurin 25: "shared
+#   class paths mismatch", and it runs without it for good), so its name carries a stamp of the jars
+#   of DIST/lib (their names, sizes and times, archive_for): a rebuild changes the name, and the
+#   archives of other stamps are removed, also one a JVM started before the rebuild wrote after it.
+#   VIVARIUM_CDS=off turns it off; skipped where DIST is not writable.
 # The command line (sandbox, snapshot, vm, plugins, features) is one short call that a person waits
 # for: the JIT's first tier only, the serial collector, and a class-data archive of its own,
-# DIST/vivarium-cli.jsa (the Java client, Jackson and the JDK's HTTP client load in ~0.5 s of a
+# DIST/cli-STAMP.jsa (the Java client, Jackson and the JDK's HTTP client load in ~0.5 s of a
 # 0.8 s run without it; docs/benchmarks.md, the command line against curl). Same rules as serve's.
-# Removes the class-data archive $1 if a jar of the distribution $2 is newer (a rebuild): the JVM
-# would ignore it without writing a new one.
-fresh_archive() {
-  local jsa="$1" dist="$2"
-  if [[ -f "$jsa" && -n "$(find "$dist/lib" -name '*.jar' -newer "$jsa" -print -quit 2>/dev/null)" ]]; then
-    rm -f "$jsa"
-  fi
+
+# Prints the class-data archive named $2 of the distribution $1 for its jars as they are now,
+# after removing $2's archives of other jars (and those of the names before the stamp).
+archive_for() {
+  local dist="$1" name="$2" stamp f
+  stamp="$(cd "$dist/lib" && stat -c '%n %s %Y' -- *.jar 2>/dev/null | cksum | cut -d' ' -f1)"
+  for f in "$dist/$name"-*.jsa "$dist/vivarium.jsa" "$dist/vivarium-cli.jsa"; do
+    if [[ -e "$f" && "$f" != "$dist/$name-$stamp.jsa" ]]; then rm -f "$f"; fi
+  done
+  echo "$dist/$name-$stamp.jsa"
 }
 
 cli_java_opts() {
@@ -79,8 +83,7 @@ cli_java_opts() {
   v="$(java_major "$jhome")"
   daemon_opts=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC)
   if (( v >= 19 )) && [[ "${VIVARIUM_CDS:-on}" != off && -w "$dist" ]]; then
-    fresh_archive "$dist/vivarium-cli.jsa" "$dist"
-    daemon_opts+=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$dist/vivarium-cli.jsa" -Xlog:cds=off -Xlog:cds+dynamic=off)
+    daemon_opts+=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$(archive_for "$dist" cli)" -Xlog:cds=off -Xlog:cds+dynamic=off)
   fi
   return 0
 }
@@ -92,8 +95,7 @@ daemon_java_opts() {
   (( v >= 24 )) && daemon_opts+=(--sun-misc-unsafe-memory-access=allow)
   daemon_opts+=(-XX:G1PeriodicGCInterval=10000 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30)
   if (( v >= 19 )) && [[ "${VIVARIUM_CDS:-on}" != off && -w "$dist" ]]; then
-    fresh_archive "$dist/vivarium.jsa" "$dist"
-    daemon_opts+=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$dist/vivarium.jsa" -Xlog:cds=off -Xlog:cds+dynamic=off)
+    daemon_opts+=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$(archive_for "$dist" daemon)" -Xlog:cds=off -Xlog:cds+dynamic=off)
   fi
   return 0
 }
