@@ -31,6 +31,14 @@ import org.junit.jupiter.api.io.TempDir;
  * finds it as it was or wholly cold.
  */
 class SandboxTiersIT {
+    /**
+     * A counter that runs while the sandbox runs, left behind by an exec: written beside and renamed,
+     * so that a read never finds the file truncated and not yet written (gVisor's gofer made that
+     * window wide enough to hit in CI).
+     */
+    private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /work/count.new; "
+            + "mv /work/count.new /work/count; sleep 0.1; done) > /dev/null 2>&1 &";
+
     /** The operator's bound: a create may ask for less, never more. */
     private static final int OPERATOR_SECS = 30;
 
@@ -110,7 +118,7 @@ class SandboxTiersIT {
         Api.sh(api, id, "echo kept > /work/f; echo vol > /v/g");
         // a counter that runs while the sandbox runs, left behind by an exec (a command the API runs
         // would keep the sandbox busy): it stops while paused and goes on after
-        Api.sh(api, id, "(i=0; while true; do i=$((i+1)); echo $i > /work/count; sleep 0.1; done) > /dev/null 2>&1 &");
+        Api.sh(api, id, COUNTER);
         double before = demotions(api);
 
         for (int cycle = 1; cycle <= 3; cycle++) {
@@ -174,7 +182,7 @@ class SandboxTiersIT {
         String id = created.get("id").asText();
         assertEquals(3, created.get("idle").get("cold_after_secs").asInt(), created.toString());
         Api.sh(api, id, "echo kept > /work/f");
-        Api.sh(api, id, "(i=0; while true; do i=$((i+1)); echo $i > /work/count; sleep 0.1; done) > /dev/null 2>&1 &");
+        Api.sh(api, id, COUNTER);
         for (int cycle = 1; cycle <= 3; cycle++) {
             JsonNode cold = api.awaitTier(id, "cold", Duration.ofSeconds(60));
             assertEquals("paused", cold.get("status").asText(), cold.toString());
