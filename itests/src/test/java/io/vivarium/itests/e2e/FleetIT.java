@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -122,14 +123,32 @@ class FleetIT {
         return byId;
     }
 
+    /**
+     * Waits for the master to show node {@code id} in {@code state}; failing, says what the master
+     * showed last, what it logged of the node and how the node's own output ends, for a failure seen
+     * once in CI and never here to be read from its report.
+     */
     private static void awaitNodeState(String id, String state, Duration within) {
-        Bounded.until(within, "node " + id + " is " + state, () -> {
-            try {
-                return state.equals(nodesById().get(id).get("state").asText());
-            } catch (Exception e) {
-                return false;
-            }
-        });
+        AtomicReference<String> seen = new AtomicReference<>("nothing yet");
+        try {
+            Bounded.until(within, "node " + id + " is " + state, () -> {
+                try {
+                    JsonNode node = nodesById().get(id);
+                    seen.set(String.valueOf(node));
+                    return node != null && state.equals(node.get("state").asText());
+                } catch (Exception e) {
+                    seen.set(e.toString());
+                    return false;
+                }
+            });
+        } catch (AssertionError e) {
+            List<String> nodeOutput = nodes.get(id) == null ? List.of() : nodes.get(id).output();
+            throw new AssertionError(e.getMessage() + "\nthe master showed last: " + seen.get()
+                    + "\nthe master logged of it:\n" + String.join("\n", master.output().stream()
+                            .filter(l -> l.contains("node " + id + " ")).toList())
+                    + "\nthe node's output ends:\n" + String.join("\n",
+                            nodeOutput.subList(Math.max(0, nodeOutput.size() - 40), nodeOutput.size())), e);
+        }
     }
 
     /** Which node runs a sandbox, read from the node's own state directory. */
@@ -390,7 +409,7 @@ class FleetIT {
         // the node halts (as kill -9 would) once 8 MiB of the image are written
         nodes.put(target, daemons.keepForClass(daemons.startNode(tmp.resolve(target), ns, target, List.of("--features", NODE_FEATURES),
                 List.of("-Dvivarium.test.halt.at=snapshot.copy.bytes#8"))));
-        awaitNodeState(target, "connected", Duration.ofSeconds(30));
+        awaitNodeState(target, "connected", Duration.ofSeconds(60));
         // a node just connected may still be bringing its backend up (a 503 of its own): the fork is
         // asked again until one reaches the fetch, whose 8th MiB halts the node
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
