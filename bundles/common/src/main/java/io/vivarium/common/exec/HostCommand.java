@@ -51,22 +51,38 @@ public final class HostCommand {
 
     /** {@link #run(List, Duration)} in the working directory {@code dir} (null: the daemon's). */
     public static String run(List<String> argv, Duration timeout, java.nio.file.Path dir) throws IOException {
+        ByteArrayOutputStream output = new CappedOutput(MAX_OUTPUT_BYTES);
+        execute(argv, timeout, dir, output, output);
+        return output.toString(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Runs {@code argv} and returns its standard output alone, exactly as printed (a document whose
+     * bytes are hashed); its standard error is only in the failure, which is thrown as by
+     * {@link #run(List, Duration)}.
+     */
+    public static byte[] stdout(List<String> argv, Duration timeout) throws IOException {
+        ByteArrayOutputStream out = new CappedOutput(MAX_OUTPUT_BYTES);
+        execute(argv, timeout, null, out, new CappedOutput(OUTPUT_BYTES));
+        return out.toByteArray();
+    }
+
+    private static void execute(List<String> argv, Duration timeout, java.nio.file.Path dir, ByteArrayOutputStream out,
+            ByteArrayOutputStream err) throws IOException {
         CommandLine command = new CommandLine(argv.get(0));
         argv.subList(1, argv.size()).forEach(arg -> command.addArgument(arg, false));
-        ByteArrayOutputStream output = new CappedOutput(MAX_OUTPUT_BYTES);
         ExecuteWatchdog watchdog = ExecuteWatchdog.builder().setTimeout(timeout).get();
         DefaultExecutor executor = dir == null ? DefaultExecutor.builder().get()
                 : DefaultExecutor.builder().setWorkingDirectory(dir.toFile()).get();
-        executor.setStreamHandler(new PumpStreamHandler(output));
+        executor.setStreamHandler(new PumpStreamHandler(out, err));
         executor.setWatchdog(watchdog);
         try {
             executor.execute(command, ENV);
         } catch (ExecuteException e) {
             String why = watchdog.killedProcess() ? "killed after " + timeout.toSeconds() + " s"
                     : "exit status " + e.getExitValue();
-            throw new IOException(argv.get(0) + " failed (" + why + "): " + bounded(output));
+            throw new IOException(argv.get(0) + " failed (" + why + "): " + bounded(err));
         }
-        return output.toString(StandardCharsets.UTF_8);
     }
 
     private static String bounded(ByteArrayOutputStream output) {
