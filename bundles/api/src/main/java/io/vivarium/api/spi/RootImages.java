@@ -27,6 +27,12 @@ public interface RootImages {
     Optional<String> unavailable();
 
     /**
+     * Checks that {@code reference} is written as {@link #pull} takes it, without reaching it:
+     * a malformed one is a 400 {@link io.vivarium.api.ApiException} saying how to write it.
+     */
+    void checkReference(String reference);
+
+    /**
      * The image {@code reference} names, pulled and unpacked unless it is cached, telling
      * {@code progress} the {@value #LAYERS} and {@value #MIB} done as it goes. Blocking, for minutes
      * maybe. Leaves nothing half-made behind on any failure, which it throws as an

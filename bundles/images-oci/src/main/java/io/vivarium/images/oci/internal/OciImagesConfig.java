@@ -24,7 +24,8 @@ public @interface OciImagesConfig {
     String auth__file() default "";
 
     @AttributeDefinition(description = "Registries (host:port, comma-separated) pulled from over plain HTTP or "
-            + "TLS that is not verified, such as a registry on 127.0.0.1.")
+            + "TLS that is not verified, such as a registry on 127.0.0.1; empty means the framework property "
+            + "vivarium.images.insecure.registries, else none.")
     String insecure__registries() default "";
 
     @AttributeDefinition(description = "The most an image's files may hold together, in MiB.")

@@ -17,10 +17,16 @@ record OciImagesSettings(Path skopeo, Path umoci, Path authFile, Set<String> ins
 
     private static final long BYTES_PER_MIB = 1 << 20;
 
-    static OciImagesSettings from(OciImagesConfig config) {
+    /** The framework property read when {@code insecure_registries} is empty (as the launcher's -D options set it). */
+    static final String INSECURE_PROPERTY = "vivarium.images.insecure.registries";
+
+    /** @param insecureProperty the framework property {@value #INSECURE_PROPERTY}, or null */
+    static OciImagesSettings from(OciImagesConfig config, String insecureProperty) {
+        String insecure = !config.insecure__registries().isBlank() || insecureProperty == null ? config.insecure__registries()
+                : insecureProperty;
         return new OciImagesSettings(Path.of(config.skopeo__path()), Path.of(config.umoci__path()),
                 config.auth__file().isBlank() ? null : Path.of(config.auth__file()),
-                Arrays.stream(config.insecure__registries().split(",")).map(String::strip).filter(s -> !s.isEmpty())
+                Arrays.stream(insecure.split(",")).map(String::strip).filter(s -> !s.isEmpty())
                         .collect(Collectors.toUnmodifiableSet()),
                 config.max__file__mib() * BYTES_PER_MIB, config.max__image__mib() * BYTES_PER_MIB,
                 Duration.ofMinutes(config.pull__timeout__mins()));

@@ -27,7 +27,6 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.Progress;
 import io.vivarium.api.spi.RootImage;
 import io.vivarium.api.spi.RootImages;
-import io.vivarium.common.bundles.BundleClasses;
 import io.vivarium.common.exec.HostCommand;
 
 /**
@@ -58,8 +57,9 @@ public final class OciRootImages implements RootImages {
 
     @Activate
     public OciRootImages(OciImagesConfig config, BundleContext context) throws IOException {
-        this(OciImagesSettings.from(config), cacheDir(config, context));
-        BundleClasses.loadAll(context.getBundle());
+        // its classes are not all loaded up front as a backend's are: the tar reader it embeds has classes of
+        // formats it never reads, which link to packages that are not there
+        this(OciImagesSettings.from(config, context.getProperty(OciImagesSettings.INSECURE_PROPERTY)), cacheDir(config, context));
     }
 
     OciRootImages(OciImagesSettings settings, Path cacheDir) throws IOException {
@@ -109,6 +109,11 @@ public final class OciRootImages implements RootImages {
                 LOG.log(System.Logger.Level.WARNING, "cannot remove the unpacked image " + digest + ": " + e.getMessage());
             }
         }
+    }
+
+    @Override
+    public void checkReference(String reference) {
+        ImageReference.parse(reference);
     }
 
     @Override

@@ -26,11 +26,11 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.Progress;
 import io.vivarium.api.spi.RootImage;
 import io.vivarium.api.spi.RootImages;
-import io.vivarium.testkit.Bounded;
+import io.vivarium.testkit.LocalRegistry;
+import io.vivarium.testkit.OciTestImages;
 
 /** Pulls of real images, made by umoci, through skopeo: layouts, docker archives, refusals. */
 class OciRootImagesTest {
-    private static final String REGISTRY = "/usr/bin/docker-registry";
     @TempDir
     Path tmp;
     private Path cache;
@@ -38,21 +38,21 @@ class OciRootImagesTest {
 
     @BeforeEach
     void setUp() throws IOException {
-        assumeTrue(TestImage.toolsPresent(), "needs skopeo, umoci and busybox (apt-get install skopeo umoci busybox)");
+        assumeTrue(OciTestImages.missingTools() == null, OciTestImages.missingTools());
         cache = tmp.resolve("cache");
         images = new OciRootImages(OciImagesSettings.defaults(Set.of()), cache);
     }
 
     @Test
     void anImageLayoutIsUnpackedWithItsUserResolvedInItsOwnPasswdAndItsConfiguration() throws IOException {
-        String ref = TestImage.layout(tmp.resolve("layout"));
+        String ref = OciTestImages.layout(tmp.resolve("layout"));
         List<String> steps = new ArrayList<>();
         RootImage image = images.pull(ref, (what, done, of) -> steps.add(what + " " + done + "/" + of));
 
         assertTrue(image.digest().matches("sha256:[0-9a-f]{64}"), image.digest());
         assertTrue(Files.isRegularFile(image.rootfs().resolve("bin/busybox")));
-        assertEquals(TestImage.UID, image.uid());
-        assertEquals(TestImage.GID, image.gid());
+        assertEquals(OciTestImages.UID, image.uid());
+        assertEquals(OciTestImages.GID, image.gid());
         assertEquals("app", image.user());
         assertEquals("/home/app", image.workdir());
         assertEquals("bar", image.env().get("FOO"));
@@ -71,14 +71,12 @@ class OciRootImagesTest {
 
     @Test
     void aDockerArchiveGivesTheSameRootAndARestartKeepsItButNotAHalfPull() throws IOException {
-        String ref = TestImage.layout(tmp.resolve("layout"));
+        String ref = OciTestImages.layout(tmp.resolve("layout"));
         Path archive = tmp.resolve("image.tar");
-        Bounded.Ran copied = Bounded.run(java.time.Duration.ofMinutes(2), "/usr/bin/skopeo", "copy", "--quiet", ref,
-                "docker-archive:" + archive + ":vivarium/test:1");
-        assertEquals(0, copied.exitCode(), copied.output());
+        OciTestImages.copy(ref, "docker-archive:" + archive + ":vivarium/test:1");
 
         RootImage image = images.pull("docker-archive:" + archive, Progress.NONE);
-        assertEquals(TestImage.UID, image.uid());
+        assertEquals(OciTestImages.UID, image.uid());
         assertEquals("bar", image.env().get("FOO"));
         assertTrue(Files.isSymbolicLink(image.rootfs().resolve("bin/sh")));
 
@@ -94,44 +92,22 @@ class OciRootImagesTest {
 
     @Test
     void anImageInARegistryOnThisHostIsPulledAsTheLayoutItWasPushedFrom() throws Exception {
-        assumeTrue(Files.isExecutable(Path.of(REGISTRY)), "needs Debian's docker-registry (apt-get install docker-registry)");
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        Path config = Files.writeString(tmp.resolve("registry.yml"), "version: 0.1\nlog:\n  level: error\nstorage:\n"
-                + "  filesystem:\n    rootdirectory: " + tmp.resolve("registry") + "\nhttp:\n  addr: 127.0.0.1:" + port + "\n");
-        Process registry = new ProcessBuilder(REGISTRY, "serve", config.toString()).redirectErrorStream(true)
-                .redirectOutput(tmp.resolve("registry.log").toFile()).start();
-        try {
-            String host = "127.0.0.1:" + port;
-            Bounded.until(java.time.Duration.ofSeconds(20), "the registry listens on " + host, () -> {
-                try (java.net.Socket probe = new java.net.Socket("127.0.0.1", port)) {
-                    return true;
-                } catch (IOException notYet) {
-                    return false;
-                }
-            });
-            String layout = TestImage.layout(tmp.resolve("layout"));
-            Bounded.Ran pushed = Bounded.run(java.time.Duration.ofMinutes(2), "/usr/bin/skopeo", "copy", "--quiet",
-                    "--dest-tls-verify=false", layout, "docker://" + host + "/vivarium/test:1");
-            assertEquals(0, pushed.exitCode(), pushed.output());
+        assumeTrue(LocalRegistry.missing() == null, LocalRegistry.missing());
+        try (LocalRegistry registry = LocalRegistry.start(tmp.resolve("registry"))) {
+            OciTestImages.copy(OciTestImages.layout(tmp.resolve("layout")), registry.reference("vivarium/test:1"));
 
-            OciRootImages insecure = new OciRootImages(OciImagesSettings.defaults(Set.of(host)), cache);
-            RootImage image = insecure.pull("docker://" + host + "/vivarium/test:1", Progress.NONE);
-            assertEquals(TestImage.UID, image.uid());
+            OciRootImages insecure = new OciRootImages(OciImagesSettings.defaults(Set.of(registry.host())), cache);
+            RootImage image = insecure.pull(registry.reference("vivarium/test:1"), Progress.NONE);
+            assertEquals(OciTestImages.UID, image.uid());
             assertEquals("/home/app", image.workdir());
             assertTrue(Files.isRegularFile(image.rootfs().resolve("lib64/ld-linux-x86-64.so.2")));
 
-            ApiException unknown = assertThrows(ApiException.class, () -> insecure.pull("docker://" + host + "/vivarium/none:1",
+            ApiException unknown = assertThrows(ApiException.class, () -> insecure.pull(registry.reference("vivarium/none:1"),
                     Progress.NONE));
             assertEquals(502, unknown.status(), unknown.getMessage());
-            ApiException verified = assertThrows(ApiException.class, () -> images.pull("docker://" + host + "/vivarium/test:1",
+            ApiException verified = assertThrows(ApiException.class, () -> images.pull(registry.reference("vivarium/test:1"),
                     Progress.NONE));
             assertEquals(502, verified.status(), "a registry not named insecure is asked over verified TLS: " + verified.getMessage());
-        } finally {
-            registry.destroyForcibly();
-            Bounded.waitFor(registry, java.time.Duration.ofSeconds(10), "the registry ends");
         }
     }
 
@@ -143,12 +119,12 @@ class OciRootImagesTest {
         TarArchiveEntry link = new TarArchiveEntry("etc/shadow-link", TarConstants.LF_LINK);
         link.setLinkName("../../etc/shadow");
         Map<String, TarArchiveEntry> bad = Map.of("a device node", device, "leads out of the root",
-                TestImage.file("../../escaped"), "out of the root", link);
+                new TarArchiveEntry("../../escaped"), "out of the root", link);
         int n = 0;
         for (Map.Entry<String, TarArchiveEntry> e : bad.entrySet()) {
             Path layout = tmp.resolve("bad" + n++);
-            String ref = TestImage.layout(layout);
-            TestImage.addLayer(layout, e.getValue(), e.getValue().isFile() ? TestImage.text("x") : new byte[0]);
+            String ref = OciTestImages.layout(layout);
+            TestImage.addLayer(layout, e.getValue(), e.getValue().isFile() ? "x".getBytes(java.nio.charset.StandardCharsets.UTF_8) : new byte[0]);
             ApiException refused = assertThrows(ApiException.class, () -> images.pull(ref, Progress.NONE));
             assertEquals(422, refused.status(), refused.getMessage());
             assertTrue(refused.getMessage().contains(e.getKey()), refused.getMessage());
@@ -160,7 +136,7 @@ class OciRootImagesTest {
     void aFileOverTheLimitIsRefused() throws IOException {
         OciRootImages small = new OciRootImages(new OciImagesSettings(Path.of("/usr/bin/skopeo"), Path.of("/usr/bin/umoci"),
                 null, Set.of(), 64 * 1024, 1 << 30, java.time.Duration.ofMinutes(5)), cache);
-        String ref = TestImage.layout(tmp.resolve("layout"));
+        String ref = OciTestImages.layout(tmp.resolve("layout"));
         ApiException refused = assertThrows(ApiException.class, () -> small.pull(ref, Progress.NONE));
         assertEquals(422, refused.status());
         assertTrue(refused.getMessage().contains("over the 65536 a file may be"), refused.getMessage());
@@ -172,6 +148,7 @@ class OciRootImagesTest {
                 "docker://h/x:1; rm -rf /", "docker-archive:/tmp/x\n.tar")) {
             ApiException e = assertThrows(ApiException.class, () -> images.pull(bad, Progress.NONE), bad);
             assertEquals(400, e.status(), bad + ": " + e.getMessage());
+            assertEquals(400, assertThrows(ApiException.class, () -> images.checkReference(bad)).status());
         }
         ApiException missing = assertThrows(ApiException.class, () -> images.pull("oci:" + tmp.resolve("none") + ":app",
                 Progress.NONE));
