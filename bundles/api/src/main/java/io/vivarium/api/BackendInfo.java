@@ -21,9 +21,17 @@ import java.util.Map;
  * @param details what a person needs to know about how it runs here: accelerator chosen and why,
  *        platform, agent kind, isolation ({@link io.vivarium.api.spi.SandboxBackend#details()});
  *        empty when the backend says nothing
+ * @param clientMayName whether a client may name it at create without a template (the operator's
+ *        {@code client_backends}); null where it is not said; since 2.10
  */
 public record BackendInfo(String name, String bundle, String version, List<String> capabilities, boolean machine,
-        boolean available, String reason, int sandboxes, Map<String, String> details) {
+        boolean available, String reason, int sandboxes, Map<String, String> details, Boolean clientMayName) {
+
+    /** The entry of API 2.9 (not saying whether clients may name it). */
+    public BackendInfo(String name, String bundle, String version, List<String> capabilities, boolean machine,
+            boolean available, String reason, int sandboxes, Map<String, String> details) {
+        this(name, bundle, version, capabilities, machine, available, reason, sandboxes, details, null);
+    }
 
     public BackendInfo {
         capabilities = capabilities == null ? List.of() : List.copyOf(capabilities);

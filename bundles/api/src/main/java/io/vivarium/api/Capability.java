@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
  * <ul>
  * <li><b>Reported</b> by the backend itself ({@link io.vivarium.api.spi.SandboxBackend#capabilities()}),
  * because only it knows them on this host: {@link #EXEC}, {@link #EVAL}, {@link #MEMORY_LIMIT},
- * {@link #PIDS_LIMIT}, {@link #DISK_LIMIT}, {@link #IMAGE}.</li>
+ * {@link #PIDS_LIMIT}, {@link #DISK_LIMIT}, {@link #IMAGE}, {@link #ROOT_IMAGE}.</li>
  * <li><b>Derived</b> by core from what the backend implements, which the backend never reports:
  * the optional seams its bundle registers under its name ({@link #SNAPSHOT}, {@link #BRANCH},
  * {@link #FORK} from images; {@link #CHECKPOINTS}; {@link #STOP_START} from power control;
@@ -36,6 +36,12 @@ public final class Capability {
     public static final String DISK_LIMIT = "disk_limit";
     /** Starts an instance from a named image or template ({@code image} at create). */
     public static final String IMAGE = "image";
+    /**
+     * Starts an instance on a root file system unpacked from an OCI image
+     * ({@link io.vivarium.api.spi.InstanceSpec#root()}), so that templates ({@link TemplateService})
+     * may name it. Since 2.10.
+     */
+    public static final String ROOT_IMAGE = "root_image";
 
     /** Gives sandboxes the {@code egress} network under an operator's policy (docs/network.md). Since 2.5. */
     public static final String NETWORK_EGRESS = "network_egress";
@@ -75,7 +81,7 @@ public final class Capability {
 
     /** The names a backend reports itself; any other name of this class is derived by core. */
     public static final Set<String> REPORTED = Set.of(EXEC, EVAL, MEMORY_LIMIT, PIDS_LIMIT, DISK_LIMIT, IMAGE,
-            NETWORK_EGRESS, VOLUMES, VOLUME_DISKS);
+            NETWORK_EGRESS, VOLUMES, VOLUME_DISKS, ROOT_IMAGE);
 
     /** The names core derives; a backend that reports one of them is not believed. */
     public static final Set<String> DERIVED = Set.of(VCPUS, SNAPSHOT, BRANCH, FORK, CHECKPOINTS, STOP_START, PAUSE,

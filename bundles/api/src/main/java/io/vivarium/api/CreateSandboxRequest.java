@@ -23,14 +23,22 @@ import java.util.List;
  * @param volumes the tenant's volumes to mount in it (none when null or empty); since 2.7
  * @param idle when it is demoted while idle, at most what the operator set; null for the operator's
  *        default; since 2.7
+ * @param template the operator's template it is made from ({@link TemplateService}), which sets
+ *        every other field but those it lets clients set; since 2.10
  */
 public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image,
         Integer pidsLimit, Integer diskLimitMib, String nodeId, NetworkPolicy network, List<VolumeMount> volumes,
-        IdlePolicy idle) {
+        IdlePolicy idle, String template) {
 
     public CreateSandboxRequest {
         // a null entry stays, for core to refuse with a 400 naming it
         volumes = volumes == null ? List.of() : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(volumes));
+    }
+
+    /** The request of API 2.7 (no template). */
+    public CreateSandboxRequest(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
+            Integer diskLimitMib, String nodeId, NetworkPolicy network, List<VolumeMount> volumes, IdlePolicy idle) {
+        this(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network, volumes, idle, null);
     }
 
     /** The request of API 2.5 (no volumes). */
@@ -54,7 +62,7 @@ public record CreateSandboxRequest(String backend, Integer memoryLimitMib, Integ
     /** The same request without a node: what a master sends the node it chose. */
     public CreateSandboxRequest onAnyNode() {
         return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, null, network, volumes,
-                idle);
+                idle, template);
     }
 
     /** The request of API 1.2 (no vcpus, image or pids and disk limits). */

@@ -28,13 +28,22 @@ import io.vivarium.api.NetworkPolicy;
  *        through, or null for none; since 2.7
  * @param volumes the volumes to mount; only for a backend that reports
  *        {@link io.vivarium.api.Capability#VOLUMES}, else empty; since 2.9
+ * @param root the root file system it starts on (a template's image), or null for the backend's
+ *        own; only for a backend that reports {@link io.vivarium.api.Capability#ROOT_IMAGE}; since 2.12
  */
 public record InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image,
-        Integer pidsLimit, Integer diskLimitMib, NetworkPolicy network, String resolver, List<AttachedVolume> volumes) {
+        Integer pidsLimit, Integer diskLimitMib, NetworkPolicy network, String resolver, List<AttachedVolume> volumes,
+        RootImage root) {
 
     public InstanceSpec {
         network = network == null ? NetworkPolicy.ISOLATED : network;
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
+    }
+
+    /** The spec of SPI 2.9 (no root image). */
+    public InstanceSpec(String id, Path dir, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
+            Integer diskLimitMib, NetworkPolicy network, String resolver, List<AttachedVolume> volumes) {
+        this(id, dir, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, network, resolver, volumes, null);
     }
 
     /** The spec of SPI 2.8 (no volumes). */
