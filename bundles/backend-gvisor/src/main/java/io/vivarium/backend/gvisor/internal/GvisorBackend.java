@@ -61,11 +61,12 @@ public final class GvisorBackend implements SandboxBackend {
 
     /**
      * Commands in a long-lived container, eval (the agent's warm interpreter, the root filesystem's
-     * python3), a memory limit (the container's cgroup) and volumes (binds); not the pids or disk limits.
+     * python3), a memory limit (the container's cgroup), volumes (binds) and a template's root image (the
+     * container's root, its user the image's); not the pids or disk limits.
      */
     @Override
     public Set<String> capabilities() {
-        return Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES);
+        return Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES, Capability.ROOT_IMAGE);
     }
 
     @Override
@@ -91,8 +92,14 @@ public final class GvisorBackend implements SandboxBackend {
             throw ApiException.notImplemented("disk_limit_mib is not supported by gvisor yet: the workspace is a host "
                     + "directory; omit it");
         }
-        return runtime.launcher().start(spec, new GvisorLauncher.Start(spec.memoryLimitMib(),
-                runtime.settings().rootfs(), null, files -> { }), context);
+        GvisorSettings settings = runtime.settings();
+        GvisorLauncher.Start how = spec.root() == null
+                ? new GvisorLauncher.Start(spec.memoryLimitMib(), settings.rootfs(), settings.uid(), settings.gid(), null, files -> { })
+                // an image's root user (0) runs as the sandbox user, as the agent drops to no other
+                : new GvisorLauncher.Start(spec.memoryLimitMib(), Optional.of(spec.root().rootfs()),
+                        spec.root().uid() != 0 ? spec.root().uid() : settings.uid(),
+                        spec.root().gid() != 0 ? spec.root().gid() : settings.gid(), null, files -> { });
+        return runtime.launcher().start(spec, how, context);
     }
 
     /**

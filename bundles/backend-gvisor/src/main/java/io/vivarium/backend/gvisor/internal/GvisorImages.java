@@ -120,7 +120,7 @@ public final class GvisorImages implements Images {
         StoredArtifact work = new StoredArtifact(ArtifactKind.WORKSPACE, imageDir.resolve(GvisorImage.WORK), null, 0,
                 null, null, 0);
         return runtime.launcher().start(spec, new GvisorLauncher.Start(image.memoryLimitMib(), image.rootfs(),
-                imageDir.resolve(GvisorImage.MEMORY), files -> {
+                runtime.settings().uid(), runtime.settings().gid(), imageDir.resolve(GvisorImage.MEMORY), files -> {
                     // the child's own workspace, made empty by start(), which removes it all if this fails:
                     // nothing live to keep, unlike a checkpoint restore's swap (ContainerFiles.replaceWorkspace)
                     FileClones.deleteTree(files.workspace());

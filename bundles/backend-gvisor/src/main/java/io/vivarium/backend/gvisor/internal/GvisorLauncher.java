@@ -51,8 +51,10 @@ final class GvisorLauncher {
      * root filesystem, memory limit and workspace ({@code prepare} fills it) it must have.
      *
      * @param rootfs the root filesystem, or empty for the host's /usr layout
+     * @param uid the uid its processes run as (the agent drops to it) and its workspace is owned by
+     * @param gid their gid
      */
-    record Start(Integer memoryLimitMib, Optional<Path> rootfs, Path checkpoint, Prepare prepare) {
+    record Start(Integer memoryLimitMib, Optional<Path> rootfs, int uid, int gid, Path checkpoint, Prepare prepare) {
     }
 
     /** Fills a new container's workspace before it starts. */
@@ -72,7 +74,7 @@ final class GvisorLauncher {
         GvisorInstance instance = null;
         boolean started = false;
         try {
-            files.prepare(settings.uid(), settings.gid());
+            files.prepare(how.uid(), how.gid());
             how.prepare().workspace(files);
             AtomicFiles.write(spec.dir().resolve(CONTAINER_ID_FILE), containerId.getBytes(StandardCharsets.UTF_8));
             Path root = how.rootfs().orElse(files.skeleton());
@@ -80,7 +82,7 @@ final class GvisorLauncher {
                 OciSpec.writeSkeleton(files.skeleton());
             }
             AtomicFiles.write(files.config(), OciSpec.bytes(OciSpec.of(spec.id(), root, how.rootfs().isEmpty(),
-                    agentBinary().getParent(), files, settings.uid(), settings.gid(), how.memoryLimitMib(), spec.volumes())));
+                    agentBinary().getParent(), files, how.uid(), how.gid(), how.memoryLimitMib(), spec.volumes())));
             context.checkpoint("starting the container");
             started = true;
             ContainerRecord record;

@@ -34,10 +34,11 @@ class GvisorBackendTest {
     }
 
     @Test
-    void itReportsExecEvalTheMemoryLimitAndVolumesAndNothingCoreDerives() {
+    void itReportsExecEvalTheMemoryLimitVolumesAndRootImagesAndNothingCoreDerives() {
         try (Revision revision = withoutRunsc()) {
             Set<String> reported = revision.backend().capabilities();
-            assertEquals(Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES), reported);
+            assertEquals(Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES,
+                    Capability.ROOT_IMAGE), reported);
             assertTrue(Capability.REPORTED.containsAll(reported), "only names a backend reports: " + reported);
             assertFalse(revision.backend().machine(), "a container is not a machine");
             assertEquals(GvisorBackend.NAME, revision.backend().name());

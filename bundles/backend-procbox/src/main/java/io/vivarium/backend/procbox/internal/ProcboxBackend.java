@@ -57,13 +57,14 @@ public final class ProcboxBackend implements SandboxBackend {
         return NAME;
     }
 
-    /** exec and eval through the agent, volumes as binds, and each limit where this host can enforce it. */
+    /** exec and eval through the agent, volumes as binds, a template's root image, and each limit where this host can enforce it. */
     @Override
     public Set<String> capabilities() {
         ProcboxHostProbe probe = runtime.probe();
         Set<String> reported = new HashSet<>(Set.of(Capability.EXEC, Capability.EVAL));
         if (ProcFs.effectiveUid() == 0) {
             reported.add(Capability.VOLUMES); // core loop-mounts them: only a root daemon can
+            reported.add(Capability.ROOT_IMAGE); // run as the image's user: only a root daemon can
         }
         if (probe.memoryCgroups().supported()) {
             reported.add(Capability.MEMORY_LIMIT);

@@ -84,8 +84,16 @@ final class ProcboxLauncher implements AutoCloseable {
         int diskLimitMib = limit("disk_limit_mib", spec.diskLimitMib(), settings.defaultDiskLimitMib(),
                 workspaces.supported(), workspaces.unsupportedReason());
         boolean userNamespace = settings.userNamespace();
-        int uid = userNamespace ? ProcFs.effectiveUid() : settings.uid();
-        int gid = userNamespace ? ProcFs.effectiveGid() : settings.gid();
+        if (spec.root() != null && userNamespace) {
+            throw ApiException.notImplemented("procbox starts sandboxes on a template's image only when the daemon runs as "
+                    + "root (its sandboxes then run as the image's user); this daemon runs unprivileged");
+        }
+        // an image's root user (0) runs as the sandbox user: no sandbox process is the host's root
+        int uid = userNamespace ? ProcFs.effectiveUid() : spec.root() != null && spec.root().uid() != 0 ? spec.root().uid()
+                : settings.uid();
+        int gid = userNamespace ? ProcFs.effectiveGid() : spec.root() != null && spec.root().gid() != 0 ? spec.root().gid()
+                : settings.gid();
+        Path rootfs = spec.root() == null ? null : spec.root().rootfs();
         Path workDir = prepareWorkspace(ProcboxInstance.workspaceDir(spec.dir()), uid, gid);
         // only the default size is pooled: a create that asks for its own size copies its template
         WorkspaceImage image = copiedImage != null ? new WorkspaceImage(null, copiedImage) : diskLimitMib == 0 ? null
@@ -104,9 +112,9 @@ final class ProcboxLauncher implements AutoCloseable {
             Path view = copiedImage == null ? walkView(spec) : null;
             SandboxLauncher.Started started = processes.launch(spec.id(), spec.dir(), workDir, view,
                     ProcboxRecord.cgroups(cgroup, pidsCgroup, freezerCgroup), image, agentDir, uid, gid, userNamespace,
-                    spec.volumes());
+                    spec.volumes(), rootfs);
             ProcboxRecord sandbox = new ProcboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
-                    SandboxCommands.AGENT_SOCKET, freezerCgroup);
+                    SandboxCommands.AGENT_SOCKET, freezerCgroup, rootfs);
             if (userNamespace) {
                 sealAgentDir(spec.id(), sandbox, started);
             }

@@ -28,9 +28,17 @@ import java.util.stream.Stream;
  *        made by a procbox before the agent, whose keep-alive is {@code sleep} and which is entered with nsenter
  * @param freezerCgroup its cgroup v1 freezer cgroup ({@link Freezer}), or null (a v2 host freezes its
  *        limit cgroup; a sandbox made before pauses has none)
+ * @param rootfs the root file system it runs on (a template's image, {@link ImageRootLayout}), or null
+ *        for the host's {@code /usr} and {@code /etc}
  */
 record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
-        Path agentSocket, Path freezerCgroup) {
+        Path agentSocket, Path freezerCgroup, Path rootfs) {
+
+    /** A sandbox on the host's root. */
+    ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
+            Path agentSocket, Path freezerCgroup) {
+        this(init, uid, gid, cgroup, pidsCgroup, userNamespace, agentSocket, freezerCgroup, null);
+    }
 
     /** A sandbox without a freezer cgroup of its own. */
     ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
@@ -68,6 +76,9 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
         }
         if (freezerCgroup != null) {
             data.put("freezer_cgroup", freezerCgroup.toString());
+        }
+        if (rootfs != null) {
+            data.put("rootfs", rootfs.toString());
         }
         return Map.copyOf(data);
     }
@@ -109,6 +120,8 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
         String agent = data.getOrDefault("agent", "");
         // absent from the records of sandboxes made before pauses, and on a cgroup v2 host
         String freezer = data.getOrDefault("freezer_cgroup", "");
+        // absent from the records of sandboxes on the host's root
+        String rootfs = data.getOrDefault("rootfs", "");
         try {
             return new ProcboxRecord(
                     new InitProcess(Long.parseLong(required(data, "pid")), required(data, "starttime")),
@@ -118,7 +131,8 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
                     pidsCgroup.isEmpty() ? null : Path.of(pidsCgroup),
                     Boolean.parseBoolean(data.get("userns")),
                     agent.isEmpty() ? null : Path.of(agent),
-                    freezer.isEmpty() ? null : Path.of(freezer));
+                    freezer.isEmpty() ? null : Path.of(freezer),
+                    rootfs.isEmpty() ? null : Path.of(rootfs));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a procbox instance state: " + data, e);
         }

@@ -79,7 +79,7 @@ final class ProcboxSandboxPool implements AutoCloseable {
     /** What the pool holds: sandboxes with every setting at its default. */
     private static boolean pooledSpec(InstanceSpec spec) {
         return spec.memoryLimitMib() == null && spec.pidsLimit() == null && spec.diskLimitMib() == null
-                && spec.vcpus() == null && spec.image() == null && spec.volumes().isEmpty();
+                && spec.vcpus() == null && spec.image() == null && spec.volumes().isEmpty() && spec.root() == null;
     }
 
     /**

@@ -105,10 +105,11 @@ final class SandboxCommands {
      * @param walkView where to bind the workspace for the daemon's walks, or null for no view
      */
     List<String> launch(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir, Path walkView,
-            Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace, List<AttachedVolume> volumes) {
+            Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace, List<AttachedVolume> volumes,
+            Path rootfs) {
         List<String> argv = recording(true, files, cgroups, image, workDir, walkView);
         argv.addAll(reportingBwrap());
-        argv.addAll(isolation(workDir, sandboxId, userNamespace, volumes));
+        argv.addAll(isolation(workDir, sandboxId, userNamespace, volumes, rootfs));
         // the root last: read-only once everything is mounted in it, so /run cannot be swapped
         argv.addAll(List.of("--dir", "/run", "--ro-bind", agentBinary.toString(), AGENT_BINARY,
                 "--bind", agentDir.toString(), AGENT_DIR, "--remount-ro", "/"));
@@ -136,7 +137,7 @@ final class SandboxCommands {
      * user, followed by {@code command}: the bare spawn the benchmarks compare a sandbox with.
      */
     List<String> sandbox(Path workDir, String sandboxId, int uid, int gid, boolean userNamespace, List<String> command) {
-        List<String> argv = new ArrayList<>(isolation(workDir, sandboxId, userNamespace, List.of()));
+        List<String> argv = new ArrayList<>(isolation(workDir, sandboxId, userNamespace, List.of(), null));
         argv.add("--");
         argv.addAll(dropPrivileges(uid, gid, userNamespace));
         argv.addAll(command);
@@ -144,7 +145,8 @@ final class SandboxCommands {
     }
 
     /** The bubblewrap options of a sandbox: namespaces, filesystem, hostname. */
-    private List<String> isolation(Path workDir, String sandboxId, boolean userNamespace, List<AttachedVolume> volumes) {
+    private List<String> isolation(Path workDir, String sandboxId, boolean userNamespace, List<AttachedVolume> volumes,
+            Path rootfs) {
         List<String> argv = new ArrayList<>();
         if (userNamespace) {
             // uid 0 inside maps to the daemon's uid; any other uid would make bwrap nest a second
@@ -153,7 +155,7 @@ final class SandboxCommands {
         }
         argv.addAll(List.of("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try"));
-        argv.addAll(filesystem(workDir, volumes));
+        argv.addAll(filesystem(workDir, volumes, rootfs));
         argv.addAll(List.of("--hostname", hostname(sandboxId)));
         return argv;
     }
@@ -229,7 +231,7 @@ final class SandboxCommands {
         argv.add("--");
         argv.addAll(reportingBwrap());
         argv.addAll(List.of("--unshare-pid", "--unshare-cgroup-try", "--die-with-parent"));
-        argv.addAll(filesystem(workDir, volumes));
+        argv.addAll(filesystem(workDir, volumes, sandbox.rootfs()));
         argv.add("--");
         argv.addAll(asSandboxUser(sandbox, cwd, args));
         return argv;
@@ -271,14 +273,20 @@ final class SandboxCommands {
     }
 
     /**
-     * The sandbox's files: the host's /usr and /etc read-only, private /proc, /dev and /tmp,
-     * {@code workDir} at {@value #WORKSPACE}, then its volumes (each after what it may lie in).
+     * The sandbox's files: the host's /usr and /etc read-only (or the entries of {@code rootfs}, a
+     * template's image, {@link ImageRootLayout}), private /proc, /dev and /tmp, {@code workDir} at
+     * {@value #WORKSPACE}, then its volumes (each after what it may lie in).
      */
-    private List<String> filesystem(Path workDir, List<AttachedVolume> volumes) {
-        List<String> args = new ArrayList<>(List.of("--ro-bind", "/usr", "/usr"));
-        args.addAll(rootLayout);
-        args.addAll(List.of("--ro-bind", "/etc", "/etc"));
-        if (resolvConf != null && Files.exists(Path.of(RESOLV_CONF))) {
+    private List<String> filesystem(Path workDir, List<AttachedVolume> volumes, Path rootfs) {
+        List<String> args = new ArrayList<>();
+        if (rootfs == null) {
+            args.addAll(List.of("--ro-bind", "/usr", "/usr"));
+            args.addAll(rootLayout);
+            args.addAll(List.of("--ro-bind", "/etc", "/etc"));
+        } else {
+            args.addAll(ImageRootLayout.bwrapArgs(rootfs));
+        }
+        if (resolvConf != null && (rootfs == null ? Files.exists(Path.of(RESOLV_CONF)) : ImageRootLayout.hasResolvConf(rootfs))) {
             args.addAll(List.of("--ro-bind", resolvConf.toString(), RESOLV_CONF));
         }
         args.addAll(List.of("--proc", "/proc", "--dev", "/dev",

@@ -39,14 +39,15 @@ final class SandboxLauncher {
      * @param image the workspace image to mount at {@code workDir}, or null to bind {@code workDir} as it is
      * @param agentDir the sandbox's agent directory on the host, where its agent binds its socket
      * @param volumes the volumes core made ready for it, bound where they are asked for
+     * @param rootfs the root file system it runs on (a template's image), or null for the host's
      * @return the init, and a client of its agent that answered a ping
      * @throws ApiException 500 with bubblewrap's and the agent's output if the sandbox did not come up
      */
     Started launch(String sandboxId, Path dir, Path workDir, Path walkView, List<Path> cgroups, WorkspaceImage image,
-            Path agentDir, int uid, int gid, boolean userNamespace, List<AttachedVolume> volumes) {
+            Path agentDir, int uid, int gid, boolean userNamespace, List<AttachedVolume> volumes, Path rootfs) {
         LaunchFiles files = LaunchFiles.in(dir);
         ProcessBuilder builder = new ProcessBuilder(commands.launch(files, cgroups, image, workDir, walkView,
-                agentDir, sandboxId, uid, gid, userNamespace, volumes))
+                agentDir, sandboxId, uid, gid, userNamespace, volumes, rootfs))
                 .directory(new File("/"))
                 .redirectInput(Redirect.from(new File("/dev/null")))
                 .redirectOutput(Redirect.appendTo(files.logFile().toFile()))

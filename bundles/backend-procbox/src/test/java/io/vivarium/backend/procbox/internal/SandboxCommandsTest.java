@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 import io.vivarium.api.spi.AttachedVolume;
@@ -11,6 +12,7 @@ import java.util.Collections;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class SandboxCommandsTest {
 
@@ -30,7 +32,7 @@ class SandboxCommandsTest {
 
     private List<String> launch(Path cgroup, String sandboxId, boolean userNamespace) {
         return commands.launch(LaunchFiles.in(Path.of("/d")), cgroup == null ? List.of() : List.of(cgroup), null,
-                Path.of("/d/work"), null, Path.of("/d/agent"), sandboxId, 1000, 1000, userNamespace, List.of());
+                Path.of("/d/work"), null, Path.of("/d/agent"), sandboxId, 1000, 1000, userNamespace, List.of(), null);
     }
 
     @Test
@@ -116,7 +118,7 @@ class SandboxCommandsTest {
         Path work = dir.resolve("work");
         WorkspaceImage image = new WorkspaceImage(Path.of("/t/$(x).ext4"), dir.resolve("workspace.ext4"));
         List<String> argv = commands.launch(files, List.of(), image, work, dir.resolve("view"),
-                dir.resolve("agent"), "sbx-1", 65534, 65534, false, List.of());
+                dir.resolve("agent"), "sbx-1", 65534, 65534, false, List.of(), null);
 
         assertEquals(List.of(AGENT.toString(), "--launch", "--detach", files.pidFile().toString(), files.infoFile().toString(), "/t/$(x).ext4",
                 dir.resolve("workspace.ext4").toString(), work.toString(), dir.resolve("view").toString(), "--",
@@ -194,7 +196,7 @@ class SandboxCommandsTest {
         List<AttachedVolume> volumes = List.of(new AttachedVolume("data", Path.of("/s/volume-binds/sbx-1/0"),
                 "/work/data", false), new AttachedVolume("ref", Path.of("/s/volume-binds/sbx-1/1"), "/ref", true));
         List<String> launch = commands.launch(LaunchFiles.in(Path.of("/d")), List.of(), null, Path.of("/d/work"), null,
-                Path.of("/d/agent"), "sbx-1", 1000, 1000, false, volumes);
+                Path.of("/d/agent"), "sbx-1", 1000, 1000, false, volumes, null);
         List<String> twin = commands.twin(sandbox(null, false), LaunchFiles.in(Path.of("/d/dryrun-1")),
                 Path.of("/d/dryrun-1/merged"), volumes, "/workspace", List.of("id"));
 
@@ -206,6 +208,32 @@ class SandboxCommandsTest {
             int ref = argv.indexOf("/ref");
             assertEquals(List.of("--ro-bind", "/s/volume-binds/sbx-1/1", "/ref"), argv.subList(ref - 2, ref + 1));
         }
+    }
+
+    @Test
+    void aSandboxOnAnImageRootGetsTheImagesEntriesReadOnlyNotTheHostsAndItsTwinToo(@TempDir Path rootfs) throws Exception {
+        Files.createDirectories(rootfs.resolve("usr/bin"));
+        Files.createDirectories(rootfs.resolve("etc"));
+        Files.createDirectories(rootfs.resolve("work"));
+        Files.createDirectories(rootfs.resolve("proc"));
+        Files.createSymbolicLink(rootfs.resolve("bin"), Path.of("usr/bin"));
+        List<String> launch = commands.launch(LaunchFiles.in(Path.of("/d")), List.of(), null, Path.of("/d/work"), null,
+                Path.of("/d/agent"), "sbx-1", 1234, 2345, false, List.of(), rootfs);
+        ProcboxRecord onImage = new ProcboxRecord(new InitProcess(4242, "123"), 1234, 2345, null, null, false,
+                SandboxCommands.AGENT_SOCKET, null, rootfs);
+        List<String> twin = commands.twin(onImage, LaunchFiles.in(Path.of("/d/dryrun-1")), Path.of("/d/dryrun-1/merged"),
+                List.of(), "/work", List.of("id"));
+
+        for (List<String> argv : List.of(launch, twin)) {
+            String joined = String.join(" ", argv);
+            assertTrue(joined.contains("--ro-bind " + rootfs.resolve("usr") + " /usr"), joined);
+            assertTrue(joined.contains("--ro-bind " + rootfs.resolve("etc") + " /etc"), joined);
+            assertTrue(joined.contains("--symlink usr/bin /bin"), joined);
+            assertFalse(joined.contains("--ro-bind /usr /usr") || joined.contains("--ro-bind /etc /etc"), joined);
+            assertFalse(joined.contains(rootfs.resolve("work").toString()) || joined.contains(rootfs.resolve("proc").toString()),
+                    "the sandbox's own /work and /proc, not the image's: " + joined);
+        }
+        assertTrue(String.join(" ", launch).contains("--user 1234:2345"), launch.toString());
     }
 
     @Test
