@@ -17,7 +17,7 @@ import io.vivarium.api.VolumeMount;
  */
 public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpus, String image, Integer pidsLimit,
         Integer diskLimitMib, String snapshotTag, Integer n, Boolean perChildNetns, Boolean liveFork,
-        Boolean hugepages, String nodeId, NetworkPolicy network, List<VolumeMount> volumes, IdlePolicy idle) {
+        Boolean hugepages, String nodeId, NetworkPolicy network, List<VolumeMount> volumes, IdlePolicy idle, String template) {
 
     boolean fork() {
         return snapshotTag != null || n != null || perChildNetns != null || liveFork != null || hugepages != null;
@@ -38,6 +38,9 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
             throw ApiException.badRequest("volumes cannot be set on a fork: a volume has one writer, and children are many; "
                     + "create sandboxes that mount it instead");
         }
+        if (template != null) {
+            throw ApiException.badRequest("template cannot be set on a fork: children take the snapshot's root; leave it out");
+        }
         if (idle != null) {
             throw ApiException.badRequest("idle cannot be set on a fork: children get the operator's idle policy; leave it out");
         }
@@ -49,6 +52,7 @@ public record SandboxesBody(String backend, Integer memoryLimitMib, Integer vcpu
     }
 
     CreateSandboxRequest createRequest() {
-        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network, volumes, idle);
+        return new CreateSandboxRequest(backend, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, nodeId, network, volumes, idle,
+                template);
     }
 }

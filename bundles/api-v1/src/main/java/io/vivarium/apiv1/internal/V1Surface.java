@@ -17,6 +17,7 @@ import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ForkRequest;
 import io.vivarium.api.PluginService;
 import io.vivarium.api.PortService;
+import io.vivarium.api.TemplateService;
 import io.vivarium.api.VolumeService;
 import io.vivarium.api.Role;
 import io.vivarium.api.SandboxService;
@@ -60,7 +61,8 @@ public class V1Surface implements ApiSurface {
             @Reference(policyOption = ReferencePolicyOption.GREEDY) SnapshotService snapshots,
             @Reference(policyOption = ReferencePolicyOption.GREEDY) CommandService commands,
             @Reference(policyOption = ReferencePolicyOption.GREEDY) PortService ports,
-            @Reference(policyOption = ReferencePolicyOption.GREEDY) VolumeService volumes) {
+            @Reference(policyOption = ReferencePolicyOption.GREEDY) VolumeService volumes,
+            @Reference(policyOption = ReferencePolicyOption.GREEDY) TemplateService templates) {
         byte[] openApi = openApiDocument();
         List<Route> sandboxRoutes = List.of(
                 new Route("GET", "/openapi.json", Role.USER, 200, r -> BinaryBody.of("application/json", openApi)),
@@ -105,7 +107,7 @@ public class V1Surface implements ApiSurface {
                 }, SandboxService.MAX_FILE_BYTES));
         this.routes = Stream.of(sandboxRoutes, SnapshotRoutes.of(snapshots), vmRoutes(vms),
                 CheckpointRoutes.of(sandboxes, vms), CommandRoutes.of(commands), PortRoutes.of(ports),
-                VolumeRoutes.of(volumes),
+                VolumeRoutes.of(volumes), TemplateRoutes.of(templates),
                 OperatorRoutes.of(this::plugins)).flatMap(List::stream).toList();
     }
 

@@ -78,7 +78,7 @@ class OpenApiContractTest {
     void documentedOperationsAreExactlyTheRegisteredRoutes() {
         Set<String> registered = new TreeSet<>(EDGE_ROUTES);
         registered.addAll(OTHER_SURFACE_ROUTES);
-        for (Route r : new V1Surface(null, null, null, null, null, null).routes()) {
+        for (Route r : new V1Surface(null, null, null, null, null, null, null).routes()) {
             for (String method : methods(r)) {
                 registered.add(method + " " + documentedPath(r));
             }
@@ -88,7 +88,7 @@ class OpenApiContractTest {
 
     @Test
     void documentedRolesAreTheRolesTheRoutesCheck() {
-        for (Route r : new V1Surface(null, null, null, null, null, null).routes()) {
+        for (Route r : new V1Surface(null, null, null, null, null, null, null).routes()) {
             Operation op = operation(documentedPath(r), methods(r).get(0));
             assertEquals(r.role().name().toLowerCase(Locale.ROOT), op.getExtensions().get("x-vivarium-role"),
                     r.method() + " " + r.template());

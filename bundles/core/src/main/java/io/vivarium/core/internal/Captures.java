@@ -90,6 +90,7 @@ final class Captures {
             throw ApiException.badRequest("setup must name a command, e.g. [\"sh\", \"-c\", \"echo ready > /work/x\"], "
                     + "or be left out");
         }
+        lifecycle.checkNamed(caller, request.backend());
         BackendRegistry.Entry e = lifecycle.chooseBackend(request.backend());
         lifecycle.checkAvailable(e);
         Images images = imagesOf(e);
@@ -151,6 +152,10 @@ final class Captures {
         if (!sb.record().mounts().isEmpty()) {
             throw ApiException.conflict("sandbox " + id + " mounts volume(s), which a snapshot cannot carry (its "
                     + "children could not share them); branch a sandbox without volumes");
+        }
+        if (sb.record().template() != null) {
+            throw ApiException.conflict("sandbox " + id + " was made from template " + sb.record().template() + ", whose "
+                    + "root a snapshot does not carry yet (docs/templates.md); branch a sandbox made without a template");
         }
         if (sb.instance() != null && sb.instance().status() == SandboxStatus.PAUSED) {
             throw ApiException.conflict("sandbox " + id + " is " + SandboxInfo.WARM + " (paused); touch it first (POST "

@@ -2,6 +2,7 @@ package io.vivarium.core.internal;
 
 import java.lang.System.Logger.Level;
 import java.util.Map;
+import java.util.Optional;
 
 import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.FingerprintMode;
@@ -9,6 +10,7 @@ import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.PowerControl;
+import io.vivarium.api.spi.RootImages;
 import io.vivarium.api.spi.RuntimeObserver;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.ScratchRuns;
@@ -39,6 +41,7 @@ abstract class CoreReferences {
     private volatile RuntimeObserver observer = RuntimeObserver.NONE;
     private volatile StateStoreProvider stateStores;
     private volatile String stateStoreName = "file";
+    private volatile RootImages rootImages;
 
     /** A backend service registered: adopt its sandboxes. */
     abstract void backendArrived(BackendRegistry.Entry entry);
@@ -64,6 +67,23 @@ abstract class CoreReferences {
     void bindStateStores(StateStoreProvider p, Map<String, Object> properties) {
         stateStores = p;
         stateStoreName = String.valueOf(properties.getOrDefault(StateStoreProvider.NAME, "file"));
+    }
+
+    /** The images bundle templates are built with (images-oci), while one is installed. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindRootImages(RootImages images) {
+        rootImages = images;
+    }
+
+    void unbindRootImages(RootImages images) {
+        if (rootImages == images) {
+            rootImages = null;
+        }
+    }
+
+    Optional<RootImages> rootImages() {
+        return Optional.ofNullable(rootImages);
     }
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,

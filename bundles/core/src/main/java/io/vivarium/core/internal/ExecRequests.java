@@ -22,6 +22,14 @@ final class ExecRequests {
     }
 
     static ExecRequest complete(ExecRequest r, String workspace) {
+        return complete(r, workspace, null);
+    }
+
+    /**
+     * {@link #complete(ExecRequest, String)} for a sandbox that runs on a template's {@code root}
+     * (null for none): its env under the request's, and its workdir where the request names none.
+     */
+    static ExecRequest complete(ExecRequest r, String workspace, TemplateRoot root) {
         if (r.args() == null || r.args().isEmpty()) {
             throw ApiException.badRequest("args is required: a non-empty array of strings, e.g. [\"ls\", \"-l\"]");
         }
@@ -45,7 +53,7 @@ final class ExecRequests {
         if (maxOutput < 1 || maxOutput > MAX_MAX_OUTPUT) {
             throw ApiException.badRequest("max_output_bytes must be between 1 and " + MAX_MAX_OUTPUT + ", got " + maxOutput);
         }
-        String cwd = r.cwd() == null ? workspace : noNul("cwd", r.cwd());
+        String cwd = r.cwd() != null ? noNul("cwd", r.cwd()) : root != null ? root.workdir() : workspace;
         if (!cwd.startsWith("/") || cwd.getBytes(StandardCharsets.UTF_8).length > MAX_PATH) {
             throw ApiException.badRequest("cwd must be an absolute path of at most " + MAX_PATH + " bytes, got \"" + cwd + "\"");
         }
@@ -53,6 +61,9 @@ final class ExecRequests {
         env.put("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin");
         env.put("HOME", workspace);
         env.put("LANG", "C.UTF-8");
+        if (root != null) {
+            env.putAll(root.env());
+        }
         if (r.env() != null) {
             r.env().forEach((k, v) -> {
                 if (k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0) {

@@ -44,7 +44,7 @@ final class GuestAccess {
 
     /** {@code request} with its defaults filled in, checked against what the instance's channel can carry. */
     static ExecRequest complete(Sandbox sb, SandboxInstance instance, ExecRequest request) {
-        ExecRequest complete = ExecRequests.complete(request, instance.workspace());
+        ExecRequest complete = ExecRequests.complete(request, instance.workspace(), sb.record().root());
         long channelMax = instance.channel().limits().maxOutputBytes();
         if (complete.maxOutputBytes() > channelMax) {
             throw ApiException.badRequest("max_output_bytes " + complete.maxOutputBytes() + " is more than backend "

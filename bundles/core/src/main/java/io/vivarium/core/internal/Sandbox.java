@@ -123,7 +123,7 @@ final class Sandbox {
     InstanceSpec spec(SandboxDirs dirs) {
         return new InstanceSpec(record.id(), dirs.dirOf(record.id()), record.memoryLimitMib(), record.vcpus(),
                 record.image(), record.pidsLimit(), record.diskLimitMib(), record.network(), record.resolver(),
-                dirs.volumesOf(record));
+                dirs.volumesOf(record), record.root() == null ? null : record.root().image());
     }
 
     /**

@@ -40,6 +40,8 @@ final class SandboxLifecycle {
     private volatile String defaultBackend;
     private volatile NetworkRules network = NetworkRules.NONE;
     private volatile IdleRules idle = IdleRules.NEVER;
+    private volatile Templates templates;
+    private volatile ClientBackends clientBackends = ClientBackends.EVERY;
     private final Duration backendWait;
     private final BooleanSupplier stopping;
     private final Capacity capacity;
@@ -98,14 +100,50 @@ final class SandboxLifecycle {
     }
 
     private SandboxInfo createSandbox(Caller caller, CreateSandboxRequest request) {
-        CreateSandboxRequest req = request == null ? new CreateSandboxRequest(null, null) : request;
+        CreateSandboxRequest asked = request == null ? new CreateSandboxRequest(null, null) : request;
+        Templates.Use use = asked.template() == null ? null : templates.use(asked);
+        if (use == null) {
+            checkNamed(caller, asked.backend());
+        }
+        CreateSandboxRequest req = use == null ? asked : use.request();
         BackendRegistry.Entry e = chooseBackend(req.backend());
         checkAvailable(e);
+        check(req, e);
+        try (Capacity.Reservation place = capacity.reserve(1)) {
+            return createOn(caller, e, req, null, place, fresh(e), true, use == null ? null : use.root());
+        }
+    }
+
+    /** Checks a create on {@code e} (a template's too) against what {@code e} can do here. */
+    void check(CreateSandboxRequest req, BackendRegistry.Entry e) {
         CreateRequests.check(req, e.name(), e.capabilities());
         VolumeRequests.check(req.volumes(), e.name(), e.capabilities());
-        try (Capacity.Reservation place = capacity.reserve(1)) {
-            return createOn(caller, e, req, null, place, fresh(e));
+        if (req.template() != null && !e.capabilities().contains(Capability.ROOT_IMAGE)) {
+            throw ApiException.badRequest("backend " + e.name() + " cannot start a sandbox on a template's image (it does "
+                    + "not report " + Capability.ROOT_IMAGE + "); name a backend that does (GET /v1/backends)");
         }
+        network.resolve(req.network(), e.name(), e.capabilities());
+        idle.resolve(req.idle(), e.name(), e.capabilities().contains(Capability.HIBERNATE));
+    }
+
+    /** The backends clients may name from now on. */
+    void clientBackends(ClientBackends allowed) {
+        clientBackends = allowed;
+    }
+
+    /** 403 when {@code caller} may not name {@code backend} (a create or build that names one). */
+    void checkNamed(Caller caller, String backend) {
+        clientBackends.check(caller, backend);
+    }
+
+    /** Whether clients may name {@code backend}, as {@code GET /v1/backends} says. */
+    boolean clientsMayName(String backend) {
+        return clientBackends.allows(backend);
+    }
+
+    /** The templates sandboxes may be made from. */
+    void templates(Templates all) {
+        templates = all;
     }
 
     /** Makes a fresh instance on {@code e}, whose artifacts core's storage strategies store. */
@@ -167,6 +205,12 @@ final class SandboxLifecycle {
      */
     SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String snapshotTag,
             Capacity.Reservation place, InstanceMaker maker, boolean demotable) {
+        return createOn(caller, e, req, snapshotTag, place, maker, demotable, null);
+    }
+
+    /** {@link #createOn}, for a sandbox of a template that runs on {@code root} (null: the backend's own). */
+    SandboxInfo createOn(Caller caller, BackendRegistry.Entry e, CreateSandboxRequest req, String snapshotTag,
+            Capacity.Reservation place, InstanceMaker maker, boolean demotable, TemplateRoot root) {
         NetworkRules rules = network;
         NetworkPolicy policy = rules.resolve(req.network(), e.name(), e.capabilities());
         IdlePolicy idlePolicy = demotable ? idle.resolve(req.idle(), e.name(), e.capabilities().contains(Capability.HIBERNATE))
@@ -178,7 +222,8 @@ final class SandboxLifecycle {
                 req.diskLimitMib(), SandboxRecord.CREATING, Adoption.emptyState(),
                 SandboxStatus.RUNNING, null, e.backend().machine(), snapshotTag, policy,
                 policy.egress() ? rules.resolver() : null, null, req.volumes().isEmpty() ? null : req.volumes(), idlePolicy,
-                null, !req.volumes().isEmpty() && e.capabilities().contains(Capability.VOLUME_DISKS) ? Boolean.TRUE : null);
+                null, !req.volumes().isEmpty() && e.capabilities().contains(Capability.VOLUME_DISKS) ? Boolean.TRUE : null,
+                req.template(), root);
         Sandbox sb = new Sandbox(record, Stored.ABSENT);
         sb.lifecycle.lock();
         try {

@@ -118,6 +118,11 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         @AttributeDefinition(description = "The DNS resolver (an IPv4 address) egress sandboxes resolve names through; "
                 + "empty means the framework property vivarium.network.resolver, else none")
         String network__resolver() default "";
+
+        @AttributeDefinition(description = "The backends a client may name at create without a template: all, or a "
+                + "comma-separated list (a template names its own, an operator may name any); empty means the framework "
+                + "property vivarium.client.backends (which serve --client-backends sets), else all")
+        String client__backends() default "";
     }
 
     private static final System.Logger LOG = System.getLogger(SandboxManager.class.getName());
@@ -133,6 +138,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     private Pausing pausing;
     private Tiers tiers;
     private Checkpointing checkpointing;
+    private Templates templates;
     private Core core;
     private volatile int maxSandboxes = 1000;
     private volatile boolean stopping;
@@ -144,6 +150,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
                 Duration.ofMillis(Math.max(0, config.backend__wait__millis())));
         lifecycle.networkRules(networkRules(context, config));
         lifecycle.idleRules(idleRules(context, config));
+        lifecycle.clientBackends(clientBackends(context, config));
     }
 
     /**
@@ -158,6 +165,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         lifecycle.defaultBackend(defaultBackend(context, config));
         lifecycle.networkRules(networkRules(context, config));
         lifecycle.idleRules(idleRules(context, config));
+        lifecycle.clientBackends(clientBackends(context, config));
         if (!stateDir(context, config).toAbsolutePath().equals(core.stateDir())) {
             LOG.log(Level.WARNING, "state_dir changed to " + stateDir(context, config) + ": it takes effect when the "
                     + "daemon starts again; core keeps " + core.stateDir());
@@ -198,6 +206,10 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         return configured == 0 && value != null && !value.isBlank() ? Integer.parseInt(value.strip()) : configured;
     }
 
+    private static ClientBackends clientBackends(BundleContext context, Config config) {
+        return ClientBackends.of(firstNonEmpty(config.client__backends(), context.getProperty("vivarium.client.backends"), ""));
+    }
+
     private static String defaultBackend(BundleContext context, Config config) {
         return firstNonEmpty(config.default__backend(), context.getProperty("vivarium.default.backend"), "");
     }
@@ -214,6 +226,8 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         });
         lifecycle = new SandboxLifecycle(registry, sandboxes, adoption, storage, defaultBackendName, patience,
                 () -> stopping, capacity, volumes);
+        templates = new Templates(sandboxes, this::rootImages, req -> lifecycle.check(req, lifecycle.chooseBackend(req.backend())));
+        lifecycle.templates(templates);
         guest = new GuestAccess(sandboxes, live);
         evaluation = new Evaluation(registry, sandboxes, live);
         checkpointing = new Checkpointing(registry, sandboxes, live, () -> stopping);
@@ -231,8 +245,9 @@ public class SandboxManager extends CoreReferences implements SandboxService {
         });
         adoption.start(stateDir.toAbsolutePath(), stateStores(), stateStoreName());
         volumes.reconcile();
+        templates.start();
         tiers.start();
-        core = new Core(registry, storage, sandboxes, lifecycle, live, guest, checkpointing, volumes, pausing, stateDir.toAbsolutePath(),
+        core = new Core(registry, storage, sandboxes, lifecycle, live, guest, checkpointing, volumes, templates, pausing, stateDir.toAbsolutePath(),
                 () -> stopping);
         LOG.log(Level.INFO, "core started with " + sandboxes.size() + " sandbox record(s) in "
                 + stateStores().describe(stateDir.toAbsolutePath()));
@@ -247,6 +262,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     void deactivate() {
         stopping = true;
         tiers.stop();
+        templates.stop();
         adoption.stop();
         hashPool.shutdownNow();
     }
@@ -364,7 +380,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
             int count = (int) sandboxes.all().stream()
                     .filter(sb -> sb.record().backend().equals(e.name())).count();
             return new BackendInfo(e.name(), e.bundle(), e.version(), e.capabilities(), e.backend().machine(),
-                    a.available(), a.reason(), count, details(e));
+                    a.available(), a.reason(), count, details(e), lifecycle.clientsMayName(e.name()));
         }).toList();
     }
 

@@ -33,36 +33,40 @@ import io.vivarium.api.spi.InstanceState;
  *        guest promotes it from; null while it was not (a sandbox paused by a request stays paused)
  * @param volumeDisks true when its backend attaches its volumes as disks of its own
  *        ({@code volume_disks}), so that it takes each alone; null otherwise
+ * @param template the operator's template it was made from, or null
+ * @param root the root file system it runs on, from its template's image (with the template's
+ *        env, workdir and user over the image's), or null for its backend's own
  */
 record SandboxRecord(String id, String tenant, String backend, long createdAtUnix, Integer memoryLimitMib,
         Integer vcpus, String image, Integer pidsLimit, Integer diskLimitMib, String phase, InstanceState state, SandboxStatus status, String reason,
         Boolean machine, String snapshotTag, NetworkPolicy network, String resolver,
-        Map<Integer, String> ports, List<VolumeMount> volumes, IdlePolicy idle, String demoted, Boolean volumeDisks) {
+        Map<Integer, String> ports, List<VolumeMount> volumes, IdlePolicy idle, String demoted, Boolean volumeDisks,
+        String template, TemplateRoot root) {
 
     static final String CREATING = "creating";
     static final String CREATED = "created";
 
     SandboxRecord created(InstanceState newState) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, CREATED, newState,
-                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted, volumeDisks);
+                SandboxStatus.RUNNING, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted, volumeDisks, template, root);
     }
 
     /** This record with the state and status after a restore, stop or start. */
     SandboxRecord with(InstanceState newState, SandboxStatus newStatus) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, newState,
-                newStatus, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted, volumeDisks);
+                newStatus, null, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted, volumeDisks, template, root);
     }
 
     /** This record with {@code newPorts} exposed (none when empty). */
     SandboxRecord withPorts(Map<Integer, String> newPorts) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                status, reason, machine, snapshotTag, network, resolver, newPorts.isEmpty() ? null : new TreeMap<>(newPorts), volumes, idle, demoted, volumeDisks);
+                status, reason, machine, snapshotTag, network, resolver, newPorts.isEmpty() ? null : new TreeMap<>(newPorts), volumes, idle, demoted, volumeDisks, template, root);
     }
 
     /** This record demoted to {@code tier} while idle, or promoted ({@code null}). */
     SandboxRecord withDemoted(String tier) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                status, reason, machine, snapshotTag, network, resolver, ports, volumes, idle, tier, volumeDisks);
+                status, reason, machine, snapshotTag, network, resolver, ports, volumes, idle, tier, volumeDisks, template, root);
     }
 
     /** The volumes mounted in it (none in a record written before volumes). */
@@ -87,6 +91,6 @@ record SandboxRecord(String id, String tenant, String backend, long createdAtUni
 
     SandboxRecord failed(String why) {
         return new SandboxRecord(id, tenant, backend, createdAtUnix, memoryLimitMib, vcpus, image, pidsLimit, diskLimitMib, phase, state,
-                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted, volumeDisks);
+                SandboxStatus.FAILED, why, machine, snapshotTag, network, resolver, ports, volumes, idle, demoted, volumeDisks, template, root);
     }
 }

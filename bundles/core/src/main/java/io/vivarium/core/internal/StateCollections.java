@@ -22,7 +22,11 @@ final class StateCollections {
     static final RecordCollection<VolumeRecord> VOLUMES = RecordCollection.of("volumes", VolumeRecord.class,
             "volume-records/{key}.json");
 
-    static final List<RecordCollection<?>> ALL = List.of(SANDBOXES, DRY_RUNS, SNAPSHOTS, VOLUMES);
+    /** Template records by name (daemon-wide); their images stay unpacked where the images bundle keeps them. */
+    static final RecordCollection<TemplateRecord> TEMPLATES = RecordCollection.of("templates", TemplateRecord.class,
+            "template-records/{key}.json");
+
+    static final List<RecordCollection<?>> ALL = List.of(SANDBOXES, DRY_RUNS, SNAPSHOTS, VOLUMES, TEMPLATES);
 
     private StateCollections() {
     }

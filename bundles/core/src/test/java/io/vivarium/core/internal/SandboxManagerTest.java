@@ -171,7 +171,7 @@ class SandboxManagerTest {
         var r = first.get(ALICE, id);
         long revision = store.get(StateCollections.SANDBOXES, id).orElseThrow().revision();
         store.put(StateCollections.SANDBOXES, id, new SandboxRecord(id, "alice", "fake", r.createdAtUnix(), null, null, null,
-                null, null, SandboxRecord.CREATING, new InstanceState(0, Map.of()), SandboxStatus.RUNNING, null, null, null, null, null, null, null, null, null, null), revision);
+                null, null, SandboxRecord.CREATING, new InstanceState(0, Map.of()), SandboxStatus.RUNNING, null, null, null, null, null, null, null, null, null, null, null, null), revision);
         WholeCore second = started(new FakeBackend(backend.running), 2, Duration.ZERO);
         assertTrue(second.list(ALICE).isEmpty());
         assertFalse(Files.exists(state.resolve("sandboxes").resolve(id)));

@@ -314,7 +314,7 @@ final class FleetSandboxes implements SandboxService {
         Map<String, String> details = new java.util.TreeMap<>(b.details() == null ? Map.of() : b.details());
         details.put("nodes", node);
         return new BackendInfo(b.name(), b.bundle(), b.version(), b.capabilities(), b.machine(), b.available(),
-                b.available() ? null : node + ": " + b.reason(), b.sandboxes(), details);
+                b.available() ? null : node + ": " + b.reason(), b.sandboxes(), details, b.clientMayName());
     }
 
     private static BackendInfo both(BackendInfo a, BackendInfo b) {
@@ -322,8 +322,11 @@ final class FleetSandboxes implements SandboxService {
         details.put("nodes", a.details().get("nodes") + "," + b.details().get("nodes"));
         boolean available = a.available() || b.available();
         String reason = available ? null : a.reason() + "; " + b.reason();
+        // clients may name it through the master where every node that runs it lets them
+        Boolean mayName = a.clientMayName() == null ? b.clientMayName()
+                : b.clientMayName() == null ? a.clientMayName() : a.clientMayName() && b.clientMayName();
         return new BackendInfo(a.name(), a.bundle(), a.version(), a.capabilities(), a.machine(), available, reason,
-                a.sandboxes() + b.sandboxes(), details);
+                a.sandboxes() + b.sandboxes(), details, mayName);
     }
 
     @Override
