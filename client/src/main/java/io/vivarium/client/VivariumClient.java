@@ -98,6 +98,10 @@ public final class VivariumClient implements AutoCloseable {
         return new Volumes(http);
     }
 
+    public Templates templates() {
+        return new Templates(http);
+    }
+
     public Commands commands() {
         return new Commands(http);
     }

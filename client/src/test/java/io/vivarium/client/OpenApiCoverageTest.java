@@ -39,7 +39,7 @@ class OpenApiCoverageTest {
         documented.removeAll(BETWEEN_DAEMONS);
         Set<String> called = new TreeSet<>();
         for (Class<?> area : List.of(VivariumClient.class, Sandboxes.class, Commands.class, Snapshots.class, Vms.class,
-                Administration.class, Fleet.class, Ports.class, Volumes.class)) {
+                Administration.class, Fleet.class, Ports.class, Volumes.class, Templates.class)) {
             for (Method m : area.getDeclaredMethods()) {
                 Route route = m.getAnnotation(Route.class);
                 if (route != null) {

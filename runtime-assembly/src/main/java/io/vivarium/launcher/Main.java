@@ -54,7 +54,7 @@ public final class Main {
             case "plugins", "features" -> {
                 return AdminClient.run(command, args.subList(1, args.size()), System.getenv(), out, err);
             }
-            case "sandbox", "snapshot", "vm", "volume" -> {
+            case "sandbox", "snapshot", "vm", "volume", "template" -> {
                 return SandboxCli.run(command, args.subList(1, args.size()), System.getenv(), out, err);
             }
             case "serve" -> {

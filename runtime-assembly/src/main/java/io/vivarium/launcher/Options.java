@@ -27,12 +27,19 @@ import io.vivarium.common.features.EnabledFeatures;
  * {@code masterUrl} is a node's {@code --master-url} (pull mode: the node dials its master), else
  * null; {@code registrationToken} and {@code masterCa} go with it (each may be null), and
  * {@code holdSecs} is how long the master may hold a poll ({@value #DEFAULT_HOLD_SECS} by default).
+ * {@code clientBackends} is {@code --client-backends}: the backends clients may name at create,
+ * {@value #ALL_BACKENDS} or a comma-separated list ({@value #DEFAULT_CLIENT_BACKENDS}, the embedded
+ * default's, by default).
  */
 record Options(Path state, int port, String host, Path tokenFile, List<String> features, Path deploy, boolean console,
                Path tlsCert, Path tlsKey, String stateUrl, boolean node, String nodeId, String masterUrl,
-               String registrationToken, Path masterCa, int holdSecs) {
+               String registrationToken, Path masterCa, int holdSecs, String clientBackends) {
 
     static final int DEFAULT_PORT = 8889;
+    /** The backend of the embedded default, the one a client may name unless the operator says more. */
+    static final String DEFAULT_CLIENT_BACKENDS = "procbox";
+    static final String ALL_BACKENDS = "all";
+    private static final Pattern BACKEND_LIST = Pattern.compile("all|[a-z][a-z0-9_-]{0,62}(,[a-z][a-z0-9_-]{0,62})*");
     /** The flag that accepts an http:// master beyond this host's loopback. */
     static final String PLAIN_HTTP = "--master-plain-http";
     static final String DEFAULT_HOST = "127.0.0.1";
@@ -57,6 +64,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
 
     static final String USAGE = String.join("\n",
             "usage: vivarium serve [--state DIR] [--port N] [--host H] [--token-file F] [--features LIST] [--deploy DIR] [--console]",
+            "                      [--client-backends LIST]",
             "                      [--tls-cert PEM --tls-key PEM] [--state-url URL] [--node [--listen ADDR] [--node-id ID]",
             "                      [--master-url URL [--registration-token TOKEN] [--master-ca PEM] [--hold-secs N]",
             "                      [" + PLAIN_HTTP + "]]]",
@@ -69,6 +77,10 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             "  --features LIST    comma-separated features to run (default: the set last chosen through the",
             "                     admin API, saved in DIR/features.json, else " + String.join(",", DEFAULT_FEATURES) + ")",
             "  --deploy DIR       folder watched for plugin jars and .cfg files (default: deploy/ of the distribution)",
+            "  --client-backends LIST",
+            "                     the backends a client may name at create without a template (docs/templates.md):",
+            "                     " + ALL_BACKENDS + ", or comma-separated names (default " + DEFAULT_CLIENT_BACKENDS
+                    + "); a template names its own, an operator any",
             "  --console          an interactive Gogo shell on this terminal (vivarium:plugins, :features, :backends,",
             "                     :sandboxes, and Felix's own commands); 'stop 0' or Ctrl-D stops the daemon",
             "  --tls-cert PEM     serve HTTPS only (no plain HTTP): the certificate, then its chain, in PEM",
@@ -128,6 +140,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
         String masterUrl = null;
         String registrationToken = null;
         Path masterCa = null;
+        String clientBackends = DEFAULT_CLIENT_BACKENDS;
         int holdSecs = DEFAULT_HOLD_SECS;
         Set<String> seen = new LinkedHashSet<>();
         for (int i = 0; i < args.size(); i++) {
@@ -156,7 +169,8 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             }
             switch (name) {
                 case "--state", "--port", "--host", "--token-file", "--features", "--deploy", "--tls-cert", "--tls-key", "--state-url",
-                     "--listen", "--node-id", "--master-url", "--registration-token", "--master-ca", "--hold-secs" -> {
+                     "--listen", "--node-id", "--master-url", "--registration-token", "--master-ca", "--hold-secs",
+                     "--client-backends" -> {
                     if (value == null) {
                         if (i + 1 >= args.size()) {
                             throw new UsageException(name + " needs a value");
@@ -182,6 +196,13 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                     stateUrl = value;
                 }
                 case "--listen" -> listen = value;
+                case "--client-backends" -> {
+                    if (!BACKEND_LIST.matcher(value).matches()) {
+                        throw new UsageException("--client-backends: '" + value + "' is not " + ALL_BACKENDS
+                                + " nor comma-separated backend names (e.g. procbox,qemu)");
+                    }
+                    clientBackends = value;
+                }
                 case "--master-url" -> masterUrl = masterUrl(value);
                 case "--registration-token" -> {
                     if (value.isBlank() || value.chars().anyMatch(Character::isWhitespace)) {
@@ -249,7 +270,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
                 }
             }
             return new Options(state, port, host, tokenFile, features, deploy, console, tlsCert, tlsKey, stateUrl, false, null, null,
-                    null, null, DEFAULT_HOLD_SECS);
+                    null, null, DEFAULT_HOLD_SECS, clientBackends);
         }
         if (tlsCert != null) {
             throw new UsageException("--node serves its own certificate (DIR/pki/node/cert.pem, pinned by the master through"
@@ -282,7 +303,7 @@ record Options(Path state, int port, String host, Path tokenFile, List<String> f
             checkPlainHttp(masterUrl, seen.contains(PLAIN_HTTP));
         }
         return new Options(state, port, host, tokenFile, features, deploy, console, null, null, stateUrl, true, nodeId, masterUrl,
-                registrationToken, masterCa, holdSecs);
+                registrationToken, masterCa, holdSecs, clientBackends);
     }
 
     /** {@code --master-url}: an http:// or https:// URL with a host, nothing after its path. */

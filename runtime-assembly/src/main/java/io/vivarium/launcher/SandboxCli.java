@@ -1,5 +1,12 @@
 package io.vivarium.launcher;
 
+import static io.vivarium.launcher.CliWords.arg;
+import static io.vivarium.launcher.CliWords.args;
+import static io.vivarium.launcher.CliWords.intOption;
+import static io.vivarium.launcher.CliWords.longOption;
+import static io.vivarium.launcher.CliWords.option;
+import static io.vivarium.launcher.CliWords.verb;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -31,13 +38,14 @@ import io.vivarium.client.CommandEvent;
 import io.vivarium.client.Ports;
 import io.vivarium.client.VivariumClient;
 import io.vivarium.client.VivariumException;
+import io.vivarium.launcher.CliWords.Usage;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
 /**
- * {@code vivarium sandbox|snapshot|vm|volume ...}: the sandbox API from a shell, on the Java client. Where
+ * {@code vivarium sandbox|snapshot|vm|volume|template ...}: the sandbox API from a shell, on the Java client. Where
  * the daemon is and the token come from {@link DaemonTarget}. Output is a table or a line for a
  * person, {@code --json} the API's JSON for scripts; {@code sandbox exec} streams the command's
  * output as it is written and exits with its exit code. Errors go to stderr with the daemon's
@@ -45,7 +53,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
  */
 final class SandboxCli {
     static final String USAGE = """
-            usage: vivarium sandbox create [--backend B] [--memory MIB] [--disk MIB] [NETWORK] [--volume V]...
+            usage: vivarium sandbox create [--template T] [--backend B] [--memory MIB] [--disk MIB] [NETWORK] [--volume V]...
                                           [--pause-after S] [--cold-after S]   (idle: paused, then saved to disk)
                    vivarium sandbox ls | info ID | rm ID... [--force] | touch ID...   (touch: resets the idle clock, resumes it)
                    vivarium sandbox exec ID [--timeout S --] CMD [ARG...]     (streams; exits with CMD's code)
@@ -57,6 +65,8 @@ final class SandboxCli {
                    vivarium snapshot ls | info TAG | build TAG [--setup CMD]... [NETWORK] | rm TAG [--cascade] [--force]
                    vivarium vm create --backend B [--memory MIB] [--vcpus N] | ls | info ID | stop ID | start ID | rm ID... [--force]
                    vivarium volume create NAME --size MIB | ls | info NAME | rm NAME...
+                   vivarium template create NAME --image REF [--backend B] [--user U] [--workdir DIR] [--env K=V]...
+                                            [--memory MIB] [--client-may-set FIELD,...] [--no-wait] | ls | info NAME | rm NAME...
               NETWORK: --network none|egress [--allow CIDR[:PORT]]... [--deny CIDR[:PORT]]... (--allow alone means egress)
               --volume NAME:/MOUNT/PATH[:ro] or NAME/SUB/PATH:/MOUNT/PATH[:ro] mounts a volume (docs/volumes.md)
               --json prints the API's JSON; the daemon and the token are found as for plugins and features
@@ -64,15 +74,6 @@ final class SandboxCli {
 
     private static final ObjectMapper JSON = new ObjectMapper().setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .enable(SerializationFeature.INDENT_OUTPUT);
-
-    /** A usage error: exit 2 with the usage. */
-    private static final class Usage extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        Usage(String message) {
-            super(message);
-        }
-    }
 
     private final VivariumClient vivarium;
     private final PrintStream out;
@@ -112,6 +113,7 @@ final class SandboxCli {
                 case "sandbox" -> cli.sandbox(words);
                 case "snapshot" -> cli.snapshot(words);
                 case "volume" -> cli.volume(words);
+                case "template" -> new TemplateCli(client, out, err, json).run(words);
                 default -> cli.vm(words);
             };
         } catch (Usage e) {
@@ -132,7 +134,8 @@ final class SandboxCli {
         String verb = verb(w);
         return switch (verb) {
             case "create" -> print(vivarium.sandboxes().create(new CreateSandboxRequest(option(w, "--backend"),
-                    intOption(w, "--memory"), null, null, null, intOption(w, "--disk"), null, network(w), volumes(w), idle(w))));
+                    intOption(w, "--memory"), null, null, null, intOption(w, "--disk"), null, network(w), volumes(w), idle(w),
+                    option(w, "--template"))));
             case "ls" -> list(vivarium.sandboxes().list());
             case "info" -> print(vivarium.sandboxes().get(arg(w, 1, "ID")));
             case "rm" -> {
@@ -524,57 +527,6 @@ final class SandboxCli {
     private void say(String line) {
         if (!json) {
             out.println(line);
-        }
-    }
-
-    private static String verb(List<String> w) throws Usage {
-        if (w.isEmpty()) {
-            throw new Usage("a command is needed");
-        }
-        return w.get(0);
-    }
-
-    private static String arg(List<String> w, int i, String name) throws Usage {
-        if (w.size() <= i) {
-            throw new Usage(w.get(0) + " needs " + name);
-        }
-        return w.get(i);
-    }
-
-    private static List<String> args(List<String> w, int from, String name) throws Usage {
-        arg(w, from, name);
-        return w.subList(from, w.size());
-    }
-
-    /** Removes {@code --name VALUE} from {@code w} and returns VALUE, or null when absent. */
-    private static String option(List<String> w, String name) throws Usage {
-        int i = w.indexOf(name);
-        if (i < 0) {
-            return null;
-        }
-        if (i + 1 >= w.size()) {
-            throw new Usage(name + " needs a value");
-        }
-        String value = w.get(i + 1);
-        w.remove(i + 1);
-        w.remove(i);
-        return value;
-    }
-
-    private static Integer intOption(List<String> w, String name) throws Usage {
-        Long v = longOption(w, name);
-        if (v != null && (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE)) {
-            throw new Usage(name + " is out of range, got " + v);
-        }
-        return v == null ? null : v.intValue();
-    }
-
-    private static Long longOption(List<String> w, String name) throws Usage {
-        String v = option(w, name);
-        try {
-            return v == null ? null : Long.valueOf(v);
-        } catch (NumberFormatException e) {
-            throw new Usage(name + " must be a number, got " + v);
         }
     }
 }

@@ -89,6 +89,7 @@ final class Serve {
         int beginning = bundles.values().stream().mapToInt(Feature.FeatureBundle::startOrder).max().orElse(1);
         Map<String, Object> config = FrameworkStarter.config(opts, dist.home(), state, deploy, tokenFile, beginning);
         config.put("vivarium.features", String.join(",", featureNames)); // the plugins bundle starts from these
+        config.put("vivarium.client.backends", opts.clientBackends());
         chooseStateStore(config, featureNames);
         if (pki != null) {
             config.put("vivarium.node.id", opts.nodeId());

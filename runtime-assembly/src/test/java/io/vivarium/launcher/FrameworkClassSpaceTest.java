@@ -136,7 +136,7 @@ class FrameworkClassSpaceTest {
     private Map<String, Object> config() {
         Path state = tmp.resolve("state");
         Options opts = new Options(state, 0, Options.DEFAULT_HOST, null, Options.DEFAULT_FEATURES, null, false, null, null, null, false, null, null, null, null,
-                Options.DEFAULT_HOLD_SECS);
+                Options.DEFAULT_HOLD_SECS, Options.DEFAULT_CLIENT_BACKENDS);
         Map<String, Object> c = FrameworkStarter.config(opts, tmp, state, tmp.resolve("deploy"), state.resolve("tokens"), 1);
         c.put("felix.log.level", "1"); // errors only
         return c;

@@ -110,7 +110,7 @@ class LauncherIT {
         assertTrue(process.waitFor(30, TimeUnit.SECONDS));
         assertEquals(2, process.exitValue());
         awaitStreams();
-        assertTrue(stderr.toString().contains("unknown feature 'nosuch' (available: api-v1, core, fingerprint-sha256, fingerprint-stat, fleet, gvisor, metrics, procbox, qemu, state-postgres, storage-reflink)"), stderr.toString());
+        assertTrue(stderr.toString().contains("unknown feature 'nosuch' (available: api-v1, core, fingerprint-sha256, fingerprint-stat, fleet, gvisor, images-oci, metrics, procbox, qemu, state-postgres, storage-reflink)"), stderr.toString());
     }
 
     @Test
@@ -123,7 +123,7 @@ class LauncherIT {
         assertTrue(process.waitFor(30, TimeUnit.SECONDS));
         awaitStreams();
         assertEquals(2, process.exitValue(), stderr.toString());
-        assertTrue(stderr.toString().contains("unknown feature 'nosuch' (available: api-v1, core, fingerprint-sha256, fingerprint-stat, fleet, gvisor, metrics, procbox, qemu, state-postgres, storage-reflink)"), stderr.toString());
+        assertTrue(stderr.toString().contains("unknown feature 'nosuch' (available: api-v1, core, fingerprint-sha256, fingerprint-stat, fleet, gvisor, images-oci, metrics, procbox, qemu, state-postgres, storage-reflink)"), stderr.toString());
         assertFalse(stderr.toString().contains("Exception"), stderr.toString());
     }
 

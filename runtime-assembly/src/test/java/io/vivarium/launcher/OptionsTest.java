@@ -31,6 +31,18 @@ class OptionsTest {
         assertNull(o.tokenFile());
         assertNull(o.features(), "without --features Main runs the saved set or the defaults");
         assertNull(o.deploy(), "the distribution's deploy/ is chosen by Main");
+        assertEquals("procbox", o.clientBackends(), "clients may name the embedded default's backend");
+    }
+
+    @Test
+    void clientBackendsAreAllOrNames() throws Exception {
+        assertEquals("all", Options.parse(List.of("--client-backends", "all"), CWD).clientBackends());
+        assertEquals("procbox,qemu", Options.parse(List.of("--client-backends=procbox,qemu"), CWD).clientBackends());
+        for (String bad : List.of("", "procbox,", "Procbox", "a b", "procbox;rm")) {
+            Options.UsageException e = assertThrows(Options.UsageException.class,
+                    () -> Options.parse(List.of("--client-backends", bad), CWD), bad);
+            assertTrue(e.getMessage().startsWith("--client-backends"), e.getMessage());
+        }
     }
 
     @Test
