@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,6 +16,9 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentSkipListSet;
 
 import com.fasterxml.jackson.databind.JsonNode;
+
+import io.vivarium.testkit.Bounded;
+import io.vivarium.testkit.OciTestImages;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -55,12 +59,14 @@ class OpenApiContractIT {
     static volatile String noVm;
     /** Why the port test was skipped, or null. */
     static volatile String noNetwork;
+    /** Why the template test was skipped, or null. */
+    static volatile String noImages;
 
     @BeforeAll
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         daemon = daemons.start(dir.resolve("state"),
-                List.of("--features", "core,api-v1,procbox,qemu,fingerprint-sha256,fingerprint-stat,metrics,storage-reflink"),
+                List.of("--features", "core,api-v1,procbox,qemu,images-oci,fingerprint-sha256,fingerprint-stat,metrics,storage-reflink"),
                 List.of("-Dvivarium.default.backend=procbox"));
         api = new Api(daemon.baseUrl(), daemon.adminToken()).recordingSuccessesIn(succeeded);
         var served = api.raw("GET", "/v1/openapi.json", null);
@@ -336,6 +342,33 @@ class OpenApiContractIT {
         assertEquals(400, api.outsideTheContract().post("/v1/volumes", "{\"name\": \"x\", \"size_mib\": 1}").status());
     }
 
+    @Test
+    void templateRoutes() throws Exception {
+        noImages = OciTestImages.missingTools();
+        Assumptions.assumeTrue(noImages == null, noImages);
+        String layout = OciTestImages.layout(dir.resolve("contract-image"));
+        int status = api.post("/v1/templates", "{\"name\": \"contract\", \"backend\": \"procbox\", \"image\": \"" + layout
+                + "\", \"client_may_set\": [\"memory_limit_mib\"]}").status();
+        assertTrue(status == 201 || status == 202, "made: " + status);
+        api.post("/v1/templates", "{\"name\": \"contract\", \"image\": \"" + layout + "\"}"); // 409: taken
+        api.post("/v1/templates", "{\"name\": \"bad\", \"image\": \"ubuntu\"}"); // 400
+        Bounded.until(Duration.ofSeconds(60), "the template is built", () -> {
+            try {
+                return expect(200, api.get("/v1/templates/contract")).get("state").asText().equals("ready");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        api.get("/v1/templates");
+        api.get("/v1/templates/missing"); // 404
+        String id = expect(201, api.post("/v1/sandboxes", "{\"template\": \"contract\", \"memory_limit_mib\": 128}"))
+                .get("id").asText();
+        api.post("/v1/sandboxes", "{\"template\": \"contract\", \"pids_limit\": 64}"); // 403: not the client's
+        api.delete("/v1/templates/contract"); // 409: a sandbox of it runs
+        expect(204, api.delete("/v1/sandboxes/" + id));
+        expect(204, api.delete("/v1/templates/contract"));
+    }
+
     @AfterAll
     static void everyDocumentedOperationSucceeded() {
         if (api == null) {
@@ -348,6 +381,9 @@ class OpenApiContractIT {
         }
         if (noNetwork != null) {
             missing.removeIf(op -> op.contains("/ports"));
+        }
+        if (noImages != null) {
+            missing.removeIf(op -> op.contains("/templates"));
         }
         assertTrue(missing.isEmpty(), "documented operations no test answered with a success: " + missing);
     }

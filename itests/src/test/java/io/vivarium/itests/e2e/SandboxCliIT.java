@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.vivarium.itests.e2e.CommandLine.Run;
+
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.junit.jupiter.api.Assumptions;
@@ -38,21 +40,8 @@ class SandboxCliIT {
         daemon = daemons.start(dir.resolve("state"), List.of());
     }
 
-    record Run(int code, String out, String err) {
-    }
-
     private static Run cli(Map<String, String> env, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("vivarium.dist"), "bin", "vivarium").toString()));
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
-        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        p.getOutputStream().close();
-        byte[] out = p.getInputStream().readAllBytes();
-        byte[] err = p.getErrorStream().readAllBytes();
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the command line ended");
-        return new Run(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+        return CommandLine.run(dir, env, args);
     }
 
     /** The command line run by {@code sh -c script} (for pipes and {@code script}), with {@code input} on its stdin. */
