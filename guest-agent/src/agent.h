@@ -150,5 +150,7 @@ int cmd_shutdown(struct call *k);
 
 /* launch.c: vivarium-agent --launch, the host side of a process sandbox's start */
 int launch_main(int argc, char **argv);
+/* Becomes uid:gid for good, no capabilities and no way back (supervisor.c); what failed, or NULL. */
+const char *become(uid_t uid, gid_t gid);
 
 #endif

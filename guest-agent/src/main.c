@@ -732,6 +732,7 @@ static void add_serial_name(const char *name)
 static void usage(FILE *f, int code)
 {
 	fputs("usage: vivarium-agent [--user UID:GID] [--listen unix:PATH]... [--serial PATH]... [--serial-name NAME]...\n"
+	      "       vivarium-agent --run-as UID:GID -- COMMAND...   (becomes UID:GID for good, then runs COMMAND)\n"
 	      "       vivarium-agent --version\n"
 	      "Speaks the QEMU guest agent protocol plus vivarium-* extensions (see PROTOCOL.md).\n",
 	      f);
@@ -805,10 +806,34 @@ static void parse_user(const char *spec, uid_t *uid, gid_t *gid)
 	*gid = (gid_t)g;
 }
 
+/* --run-as UID:GID -- COMMAND...: becomes UID:GID for good, then runs COMMAND. A host's sandbox
+ * twin runs the command this way where the sandbox's root is an image's, whose own setpriv is not
+ * to be run as root; this binary is the host's, bound in. */
+static int run_as_main(int argc, char **argv)
+{
+	if (argc < 3 || strcmp(argv[1], "--")) {
+		fprintf(stderr, "usage: vivarium-agent --run-as UID:GID -- COMMAND...\n");
+		return 2;
+	}
+	uid_t uid;
+	gid_t gid;
+	parse_user(argv[0], &uid, &gid);
+	const char *failed = become(uid, gid);
+	if (failed) {
+		fprintf(stderr, "vivarium-agent: --run-as %s: %s: %s\n", argv[0], failed, strerror(errno));
+		return 126;
+	}
+	execvp(argv[2], argv + 2);
+	fprintf(stderr, "vivarium-agent: cannot run %s: %s\n", argv[2], strerror(errno));
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--launch"))
 		return launch_main(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "--run-as"))
+		return run_as_main(argc - 2, argv + 2);
 	ensure_stdio();
 	/* Not dumpable, whoever runs it: a process of the agent's uid that lacks CAP_SYS_PTRACE (in a
 	 * VM as root, or in a user namespace, the sandbox's commands share the agent's uid) can neither

@@ -37,31 +37,41 @@ static void worker_fail(const char *what)
 	_exit(EXIT_NO_DROP);
 }
 
-/* In the worker: become uid:gid for good, with no capabilities and no way to regain any. */
-static void drop_privileges(uid_t uid, gid_t gid, pid_t supervisor)
+/* Becomes uid:gid for good, with no capabilities and no way to regain any; returns what failed,
+ * or NULL. Shared by the worker and --run-as. */
+const char *become(uid_t uid, gid_t gid)
 {
 	/* The bounding set needs CAP_SETPCAP to shrink: empty it while still root. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		worker_fail("clear ambient capabilities");
+		return "clear ambient capabilities";
 	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-			worker_fail("drop the capability bounding set");
+			return "drop the capability bounding set";
 	if (setgroups(1, &gid) < 0)
-		worker_fail("setgroups");
+		return "setgroups";
 	if (setresgid(gid, gid, gid) < 0)
-		worker_fail("setresgid");
+		return "setresgid";
 	/* From uid 0 to non-zero without SECBIT_KEEP_CAPS: the kernel clears the permitted and
 	 * effective sets. */
 	if (setresuid(uid, uid, uid) < 0)
-		worker_fail("setresuid");
+		return "setresuid";
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		worker_fail("PR_SET_NO_NEW_PRIVS");
+		return "PR_SET_NO_NEW_PRIVS";
 	/* Changing the uid reset dumpable to fs.suid_dumpable: not dumpable again (see main). */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (setresuid(0, 0, 0) == 0 || setresgid(0, 0, 0) == 0) {
 		errno = EPERM;
-		worker_fail("could regain root after dropping it");
+		return "could regain root after dropping it";
 	}
+	return NULL;
+}
+
+/* In the worker: become uid:gid for good (see become). */
+static void drop_privileges(uid_t uid, gid_t gid, pid_t supervisor)
+{
+	const char *failed = become(uid, gid);
+	if (failed)
+		worker_fail(failed);
 	/* Changing credentials cleared the parent-death signal: set it now. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != supervisor)

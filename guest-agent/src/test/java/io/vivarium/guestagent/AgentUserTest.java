@@ -362,4 +362,25 @@ class AgentUserTest {
         assertTrue(supervisor.isAlive());
         working(20);
     }
+
+    @Test
+    void runAsBecomesTheUserForGoodWithoutCapabilitiesThenRunsTheCommandAndRefusesRoot() throws Exception {
+        Process p = new ProcessBuilder(AgentProcess.binary().toString(), "--run-as", "1234:2345", "--", "/bin/sh", "-c",
+                "id -u; id -g; id -G; grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' /proc/self/status")
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(20, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), out);
+        assertEquals("1234\n2345\n2345\nCapPrm:\t" + NO_CAPS + "\nCapEff:\t" + NO_CAPS + "\nCapBnd:\t" + NO_CAPS
+                + "\nNoNewPrivs:\t1\n", out);
+
+        for (List<String> bad : List.of(List.of("0:0", "--", "id"), List.of("1234:2345", "id"), List.of("x", "--", "id"))) {
+            List<String> argv = new ArrayList<>(List.of(AgentProcess.binary().toString(), "--run-as"));
+            argv.addAll(bad);
+            Process refused = new ProcessBuilder(argv).redirectErrorStream(true).start();
+            String said = new String(refused.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(refused.waitFor(20, TimeUnit.SECONDS));
+            assertEquals(2, refused.exitValue(), bad + ": " + said);
+        }
+    }
 }

@@ -88,11 +88,8 @@ final class ProcboxLauncher implements AutoCloseable {
             throw ApiException.notImplemented("procbox starts sandboxes on a template's image only when the daemon runs as "
                     + "root (its sandboxes then run as the image's user); this daemon runs unprivileged");
         }
-        // an image's root user (0) runs as the sandbox user: no sandbox process is the host's root
-        int uid = userNamespace ? ProcFs.effectiveUid() : spec.root() != null && spec.root().uid() != 0 ? spec.root().uid()
-                : settings.uid();
-        int gid = userNamespace ? ProcFs.effectiveGid() : spec.root() != null && spec.root().gid() != 0 ? spec.root().gid()
-                : settings.gid();
+        int uid = userNamespace ? ProcFs.effectiveUid() : spec.root() != null ? spec.root().uidOr(settings.uid()) : settings.uid();
+        int gid = userNamespace ? ProcFs.effectiveGid() : spec.root() != null ? spec.root().gidOr(settings.gid()) : settings.gid();
         Path rootfs = spec.root() == null ? null : spec.root().rootfs();
         Path workDir = prepareWorkspace(ProcboxInstance.workspaceDir(spec.dir()), uid, gid);
         // only the default size is pooled: a create that asks for its own size copies its template

@@ -232,8 +232,15 @@ final class SandboxCommands {
         argv.addAll(reportingBwrap());
         argv.addAll(List.of("--unshare-pid", "--unshare-cgroup-try", "--die-with-parent"));
         argv.addAll(filesystem(workDir, volumes, sandbox.rootfs()));
-        argv.add("--");
-        argv.addAll(asSandboxUser(sandbox, cwd, args));
+        if (sandbox.rootfs() == null) {
+            argv.add("--");
+            argv.addAll(asSandboxUser(sandbox, cwd, args));
+            return argv;
+        }
+        // on an image's root its own setpriv is not to be run as root: the host's agent, bound in, drops to the user
+        argv.addAll(List.of("--dir", "/run", "--ro-bind", agentBinary.toString(), AGENT_BINARY, "--",
+                AGENT_BINARY, "--run-as", sandbox.uid() + ":" + sandbox.gid(), "--"));
+        argv.addAll(inCwd(cwd, args));
         return argv;
     }
 

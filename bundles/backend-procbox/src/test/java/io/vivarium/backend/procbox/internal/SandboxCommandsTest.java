@@ -234,6 +234,11 @@ class SandboxCommandsTest {
                     "the sandbox's own /work and /proc, not the image's: " + joined);
         }
         assertTrue(String.join(" ", launch).contains("--user 1234:2345"), launch.toString());
+        assertFalse(twin.contains(SandboxCommands.SETPRIV), "the image's own setpriv never runs as root: " + twin);
+        int run = twin.indexOf("--run-as");
+        assertEquals(List.of(SandboxCommands.AGENT_BINARY, "--run-as", "1234:2345", "--"), twin.subList(run - 1, run + 3),
+                "the host's agent, bound in, drops to the sandbox user: " + twin);
+        assertTrue(String.join(" ", twin).contains("--ro-bind " + AGENT + " " + SandboxCommands.AGENT_BINARY), twin.toString());
     }
 
     @Test
