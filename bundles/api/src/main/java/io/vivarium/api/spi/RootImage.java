@@ -28,8 +28,13 @@ public record RootImage(String digest, Path rootfs, Map<String, String> env, Str
         cmd = cmd == null ? List.of() : List.copyOf(cmd);
     }
 
-    /** The same image run as {@code otherUid}:{@code otherGid} (a template's {@code user}). */
-    public RootImage runAs(int otherUid, int otherGid) {
-        return new RootImage(digest, rootfs, env, workdir, user, otherUid, otherGid, entrypoint, cmd);
+    /** The uid its processes run as: {@link #uid()}, or {@code insteadOfRoot} where that is root's (no sandbox process is). */
+    public int uidOr(int insteadOfRoot) {
+        return uid != 0 ? uid : insteadOfRoot;
+    }
+
+    /** The gid its processes run as: {@link #gid()}, or {@code insteadOfRoot} where that is root's. */
+    public int gidOr(int insteadOfRoot) {
+        return gid != 0 ? gid : insteadOfRoot;
     }
 }

@@ -44,9 +44,6 @@ public interface RootImages {
      */
     RootImage pull(String reference, Progress progress);
 
-    /** The image of {@code digest} if it is unpacked here (cheap: nothing is pulled). */
-    Optional<RootImage> cached(String digest);
-
     /** Deletes the unpacked image of {@code digest}, which no template names any more; nothing if it is not there. */
     void remove(String digest);
 }

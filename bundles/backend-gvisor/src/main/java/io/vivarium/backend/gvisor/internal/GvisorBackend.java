@@ -95,10 +95,8 @@ public final class GvisorBackend implements SandboxBackend {
         GvisorSettings settings = runtime.settings();
         GvisorLauncher.Start how = spec.root() == null
                 ? new GvisorLauncher.Start(spec.memoryLimitMib(), settings.rootfs(), settings.uid(), settings.gid(), null, files -> { })
-                // an image's root user (0) runs as the sandbox user, as the agent drops to no other
                 : new GvisorLauncher.Start(spec.memoryLimitMib(), Optional.of(spec.root().rootfs()),
-                        spec.root().uid() != 0 ? spec.root().uid() : settings.uid(),
-                        spec.root().gid() != 0 ? spec.root().gid() : settings.gid(), null, files -> { });
+                        spec.root().uidOr(settings.uid()), spec.root().gidOr(settings.gid()), null, files -> { });
         return runtime.launcher().start(spec, how, context);
     }
 

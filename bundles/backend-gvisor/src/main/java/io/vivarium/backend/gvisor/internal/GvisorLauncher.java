@@ -134,7 +134,9 @@ final class GvisorLauncher {
         }
         String startTime = ProcessStarts.liveStartTime(pid).orElseThrow(() -> new IOException(
                 "the container exited right after it " + what + " (its sandbox, pid " + pid + ", is gone): " + files.logTail()));
-        return new ContainerRecord(containerId, pid, startTime, files, settings.uid(), settings.gid());
+        // its user is whom its workspace was made for (prepare): the backend's, or a template image's
+        return new ContainerRecord(containerId, pid, startTime, files, (int) Files.getAttribute(files.workspace(), "unix:uid"),
+                (int) Files.getAttribute(files.workspace(), "unix:gid"));
     }
 
     /** Starts container {@code containerId} of {@code files} (its bundle written) from the checkpoint in {@code image}. */
