@@ -53,6 +53,26 @@ record ImageReference(String transport, String text) {
         return transport.equals(DOCKER);
     }
 
+    /**
+     * This image pinned to {@code digest}: a registry's by {@code name@digest}, so that a tag moved
+     * between the inspect and the copy cannot put another image under the digest; a local one as it is.
+     */
+    ImageReference pinned(String digest) {
+        if (!remote()) {
+            return this;
+        }
+        String rest = text.substring("docker://".length());
+        int at = rest.indexOf('@');
+        if (at >= 0) {
+            rest = rest.substring(0, at);
+        }
+        int tag = rest.indexOf(':', rest.lastIndexOf('/'));
+        if (tag >= 0) {
+            rest = rest.substring(0, tag);
+        }
+        return new ImageReference(DOCKER, "docker://" + rest + "@" + digest);
+    }
+
     /** The registry's {@code host[:port]}, for a {@value #DOCKER} reference; null otherwise. */
     String registry() {
         if (!remote()) {

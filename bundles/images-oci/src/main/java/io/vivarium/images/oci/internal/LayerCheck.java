@@ -18,7 +18,9 @@ import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 /**
  * Reads a layer blob whole before umoci unpacks it: its SHA-256 must be its digest, its media type
  * one umoci unpacks, and every entry must stay inside the root ({@code ..} in a name or a hard
- * link's target is refused), be no device node, and keep within the sizes given.
+ * link's target is refused), be no device node, and keep within the sizes given (a sparse file by
+ * its real size). A refusal here says which entry, early; the root's containment itself is umoci's
+ * (every path it writes is resolved within the bundle, links included), which this does not replace.
  */
 final class LayerCheck {
 
@@ -107,10 +109,12 @@ final class LayerCheck {
         if (e.isCharacterDevice() || e.isBlockDevice()) {
             throw new Refused(where + " is a device node, which an image may not bring");
         }
-        if (e.getSize() > maxEntryBytes) {
-            throw new Refused(where + " is " + e.getSize() + " bytes, over the " + maxEntryBytes + " a file may be");
+        // a sparse file's stored size is less than what an unpacker writes of it: count that
+        long size = Math.max(e.getSize(), e.getRealSize());
+        if (size > maxEntryBytes) {
+            throw new Refused(where + " is " + size + " bytes, over the " + maxEntryBytes + " a file may be");
         }
-        imageBytes += e.getSize();
+        imageBytes += size;
         if (imageBytes > maxImageBytes) {
             throw new Refused(where + ": the image's files pass " + maxImageBytes + " bytes, the most an image may hold");
         }

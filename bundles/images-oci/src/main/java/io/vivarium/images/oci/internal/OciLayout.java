@@ -20,6 +20,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 final class OciLayout {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern DIGEST = Pattern.compile("sha256:[0-9a-f]{64}");
+    private static final long MAX_JSON_BYTES = 4 << 20;
 
     /** A layer as the manifest lists it. */
     record Layer(String digest, String mediaType, long size) {
@@ -52,7 +53,7 @@ final class OciLayout {
         if (manifests.size() != 1) {
             throw new IOException("the layout holds " + manifests.size() + " images, not one");
         }
-        return JSON.readTree(Files.readAllBytes(blob(manifests.get(0).path("digest").asText())));
+        return JSON.readTree(small(blob(manifests.get(0).path("digest").asText())));
     }
 
     List<Layer> layers() throws IOException {
@@ -64,12 +65,13 @@ final class OciLayout {
     }
 
     Config config() throws IOException {
-        JsonNode c = JSON.readTree(Files.readAllBytes(blob(manifest().path("config").path("digest").asText()))).path("config");
+        JsonNode c = JSON.readTree(small(blob(manifest().path("config").path("digest").asText()))).path("config");
         Map<String, String> env = new LinkedHashMap<>();
         for (JsonNode e : c.path("Env")) {
             String pair = e.asText();
             int eq = pair.indexOf('=');
-            if (eq > 0) {
+            // a name or value with a NUL could never reach a command's environment: left out
+            if (eq > 0 && pair.indexOf('\0') < 0) {
                 env.put(pair.substring(0, eq), pair.substring(eq + 1));
             }
         }
@@ -90,6 +92,15 @@ final class OciLayout {
             bytes += l.path("size").asLong();
         }
         return new long[] {bytes, m.path("layers").size()};
+    }
+
+    /** A manifest or configuration blob, which an image of a sane size keeps well under {@value #MAX_JSON_BYTES} bytes. */
+    private static byte[] small(Path blob) throws IOException {
+        if (Files.size(blob) > MAX_JSON_BYTES) {
+            throw new IOException(blob.getFileName() + " is " + Files.size(blob) + " bytes, over the " + MAX_JSON_BYTES
+                    + " a manifest or an image configuration may be");
+        }
+        return Files.readAllBytes(blob);
     }
 
     private static List<String> strings(JsonNode array) {

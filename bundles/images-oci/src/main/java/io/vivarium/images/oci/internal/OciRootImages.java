@@ -96,11 +96,6 @@ public final class OciRootImages implements RootImages {
     }
 
     @Override
-    public Optional<RootImage> cached(String digest) {
-        return images.find(digest);
-    }
-
-    @Override
     public void remove(String digest) {
         synchronized (pulling.computeIfAbsent(digest, d -> new Object())) {
             try {
@@ -151,7 +146,7 @@ public final class OciRootImages implements RootImages {
             var tick = ticker.scheduleAtFixedRate(() -> progress.step(MIB, (int) Math.min(totalMib, bytesIn(layoutDir) / BYTES_PER_MIB),
                     totalMib), PROGRESS_EVERY_MILLIS, PROGRESS_EVERY_MILLIS, TimeUnit.MILLISECONDS);
             try {
-                skopeo.copy(ref, layoutDir, timeout);
+                skopeo.copy(ref.pinned(digest), layoutDir, timeout);
             } catch (IOException e) {
                 throw sourceFailed(ref, e);
             } finally {

@@ -63,7 +63,7 @@ class OciRootImagesTest {
         assertTrue(steps.stream().anyMatch(s -> s.startsWith(RootImages.MIB + " ")), steps.toString());
         assertEquals(List.of(image.digest().replace(':', '-')), entries(cache), "the image alone, no staging left");
 
-        assertEquals(image, images.cached(image.digest()).orElseThrow());
+        assertEquals(image, new UnpackedImages(cache).find(image.digest()).orElseThrow());
         List<String> again = new ArrayList<>();
         assertEquals(image, images.pull(ref, (what, done, of) -> again.add(what)));
         assertEquals(List.of(), again, "a cached image is not pulled again");
@@ -82,11 +82,11 @@ class OciRootImagesTest {
 
         Files.createDirectories(cache.resolve("staging-left-by-a-kill"));
         OciRootImages restarted = new OciRootImages(OciImagesSettings.defaults(Set.of()), cache);
-        assertEquals(image, restarted.cached(image.digest()).orElseThrow());
+        assertEquals(image, new UnpackedImages(cache).find(image.digest()).orElseThrow());
         assertEquals(List.of(image.digest().replace(':', '-')), entries(cache));
 
         restarted.remove(image.digest());
-        assertTrue(restarted.cached(image.digest()).isEmpty());
+        assertTrue(new UnpackedImages(cache).find(image.digest()).isEmpty());
         assertEquals(List.of(), entries(cache));
     }
 
