@@ -140,6 +140,12 @@ class TemplatesIT {
         assertEquals("ok\n", Api.sh(user, sb, "touch /work/mine && echo ok"), "the workspace is the image user's");
         assertNotEquals("ok\n", Api.sh(user, sb, "touch /etc/mine 2>/dev/null && echo ok"), "the image's root is read-only");
 
+        // a dry-run's twin on the image's root drops to its user through the host's agent, never the image's setpriv
+        JsonNode dry = Api.expect(200, user.post("/v1/sandboxes/" + sb + "/dry-run", Map.of("command",
+                "id -u; echo \"$FOO\"; pwd; echo gone > /work/dry", "paths", List.of("/work"))));
+        assertEquals("1234\nbar\n/home/app\n", dry.get("stdout").asText(), dry.toString());
+        assertEquals("", Api.sh(user, sb, "ls /work/dry 2>/dev/null"), "the dry-run's write was put back");
+
         Api.Response branch = user.post("/v1/sandboxes/" + sb + "/branch", Map.of("tag", "of-reg"));
         assertEquals(409, branch.status(), branch.raw().body());
         Api.Response inUse = operator.delete("/v1/templates/reg");

@@ -70,7 +70,7 @@ final class ChangeSets {
     private DryRunResult dryRun(Sandbox sb, List<String> paths, DryRunRequest request) {
         SandboxInstance instance = live.of(sb);
         ExecRequest exec = ExecRequests.complete(new ExecRequest(List.of("sh", "-c", request.command()),
-                request.timeoutSecs(), null, null, null, null), instance.workspace());
+                request.timeoutSecs(), null, null, null, null), instance.workspace(), sb.record().root());
         BackendRegistry.Entry backend = registry.of(sb);
         Optional<ScratchRuns> scratchRuns = backend.seam(ScratchRuns.class)
                 .filter(s -> instance.hostFiles().isPresent());

@@ -74,7 +74,11 @@ abstract class CoreReferences {
             policyOption = ReferencePolicyOption.GREEDY)
     void bindRootImages(RootImages images) {
         rootImages = images;
+        rootImagesArrived();
     }
+
+    /** An images bundle was bound (installed, or updated). */
+    abstract void rootImagesArrived();
 
     void unbindRootImages(RootImages images) {
         if (rootImages == images) {

@@ -24,27 +24,27 @@ final class ImageUsers {
         String who = colon < 0 ? user : user.substring(0, colon);
         String[] passwd = entry(rootfs.resolve("etc/passwd"), who, 2);
         int uid;
-        if (who.chars().allMatch(Character::isDigit)) {
-            uid = Integer.parseInt(who);
+        if (number(who)) {
+            uid = id(who, "uid " + who);
         } else if (passwd != null) {
-            uid = Integer.parseInt(passwd[2]);
+            uid = id(passwd[2], "the uid of " + who + " in the image's /etc/passwd");
         } else {
             throw new IOException("user " + who + " is not in the image's /etc/passwd");
         }
         int gid;
         if (colon >= 0) {
             String group = user.substring(colon + 1);
-            if (group.chars().allMatch(Character::isDigit)) {
-                gid = Integer.parseInt(group);
+            if (number(group)) {
+                gid = id(group, "gid " + group);
             } else {
                 String[] g = entry(rootfs.resolve("etc/group"), group, 2);
                 if (g == null) {
                     throw new IOException("group " + group + " is not in the image's /etc/group");
                 }
-                gid = Integer.parseInt(g[2]);
+                gid = id(g[2], "the gid of group " + group + " in the image's /etc/group");
             }
         } else {
-            gid = passwd != null && passwd.length > 3 ? Integer.parseInt(passwd[3]) : 0;
+            gid = passwd != null && passwd.length > 3 ? id(passwd[3], "the gid of " + who + " in the image's /etc/passwd") : 0;
         }
         return new int[] {uid, gid};
     }
@@ -55,14 +55,27 @@ final class ImageUsers {
                 || !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) || Files.size(file) > MAX_FILE_BYTES) {
             return null;
         }
-        boolean number = who.chars().allMatch(Character::isDigit);
+        boolean number = number(who);
         for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
             String[] fields = line.split(":", -1);
             if (fields.length > idField && (number ? fields[idField].equals(who) : fields[0].equals(who))
-                    && fields[idField].chars().allMatch(Character::isDigit) && !fields[idField].isEmpty()) {
+                    && number(fields[idField])) {
                 return fields;
             }
         }
         return null;
+    }
+
+    private static boolean number(String s) {
+        return !s.isEmpty() && s.length() <= 10 && s.chars().allMatch(c -> c >= '0' && c <= '9');
+    }
+
+    /** An id as the image writes it: a decimal number a uid or gid can be, else an IOException saying {@code what}. */
+    private static int id(String s, String what) throws IOException {
+        long v = number(s) ? Long.parseLong(s) : -1;
+        if (v < 0 || v > 0xfffffffeL || v > Integer.MAX_VALUE) {
+            throw new IOException(what + " is '" + s + "', not a number a uid or gid can be");
+        }
+        return (int) v;
     }
 }

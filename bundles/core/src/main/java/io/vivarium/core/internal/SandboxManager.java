@@ -138,7 +138,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     private Pausing pausing;
     private Tiers tiers;
     private Checkpointing checkpointing;
-    private Templates templates;
+    private volatile Templates templates;
     private Core core;
     private volatile int maxSandboxes = 1000;
     private volatile boolean stopping;
@@ -270,6 +270,14 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     @Override
     void backendArrived(BackendRegistry.Entry entry) {
         adoption.backendArrived(entry);
+    }
+
+    @Override
+    void rootImagesArrived() {
+        Templates t = templates;
+        if (t != null) {
+            t.imagesArrived();
+        }
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.vivarium.core.internal;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -71,6 +72,8 @@ final class Templates {
         t.setDaemon(true);
         return t;
     });
+    /** Held while a build's image is checked and recorded ready, and while an unused image is removed. */
+    private final Object claims = new Object();
     /** The builds under way, by template name, with their progress. */
     private final Map<String, TemplateInfo.Build> building = new ConcurrentHashMap<>();
 
@@ -80,12 +83,27 @@ final class Templates {
         this.check = check;
     }
 
-    /** Starts again the builds a stopped daemon left under way. */
+    /**
+     * Starts again the builds a stopped daemon left under way, once an images bundle is there (at
+     * start, or when one arrives: {@link #imagesArrived}).
+     */
     void start() {
+        resume();
+    }
+
+    /** An images bundle was bound: builds that waited for one go on. */
+    void imagesArrived() {
+        resume();
+    }
+
+    private synchronized void resume() {
+        if (images.get().isEmpty() || builds.isShutdown()) {
+            return;
+        }
         for (Stored<TemplateRecord> t : state().all(StateCollections.TEMPLATES)) {
-            if (t.body().state().equals(TemplateInfo.BUILDING)) {
-                LOG.log(System.Logger.Level.INFO, "template " + t.key() + "'s build was under way when the daemon stopped; "
-                        + "it starts again");
+            if (t.body().state().equals(TemplateInfo.BUILDING) && !building.containsKey(t.key())) {
+                LOG.log(System.Logger.Level.INFO, "template " + t.key() + "'s build was under way when the daemon (or its "
+                        + "images bundle) stopped; it starts again");
                 submit(t.body());
             }
         }
@@ -176,11 +194,32 @@ final class Templates {
         refuse("volumes", !asked.volumes().isEmpty(), may, t.name());
         List<VolumeMount> volumes = new ArrayList<>(r.volumes());
         volumes.addAll(asked.volumes());
+        for (VolumeMount v : volumes) {
+            requireMountPoint(t, v.mountPath());
+        }
         CreateSandboxRequest request = new CreateSandboxRequest(r.backend(),
                 or(asked.memoryLimitMib(), r.memoryLimitMib()), or(asked.vcpus(), r.vcpus()), null,
                 or(asked.pidsLimit(), r.pidsLimit()), or(asked.diskLimitMib(), r.diskLimitMib()), asked.nodeId(),
                 or(asked.network(), r.network()), volumes, or(asked.idle(), r.idle()), t.name());
         return new Use(request, t.root());
+    }
+
+    /**
+     * A volume of a sandbox on an image's root mounts under {@code /work} or {@code /tmp} (its own), or
+     * on a directory the image has: the image's root is read-only, so no mount point can be made in it.
+     */
+    private static void requireMountPoint(TemplateRecord t, String mountPath) {
+        if (mountPath == null || !mountPath.startsWith("/") || mountPath.startsWith("/work/") || mountPath.startsWith("/tmp/")) {
+            return; // VolumeRequests refuses a missing or relative one
+        }
+        Path at = Path.of(t.root().rootfs());
+        for (Path part : Path.of("/").relativize(Path.of(mountPath))) {
+            at = at.resolve(part);
+            if (!Files.isDirectory(at, LinkOption.NOFOLLOW_LINKS)) {
+                throw ApiException.badRequest("volume mount_path " + mountPath + " is not a directory of template " + t.name()
+                        + "'s image, whose root is read-only: mount it under /work or /tmp, or at a directory the image has");
+            }
+        }
     }
 
     private static void refuse(String field, boolean set, Set<String> may, String template) {
@@ -199,38 +238,43 @@ final class Templates {
 
     private CountDownLatch submit(TemplateRecord record) {
         CountDownLatch finished = new CountDownLatch(1);
+        String id = record.build().id();
         building.put(record.name(), record.build());
         builds.execute(() -> {
             try {
                 build(record);
             } finally {
-                building.remove(record.name());
+                // a build of a template deleted and made again meanwhile has an entry of its own, which stays
+                building.computeIfPresent(record.name(), (k, b) -> b.id().equals(id) ? null : b);
                 finished.countDown();
             }
         });
         return finished;
     }
 
+    /**
+     * Pulls the template's image and records it ready, or failed with why. A build without an images
+     * bundle (uninstalled meanwhile) or of a stopping daemon is left building: it goes on when one is
+     * there again, or at the next start.
+     */
     private void build(TemplateRecord record) {
         String name = record.name();
         TemplateInfo.Build started = record.build();
         TemplateRecord ended;
         try {
-            RootImage image = rootImages().pull(record.request().image(), progressOf(name, started));
-            TemplateRoot root = rootOf(record.request(), image);
-            TemplateInfo.Build build = building.getOrDefault(name, started);
-            ended = new TemplateRecord(name, record.request(), record.createdAtUnix(), TemplateInfo.READY,
-                    new TemplateInfo.Build(started.id(), TemplateInfo.READY, build.layers(), build.layers(), build.bytes(),
-                            build.bytes(), null),
-                    new TemplateInfo.ImageFacts(image.digest(), image.env(), image.workdir(), image.user(), root.uid(), root.gid(),
-                            image.entrypoint(), image.cmd()), root);
-        } catch (IOException | RuntimeException | LinkageError e) {
+            Optional<RootImages> pulling = images.get();
+            if (pulling.isEmpty()) {
+                LOG.log(System.Logger.Level.WARNING, "template " + name + "'s build waits for an images bundle (images-oci)");
+                return;
+            }
+            ended = built(record, pulling.get());
+        } catch (IOException | RuntimeException | LinkageError | OutOfMemoryError e) {
             // a LinkageError: the images bundle was updated under the build, whose old classes are gone
             if (builds.isShutdown()) {
-                return; // the daemon is stopping: the build starts again at the next start
+                return;
             }
-            TemplateInfo.Build build = building.getOrDefault(name, started);
-            String why = e instanceof ApiException a ? a.getMessage() + " (" + a.status() + ")" : e.getMessage();
+            TemplateInfo.Build build = progress(name, started);
+            String why = e instanceof ApiException a ? a.getMessage() + " (" + a.status() + ")" : String.valueOf(e.getMessage());
             LOG.log(System.Logger.Level.WARNING, "template " + name + "'s build failed: " + why);
             ended = new TemplateRecord(name, record.request(), record.createdAtUnix(), TemplateInfo.FAILED,
                     new TemplateInfo.Build(started.id(), TemplateInfo.FAILED, build.layersDone(), build.layers(),
@@ -239,30 +283,74 @@ final class Templates {
         finish(ended);
     }
 
-    /** Records how a build ended, unless the template was deleted meanwhile (its image then goes if nothing else uses it). */
-    private void finish(TemplateRecord ended) {
-        String name = ended.name();
-        try {
-            Optional<Stored<TemplateRecord>> now = state().get(StateCollections.TEMPLATES, name);
-            if (now.isPresent() && now.get().body().build().id().equals(ended.build().id())) {
-                state().commit(new Transaction().put(StateCollections.TEMPLATES, name, ended, now.get().revision()));
-                return;
+    /**
+     * The record of a template whose image {@code pulling} gave and which is still there: an image
+     * another template's delete removed between its pull and this check is pulled once more.
+     */
+    private TemplateRecord built(TemplateRecord record, RootImages pulling) throws IOException {
+        TemplateInfo.Build started = record.build();
+        for (int attempt = 1;; attempt++) {
+            RootImage image = pulling.pull(record.request().image(), progressOf(record.name(), started));
+            TemplateRoot root;
+            try {
+                root = rootOf(record.request(), image);
+            } catch (IOException | RuntimeException e) {
+                removeUnused(image.digest());
+                throw e;
             }
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot record the end of template " + name + "'s build (it is built again "
-                    + "at the next start): " + e.getMessage());
-            return;
-        }
-        if (ended.image() != null) {
-            removeUnused(ended.image().digest());
+            TemplateInfo.Build build = progress(record.name(), started);
+            TemplateRecord ready = new TemplateRecord(record.name(), record.request(), record.createdAtUnix(), TemplateInfo.READY,
+                    new TemplateInfo.Build(started.id(), TemplateInfo.READY, build.layers(), build.layers(), build.bytes(),
+                            build.bytes(), null),
+                    new TemplateInfo.ImageFacts(image.digest(), image.env(), image.workdir(), image.user(), root.uid(), root.gid(),
+                            image.entrypoint(), image.cmd()), root);
+            synchronized (claims) {
+                if (Files.isDirectory(image.rootfs())) {
+                    return ready; // recorded under the same lock by finish, so that no removal comes between
+                }
+            }
+            if (attempt == 2) {
+                throw new IOException("its image " + image.digest() + " was removed twice as it was built; make the template "
+                        + "again");
+            }
         }
     }
 
+    /** Records how a build ended, unless the template was deleted meanwhile (its image then goes if nothing else uses it). */
+    private void finish(TemplateRecord ended) {
+        String name = ended.name();
+        synchronized (claims) {
+            try {
+                Optional<Stored<TemplateRecord>> now = state().get(StateCollections.TEMPLATES, name);
+                if (now.isPresent() && now.get().body().build().id().equals(ended.build().id())) {
+                    state().commit(new Transaction().put(StateCollections.TEMPLATES, name, ended, now.get().revision()));
+                    return;
+                }
+            } catch (StaleRevisionException deletedMeanwhile) {
+                // the template was deleted (or made again) between the read and the write: as if it had been before
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot record the end of template " + name + "'s build (it is built "
+                        + "again at the next start): " + e.getMessage());
+                return;
+            }
+            if (ended.image() != null) {
+                removeUnused(ended.image().digest());
+            }
+        }
+    }
+
+    /** The progress of {@code started}'s build as told so far. */
+    private TemplateInfo.Build progress(String name, TemplateInfo.Build started) {
+        TemplateInfo.Build b = building.get(name);
+        return b != null && b.id().equals(started.id()) ? b : started;
+    }
+
     private Progress progressOf(String name, TemplateInfo.Build started) {
-        return (what, doneSteps, of) -> building.computeIfPresent(name, (k, b) -> what.equals(RootImages.LAYERS)
-                ? new TemplateInfo.Build(b.id(), b.state(), doneSteps, of, b.bytesDone(), b.bytes(), null)
-                : new TemplateInfo.Build(b.id(), b.state(), b.layersDone(), b.layers(), (long) doneSteps << 20, (long) of << 20,
-                        null));
+        return (what, doneSteps, of) -> building.computeIfPresent(name, (k, b) -> !b.id().equals(started.id()) ? b
+                : what.equals(RootImages.LAYERS)
+                        ? new TemplateInfo.Build(b.id(), b.state(), doneSteps, of, b.bytesDone(), b.bytes(), null)
+                        : new TemplateInfo.Build(b.id(), b.state(), b.layersDone(), b.layers(), (long) doneSteps << 20,
+                                (long) of << 20, null));
     }
 
     /** The root a template's sandboxes run on: its image, with the template's env, workdir and user over the image's. */
@@ -274,11 +362,14 @@ final class Templates {
                 ids[0], ids[1]);
     }
 
+    /** Removes the unpacked image of {@code digest} unless a ready template names it (under the lock its builds record under). */
     private void removeUnused(String digest) {
-        boolean used = state().all(StateCollections.TEMPLATES).stream().map(Stored::body)
-                .anyMatch(t -> t.image() != null && t.image().digest().equals(digest));
-        if (!used) {
-            images.get().ifPresent(i -> i.remove(digest));
+        synchronized (claims) {
+            boolean used = state().all(StateCollections.TEMPLATES).stream().map(Stored::body)
+                    .anyMatch(t -> t.image() != null && t.image().digest().equals(digest));
+            if (!used) {
+                images.get().ifPresent(i -> i.remove(digest));
+            }
         }
     }
 
@@ -306,7 +397,7 @@ final class Templates {
             throw ApiException.badRequest("env has " + r.env().size() + " variables; at most " + MAX_ENV);
         }
         r.env().forEach((k, v) -> {
-            if (k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0 || v == null || v.indexOf('\0') >= 0) {
+            if (k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0 || v.indexOf('\0') >= 0) {
                 throw ApiException.badRequest("env " + k + " is invalid: a name without '=' or NUL and a string value");
             }
         });
@@ -328,7 +419,7 @@ final class Templates {
     }
 
     private TemplateInfo info(TemplateRecord t) {
-        TemplateInfo.Build build = t.state().equals(TemplateInfo.BUILDING) ? building.getOrDefault(t.name(), t.build()) : t.build();
+        TemplateInfo.Build build = t.state().equals(TemplateInfo.BUILDING) ? progress(t.name(), t.build()) : t.build();
         return new TemplateInfo(t.name(), t.state(), t.request(), build, t.image(), t.createdAtUnix());
     }
 

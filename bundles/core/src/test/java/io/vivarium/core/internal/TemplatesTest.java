@@ -91,11 +91,6 @@ class TemplatesTest {
         }
 
         @Override
-        public Optional<RootImage> cached(String digest) {
-            return Optional.empty();
-        }
-
-        @Override
         public void remove(String digest) {
             removed.add(digest);
         }
@@ -192,6 +187,21 @@ class TemplatesTest {
         assertEquals(512, spec.memoryLimitMib());
         assertEquals(33, spec.root().uid(), "web in the image's /etc/passwd");
         assertEquals(50, spec.root().gid(), "staff in the image's /etc/group");
+    }
+
+    @Test
+    void aVolumeOfASandboxOnAnImageMountsOnlyWhereAMountPointCanBe() throws Exception {
+        core.core().templates().create(OPERATOR, template("vols", null, List.of("volumes")));
+        ready("vols");
+        ApiException nowhere = assertThrows(ApiException.class, () -> core.create(ALICE, new CreateSandboxRequest(null, null,
+                null, null, null, null, null, null, List.of(new io.vivarium.api.VolumeMount("data", "/srv/data", null, false)),
+                null, "vols")));
+        assertEquals(400, nowhere.status());
+        assertTrue(nowhere.getMessage().contains("/srv/data") && nowhere.getMessage().contains("/work"), nowhere.getMessage());
+        ApiException escaping = assertThrows(ApiException.class, () -> core.create(ALICE, new CreateSandboxRequest(null, null,
+                null, null, null, null, null, null, List.of(new io.vivarium.api.VolumeMount("data", "/etc/../x", null, false)),
+                null, "vols")));
+        assertEquals(400, escaping.status(), escaping.getMessage());
     }
 
     @Test
