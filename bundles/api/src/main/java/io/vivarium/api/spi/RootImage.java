@@ -28,6 +28,14 @@ public record RootImage(String digest, Path rootfs, Map<String, String> env, Str
         cmd = cmd == null ? List.of() : List.copyOf(cmd);
     }
 
+    /**
+     * Where a backend keeps what it makes of this image for itself (a VM's disk of the root): beside
+     * {@link #rootfs()}, made by the backend when first needed, and removed with the image. Since 2.13.
+     */
+    public Path derivedDir() {
+        return rootfs.resolveSibling("derived");
+    }
+
     /** The uid its processes run as: {@link #uid()}, or {@code insteadOfRoot} where that is root's (no sandbox process is). */
     public int uidOr(int insteadOfRoot) {
         return uid != 0 ? uid : insteadOfRoot;

@@ -39,6 +39,14 @@ public abstract class AgentGuestChannel implements GuestChannel {
     /** Runs {@code call} with a client of the agent. */
     protected abstract <T> T withClient(BiFunction<GuestAgentClient, Deadline, T> call, Deadline deadline);
 
+    /**
+     * The command a client's request runs in the guest: as the agent's own user unless a subclass
+     * says whose (a VM on a template's image runs its commands as the image's user). Since 1.4.
+     */
+    protected ExecSpec commandOf(ExecRequest request) {
+        return ExecSpec.from(request);
+    }
+
     /** The round trip of a {@code guest-ping}, and the warm interpreter's version once the agent knows it. */
     @Override
     public PingResult ping() {
@@ -50,7 +58,7 @@ public abstract class AgentGuestChannel implements GuestChannel {
 
     @Override
     public ExecResult exec(ExecRequest request) {
-        ExecSpec spec = ExecSpec.from(request);
+        ExecSpec spec = commandOf(request);
         return call(spec.timeout().plus(execAnswerGrace), (client, deadline) -> {
             try {
                 return client.exec(spec, deadline).toExecResult();
@@ -68,14 +76,14 @@ public abstract class AgentGuestChannel implements GuestChannel {
 
     @Override
     public GuestProcess start(ExecRequest request, boolean stdinOpen) {
-        ExecSpec spec = ExecSpec.from(request);
+        ExecSpec spec = commandOf(request);
         return new AgentProcess(this::call,
                 call(PING_TIMEOUT, (client, deadline) -> client.startStreamed(spec, stdinOpen, null, deadline)));
     }
 
     @Override
     public GuestProcess startTerminal(ExecRequest request, TerminalSize size) {
-        ExecSpec spec = ExecSpec.from(request);
+        ExecSpec spec = commandOf(request);
         return new AgentProcess(this::call,
                 call(PING_TIMEOUT, (client, deadline) -> client.startStreamed(spec, true, size, deadline)));
     }
