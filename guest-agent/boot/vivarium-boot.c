@@ -8,6 +8,16 @@
  *                               /etc/vivarium/modules in order, /dev/vda (waited for up to 2 s)
  *                               at /work (ext4, noatime), hostname vivarium, lo up
  *   vivarium-boot modules FILE  only the modules of FILE (one name per line, /lib/modules/NAME.ko)
+ *   vivarium-boot image-root SERIAL [UID:GID]
+ *                               a template's VM (docs/templates.md), run by PID 1 in its place:
+ *                               the read-only ext4 disk whose serial is SERIAL mounted, /work given
+ *                               to UID:GID, busybox with its applets, the agent and /init copied
+ *                               to /run/vivarium (the image's root may have no shell and no agent),
+ *                               the late modules loaded, /dev /proc /sys /run /tmp /work moved into
+ *                               the image's root, the initramfs freed, the root made / and
+ *                               "/run/vivarium/bin/sh /run/vivarium/init image-root" executed. A
+ *                               guest that cannot start on the root it was given powers off: it
+ *                               must not run on another one
  *   vivarium-boot reseed        the bytes on stdin (at most 512; the host's randomness, given to a
  *                               VM restored from a snapshot) added to the kernel's input pool and
  *                               credited at 4 bits a byte (RNDADDENTROPY: the host sends hex), then
@@ -29,7 +39,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <dirent.h>
+#include <ftw.h>
 #include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -152,6 +166,138 @@ static void setup(void)
 	trace("hostname, lo", "");
 }
 
+#define NEW_ROOT "/image-root"
+#define TOOLS "/run/vivarium/bin"
+
+/* Says why, then powers the guest off (PID 1 here: the VM stops, and the host reports the console's lines). */
+__attribute__((format(printf, 1, 2), noreturn)) static void stop_boot(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("vivarium: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("; powering off\n", stderr);
+	va_end(ap);
+	sync();
+	reboot(RB_POWER_OFF);
+	_exit(1);
+}
+
+/* The node of the virtio disk whose serial is SERIAL into dev, waited for up to about 2 s; 0 if none. */
+static int disk_with_serial(const char *serial, char *dev, size_t size)
+{
+	struct timespec pause = {0, 2 * 1000 * 1000};
+	for (int i = 0; i < 1000; i++) {
+		DIR *d = opendir("/sys/block");
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			char path[300], value[64] = {0};
+			if (strncmp(e->d_name, "vd", 2))
+				continue;
+			snprintf(path, sizeof path, "/sys/block/%s/serial", e->d_name);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			ssize_t n = fd < 0 ? -1 : read(fd, value, sizeof value - 1);
+			if (fd >= 0)
+				close(fd);
+			if (n > 0 && value[n - 1] == '\n')
+				value[n - 1] = 0;
+			snprintf(dev, size, "/dev/%s", e->d_name);
+			if (n > 0 && !strcmp(value, serial) && access(dev, F_OK) == 0) {
+				closedir(d);
+				return 1;
+			}
+		}
+		if (d)
+			closedir(d);
+		nanosleep(&pause, NULL);
+	}
+	return 0;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	struct stat st;
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (in < 0 || out < 0 || fstat(in, &st) < 0)
+		stop_boot("cannot copy %s to %s: %s", from, to, strerror(errno));
+	for (off_t at = 0; at < st.st_size;) {
+		ssize_t n = sendfile(out, in, &at, (size_t)(st.st_size - at));
+		if (n <= 0)
+			stop_boot("cannot copy %s to %s: %s", from, to, n < 0 ? strerror(errno) : "short");
+	}
+	close(in);
+	close(out);
+}
+
+/* A link in TOOLS for every busybox applet linked in DIR (build-image.sh links them to /bin/busybox). */
+static void link_applets(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[512], target[64], link[512];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		ssize_t n = readlink(path, target, sizeof target - 1);
+		if (n < 0)
+			continue;
+		target[n] = 0;
+		snprintf(link, sizeof link, TOOLS "/%s", e->d_name);
+		if (!strcmp(target, "/bin/busybox") && symlink("busybox", link) < 0 && errno != EEXIST)
+			stop_boot("cannot link %s: %s", link, strerror(errno));
+	}
+	if (d)
+		closedir(d);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type;
+	if (ftw->level > 0 && remove(path) < 0)
+		say("cannot free %s of the initramfs: %s", path, strerror(errno));
+	return 0;
+}
+
+/* See the header. Never returns. */
+static void image_root(const char *serial, const char *owner)
+{
+	char dev[300];
+	if (!disk_with_serial(serial, dev, sizeof dev))
+		stop_boot("no disk with serial %s, which holds the image's root", serial);
+	mkdir(NEW_ROOT, 0755);
+	if (mount(dev, NEW_ROOT, "ext4", MS_RDONLY | MS_NODEV | MS_NOATIME, NULL) < 0)
+		stop_boot("the image's root on %s will not mount: %s", dev, strerror(errno));
+	trace("image root mounted", "");
+	unsigned uid, gid;
+	if (owner && owner[0] && (sscanf(owner, "%u:%u", &uid, &gid) != 2 || chown("/work", uid, gid) < 0))
+		stop_boot("cannot give /work to %s: %s", owner, strerror(errno));
+	mkdir("/run/vivarium", 0755);
+	if (mkdir(TOOLS, 0755) < 0 && errno != EEXIST)
+		stop_boot("cannot make %s: %s", TOOLS, strerror(errno));
+	copy_file("/bin/busybox", TOOLS "/busybox");
+	copy_file("/sbin/vivarium-agent", TOOLS "/vivarium-agent");
+	copy_file("/init", "/run/vivarium/init");
+	const char *dirs[] = {"/bin", "/sbin", "/usr/bin", "/usr/sbin"};
+	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+		link_applets(dirs[i]);
+	trace("tools copied", "");
+	load_modules("/etc/vivarium/modules-late");
+	const char *moved[] = {"/dev", "/proc", "/sys", "/run", "/tmp", "/work"};
+	for (size_t i = 0; i < sizeof moved / sizeof *moved; i++) {
+		char to[64];
+		snprintf(to, sizeof to, NEW_ROOT "%s", moved[i]);
+		if (mount(moved[i], to, NULL, MS_MOVE, NULL) < 0)
+			stop_boot("cannot move %s into the image's root: %s", moved[i], strerror(errno));
+	}
+	/* as switch_root does: the initramfs's files freed (FTW_MOUNT: not the image's root mounted in it) */
+	nftw("/", remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	if (chdir(NEW_ROOT) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0 || chdir("/work") < 0)
+		stop_boot("cannot make the image's root /: %s", strerror(errno));
+	trace("switched", "");
+	execl(TOOLS "/sh", "sh", "/run/vivarium/init", "image-root", (char *)NULL);
+	stop_boot("cannot start %s: %s", TOOLS "/sh", strerror(errno));
+}
+
 /* From <linux/random.h>, which musl's headers lack. */
 #define RNDADDENTROPY _IOW('R', 0x03, int[2])
 #define RNDRESEEDCRNG _IO('R', 0x07)
@@ -206,8 +352,11 @@ int main(int argc, char **argv)
 		load_modules(argv[2]);
 	else if (argc == 2 && !strcmp(argv[1], "reseed"))
 		reseed();
+	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "image-root"))
+		image_root(argv[2], argc == 4 ? argv[3] : NULL);
 	else {
-		fputs("usage: vivarium-boot setup | vivarium-boot modules FILE | vivarium-boot reseed\n", stderr);
+		fputs("usage: vivarium-boot setup | vivarium-boot modules FILE | vivarium-boot reseed"
+		      " | vivarium-boot image-root SERIAL [UID:GID]\n", stderr);
 		return 2;
 	}
 	return failed;
