@@ -43,7 +43,21 @@ public final class OciTestImages {
      * the image, e.g. a large one for a benchmark).
      */
     public static String layout(Path dir, List<Path> extraFiles) throws IOException {
-        Path root = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-root"));
+        Path root = root(dir.resolveSibling(dir.getFileName() + "-root"), extraFiles);
+        umoci("init", "--layout", dir.toString());
+        umoci("new", "--image", dir + ":app");
+        umoci("insert", "--image", dir + ":app", root.toString(), "/");
+        umoci("config", "--image", dir + ":app", "--config.user", "app", "--config.workingdir", "/home/app",
+                "--config.env", "FOO=bar", "--config.entrypoint", "/bin/sh", "--config.entrypoint", "-c",
+                "--config.cmd", "echo hello");
+        return "oci:" + dir + ":app";
+    }
+
+    /**
+     * The image's root file system, unpacked as it is in an image (a backend's conformance check of a
+     * template's root starts on it as it is): made in {@code root}, with {@code extraFiles}; returns {@code root}.
+     */
+    public static Path root(Path root, List<Path> extraFiles) throws IOException {
         Files.createDirectories(root.resolve("bin"));
         Files.copy(Path.of("/bin/busybox"), root.resolve("bin/busybox"));
         for (String applet : List.of("sh", "id", "pwd", "cat", "echo", "ls", "env", "touch", "sleep", "true", "grep", "head",
@@ -63,13 +77,7 @@ public final class OciTestImages {
         Files.writeString(root.resolve("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\napp:x:" + UID + ":" + GID
                 + ":app:/home/app:/bin/sh\n");
         Files.writeString(root.resolve("etc/group"), "root:x:0:\napp:x:" + GID + ":\n");
-        umoci("init", "--layout", dir.toString());
-        umoci("new", "--image", dir + ":app");
-        umoci("insert", "--image", dir + ":app", root.toString(), "/");
-        umoci("config", "--image", dir + ":app", "--config.user", "app", "--config.workingdir", "/home/app",
-                "--config.env", "FOO=bar", "--config.entrypoint", "/bin/sh", "--config.entrypoint", "-c",
-                "--config.cmd", "echo hello");
-        return "oci:" + dir + ":app";
+        return root;
     }
 
     /** Copies the image {@code from} (a skopeo reference) to {@code to}, TLS not verified for a registry either side. */

@@ -40,6 +40,7 @@ import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.GuestProcess;
 import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.RootImage;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.PauseControl;
@@ -564,6 +565,29 @@ public abstract class SandboxBackendSuite {
         assertFalse(fill.stdout().contains("status 0"), fill.stdout());
         assertEquals(0, exec(i, "/bin/rm", "fill").exitCode(), "freeing the space works");
         assertEquals(0, exec(i, "/bin/sh", "-c", "echo again > again").exitCode(), "and writing works again");
+    }
+
+    @Test
+    void anInstanceOnAnImagesRootRunsAsItsUserOnItReadOnlyAndWritesItsWorkspace() throws IOException {
+        need(Feature.PROCESSES);
+        Assumptions.assumeTrue(backend.capabilities().contains(Capability.ROOT_IMAGE),
+                () -> backend.name() + " reports no root_image in its capabilities");
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/bin/busybox")), "the image's root is made of the host's "
+                + "/bin/busybox (apt-get install busybox)");
+        Path rootfs = OciTestImages.root(stateDir.resolve("images").resolve("sha256-0").resolve("rootfs"), List.of());
+        RootImage image = new RootImage("sha256:" + "0".repeat(64), rootfs, Map.of("FOO", "bar"), "/home/app", "app",
+                OciTestImages.UID, OciTestImages.GID, List.of(), List.of());
+        String id = newId();
+        InstanceSpec plain = spec(id, Files.createDirectories(stateDir.resolve("sandboxes").resolve(id)), null, null);
+        InstanceSpec spec = new InstanceSpec(plain.id(), plain.dir(), plain.memoryLimitMib(), plain.vcpus(), plain.image(),
+                plain.pidsLimit(), plain.diskLimitMib(), plain.network(), plain.resolver(), plain.volumes(), image);
+        Created c = new Created(spec, backend.create(spec, storage(), operation()));
+        created.add(c);
+        ExecResult r = exec(c.instance(), "/bin/sh", "-c", "id -u; id -g; grep -c '^app:x:" + OciTestImages.UID
+                + ":' /etc/passwd; ls /usr 2>/dev/null; touch /work/mine && echo writes-work; "
+                + "touch /etc/mine 2>/dev/null || echo root-read-only");
+        assertEquals(OciTestImages.UID + "\n" + OciTestImages.GID + "\n1\nwrites-work\nroot-read-only\n", r.stdout(),
+                "as the image's user, on its root (its passwd, no /usr), read-only, its workspace its own: " + r);
     }
 
     @Test

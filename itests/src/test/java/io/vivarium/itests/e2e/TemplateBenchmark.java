@@ -30,12 +30,17 @@ import org.junit.jupiter.api.io.TempDir;
  * (b) building a template of a 100 MiB image served by Debian's docker-registry on 127.0.0.1, from
  * the POST until GET says ready, against what a person would run by hand: {@code skopeo copy} of
  * the image into a layout and {@code umoci unpack} of it, alternating; the template is deleted (its
- * unpacked image with it) between rounds, so that each build pulls again.
+ * unpacked image with it) between rounds, so that each build pulls again; (c) where QEMU runs, the
+ * same as (a) for VMs: creates from the template on qemu (the image's root a disk the guest switches
+ * to) against creates of the default guest image, each pair after one untimed create of each (the
+ * first makes the image's disk).
  */
 @ExtendWith(Bench.class)
 class TemplateBenchmark {
     static final Goal CREATE_RATIO = Goal.atMost(
             "procbox create from a cached template p50 / create of the built-in root p50 (same memory limit)", 1.1, "×", 27);
+    static final Goal QEMU_CREATE_RATIO = Goal.atMost(
+            "qemu create from a cached template p50 / create of the default guest image p50", 1.1, "×", 27);
     static final Goal BUILD_RATIO = Goal.atMost(
             "template build of a 100 MiB image from a local registry / skopeo copy + umoci unpack by hand, median", 2, "×", 27);
 
@@ -43,6 +48,7 @@ class TemplateBenchmark {
     static final Daemons daemons = new Daemons();
 
     static final int CREATE_PAIRS = 20;
+    static final int VM_CREATE_PAIRS = 8;
     static final int BUILD_ROUNDS = 3;
     static final int BIG_MIB = 100;
 
@@ -59,28 +65,33 @@ class TemplateBenchmark {
             OciTestImages.copy(OciTestImages.layout(dir.resolve("small")), registry.reference("bench/small:1"));
             OciTestImages.copy(OciTestImages.layout(dir.resolve("big"), List.of(big)), registry.reference("bench/big:1"));
             Daemon daemon = daemons.start(dir.resolve("state"), List.of("--features",
-                    "core,api-v1,procbox,images-oci,fingerprint-sha256,storage-reflink"),
+                    "core,api-v1,procbox,qemu,images-oci,fingerprint-sha256,storage-reflink"),
                     List.of("-Dvivarium.images.insecure.registries=" + registry.host()));
             Api api = new Api(daemon.baseUrl(), daemon.adminToken());
 
-            built(api, "small", registry.reference("bench/small:1"));
-            List<Double> fromTemplate = new ArrayList<>();
-            List<Double> builtIn = new ArrayList<>();
-            for (int pair = 0; pair <= CREATE_PAIRS; pair++) {
-                double t = pair % 2 == 0 ? created(api, Map.of("template", "small")) : 0;
-                double b = created(api, Map.of("backend", "procbox", "memory_limit_mib", 256));
-                if (pair % 2 == 1) {
-                    t = created(api, Map.of("template", "small"));
-                }
-                if (pair > 0) {
-                    fromTemplate.add(t);
-                    builtIn.add(b);
-                }
-            }
+            built(api, "small", "procbox", registry.reference("bench/small:1"));
+            List<List<Double>> procbox = alternating(api, CREATE_PAIRS, Map.of("template", "small"),
+                    Map.of("backend", "procbox", "memory_limit_mib", 256));
+            List<Double> fromTemplate = procbox.get(0);
+            List<Double> builtIn = procbox.get(1);
             report.add(new Table("procbox create, 256 MiB memory limit", "n", "p50 ms", "p99 ms")
                     .latency("POST /v1/sandboxes {\"template\": \"small\"} (busybox image, cached)", fromTemplate)
                     .latency("POST /v1/sandboxes {\"memory_limit_mib\": 256} (the host's /usr, read-only)", builtIn));
             report.check(CREATE_RATIO, Stats.p50(fromTemplate) / Stats.p50(builtIn));
+
+            String noQemu = Host.qemuMissing("default");
+            if (noQemu == null) {
+                built(api, "small-vm", "qemu", registry.reference("bench/small:1"));
+                List<List<Double>> qemu = alternating(api, VM_CREATE_PAIRS, Map.of("template", "small-vm"),
+                        Map.of("backend", "qemu"));
+                report.add(new Table("qemu create, the default 256 MiB guest", "n", "p50 ms", "p99 ms")
+                        .latency("POST /v1/sandboxes {\"template\": \"small-vm\"} (busybox image's root as a disk, cached)",
+                                qemu.get(0))
+                        .latency("POST /v1/sandboxes {\"backend\": \"qemu\"} (the default guest image)", qemu.get(1)));
+                report.check(QEMU_CREATE_RATIO, Stats.p50(qemu.get(0)) / Stats.p50(qemu.get(1)));
+            } else {
+                report.notRun(QEMU_CREATE_RATIO, noQemu);
+            }
 
             List<Double> building = new ArrayList<>();
             List<Double> byHand = new ArrayList<>();
@@ -115,6 +126,28 @@ class TemplateBenchmark {
         return file;
     }
 
+    /**
+     * {@code pairs} creates of {@code a} and of {@code b}, alternating which goes first, after one
+     * untimed pair (a warm-up); each is deleted outside the timed call.
+     */
+    private static List<List<Double>> alternating(Api api, int pairs, Map<String, Object> a, Map<String, Object> b)
+            throws Exception {
+        List<Double> as = new ArrayList<>();
+        List<Double> bs = new ArrayList<>();
+        for (int pair = 0; pair <= pairs; pair++) {
+            double ta = pair % 2 == 0 ? created(api, a) : 0;
+            double tb = created(api, b);
+            if (pair % 2 == 1) {
+                ta = created(api, a);
+            }
+            if (pair > 0) {
+                as.add(ta);
+                bs.add(tb);
+            }
+        }
+        return List.of(as, bs);
+    }
+
     private static double created(Api api, Map<String, Object> body) throws Exception {
         long t0 = System.nanoTime();
         String id = Api.expect(201, api.post("/v1/sandboxes", body)).get("id").asText();
@@ -123,8 +156,8 @@ class TemplateBenchmark {
         return ms;
     }
 
-    private static void built(Api api, String name, String image) throws Exception {
-        Api.Response r = api.post("/v1/templates", Map.of("name", name, "backend", "procbox", "image", image,
+    private static void built(Api api, String name, String backend, String image) throws Exception {
+        Api.Response r = api.post("/v1/templates", Map.of("name", name, "backend", backend, "image", image,
                 "client_may_set", List.of("memory_limit_mib")));
         if (r.status() != 201 && r.status() != 202) {
             throw new AssertionError("the template was not made: " + r.status() + " " + r.raw().body());
@@ -141,7 +174,7 @@ class TemplateBenchmark {
     /** One build of the big image, timed to the first GET that says ready; the template is then deleted, its image with it. */
     private static double build(Api api, LocalRegistry registry) throws Exception {
         long t0 = System.nanoTime();
-        built(api, "big", registry.reference("bench/big:1"));
+        built(api, "big", "procbox", registry.reference("bench/big:1"));
         double ms = Stats.millisSince(t0);
         Api.expect(204, api.delete("/v1/templates/big"));
         return ms;

@@ -42,7 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * templates, their sandboxes and their defaults outlive a daemon restart.
  */
 class TemplatesIT {
-    private static final String FEATURES = "core,api-v1,procbox,gvisor,images-oci,fingerprint-sha256,storage-reflink";
+    private static final String FEATURES = "core,api-v1,procbox,gvisor,qemu,images-oci,fingerprint-sha256,storage-reflink";
     private static final String IMAGE_FACTS = "id -u; id -g; pwd; echo \"$FOO\"; grep -c '^app:x:1234:' /etc/passwd";
     private static final String RUNS_AS_THE_IMAGE = "1234\n2345\n/home/app\nbar\n1\n";
 
@@ -167,6 +167,35 @@ class TemplatesIT {
     }
 
     @Test
+    void aQemuSandboxOfTheRegistryImageRunsAsItsUserInItsWorkdirOnItsRootWithItsVolumes() throws Exception {
+        String missing = Host.qemuMissing("default");
+        Assumptions.assumeTrue(missing == null, missing);
+        JsonNode t = made(template("in-a-vm", "qemu", registry.reference("vivarium/test:1"), "client_may_set",
+                List.of("volumes")));
+        assertEquals("ready", t.get("state").asText(), t.toString());
+        Api.expect(201, user.post("/v1/volumes", Map.of("name", "vm-data", "size_mib", 16)));
+        String sb = sandboxOf(user, Map.of("template", "in-a-vm", "volumes",
+                List.of(Map.of("name", "vm-data", "mount_path", "/work/data", "read_only", true))));
+        try {
+            assertEquals(RUNS_AS_THE_IMAGE, Api.sh(user, sb, IMAGE_FACTS));
+            assertEquals("", Api.sh(user, sb, "ls /usr 2>/dev/null"), "the image's root (it has no /usr), not the guest's");
+            assertEquals("ok\n", Api.sh(user, sb, "touch /work/mine && echo ok"), "the workspace is the image user's");
+            assertNotEquals("ok\n", Api.sh(user, sb, "touch /etc/mine 2>/dev/null && echo ok"), "the image's root is read-only");
+            assertEquals("1\n", Api.sh(user, sb, "grep -c ' /work/data ext4 ro,' /proc/mounts"), "the volume is mounted, "
+                    + "by the guest's own busybox where the image has no mount");
+
+            JsonNode dry = Api.expect(200, user.post("/v1/sandboxes/" + sb + "/dry-run", Map.of("command",
+                    "id -u; echo \"$FOO\"; pwd; echo gone > /work/dry", "paths", List.of("/work"))));
+            assertEquals("1234\nbar\n/home/app\n", dry.get("stdout").asText(), dry.toString());
+            assertEquals("", Api.sh(user, sb, "ls /work/dry 2>/dev/null"), "the dry-run's write was put back");
+        } finally {
+            Api.expect(204, user.delete("/v1/sandboxes/" + sb));
+            Api.expect(204, user.delete("/v1/volumes/vm-data"));
+        }
+        Api.expect(204, operator.delete("/v1/templates/in-a-vm"));
+    }
+
+    @Test
     void clientsNameOnlyTheBackendsTheOperatorAllowsWhichBackendsSays() throws Exception {
         Api.Response named = user.post("/v1/sandboxes", Map.of("backend", "gvisor"));
         assertEquals(403, named.status(), named.raw().body());
@@ -184,7 +213,7 @@ class TemplatesIT {
         for (JsonNode b : Api.expect(200, user.get("/v1/backends"))) {
             mayName.put(b.get("name").asText(), b.get("client_may_name").asBoolean());
         }
-        assertEquals(Map.of("procbox", true, "gvisor", false), mayName);
+        assertEquals(Map.of("procbox", true, "gvisor", false, "qemu", false), mayName);
     }
 
     @Test
@@ -213,6 +242,11 @@ class TemplatesIT {
             made(template("as-root-gvisor", "gvisor", layout, "user", "0:0"));
             String onGvisor = sandboxOf(user, Map.of("template", "as-root-gvisor"));
             assertEquals("65534\n65534\n", Api.sh(user, onGvisor, "id -u; id -g"));
+        }
+        if (Host.qemuMissing("default") == null) {
+            made(template("as-root-qemu", "qemu", layout, "user", "0"));
+            String inVm = sandboxOf(user, Map.of("template", "as-root-qemu"));
+            assertEquals("65534\n65534\nok\n", Api.sh(user, inVm, "id -u; id -g; touch /work/mine && echo ok"));
         }
     }
 

@@ -71,6 +71,11 @@ record GuestImage(Path dir, String cmdline, String agent) {
         }
     }
 
+    /** Whether its agent is ours ({@code vivarium-agent}), which runs commands as any user, not the stock qemu-ga. */
+    boolean hasOurAgent() {
+        return "vivarium".equals(agent);
+    }
+
     Path kernel() {
         return dir.resolve(KERNEL);
     }

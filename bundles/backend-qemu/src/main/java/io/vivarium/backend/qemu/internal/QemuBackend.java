@@ -16,6 +16,7 @@ import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
+import io.vivarium.api.spi.RootImage;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.PauseControl;
@@ -52,6 +53,7 @@ public class QemuBackend implements SandboxBackend {
 
     private final QemuRuntime runtime;
     private final QemuLauncher launcher;
+    private final RootDisks rootDisks = new RootDisks();
 
     @Activate
     public QemuBackend(@Reference QemuRuntime runtime) {
@@ -67,7 +69,7 @@ public class QemuBackend implements SandboxBackend {
     @Override
     public Set<String> capabilities() {
         return Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.IMAGE, Capability.VOLUMES,
-                Capability.VOLUME_DISKS);
+                Capability.VOLUME_DISKS, Capability.ROOT_IMAGE);
     }
 
     @Override
@@ -116,8 +118,10 @@ public class QemuBackend implements SandboxBackend {
             files = launcher.prepare(planned);
             context.checkpoint("making the disk overlay");
             makeDisk(storage.choose(ArtifactKind.DISK, spec.dir()), image, files, spec, context);
+            VmRoot root = rootOf(spec.root(), image, context);
             return launcher.boot(spec.id(), image, QemuLauncher.kernelOf(image), files,
-                    new VmRecord.Memory(memoryMib, vcpus, null, null), VmVolume.of(spec.volumes()), bootDeadline, context);
+                    new VmRecord.Memory(memoryMib, vcpus, null, null), VmVolume.of(spec.volumes()), root, bootDeadline,
+                    context);
         } catch (IOException | RuntimeException e) {
             launcher.abandon(null, planned, e);
             if (e instanceof ApiException api) {
@@ -126,6 +130,24 @@ public class QemuBackend implements SandboxBackend {
             throw ApiException.internal("sandbox " + spec.id() + " failed to start: " + e.getMessage()
                     + "; the console's last lines: " + VmFiles.tail(files.console(), QemuLauncher.CONSOLE_TAIL_BYTES), e);
         }
+    }
+
+    /**
+     * The template image's root a VM of {@code image} runs on, its disk made first if it is the
+     * image's first VM; null without a template. Its commands run as the image's user through our
+     * agent, which a stock qemu-ga image cannot do; never as root, as on the other backends.
+     */
+    private VmRoot rootOf(RootImage root, GuestImage image, OperationContext context) throws IOException {
+        if (root == null) {
+            return null;
+        }
+        if (!image.hasOurAgent()) {
+            throw ApiException.badRequest("the guest image " + image.dir().getFileName() + " has the agent " + image.agent()
+                    + ", which cannot run commands as a template image's user; set the qemu backend's default_image to "
+                    + "one with vivarium-agent");
+        }
+        context.checkpoint("making the disk of the image's root");
+        return new VmRoot(rootDisks.diskOf(root), root.uidOr(VmRoot.NOBODY), root.gidOr(VmRoot.NOBODY));
     }
 
     /**

@@ -53,12 +53,15 @@ final class QemuCommand {
     static List<String> launch(Path qemu, Accelerator accelerator, GuestImage image, VmFiles files, int memoryMib,
             int vcpus) {
         return launch(qemu, accelerator, image, files, memoryMib, vcpus, new Memory(files.ram(), true), Incoming.BOOT,
-                List.of());
+                List.of(), null);
     }
 
-    /** @param volumes the VM's volumes, each a disk after its own ({@link VmVolumes#qemuArgs}) */
+    /**
+     * @param volumes the VM's volumes, each a disk after its own ({@link VmVolumes#qemuArgs})
+     * @param root the template image's root it runs on, a disk after the volumes, or null
+     */
     static List<String> launch(Path qemu, Accelerator accelerator, GuestImage image, VmFiles files, int memoryMib,
-            int vcpus, Memory memory, Incoming incoming, List<VmVolume> volumes) {
+            int vcpus, Memory memory, Incoming incoming, List<VmVolume> volumes, VmRoot root) {
         List<String> argv = new ArrayList<>(List.of(qemu.toString(), "-nodefaults", "-no-user-config", "-nographic",
                 "-M", "q35,memory-backend=" + MEMORY_ID,
                 "-object", "memory-backend-file,id=" + MEMORY_ID + ",size=" + memoryMib + "M,mem-path="
@@ -70,7 +73,7 @@ final class QemuCommand {
                 "-m", Integer.toString(memoryMib),
                 "-smp", Integer.toString(vcpus),
                 "-initrd", image.initramfs().toString(),
-                "-append", image.cmdline(),
+                "-append", root == null ? image.cmdline() : image.cmdline() + root.cmdline(),
                 "-chardev", "file,id=console,append=on,path=" + option(files.console()),
                 "-serial", "chardev:console",
                 "-D", files.qemuLog().toString(),
@@ -81,6 +84,9 @@ final class QemuCommand {
                         + option(files.disk()),
                 "-device", "virtio-blk-pci,drive=" + DISK_NODE));
         argv.addAll(VmVolumes.qemuArgs(volumes));
+        if (root != null) {
+            argv.addAll(root.qemuArgs());
+        }
         argv.addAll(List.of(
                 "-qmp", "unix:" + option(files.qmpSocket()) + ",server=on,wait=off",
                 "-nic", "none",

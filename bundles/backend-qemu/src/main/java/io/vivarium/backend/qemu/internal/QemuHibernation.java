@@ -135,9 +135,9 @@ public class QemuHibernation implements Hibernation {
             Files.deleteIfExists(files.pidFile());
             QemuLauncher.reserveRam(files, memory.mib());
             QemuProcess process = launcher.launch(image, files, memory.mib(), memory.vcpus(),
-                    new QemuCommand.Memory(files.ram(), true), QemuCommand.Incoming.MIGRATION, record.volumes());
+                    new QemuCommand.Memory(files.ram(), true), QemuCommand.Incoming.MIGRATION, record.volumes(), record.root());
             vm = new QemuInstance(cold.id(), new VmRecord(process, files, record.image(), record.agent(), memory,
-                    record.volumes()));
+                    record.volumes(), record.root()));
             vm.watch();
             QmpClient qmp = vm.qmp();
             VmCapture.ignoreShared(qmp, false);

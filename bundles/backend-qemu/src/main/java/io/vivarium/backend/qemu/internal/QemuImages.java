@@ -100,7 +100,7 @@ public class QemuImages implements Images {
             }
             context.checkpoint("starting QEMU");
             QemuProcess process = launcher.launch(image, files, snapshot.memoryMib(), snapshot.vcpus(),
-                    new QemuCommand.Memory(ram, false), snapshot.incoming(), List.of());
+                    new QemuCommand.Memory(ram, false), snapshot.incoming(), List.of(), null);
             vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent(),
                     new VmRecord.Memory(snapshot.memoryMib(), snapshot.vcpus(), ram, imageDir)));
             vm.watch();

@@ -65,7 +65,7 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
         this.record = record;
         this.agent = new GuestAgentClient(GuestTransport.stream("the agent of sandbox " + id,
                 () -> SocketChannel.open(UnixDomainSocketAddress.of(record.files().agentSocket()))));
-        this.channel = new VmChannel(id, agent, () -> alive() && !cold());
+        this.channel = new VmChannel(id, agent, () -> alive() && !cold(), record.root());
         this.checkpoints = new VmCheckpoints(id, () -> qmp);
     }
 

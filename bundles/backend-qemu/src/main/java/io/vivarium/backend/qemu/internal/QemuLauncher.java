@@ -141,21 +141,23 @@ final class QemuLauncher {
      * a failure the caller removes what is left; the QEMU it started is found by {@link #launched}.
      */
     QemuInstance boot(String id, GuestImage image, Optional<GuestKernel> kernel, VmFiles files,
-            VmRecord.Memory memory, List<VmVolume> volumes, Instant deadline, OperationContext context) throws IOException {
+            VmRecord.Memory memory, List<VmVolume> volumes, VmRoot root, Instant deadline, OperationContext context)
+            throws IOException {
         reserveRam(files, memory.mib());
         if (kernel.isPresent()) {
             kernel.get().placeInto(files.ram(), (long) memory.mib() << 20);
         }
         context.checkpoint("starting QEMU");
         QemuProcess process = launch(image, files, memory.mib(), memory.vcpus(), new QemuCommand.Memory(files.ram(), true),
-                QemuCommand.Incoming.BOOT, volumes);
-        QemuInstance vm = new QemuInstance(id, new VmRecord(process, files, image.dir(), image.agent(), memory, volumes));
+                QemuCommand.Incoming.BOOT, volumes, root);
+        QemuInstance vm = new QemuInstance(id, new VmRecord(process, files, image.dir(), image.agent(), memory, volumes,
+                root));
         try {
             vm.watch();
             vm.awaitAgent(deadline, settings.bootTimeout(), context);
             if (!volumes.isEmpty()) {
                 context.checkpoint("mounting the volumes");
-                VmVolumes.mount(vm.agent(), volumes);
+                VmVolumes.mount(vm.agent(), volumes, root);
             }
         } catch (IOException | RuntimeException e) {
             vm.close();
@@ -166,9 +168,9 @@ final class QemuLauncher {
 
     /** Starts a daemonizing QEMU ({@link QemuCommand#launch}) and finds the one it left running from its pid file. */
     QemuProcess launch(GuestImage image, VmFiles files, int memoryMib, int vcpus, QemuCommand.Memory memory,
-            QemuCommand.Incoming incoming, List<VmVolume> volumes) throws IOException {
+            QemuCommand.Incoming incoming, List<VmVolume> volumes, VmRoot root) throws IOException {
         HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus, memory, incoming,
-                volumes),
+                volumes, root),
                 TOOL_TIMEOUT);
         return files.pid().flatMap(QemuProcess::find)
                 .orElseThrow(() -> new IOException("QEMU exited right after it started"));

@@ -111,7 +111,7 @@ public class QemuPower implements PowerControl {
                 RunState.cont(vm.qmp());
                 vm.awaitAgent(context.deadline(), context.remaining(), context);
                 // the guest booted afresh: its mounts of the volumes are gone with its old memory
-                VmVolumes.mount(vm.agent(), record.volumes());
+                VmVolumes.mount(vm.agent(), record.volumes(), record.root());
             });
         } catch (IOException e) {
             throw ApiException.internal("cannot start sandbox " + vm.id() + ": " + e.getMessage(), e);
@@ -159,7 +159,7 @@ public class QemuPower implements PowerControl {
             Instant boot = Instant.now().plus(runtime.settings().bootTimeout());
             // a fork child boots as a VM of its own RAM; its disk still stands on the snapshot's
             started = runtime.launcher().boot(stopped.id(), image, kernel, files,
-                    new VmRecord.Memory(mib, old.memory().vcpus(), null, old.memory().snapshot()), old.volumes(),
+                    new VmRecord.Memory(mib, old.memory().vcpus(), null, old.memory().snapshot()), old.volumes(), old.root(),
                     boot.isBefore(context.deadline()) ? boot : context.deadline(), context);
         } catch (IOException | RuntimeException e) {
             QemuLauncher.launched(files).ifPresent(p -> p.kill(QemuInstance.KILL_WAIT));

@@ -1,6 +1,8 @@
 package io.vivarium.backend.qemu.internal;
 
+import io.vivarium.api.ExecRequest;
 import io.vivarium.kit.guest.ClientGuestChannel;
+import io.vivarium.kit.guest.ExecSpec;
 import io.vivarium.kit.guest.GuestAgentClient;
 
 import java.time.Duration;
@@ -20,8 +22,18 @@ final class VmChannel extends ClientGuestChannel {
     /** Past the command's own timeout, how long the agent has to report it. */
     private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(5);
 
-    VmChannel(String sandboxId, GuestAgentClient agent, BooleanSupplier running) {
+    /** The template image's root the VM runs on, whose user runs a client's commands; null: root does. */
+    private final VmRoot root;
+
+    VmChannel(String sandboxId, GuestAgentClient agent, BooleanSupplier running, VmRoot root) {
         super(sandboxId, agent, running, EXEC_ANSWER_GRACE);
+        this.root = root;
+    }
+
+    @Override
+    protected ExecSpec commandOf(ExecRequest request) {
+        ExecSpec command = super.commandOf(request);
+        return root == null ? command : command.withUser(root.uid(), root.gid());
     }
 
     /** {@code guest-set-time}, which our agent and qemu-ga both have. */

@@ -17,30 +17,32 @@ import java.util.Map;
  * @param agent the image's agent, {@code vivarium} or {@code qemu-ga}
  * @param memory its RAM's size and file, or null for a VM started before guest RAM was a file
  * @param volumes the volumes that are disks of it ({@link VmVolumes}), in the order of their serials
+ * @param root the template image's root it runs on ({@link VmRoot}), or null for its guest image's own
  * @param cold for a VM in the cold tier ({@link QemuHibernation}): the migration stream its whole
  *        state was saved to, from which it is started again; {@code process} is then the QEMU it
  *        was saved from, which no longer runs; null for a VM that is not cold
  */
 record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory, List<VmVolume> volumes,
-        Path cold) {
+        VmRoot root, Path cold) {
 
     VmRecord {
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
     }
 
     /** A VM that is not cold. */
-    VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory, List<VmVolume> volumes) {
-        this(process, files, image, agent, memory, volumes, null);
+    VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory, List<VmVolume> volumes,
+            VmRoot root) {
+        this(process, files, image, agent, memory, volumes, root, null);
     }
 
-    /** A VM without volumes. */
+    /** A VM on its guest image's root without volumes. */
     VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory) {
-        this(process, files, image, agent, memory, null, null);
+        this(process, files, image, agent, memory, null, null, null);
     }
 
     /** This VM saved cold to {@code stream}. */
     VmRecord coldIn(Path stream) {
-        return new VmRecord(process, files, image, agent, memory, volumes, stream);
+        return new VmRecord(process, files, image, agent, memory, volumes, root, stream);
     }
 
     /**
@@ -85,6 +87,9 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
             }
         }
         VmVolume.putData(volumes, data);
+        if (root != null) {
+            root.putData(data);
+        }
         if (cold != null) {
             data.put("cold", cold.toString());
         }
@@ -105,7 +110,7 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
                             data.containsKey("vmstate") ? Path.of(required(data, "vmstate")) : null,
                             data.containsKey("memory_ram") ? Path.of(required(data, "memory_ram")) : null),
                     Path.of(required(data, "image")), required(data, "agent"), memory, VmVolume.fromData(data),
-                    data.containsKey("cold") ? Path.of(required(data, "cold")) : null);
+                    VmRoot.fromData(data), data.containsKey("cold") ? Path.of(required(data, "cold")) : null);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a qemu instance state: " + data, e);
         }

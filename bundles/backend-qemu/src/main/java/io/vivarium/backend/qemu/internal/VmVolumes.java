@@ -85,13 +85,17 @@ final class VmVolumes {
         return "vol" + index;
     }
 
-    /** Mounts each volume where it was asked for, through the agent of a guest that has just come up. */
-    static void mount(GuestAgentClient agent, List<VmVolume> volumes) {
+    /**
+     * Mounts each volume where it was asked for, through the agent of a guest that has just come up;
+     * on a template image's {@code root} with the guest's own busybox, as the image may have no shell.
+     */
+    static void mount(GuestAgentClient agent, List<VmVolume> volumes, VmRoot root) {
         for (int i = 0; i < volumes.size(); i++) {
             VmVolume v = volumes.get(i);
-            ExecSpec spec = ExecSpec.of("/bin/sh", "-c", MOUNT, "vivarium-volume", VmVolume.serial(i), VmVolume.guestRoot(i),
+            ExecSpec spec = ExecSpec.of(root == null ? "/bin/sh" : VmRoot.TOOLS + "/sh", "-c", MOUNT, "vivarium-volume", VmVolume.serial(i), VmVolume.guestRoot(i),
                     v.subPath() == null ? "" : v.subPath(), v.mountPath(), v.readOnly() ? "ro" : "rw")
-                    .withEnv(Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")).withTimeout(MOUNT_TIMEOUT);
+                    .withEnv(Map.of("PATH", (root == null ? "" : VmRoot.TOOLS + ":") + "/usr/sbin:/usr/bin:/sbin:/bin"))
+                    .withTimeout(MOUNT_TIMEOUT);
             GuestExecResult r = agent.exec(spec, Deadline.after(MOUNT_TIMEOUT.plusSeconds(5)));
             if (r.exitCode() == null || r.exitCode() != 0) {
                 throw new ApiException(409, "volume " + v.name() + " cannot be mounted at " + v.mountPath() + " in the VM: "

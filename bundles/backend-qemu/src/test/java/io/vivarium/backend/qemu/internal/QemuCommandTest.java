@@ -51,7 +51,7 @@ class QemuCommandTest {
         List<String> argv = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
                 new QemuCommand.Memory(FILES.ram(), true), QemuCommand.Incoming.BOOT,
                 List.of(new VmVolume("data", Path.of("/state/volumes/t~d,1.ext4"), "/data", null, false),
-                        new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/ref", "sub", true)));
+                        new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/ref", "sub", true)), null);
         assertTrue(argv.contains("driver=raw,node-name=vol0,read-only=off,file.driver=file,file.read-only=off,"
                 + "file.filename=/state/volumes/t~d,,1.ext4"), "a comma in the file's path is doubled: " + argv);
         assertTrue(argv.contains("virtio-blk-pci,drive=vol0,serial=vivarium-vol0"), argv.toString());
@@ -70,7 +70,8 @@ class QemuCommandTest {
         GuestImage withLoader = new GuestImage(image, "console=ttyS0", "vivarium");
         List<String> boot = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG, withLoader, FILES, 256, 1);
         List<String> child = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG, withLoader, FILES, 256, 1,
-                new QemuCommand.Memory(Path.of("/state/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION, List.of());
+                new QemuCommand.Memory(Path.of("/state/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION,
+                List.of(), null);
 
         for (List<String> argv : List.of(boot, child)) {
             assertEquals(image.resolve("pvh-loader-ram").toString(), after(argv, "-kernel"));
@@ -121,15 +122,32 @@ class QemuCommandTest {
     }
 
     @Test
+    void aTemplatesRootIsAReadOnlyDiskAfterTheVolumesThatTheCommandLineNames() {
+        VmRoot root = new VmRoot(Path.of("/state/images/oci/sha256-ab/derived/qemu-root.ext4"), 1000, 1001);
+        List<String> argv = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
+                new QemuCommand.Memory(FILES.ram(), true), QemuCommand.Incoming.BOOT,
+                List.of(new VmVolume("data", Path.of("/state/volumes/t~d.ext4"), "/data", null, false)), root);
+        int disk = argv.indexOf("driver=raw,node-name=root,read-only=on,file.driver=file,file.read-only=on,"
+                + "file.filename=/state/images/oci/sha256-ab/derived/qemu-root.ext4");
+        assertTrue(disk > argv.indexOf("virtio-blk-pci,drive=vol0,serial=vivarium-vol0"), "after the workspace and volumes, "
+                + "so /dev/vda stays the workspace: " + argv);
+        assertEquals("virtio-blk-pci,drive=root,serial=vivarium-root", argv.get(disk + 2));
+        assertEquals(IMAGE.cmdline() + " vivarium.root=vivarium-root vivarium.user=1000:1001", after(argv, "-append"));
+        assertEquals(IMAGE.cmdline() + " vivarium.root=vivarium-root", after(QemuCommand.launch(Path.of("/q"), TCG, IMAGE,
+                FILES, 256, 1, new QemuCommand.Memory(FILES.ram(), true), QemuCommand.Incoming.BOOT, List.of(),
+                new VmRoot(root.disk(), 0, 0)), "-append"), "an image whose user is root leaves /work as it is");
+    }
+
+    @Test
     void aChildMapsItsSnapshotsRamPrivatelyAndWaitsForItsDeviceState() {
         List<String> migration = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
-                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION, List.of());
+                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION, List.of(), null);
         assertEquals("memory-backend-file,id=mem,size=256M,mem-path=/snap/memory.ram,share=off",
                 after(migration, "-object"));
         assertEquals("defer", after(migration, "-incoming"));
         assertTrue(!migration.contains("migration.send-configuration=off"), migration.toString());
         List<String> devices = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
-                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.DEVICES, List.of());
+                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.DEVICES, List.of(), null);
         assertEquals("migration.send-configuration=off", after(devices, "-global"));
         assertEquals("defer", after(devices, "-incoming"));
     }

@@ -30,11 +30,19 @@ class VmRecordTest {
             new VmFiles(Path.of("/state/sandboxes/v"), Path.of("/tmp/vivarium-qemu/v")), Path.of("/img/default-01"),
             "vivarium", new VmRecord.Memory(256, 1, null, null),
             List.of(new VmVolume("data", Path.of("/state/volumes/t~data.ext4"), "/data", "a/b", false),
-                    new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/work/ref", null, true)));
+                    new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/work/ref", null, true)), null);
+    private static final VmRecord ON_AN_IMAGE_ROOT = new VmRecord(new QemuProcess(4246, "987658"),
+            new VmFiles(Path.of("/state/sandboxes/r"), Path.of("/tmp/vivarium-qemu/r")), Path.of("/img/default-01"),
+            "vivarium", new VmRecord.Memory(256, 1, null, null), List.of(),
+            new VmRoot(Path.of("/state/images/oci/sha256-ab/derived/qemu-root.ext4"), 1000, 1001));
 
     @Test
     void roundTripsThroughTheInstanceState() {
         assertEquals(WITH_VOLUMES, VmRecord.fromData(WITH_VOLUMES.toData()));
+        assertEquals(ON_AN_IMAGE_ROOT, VmRecord.fromData(ON_AN_IMAGE_ROOT.toData()));
+        assertNull(RECORD.root(), "a VM on its guest image's root, or recorded before template roots");
+        assertEquals(ON_AN_IMAGE_ROOT.root(), VmRecord.fromData(ON_AN_IMAGE_ROOT.coldIn(Path.of("/s")).toData()).root(),
+                "a cold VM wakes on the same root");
         assertEquals(List.of(), RECORD.volumes(), "a VM without volumes, or recorded before them");
         assertEquals(RECORD, VmRecord.fromData(RECORD.toData()));
         assertEquals(CHILD, VmRecord.fromData(CHILD.toData()));
