@@ -276,6 +276,7 @@ static void image_root(const char *serial, const char *owner)
 		stop_boot("cannot make %s: %s", TOOLS, strerror(errno));
 	copy_file("/bin/busybox", TOOLS "/busybox");
 	copy_file("/sbin/vivarium-agent", TOOLS "/vivarium-agent");
+	copy_file("/sbin/vivarium-boot", TOOLS "/vivarium-boot"); /* a fork child's reseed */
 	copy_file("/init", "/run/vivarium/init");
 	const char *dirs[] = {"/bin", "/sbin", "/usr/bin", "/usr/sbin"};
 	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)

@@ -28,11 +28,13 @@ import java.util.List;
  * @param tier {@value #HOT} (running), {@value #WARM} (paused, memory kept: by a pause, or demoted
  *        while idle) or {@value #COLD}; null where it is not known; since 2.7
  * @param idle when it is demoted while idle, or null for never; since 2.7
+ * @param template the operator's template it was made from (a forked child: the template of the
+ *        sandbox its snapshot was branched from), or null; since 2.11
  */
 public record SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix,
         long pid, Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image,
         ResourceUsage usage, String snapshotTag, NetworkPolicy network, List<VolumeMount> volumes, String tier,
-        IdlePolicy idle) {
+        IdlePolicy idle, String template) {
     public static final String HOT = "hot";
     public static final String WARM = "warm";
     public static final String COLD = "cold";
@@ -41,12 +43,20 @@ public record SandboxInfo(String id, String backend, String tenant, String statu
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
     }
 
+    /** The record before {@code template}. */
+    public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
+            Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage,
+            String snapshotTag, NetworkPolicy network, List<VolumeMount> volumes, String tier, IdlePolicy idle) {
+        this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
+                snapshotTag, network, volumes, tier, idle, null);
+    }
+
     /** The record before {@code volumes}, {@code tier} and {@code idle}. */
     public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
             Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage,
             String snapshotTag, NetworkPolicy network) {
         this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
-                snapshotTag, network, null, null, null);
+                snapshotTag, network, null, null, null, null);
     }
 
     /** The record before {@code network}. */
@@ -54,26 +64,26 @@ public record SandboxInfo(String id, String backend, String tenant, String statu
             Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage,
             String snapshotTag) {
         this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
-                snapshotTag, null, null, null, null);
+                snapshotTag, null, null, null, null, null);
     }
 
     /** The record before {@code snapshotTag}. */
     public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
             Integer memoryLimitMib, String workspace, String reason, Integer vcpus, String image, ResourceUsage usage) {
         this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, vcpus, image, usage,
-                null, null, null, null, null);
+                null, null, null, null, null, null);
     }
 
     /** The record of API 1.2. */
     public SandboxInfo(String id, String backend, String tenant, String status, long createdAtUnix, long pid,
             Integer memoryLimitMib, String workspace, String reason) {
         this(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason, null, null, null, null, null,
-                null, null, null);
+                null, null, null, null);
     }
 
     /** This record with {@code usage} set. */
     public SandboxInfo withUsage(ResourceUsage usage) {
         return new SandboxInfo(id, backend, tenant, status, createdAtUnix, pid, memoryLimitMib, workspace, reason,
-                vcpus, image, usage, snapshotTag, network, volumes, tier, idle);
+                vcpus, image, usage, snapshotTag, network, volumes, tier, idle, template);
     }
 }

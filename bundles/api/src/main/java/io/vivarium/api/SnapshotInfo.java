@@ -18,11 +18,19 @@ package io.vivarium.api;
  * @param captures what it holds: {@code files} (a process sandbox: its workspace, not the memory of
  *        its processes) or {@code files+memory} (a VM)
  * @param parentTag the tag it was compacted from or chained on, or null
+ * @param template the operator's template of the sandbox it was branched from, whose sandboxes its
+ *        children are, or null; since 2.11
  */
 public record SnapshotInfo(String tag, String dir, long createdAtUnix, String backend, String branchedFrom,
-        Long pauseMs, String status, boolean bootable, String warning, String captures, String parentTag) {
+        Long pauseMs, String status, boolean bootable, String warning, String captures, String parentTag, String template) {
 
     public static final String WRITING = "writing";
     public static final String READY = "ready";
     public static final String FAILED = "failed";
+
+    /** The record before {@code template}. */
+    public SnapshotInfo(String tag, String dir, long createdAtUnix, String backend, String branchedFrom, Long pauseMs,
+            String status, boolean bootable, String warning, String captures, String parentTag) {
+        this(tag, dir, createdAtUnix, backend, branchedFrom, pauseMs, status, bootable, warning, captures, parentTag, null);
+    }
 }

@@ -16,9 +16,20 @@ import java.util.List;
  * @param chainDepth links between it and its chain root (0 for a base)
  * @param ancestors root → direct parent; empty for a base
  * @param dependents tags whose parent is this one: what a delete would orphan
+ * @param template as {@link SnapshotInfo#template()}; since 2.11
  */
 public record SnapshotInfoDetail(String tag, String dir, long createdAtUnix, String backend, String branchedFrom,
         Long pauseMs, String status, boolean bootable, String warning, String captures, long logicalBytes,
         long physicalBytes, long memoryLogicalBytes, long memoryPhysicalBytes, String parentTag,
-        String parentContentHash, int chainDepth, List<String> ancestors, List<String> dependents) {
+        String parentContentHash, int chainDepth, List<String> ancestors, List<String> dependents, String template) {
+
+    /** The record before {@code template}. */
+    public SnapshotInfoDetail(String tag, String dir, long createdAtUnix, String backend, String branchedFrom,
+            Long pauseMs, String status, boolean bootable, String warning, String captures, long logicalBytes,
+            long physicalBytes, long memoryLogicalBytes, long memoryPhysicalBytes, String parentTag,
+            String parentContentHash, int chainDepth, List<String> ancestors, List<String> dependents) {
+        this(tag, dir, createdAtUnix, backend, branchedFrom, pauseMs, status, bootable, warning, captures, logicalBytes,
+                physicalBytes, memoryLogicalBytes, memoryPhysicalBytes, parentTag, parentContentHash, chainDepth, ancestors,
+                dependents, null);
+    }
 }

@@ -146,12 +146,28 @@ class TemplatesIT {
         assertEquals("1234\nbar\n/home/app\n", dry.get("stdout").asText(), dry.toString());
         assertEquals("", Api.sh(user, sb, "ls /work/dry 2>/dev/null"), "the dry-run's write was put back");
 
-        Api.Response branch = user.post("/v1/sandboxes/" + sb + "/branch", Map.of("tag", "of-reg"));
-        assertEquals(409, branch.status(), branch.raw().body());
+        Api.sh(user, sb, "echo from-the-parent > /work/kept");
+        assertEquals("reg", Api.expect(201, user.post("/v1/sandboxes/" + sb + "/branch", Map.of("tag", "of-reg")))
+                .get("template").asText(), "the snapshot names its sandbox's template");
+        assertEquals("reg", Api.expect(200, user.get("/v1/sandboxes/" + sb)).get("template").asText());
         Api.Response inUse = operator.delete("/v1/templates/reg");
         assertEquals(409, inUse.status(), inUse.raw().body());
         assertTrue(inUse.raw().body().contains(sb), inUse.raw().body());
         Api.expect(204, user.delete("/v1/sandboxes/" + sb));
+
+        String child = user.fork("of-reg", 1).get(0);
+        assertEquals(RUNS_AS_THE_IMAGE + "from-the-parent\n", Api.sh(user, child, IMAGE_FACTS + "; cat /work/kept"),
+                "a child of the branch runs on the template's root as its user, with the parent's files");
+        assertEquals("reg", Api.expect(200, user.get("/v1/sandboxes/" + child)).get("template").asText(),
+                "the child is the template's sandbox too");
+        Api.Response childUses = operator.delete("/v1/templates/reg");
+        assertTrue(childUses.status() == 409 && childUses.raw().body().contains(child), "the child is the template's "
+                + "sandbox too: " + childUses.raw().body());
+        Api.expect(204, user.delete("/v1/sandboxes/" + child));
+        Api.Response snapshotUses = operator.delete("/v1/templates/reg");
+        assertEquals(409, snapshotUses.status(), snapshotUses.raw().body());
+        assertTrue(snapshotUses.raw().body().contains("of-reg"), "names the snapshot: " + snapshotUses.raw().body());
+        Api.expect(204, user.delete("/v1/snapshots/of-reg"));
         Api.expect(204, operator.delete("/v1/templates/reg"));
         assertEquals(404, operator.get("/v1/templates/reg").status());
     }
@@ -164,6 +180,13 @@ class TemplatesIT {
         String sb = sandboxOf(user, Map.of("template", "archived"));
         assertEquals(RUNS_AS_THE_IMAGE, Api.sh(user, sb, IMAGE_FACTS));
         assertEquals("ok\n", Api.sh(user, sb, "touch /work/mine && echo ok"));
+
+        Api.expect(201, user.post("/v1/sandboxes/" + sb + "/branch", Map.of("tag", "of-gvisor")));
+        String child = user.fork("of-gvisor", 1).get(0);
+        assertEquals(RUNS_AS_THE_IMAGE + "ok\n", Api.sh(user, child, IMAGE_FACTS + "; test -e /work/mine && touch /work/again "
+                + "&& echo ok"), "a restored child runs as the image's user on its root, with the parent's files");
+        Api.expect(204, user.delete("/v1/sandboxes/" + child));
+        Api.expect(204, user.delete("/v1/snapshots/of-gvisor"));
     }
 
     @Test
@@ -192,6 +215,17 @@ class TemplatesIT {
             Api.expect(204, user.delete("/v1/sandboxes/" + sb));
             Api.expect(204, user.delete("/v1/volumes/vm-data"));
         }
+
+        // a VM's branch and its child: restored on the same root disk, the image's user, the parent's files
+        String parent = sandboxOf(user, Map.of("template", "in-a-vm"));
+        Api.sh(user, parent, "echo from-the-parent > /work/kept");
+        Api.expect(201, user.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "of-vm")));
+        Api.expect(204, user.delete("/v1/sandboxes/" + parent));
+        String child = user.fork("of-vm", 1).get(0);
+        assertEquals(RUNS_AS_THE_IMAGE + "from-the-parent\n" + child + "\n", Api.sh(user, child, IMAGE_FACTS
+                + "; cat /work/kept; cat /proc/sys/kernel/hostname"), "the child runs on the image's root as its user, named as itself");
+        Api.expect(204, user.delete("/v1/sandboxes/" + child));
+        Api.expect(204, user.delete("/v1/snapshots/of-vm"));
         Api.expect(204, operator.delete("/v1/templates/in-a-vm"));
     }
 

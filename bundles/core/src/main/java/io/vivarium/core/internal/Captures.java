@@ -153,10 +153,6 @@ final class Captures {
             throw ApiException.conflict("sandbox " + id + " mounts volume(s), which a snapshot cannot carry (its "
                     + "children could not share them); branch a sandbox without volumes");
         }
-        if (sb.record().template() != null) {
-            throw ApiException.conflict("sandbox " + id + " was made from template " + sb.record().template() + ", whose "
-                    + "root a snapshot does not carry yet (docs/templates.md); branch a sandbox made without a template");
-        }
         if (sb.instance() != null && sb.instance().status() == SandboxStatus.PAUSED) {
             throw ApiException.conflict("sandbox " + id + " is " + SandboxInfo.WARM + " (paused); touch it first (POST "
                     + "/v1/sandboxes/" + id + "/touch), then branch it");
@@ -166,7 +162,7 @@ final class Captures {
         String parent = Optional.ofNullable(sb.record().snapshotTag())
                 .filter(t -> snapshots.lookup(caller.tenant(), t).isPresent()).orElse(null);
         SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), id, parent,
-                sb.record().network());
+                sb.record().network(), sb.record().template(), sb.record().root());
         snapshots.reserve(reserved, ApiException.conflict("snapshot " + tag + " already exists; choose another tag"));
         try {
             TestPoints.reach("branch.reserved");

@@ -90,7 +90,7 @@ final class Forks {
         String tag = snapshot.tag();
         Path image = snapshots.images().imageOf(snapshot);
         CreateSandboxRequest child = new CreateSandboxRequest(e.name(), memoryLimitMib, null, null, null, null, null,
-                snapshot.network());
+                snapshot.network(), null, null, snapshot.template());
         SandboxInfo[] made = new SandboxInfo[n];
         AtomicInteger next = new AtomicInteger(1);
         AtomicInteger done = new AtomicInteger();
@@ -100,7 +100,7 @@ final class Forks {
                 TestPoints.reach("fork.child");
                 try {
                     made[k - 1] = lifecycle.createOn(caller, e, child, tag, places,
-                            (spec, context) -> images.fork(spec, image, storage, context));
+                            (spec, context) -> images.fork(spec, image, storage, context), true, snapshot.root());
                     sandboxes.observer().sandboxCreated(CreateOutcome.OK);
                     synchronized (done) { // told in order: a count never goes back
                         progress.step(CHILDREN, done.incrementAndGet(), n);

@@ -164,6 +164,6 @@ final class Sandbox {
         return new SandboxInfo(r.id(), r.backend(), r.tenant(), status.wire(), r.createdAtUnix(),
                 r.state() == null ? 0 : r.state().pid(), r.memoryLimitMib(), i == null ? null : i.workspace(), reason,
                 r.vcpus(), r.image(), null, r.snapshotTag(), r.network() == null ? NetworkPolicy.ISOLATED : r.network(),
-                r.mounts(), Tiers.tierOf(status, r.demoted()), r.idle());
+                r.mounts(), Tiers.tierOf(status, r.demoted()), r.idle(), r.template());
     }
 }

@@ -19,10 +19,13 @@ import io.vivarium.api.SnapshotInfo;
  *        removed, not failed, when a crash cut its transfer short
  * @param network the network of the sandbox it was branched from (its forks' children get it), or null
  *        for a build and in records written before networks (the operator's default)
+ * @param template the template the sandbox it was branched from was made from, or null: its children
+ *        are that template's sandboxes, and the template cannot be deleted while it exists
+ * @param root that sandbox's root (the template's image), which its children run on; null without a template
  */
 record SnapshotRecord(int schema, String tenant, String tag, String backend, long createdAtUnix, String branchedFrom,
         Long pauseMs, String status, String warning, String captures, String parentTag, String builder,
-        List<Artifact> artifacts, boolean copy, NetworkPolicy network) {
+        List<Artifact> artifacts, boolean copy, NetworkPolicy network, String template, TemplateRoot root) {
 
     static final int SCHEMA = 1;
 
@@ -37,35 +40,41 @@ record SnapshotRecord(int schema, String tenant, String tag, String backend, lon
 
     static SnapshotRecord writing(String tenant, String tag, String backend, long now, String branchedFrom,
             String parentTag, NetworkPolicy network) {
+        return writing(tenant, tag, backend, now, branchedFrom, parentTag, network, null, null);
+    }
+
+    /** A branch of a sandbox made from {@code template}, whose children run on its {@code root}. */
+    static SnapshotRecord writing(String tenant, String tag, String backend, long now, String branchedFrom,
+            String parentTag, NetworkPolicy network, String template, TemplateRoot root) {
         return new SnapshotRecord(SCHEMA, tenant, tag, backend, now, branchedFrom, null, SnapshotInfo.WRITING, null, null,
-                parentTag, null, List.of(), false, network);
+                parentTag, null, List.of(), false, network, template, root);
     }
 
     /** The reservation of a copy of {@code theirs}, received from the node that holds it: no parent, no builder. */
     static SnapshotRecord copyOf(SnapshotRecord theirs) {
         return new SnapshotRecord(SCHEMA, theirs.tenant, theirs.tag, theirs.backend, theirs.createdAtUnix, theirs.branchedFrom,
-                null, SnapshotInfo.WRITING, null, null, null, null, List.of(), true, theirs.network);
+                null, SnapshotInfo.WRITING, null, null, null, null, List.of(), true, theirs.network, theirs.template, theirs.root);
     }
 
     /** This reservation with its builder sandbox and the network it was given, which its children get. */
     SnapshotRecord withBuilder(String sandboxId, NetworkPolicy builderNetwork) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, status, warning,
-                captures, parentTag, sandboxId, artifacts, copy, builderNetwork);
+                captures, parentTag, sandboxId, artifacts, copy, builderNetwork, template, root);
     }
 
     SnapshotRecord ready(String what, Long pause, List<Artifact> made) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pause, SnapshotInfo.READY,
-                null, what, parentTag, null, List.copyOf(made), copy, network);
+                null, what, parentTag, null, List.copyOf(made), copy, network, template, root);
     }
 
     /** The record of a dependent whose parent is deleted with {@code ?force=true}. */
     SnapshotRecord orphaned() {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, status, warning,
-                captures, null, builder, artifacts, copy, network);
+                captures, null, builder, artifacts, copy, network, template, root);
     }
 
     SnapshotRecord failed(String why) {
         return new SnapshotRecord(schema, tenant, tag, backend, createdAtUnix, branchedFrom, pauseMs, SnapshotInfo.FAILED,
-                why, captures, parentTag, builder, artifacts, copy, network);
+                why, captures, parentTag, builder, artifacts, copy, network, template, root);
     }
 }

@@ -302,7 +302,7 @@ final class Snapshots {
     SnapshotInfo info(SnapshotRecord r) {
         String warning = warning(r);
         return new SnapshotInfo(r.tag(), images.dirOf(r.tenant(), r.tag()).toString(), r.createdAtUnix(), r.backend(),
-                r.branchedFrom(), r.pauseMs(), r.status(), warning == null, warning, r.captures(), r.parentTag());
+                r.branchedFrom(), r.pauseMs(), r.status(), warning == null, warning, r.captures(), r.parentTag(), r.template());
     }
 
     SnapshotInfoDetail detail(SnapshotRecord r) {
@@ -322,7 +322,7 @@ final class Snapshots {
         return new SnapshotInfoDetail(i.tag(), i.dir(), i.createdAtUnix(), i.backend(), i.branchedFrom(), i.pauseMs(),
                 i.status(), i.bootable(), i.warning(), i.captures(), sizes[0], sizes[1], 0, 0, r.parentTag(), null,
                 ancestors.size(),
-                ancestors, dependents(r));
+                ancestors, dependents(r), r.template());
     }
 
     /** Why {@code r} cannot be forked now, or null: not ready, backend away, or an artifact missing. */

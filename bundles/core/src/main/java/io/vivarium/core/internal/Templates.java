@@ -155,6 +155,12 @@ final class Templates {
             throw ApiException.conflict("template " + name + " is used by sandbox(es) " + String.join(", ", users)
                     + "; delete them first");
         }
+        List<String> snapshotsOfIt = state().all(StateCollections.SNAPSHOTS).stream().map(Stored::body)
+                .filter(r -> name.equals(r.template())).map(r -> r.tenant() + "/" + r.tag()).sorted().toList();
+        if (!snapshotsOfIt.isEmpty()) {
+            throw ApiException.conflict("template " + name + " is used by snapshot(s) " + String.join(", ", snapshotsOfIt)
+                    + " (tenant/tag), whose children run on its image; their tenants delete them first");
+        }
         try {
             state().commit(new Transaction().delete(StateCollections.TEMPLATES, name, t.revision()));
         } catch (StaleRevisionException changed) {

@@ -95,8 +95,8 @@ public final class GvisorBackend implements SandboxBackend {
         GvisorSettings settings = runtime.settings();
         GvisorLauncher.Start how = spec.root() == null
                 ? new GvisorLauncher.Start(spec.memoryLimitMib(), settings.rootfs(), settings.uid(), settings.gid(), null, files -> { })
-                : new GvisorLauncher.Start(spec.memoryLimitMib(), Optional.of(spec.root().rootfs()),
-                        spec.root().uidOr(settings.uid()), spec.root().gidOr(settings.gid()), null, files -> { });
+                : new GvisorLauncher.Start(spec.memoryLimitMib(), Optional.of(spec.root().rootfs()), settings.uidOf(spec),
+                        settings.gidOf(spec), null, files -> { });
         return runtime.launcher().start(spec, how, context);
     }
 

@@ -84,7 +84,7 @@ record GvisorImage(Optional<Path> rootfs, Integer memoryLimitMib, String runsc) 
         }
         try {
             Optional<Path> rootfs = read(imageDir).rootfs();
-            if (rootfs.isPresent() && !Files.isDirectory(rootfs.get().resolve("usr"))) {
+            if (rootfs.isPresent() && !Files.isDirectory(rootfs.get())) {
                 return "the root filesystem " + rootfs.get() + " the snapshot was taken on is gone";
             }
         } catch (IOException e) {

@@ -119,8 +119,9 @@ public final class GvisorImages implements Images {
         }
         StoredArtifact work = new StoredArtifact(ArtifactKind.WORKSPACE, imageDir.resolve(GvisorImage.WORK), null, 0,
                 null, null, 0);
+        // a child of a template's sandbox runs as its image's user, as the sandbox it was branched from
         return runtime.launcher().start(spec, new GvisorLauncher.Start(image.memoryLimitMib(), image.rootfs(),
-                runtime.settings().uid(), runtime.settings().gid(), imageDir.resolve(GvisorImage.MEMORY), files -> {
+                runtime.settings().uidOf(spec), runtime.settings().gidOf(spec), imageDir.resolve(GvisorImage.MEMORY), files -> {
                     // the child's own workspace, made empty by start(), which removes it all if this fails:
                     // nothing live to keep, unlike a checkpoint restore's swap (ContainerFiles.replaceWorkspace)
                     FileClones.deleteTree(files.workspace());

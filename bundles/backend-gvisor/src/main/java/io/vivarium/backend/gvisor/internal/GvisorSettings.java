@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 
+import io.vivarium.api.spi.InstanceSpec;
+
 /**
  * How this host runs gVisor containers.
  *
@@ -49,5 +51,15 @@ record GvisorSettings(Path runsc, Optional<Path> rootfs, int uid, int gid, Durat
 
     static Path defaultLinkDir() {
         return Path.of(System.getProperty("java.io.tmpdir"), "vivarium-gvisor");
+    }
+
+    /** The uid a container of {@code spec} runs as: its template image's user's, else (or for root's) the sandbox user. */
+    int uidOf(InstanceSpec spec) {
+        return spec.root() == null ? uid : spec.root().uidOr(uid);
+    }
+
+    /** The gid a container of {@code spec} runs as, as {@link #uidOf}. */
+    int gidOf(InstanceSpec spec) {
+        return spec.root() == null ? gid : spec.root().gidOr(gid);
     }
 }

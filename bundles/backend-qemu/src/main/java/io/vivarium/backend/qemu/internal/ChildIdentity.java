@@ -1,13 +1,16 @@
 package io.vivarium.backend.qemu.internal;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 
-import io.vivarium.api.ExecRequest;
-import io.vivarium.api.ExecResult;
+import io.vivarium.kit.guest.Deadline;
+import io.vivarium.kit.guest.ExecSpec;
+import io.vivarium.kit.guest.GuestAgentException;
+import io.vivarium.kit.guest.GuestExecResult;
 
 /**
  * What makes a child restored from a snapshot its own: the snapshot's guest has the parent's
@@ -22,14 +25,21 @@ import io.vivarium.api.ExecResult;
  * helper (built before it, or a foreign one) gets the bytes written into {@code /dev/urandom}:
  * mixed in, but used only at the kernel's next reseed. The hostname becomes the sandbox id and
  * {@code /etc/machine-id} a new random id. Userspace generators seeded before the snapshot (a
- * process's own PRNG) are the same in every child; only what reads the kernel after is fresh.
+ * process's own PRNG) are the same in every child; only what reads the kernel after is fresh. A
+ * child on a template image's root ({@link VmRoot}) gets its hostname and entropy through the guest's
+ * own busybox and helper in {@value VmRoot#TOOLS}; its {@code /etc} is the image's, read-only, so
+ * its {@code /etc/hostname} and {@code /etc/machine-id} stay the image's. It runs as root, whoever
+ * the client's commands run as.
  */
 final class ChildIdentity {
 
     static final int SEED_BYTES = 64;
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final String SCRIPT = "hostname \"$1\" && echo \"$1\" > /etc/hostname && echo \"$2\" > /etc/machine-id"
-            + " && { if [ -x /sbin/vivarium-boot ]; then /sbin/vivarium-boot reseed; s=$?; else s=2; fi;"
+    /** $1 the id, $2 the machine id, $3 the reseeding helper, $4 {@code read-only} for a root whose /etc stays as it is. */
+    private static final String SCRIPT = "hostname \"$1\" && { [ \"$4\" = read-only ] || { echo \"$1\" > /etc/hostname"
+            + " && echo \"$2\" > /etc/machine-id; }; }"
+            + " && { if [ -x \"$3\" ]; then \"$3\" reseed; s=$?; else s=2; fi;"
             // 2: no helper, or one from before it could reseed (its usage error)
             + " if [ $s = 2 ]; then cat > /dev/urandom; else [ $s = 0 ]; fi; }";
 
@@ -41,12 +51,21 @@ final class ChildIdentity {
         RANDOM.nextBytes(seed);
         byte[] machineId = new byte[16];
         RANDOM.nextBytes(machineId);
-        ExecResult r = vm.channel().exec(new ExecRequest(List.of("sh", "-c", SCRIPT, "sh", id,
-                HexFormat.of().formatHex(machineId)), 10, Map.of("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "/",
-                HexFormat.of().formatHex(seed), 65536));
-        if (r.exitCode() != 0 || r.timedOut()) {
+        boolean onImage = vm.record().root() != null;
+        String tools = onImage ? VmRoot.TOOLS : "/sbin";
+        ExecSpec spec = ExecSpec.of(onImage ? VmRoot.TOOLS + "/sh" : "/bin/sh", "-c", SCRIPT, "sh", id,
+                        HexFormat.of().formatHex(machineId), tools + "/vivarium-boot", onImage ? "read-only" : "")
+                .withEnv(Map.of("PATH", (onImage ? VmRoot.TOOLS + ":" : "") + "/usr/sbin:/usr/bin:/sbin:/bin"))
+                .withStdin(HexFormat.of().formatHex(seed).getBytes(StandardCharsets.US_ASCII)).withTimeout(TIMEOUT);
+        GuestExecResult r;
+        try {
+            r = vm.agent().exec(spec, Deadline.after(TIMEOUT.plusSeconds(5)));
+        } catch (GuestAgentException e) {
+            throw new IOException("giving the child its hostname, machine id and entropy failed: " + e.getMessage(), e);
+        }
+        if (r.exitCode() == null || r.exitCode() != 0) {
             throw new IOException("giving the child its hostname, machine id and entropy failed (exit " + r.exitCode()
-                    + "): " + r.stderr());
+                    + "): " + new String(r.stderr(), StandardCharsets.UTF_8));
         }
     }
 }

@@ -16,7 +16,6 @@ import io.vivarium.api.spi.Hibernation;
 import io.vivarium.api.spi.Images;
 import io.vivarium.api.spi.InstanceGoneException;
 import io.vivarium.api.spi.InstanceSpec;
-import io.vivarium.api.spi.RootImage;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.PauseControl;
@@ -53,7 +52,6 @@ public class QemuBackend implements SandboxBackend {
 
     private final QemuRuntime runtime;
     private final QemuLauncher launcher;
-    private final RootDisks rootDisks = new RootDisks();
 
     @Activate
     public QemuBackend(@Reference QemuRuntime runtime) {
@@ -118,7 +116,7 @@ public class QemuBackend implements SandboxBackend {
             files = launcher.prepare(planned);
             context.checkpoint("making the disk overlay");
             makeDisk(storage.choose(ArtifactKind.DISK, spec.dir()), image, files, spec, context);
-            VmRoot root = rootOf(spec.root(), image, context);
+            VmRoot root = runtime.rootDisks().rootOf(spec.root(), image, context);
             return launcher.boot(spec.id(), image, QemuLauncher.kernelOf(image), files,
                     new VmRecord.Memory(memoryMib, vcpus, null, null), VmVolume.of(spec.volumes()), root, bootDeadline,
                     context);
@@ -130,24 +128,6 @@ public class QemuBackend implements SandboxBackend {
             throw ApiException.internal("sandbox " + spec.id() + " failed to start: " + e.getMessage()
                     + "; the console's last lines: " + VmFiles.tail(files.console(), QemuLauncher.CONSOLE_TAIL_BYTES), e);
         }
-    }
-
-    /**
-     * The template image's root a VM of {@code image} runs on, its disk made first if it is the
-     * image's first VM; null without a template. Its commands run as the image's user through our
-     * agent, which a stock qemu-ga image cannot do; never as root, as on the other backends.
-     */
-    private VmRoot rootOf(RootImage root, GuestImage image, OperationContext context) throws IOException {
-        if (root == null) {
-            return null;
-        }
-        if (!image.hasOurAgent()) {
-            throw ApiException.badRequest("the guest image " + image.dir().getFileName() + " has the agent " + image.agent()
-                    + ", which cannot run commands as a template image's user; set the qemu backend's default_image to "
-                    + "one with vivarium-agent");
-        }
-        context.checkpoint("making the disk of the image's root");
-        return new VmRoot(rootDisks.diskOf(root), root.uidOr(VmRoot.NOBODY), root.gidOr(VmRoot.NOBODY));
     }
 
     /**

@@ -89,6 +89,8 @@ public class QemuImages implements Images {
             files = launcher.prepare(planned);
             context.checkpoint("making the disk overlay");
             storage.reader(snapshot.disk()).materialise(snapshot.disk(), files.disk(), context);
+            // a snapshot of a template's VM: the same root disk, as the device state expects it
+            VmRoot root = runtime.rootDisks().rootOf(spec.root(), image, context);
             Path ram = snapshot.memory().path();
             if (snapshot.memory().depth() > 0) {
                 context.checkpoint("assembling the snapshot's RAM");
@@ -100,9 +102,9 @@ public class QemuImages implements Images {
             }
             context.checkpoint("starting QEMU");
             QemuProcess process = launcher.launch(image, files, snapshot.memoryMib(), snapshot.vcpus(),
-                    new QemuCommand.Memory(ram, false), snapshot.incoming(), List.of(), null);
+                    new QemuCommand.Memory(ram, false), snapshot.incoming(), List.of(), root);
             vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent(),
-                    new VmRecord.Memory(snapshot.memoryMib(), snapshot.vcpus(), ram, imageDir)));
+                    new VmRecord.Memory(snapshot.memoryMib(), snapshot.vcpus(), ram, imageDir), List.of(), root));
             vm.watch();
             restoreDevices(vm, imageDir.resolve(VmImage.DEVICES), snapshot.incoming(), deadline, context);
             vm.awaitAgent(deadline, runtime.settings().bootTimeout(), context);

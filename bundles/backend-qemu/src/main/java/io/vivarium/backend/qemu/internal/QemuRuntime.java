@@ -36,6 +36,7 @@ public class QemuRuntime implements AutoCloseable {
     private final QemuHostProbe probe;
     private final InstanceTable<QemuInstance> instances = new InstanceTable<>(QemuInstance.class, QemuBackend.NAME);
     private final QemuLauncher launcher;
+    private final RootDisks rootDisks;
     private final ScheduledExecutorService logCapper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofVirtual().name("qemu log cap").factory());
 
@@ -49,6 +50,7 @@ public class QemuRuntime implements AutoCloseable {
         this.settings = settings;
         this.probe = new QemuHostProbe(settings, accelerator);
         this.launcher = new QemuLauncher(settings, accelerator, instances);
+        this.rootDisks = new RootDisks();
         logCapper.scheduleWithFixedDelay(this::capLogs, CAP_EVERY_SECONDS, CAP_EVERY_SECONDS, TimeUnit.SECONDS);
     }
 
@@ -62,6 +64,11 @@ public class QemuRuntime implements AutoCloseable {
 
     QemuLauncher launcher() {
         return launcher;
+    }
+
+    /** The disks of template images' roots, which creates and forks share. */
+    RootDisks rootDisks() {
+        return rootDisks;
     }
 
     InstanceTable<QemuInstance> instances() {

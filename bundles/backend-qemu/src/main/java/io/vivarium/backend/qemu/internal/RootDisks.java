@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.RootImage;
 import io.vivarium.common.exec.HostCommand;
 import io.vivarium.common.files.AtomicFiles;
@@ -36,6 +37,24 @@ final class RootDisks {
     private static final long BLOCK = 4096;
     /** Room past the files: ext4's own metadata (bitmaps, group descriptors, directories' growth). */
     private static final long SLACK_BYTES = 32L << 20;
+
+    /**
+     * The template image's root a VM of {@code image} runs on, its disk made first if it is the
+     * image's first VM; null without a template. Its commands run as the image's user through our
+     * agent, which a stock qemu-ga image cannot do; never as root, as on the other backends.
+     */
+    VmRoot rootOf(RootImage root, GuestImage image, OperationContext context) throws IOException {
+        if (root == null) {
+            return null;
+        }
+        if (!image.hasOurAgent()) {
+            throw ApiException.badRequest("the guest image " + image.dir().getFileName() + " has the agent " + image.agent()
+                    + ", which cannot run commands as a template image's user; set the qemu backend's default_image to "
+                    + "one with vivarium-agent");
+        }
+        context.checkpoint("making the disk of the image's root");
+        return new VmRoot(diskOf(root), root.uidOr(VmRoot.NOBODY), root.gidOr(VmRoot.NOBODY));
+    }
 
     /** The disk of {@code root}, made first if this is its image's first VM; one is made at a time. */
     synchronized Path diskOf(RootImage root) throws IOException {
