@@ -85,7 +85,7 @@ class QemuBackendTest {
     @Test
     void reportsWhatOnlyItKnowsAndStoresDisks() {
         assertEquals(Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.IMAGE, Capability.VOLUMES,
-                Capability.VOLUME_DISKS), backend.capabilities());
+                Capability.VOLUME_DISKS, Capability.ROOT_IMAGE), backend.capabilities());
         assertTrue(Capability.REPORTED.containsAll(backend.capabilities()), "reports no derived capability");
         assertTrue(backend.machine(), "its instances are VMs");
         assertEquals(Set.of(ArtifactKind.DISK), backend.storedKinds(), "so core says it is unavailable without a disk strategy");
