@@ -7,8 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.Set;
 import java.util.zip.GZIPInputStream;
 
@@ -65,7 +63,7 @@ final class LayerCheck {
             throw new Refused("layer " + layer.digest() + " has the media type '" + layer.mediaType()
                     + "', which is not unpacked here (only tar and tar+gzip layers are)");
         }
-        MessageDigest sha = sha256();
+        MessageDigest sha = Sha256.hasher();
         try (InputStream file = new DigestInputStream(new BufferedInputStream(Files.newInputStream(blob), 1 << 16), sha);
                 InputStream tar = gzip ? new GZIPInputStream(file, 1 << 16) : file;
                 TarArchiveInputStream entries = new TarArchiveInputStream(tar, TAR_BLOCK, TAR_BLOCK)) {
@@ -76,7 +74,7 @@ final class LayerCheck {
             }
             file.transferTo(java.io.OutputStream.nullOutputStream()); // the tar's padding and anything after: the digest covers the whole blob
         }
-        String actual = "sha256:" + HexFormat.of().formatHex(sha.digest());
+        String actual = Sha256.digestOf(sha);
         if (!actual.equals(layer.digest())) {
             throw new Refused("layer " + layer.digest() + " does not match its digest: its bytes hash to " + actual);
         }
@@ -128,13 +126,5 @@ final class LayerCheck {
             }
         }
         return false;
-    }
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -19,7 +18,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  */
 final class OciLayout {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern DIGEST = Pattern.compile("sha256:[0-9a-f]{64}");
     private static final long MAX_JSON_BYTES = 4 << 20;
 
     /** A layer as the manifest lists it. */
@@ -41,10 +39,10 @@ final class OciLayout {
     }
 
     Path blob(String digest) throws IOException {
-        if (!DIGEST.matcher(digest).matches()) {
+        if (!Sha256.isDigest(digest)) {
             throw new IOException("'" + digest + "' is not a sha256 digest");
         }
-        return dir.resolve("blobs").resolve("sha256").resolve(digest.substring("sha256:".length()));
+        return dir.resolve("blobs").resolve("sha256").resolve(Sha256.hex(digest));
     }
 
     /** The manifest of the layout's only image. */

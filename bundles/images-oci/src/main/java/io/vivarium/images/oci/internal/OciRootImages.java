@@ -3,15 +3,11 @@ package io.vivarium.images.oci.internal;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -48,7 +44,8 @@ public final class OciRootImages implements RootImages {
     private final long maxFileBytes;
     private final long maxImageBytes;
     private final Duration timeout;
-    private final Map<String, Object> pulling = new ConcurrentHashMap<>();
+    /** One pull or removal of a digest at a time: a lock per stripe of digests, so none is kept per digest ever seen. */
+    private final Object[] digestLocks = Stream.generate(Object::new).limit(64).toArray();
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "vivarium-oci-progress");
         t.setDaemon(true);
@@ -95,9 +92,13 @@ public final class OciRootImages implements RootImages {
         return Optional.empty();
     }
 
+    private Object lockOf(String digest) {
+        return digestLocks[Math.floorMod(digest.hashCode(), digestLocks.length)];
+    }
+
     @Override
     public void remove(String digest) {
-        synchronized (pulling.computeIfAbsent(digest, d -> new Object())) {
+        synchronized (lockOf(digest)) {
             try {
                 images.remove(digest);
             } catch (IOException e) {
@@ -123,8 +124,8 @@ public final class OciRootImages implements RootImages {
         } catch (IOException e) {
             throw sourceFailed(ref, e);
         }
-        String digest = "sha256:" + HexFormat.of().formatHex(sha256(raw));
-        synchronized (pulling.computeIfAbsent(digest, d -> new Object())) {
+        String digest = Sha256.digestOf(raw);
+        synchronized (lockOf(digest)) {
             Optional<RootImage> done = images.find(digest);
             if (done.isPresent()) {
                 return done.get();
@@ -212,14 +213,6 @@ public final class OciRootImages implements RootImages {
             return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
         } catch (IOException | java.io.UncheckedIOException e) {
             return 0; // skopeo is still making it, or renaming in it
-        }
-    }
-
-    private static byte[] sha256(byte[] bytes) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(bytes);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 }

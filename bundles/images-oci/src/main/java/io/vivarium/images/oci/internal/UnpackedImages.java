@@ -8,7 +8,6 @@ import java.util.Comparator;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -27,7 +26,6 @@ import io.vivarium.common.files.AtomicFiles;
 final class UnpackedImages {
     private static final ObjectMapper JSON = new ObjectMapper()
             .setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE);
-    private static final Pattern DIGEST = Pattern.compile("sha256:[0-9a-f]{64}");
     private static final String STAGING = "staging-";
     static final String FACTS = "image.json";
 
@@ -57,7 +55,7 @@ final class UnpackedImages {
     }
 
     Optional<RootImage> find(String digest) {
-        if (!DIGEST.matcher(digest).matches()) {
+        if (!Sha256.isDigest(digest)) {
             return Optional.empty();
         }
         Path image = dirOf(digest);
@@ -86,7 +84,7 @@ final class UnpackedImages {
     }
 
     void remove(String digest) throws IOException {
-        if (DIGEST.matcher(digest).matches() && Files.exists(dirOf(digest))) {
+        if (Sha256.isDigest(digest) && Files.exists(dirOf(digest))) {
             // renamed out of the way first: a directory of a digest is whole or absent
             Path doomed = dir.resolve(STAGING + "removed-" + UUID.randomUUID());
             Files.move(dirOf(digest), doomed, StandardCopyOption.ATOMIC_MOVE);
