@@ -76,6 +76,7 @@ final class TemplateCli {
         String workdir = option(w, "--workdir");
         Integer memory = intOption(w, "--memory");
         String clientMaySet = option(w, "--client-may-set");
+        String setup = option(w, "--setup");
         boolean noWait = w.remove("--no-wait");
         Map<String, String> env = new LinkedHashMap<>();
         for (String e; (e = option(w, "--env")) != null;) {
@@ -87,7 +88,8 @@ final class TemplateCli {
         }
         String name = arg(w, 1, "NAME");
         TemplateInfo made = vivarium.templates().create(new TemplateRequest(name, backend, image, null, memory, null, null, env,
-                workdir, user, null, null, null, clientMaySet == null ? null : Arrays.asList(clientMaySet.split(","))));
+                workdir, user, null, null, null, clientMaySet == null ? null : Arrays.asList(clientMaySet.split(",")),
+                setup == null ? null : List.of("sh", "-c", setup)));
         if (!noWait) {
             made = awaitBuild(made);
         }

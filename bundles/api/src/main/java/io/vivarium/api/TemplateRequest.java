@@ -26,14 +26,28 @@ import java.util.Map;
  * @param clientMaySet the create fields a client may set beside {@code template}:
  *        {@code memory_limit_mib}, {@code pids_limit}, {@code disk_limit_mib}, {@code vcpus},
  *        {@code network}, {@code idle}, {@code volumes}; any other is 403
+ * @param setup a command (argv) run once when the template is built, in a sandbox of it as its
+ *        user, whose workspace and (on a VM or gVisor) processes every sandbox of the template then
+ *        starts from: a child of the snapshot taken after it; null for none; since 2.11
  */
 public record TemplateRequest(String name, String backend, String image, Integer vcpus, Integer memoryLimitMib,
         Integer pidsLimit, Integer diskLimitMib, Map<String, String> env, String workdir, String user,
-        NetworkPolicy network, IdlePolicy idle, List<VolumeMount> volumes, List<String> clientMaySet) {
+        NetworkPolicy network, IdlePolicy idle, List<VolumeMount> volumes, List<String> clientMaySet,
+        List<String> setup) {
 
     public TemplateRequest {
         env = env == null ? Map.of() : Map.copyOf(env);
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
         clientMaySet = clientMaySet == null ? List.of() : List.copyOf(clientMaySet);
+        // a null argument stays, for core to refuse with a 400 naming it
+        setup = setup == null ? null : java.util.Collections.unmodifiableList(new java.util.ArrayList<>(setup));
+    }
+
+    /** The request of API 2.10 (no setup). */
+    public TemplateRequest(String name, String backend, String image, Integer vcpus, Integer memoryLimitMib,
+            Integer pidsLimit, Integer diskLimitMib, Map<String, String> env, String workdir, String user,
+            NetworkPolicy network, IdlePolicy idle, List<VolumeMount> volumes, List<String> clientMaySet) {
+        this(name, backend, image, vcpus, memoryLimitMib, pidsLimit, diskLimitMib, env, workdir, user, network, idle, volumes,
+                clientMaySet, null);
     }
 }

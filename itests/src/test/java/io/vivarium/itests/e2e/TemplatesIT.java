@@ -211,6 +211,12 @@ class TemplatesIT {
                     "id -u; echo \"$FOO\"; pwd; echo gone > /work/dry", "paths", List.of("/work"))));
             assertEquals("1234\nbar\n/home/app\n", dry.get("stdout").asText(), dry.toString());
             assertEquals("", Api.sh(user, sb, "ls /work/dry 2>/dev/null"), "the dry-run's write was put back");
+
+            // a boot in a new QEMU switches to the image's root again and mounts the volume again
+            assertEquals("stopped", Api.expect(200, user.post("/v1/vms/" + sb + "/stop", null)).get("status").asText());
+            assertEquals("running", Api.expect(200, user.post("/v1/vms/" + sb + "/start", null)).get("status").asText());
+            assertEquals(RUNS_AS_THE_IMAGE + "1\n", Api.sh(user, sb, IMAGE_FACTS
+                    + "; grep -c ' /work/data ext4 ro,' /proc/mounts"), "after a power cycle");
         } finally {
             Api.expect(204, user.delete("/v1/sandboxes/" + sb));
             Api.expect(204, user.delete("/v1/volumes/vm-data"));
@@ -227,6 +233,49 @@ class TemplatesIT {
         Api.expect(204, user.delete("/v1/sandboxes/" + child));
         Api.expect(204, user.delete("/v1/snapshots/of-vm"));
         Api.expect(204, operator.delete("/v1/templates/in-a-vm"));
+
+        // a setup on qemu: run once in a VM of the template, whose children then start from it
+        JsonNode setUp = made(template("vm-set-up", "qemu", registry.reference("vivarium/test:1"), "setup",
+                List.of("sh", "-c", "id -u > /work/by; cat /proc/sys/kernel/random/uuid > /work/once")));
+        assertEquals("ready", setUp.get("state").asText(), setUp.toString());
+        String vm = sandboxOf(user, Map.of("template", "vm-set-up"));
+        assertEquals("1234\n" + RUNS_AS_THE_IMAGE, Api.sh(user, vm, "cat /work/by; " + IMAGE_FACTS));
+        Api.expect(204, user.delete("/v1/sandboxes/" + vm));
+        Api.expect(204, operator.delete("/v1/templates/vm-set-up"));
+    }
+
+    @Test
+    void aTemplatesSetupRunsOnceAsItsUserAndEverySandboxOfItStartsFromWhatItMade() throws Exception {
+        JsonNode t = made(template("set-up", "procbox", layout, "setup", List.of("sh", "-c",
+                "id -u > /work/by; echo \"$FOO\" > /work/env; cat /proc/sys/kernel/random/uuid > /work/once")));
+        assertEquals("ready", t.get("state").asText(), t.toString());
+        String a = sandboxOf(user, Map.of("template", "set-up"));
+        String b = sandboxOf(user, Map.of("template", "set-up"));
+        assertEquals("1234\nbar\n", Api.sh(user, a, "cat /work/by /work/env"), "the setup ran as the image's user, with its env");
+        assertEquals(Api.sh(user, a, "cat /work/once"), Api.sh(user, b, "cat /work/once"), "once, not once per sandbox");
+        Api.sh(user, a, "echo mine > /work/own");
+        assertEquals("", Api.sh(user, b, "ls /work/own 2>/dev/null"), "each sandbox has its own copy of what it made");
+        assertEquals(RUNS_AS_THE_IMAGE, Api.sh(user, b, IMAGE_FACTS), "on the image's root, as its user");
+        assertEquals("set-up", Api.expect(200, user.get("/v1/sandboxes/" + a)).get("template").asText());
+        Api.Response memory = user.post("/v1/sandboxes", Map.of("template", "set-up", "memory_limit_mib", 128));
+        assertEquals(403, memory.status(), memory.raw().body());
+        for (JsonNode s : Api.expect(200, user.get("/v1/snapshots"))) {
+            assertNotEquals("set-up", s.get("tag").asText(), "the setup's snapshot is the daemon's, no tenant's");
+        }
+
+        Api.Response inUse = operator.delete("/v1/templates/set-up");
+        assertEquals(409, inUse.status(), inUse.raw().body());
+        Api.expect(204, user.delete("/v1/sandboxes/" + a));
+        Api.expect(204, user.delete("/v1/sandboxes/" + b));
+        Api.expect(204, operator.delete("/v1/templates/set-up"));
+
+        JsonNode failed = made(template("set-up", "procbox", layout, "setup", List.of("sh", "-c", "echo broken >&2; exit 3")));
+        assertEquals("failed", failed.get("state").asText(), failed.toString());
+        assertTrue(failed.get("build").get("error").asText().contains("broken"), failed.toString());
+        Api.expect(204, operator.delete("/v1/templates/set-up"));
+        Api.Response withVolumes = operator.post("/v1/templates", template("set-up", "procbox", layout, "setup",
+                List.of("true"), "client_may_set", List.of("memory_limit_mib")));
+        assertEquals(400, withVolumes.status(), withVolumes.raw().body());
     }
 
     @Test

@@ -92,36 +92,51 @@ final class Captures {
         }
         lifecycle.checkNamed(caller, request.backend());
         BackendRegistry.Entry e = lifecycle.chooseBackend(request.backend());
+        CreateSandboxRequest create = new CreateSandboxRequest(e.name(), request.memoryLimitMib(), null, null, null,
+                request.diskLimitMib(), null, request.network());
+        return build(caller, tag, create, null, request.setup(), bootWait, e, progress);
+    }
+
+    /**
+     * Builds the snapshot {@code tag} of a sandbox of a template ({@code create}, already the
+     * template's, on its {@code root}) after {@code setup} ran in it: a template's setup snapshot
+     * ({@link TemplateSetups}), whose children are the template's sandboxes.
+     */
+    SnapshotInfo buildOnTemplate(Caller caller, String tag, CreateSandboxRequest create, TemplateRoot root,
+            List<String> setup) {
+        return build(caller, tag, create, root, setup, 0, lifecycle.chooseBackend(create.backend()), Progress.NONE);
+    }
+
+    private SnapshotInfo build(Caller caller, String tag, CreateSandboxRequest create, TemplateRoot root, List<String> setup,
+            int bootWait, BackendRegistry.Entry e, Progress progress) {
         lifecycle.checkAvailable(e);
         Images images = imagesOf(e);
         try (Capacity.Reservation place = lifecycle.reserve(1)) {
-            return build(caller, request, tag, bootWait, e, images, place, progress);
+            return build(caller, tag, create, root, setup, bootWait, e, images, place, progress);
         }
     }
 
-    private SnapshotInfo build(Caller caller, SnapshotRequest request, String tag, int bootWait, BackendRegistry.Entry e,
-            Images images, Capacity.Reservation place, Progress progress) {
-        SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), null, null, null);
+    private SnapshotInfo build(Caller caller, String tag, CreateSandboxRequest create, TemplateRoot root, List<String> setup,
+            int bootWait, BackendRegistry.Entry e, Images images, Capacity.Reservation place, Progress progress) {
+        SnapshotRecord reserved = SnapshotRecord.writing(caller.tenant(), tag, e.name(), Snapshots.now(), null, null, null,
+                create.template(), root);
         snapshots.reserve(reserved, ApiException.badRequest("snapshot " + tag + " already exists; delete it "
                 + "(DELETE /v1/snapshots/" + tag + ") or choose another tag"));
         Instant deadline = Instant.now().plus(BUILD_DEADLINE).plusSeconds(bootWait);
         String builder = null;
         try {
-            CreateSandboxRequest create = new CreateSandboxRequest(e.name(), request.memoryLimitMib(), null, null, null,
-                    request.diskLimitMib(), null, request.network());
             CreateRequests.check(create, e.name(), e.capabilities());
-            SandboxInfo made = lifecycle.createOn(caller, e, create, null, place, lifecycle.fresh(e), false);
+            SandboxInfo made = lifecycle.createOn(caller, e, create, null, place, lifecycle.fresh(e), false, root);
             builder = made.id();
             progress.step("builder sandbox started", 1, BUILD_STEPS);
             SnapshotRecord withBuilder = reserved.withBuilder(builder, made.network());
             snapshots.update(reserved, withBuilder);
             reserved = withBuilder;
-            if (request.setup() != null) {
-                ExecResult setup = guest.exec(caller, builder, new ExecRequest(request.setup(), null, null, null,
-                        null, null));
-                if (setup.exitCode() != 0 || setup.timedOut()) {
-                    throw ApiException.badRequest("setup " + request.setup() + " failed with exit code " + setup.exitCode()
-                            + (setup.timedOut() ? " (timed out)" : "") + ": " + tail(setup.stderr()));
+            if (setup != null) {
+                ExecResult ran = guest.exec(caller, builder, new ExecRequest(setup, null, null, null, null, null));
+                if (ran.exitCode() != 0 || ran.timedOut()) {
+                    throw ApiException.badRequest("setup " + setup + " failed with exit code " + ran.exitCode()
+                            + (ran.timedOut() ? " (timed out)" : "") + ": " + tail(ran.stderr()));
                 }
             }
             progress.step("setup ran", 2, BUILD_STEPS);

@@ -81,16 +81,35 @@ final class Forks {
         }
         try (places) {
             progress.step(CHILDREN, 0, n);
-            return forkAll(caller, e, images, snapshot, n, places, request.memoryLimitMib(), progress);
+            return forkAll(caller, e, images, snapshot, n, places, new CreateSandboxRequest(e.name(), request.memoryLimitMib(),
+                    null, null, null, null, null, snapshot.network(), null, null, snapshot.template()), tag, progress);
         }
     }
 
+    /**
+     * One sandbox of a template with a setup: a child of the template's setup snapshot (another
+     * tenant's, {@link TemplateSetups}), made as {@code child} says, recorded as the template's
+     * sandbox, not as a snapshot's child (the caller has no such snapshot).
+     */
+    SandboxInfo forkOfTemplate(Caller caller, SnapshotRecord snapshot, CreateSandboxRequest child) {
+        String warning = snapshots.warning(snapshot);
+        if (warning != null) {
+            throw ApiException.conflict("the setup snapshot of template " + snapshot.template() + " is not restorable: "
+                    + warning + "; the operator makes the template again (DELETE, then POST /v1/templates)");
+        }
+        BackendRegistry.Entry e = lifecycle.chooseBackend(snapshot.backend());
+        lifecycle.checkAvailable(e);
+        Images images = Captures.imagesOf(e);
+        try (Capacity.Reservation place = lifecycle.reserve(1)) {
+            return forkAll(caller, e, images, snapshot, 1, place, child, null, Progress.NONE).get(0);
+        }
+    }
+
+    /** @param recordedTag the tag the children's records name as where they came from (null: none) */
     private List<SandboxInfo> forkAll(Caller caller, BackendRegistry.Entry e, Images images, SnapshotRecord snapshot,
-            int n, Capacity.Reservation places, Integer memoryLimitMib, Progress progress) {
+            int n, Capacity.Reservation places, CreateSandboxRequest child, String recordedTag, Progress progress) {
         String tag = snapshot.tag();
         Path image = snapshots.images().imageOf(snapshot);
-        CreateSandboxRequest child = new CreateSandboxRequest(e.name(), memoryLimitMib, null, null, null, null, null,
-                snapshot.network(), null, null, snapshot.template());
         SandboxInfo[] made = new SandboxInfo[n];
         AtomicInteger next = new AtomicInteger(1);
         AtomicInteger done = new AtomicInteger();
@@ -99,7 +118,7 @@ final class Forks {
             for (int k = next.getAndIncrement(); k <= n && failed.get() == null; k = next.getAndIncrement()) {
                 TestPoints.reach("fork.child");
                 try {
-                    made[k - 1] = lifecycle.createOn(caller, e, child, tag, places,
+                    made[k - 1] = lifecycle.createOn(caller, e, child, recordedTag, places,
                             (spec, context) -> images.fork(spec, image, storage, context), true, snapshot.root());
                     sandboxes.observer().sandboxCreated(CreateOutcome.OK);
                     synchronized (done) { // told in order: a count never goes back

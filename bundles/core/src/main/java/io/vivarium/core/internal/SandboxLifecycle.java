@@ -105,6 +105,9 @@ final class SandboxLifecycle {
         if (use == null) {
             checkNamed(caller, asked.backend());
         }
+        if (use != null && use.fromSetup()) {
+            return templates.createFromSetup(caller, use);
+        }
         CreateSandboxRequest req = use == null ? asked : use.request();
         BackendRegistry.Entry e = chooseBackend(req.backend());
         checkAvailable(e);

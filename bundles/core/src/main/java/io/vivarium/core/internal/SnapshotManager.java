@@ -64,11 +64,13 @@ public class SnapshotManager implements SnapshotService, SnapshotCopies {
         copies = new ImageCopies(snapshots, new ImageExports(snapshots, captures));
         List<SnapshotRecord> interrupted = snapshots.open(core.sandboxes().state(), core.stateDir());
         SnapshotBuilders.removeLeftOvers(interrupted, core.lifecycle());
+        core.templates().setups(new SetupSnapshots(snapshots, captures, forks));
     }
 
     @Deactivate
     void deactivate() {
         stopping = true;
+        core.templates().setups(null);
     }
 
     @Override

@@ -20,15 +20,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.CreateSandboxRequest;
 import io.vivarium.api.Progress;
+import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.TemplateInfo;
 import io.vivarium.api.TemplateRequest;
-import io.vivarium.api.TemplateService;
 import io.vivarium.api.VolumeMount;
 import io.vivarium.api.spi.RootImage;
 import io.vivarium.api.spi.RootImages;
@@ -46,16 +45,15 @@ import io.vivarium.api.state.Transaction;
  */
 final class Templates {
     private static final System.Logger LOG = System.getLogger(Templates.class.getName());
-    /** The create fields a template may let clients set. */
-    static final Set<String> CLIENT_FIELDS = Set.of("memory_limit_mib", "pids_limit", "disk_limit_mib", "vcpus", "network",
-            "idle", "volumes");
     /** How long a create waits for its build before it answers 202: an image already unpacked here is ready by then. */
     private static final Duration READY_WITHIN = Duration.ofSeconds(2);
-    private static final Pattern USER = Pattern.compile("([a-z_][a-z0-9_.-]{0,31}|[0-9]{1,9})(:([a-z_][a-z0-9_.-]{0,31}|[0-9]{1,9}))?");
-    private static final int MAX_ENV = 256;
 
     /** What a create from a template becomes: the request with the template's values, and the root it runs on. */
-    record Use(CreateSandboxRequest request, TemplateRoot root) {
+    /**
+     * @param fromSetup whether the sandbox is a child of the template's setup snapshot
+     *        ({@link #createFromSetup}), {@code request} then what the child is made as
+     */
+    record Use(CreateSandboxRequest request, TemplateRoot root, boolean fromSetup) {
     }
 
     /** Checks a template's sandbox request against its backend, as a create of it would be. */
@@ -76,6 +74,7 @@ final class Templates {
     private final Object claims = new Object();
     /** The builds under way, by template name, with their progress. */
     private final Map<String, TemplateInfo.Build> building = new ConcurrentHashMap<>();
+    private volatile TemplateSetups setups;
 
     Templates(Sandboxes sandboxes, Supplier<Optional<RootImages>> images, SandboxCheck check) {
         this.sandboxes = sandboxes;
@@ -96,12 +95,21 @@ final class Templates {
         resume();
     }
 
+    /** What templates' setups run on while the snapshot component runs (null: it does not); builds that waited for it go on. */
+    void setups(TemplateSetups running) {
+        setups = running;
+        if (running != null) {
+            resume();
+        }
+    }
+
     private synchronized void resume() {
         if (images.get().isEmpty() || builds.isShutdown()) {
             return;
         }
         for (Stored<TemplateRecord> t : state().all(StateCollections.TEMPLATES)) {
-            if (t.body().state().equals(TemplateInfo.BUILDING) && !building.containsKey(t.key())) {
+            if (t.body().state().equals(TemplateInfo.BUILDING) && !building.containsKey(t.key())
+                    && (t.body().request().setup() == null || setups != null)) {
                 LOG.log(System.Logger.Level.INFO, "template " + t.key() + "'s build was under way when the daemon (or its "
                         + "images bundle) stopped; it starts again");
                 submit(t.body());
@@ -156,7 +164,8 @@ final class Templates {
                     + "; delete them first");
         }
         List<String> snapshotsOfIt = state().all(StateCollections.SNAPSHOTS).stream().map(Stored::body)
-                .filter(r -> name.equals(r.template())).map(r -> r.tenant() + "/" + r.tag()).sorted().toList();
+                .filter(r -> name.equals(r.template()) && !r.tenant().equals(SetupSnapshots.TENANT))
+                .map(r -> r.tenant() + "/" + r.tag()).sorted().toList();
         if (!snapshotsOfIt.isEmpty()) {
             throw ApiException.conflict("template " + name + " is used by snapshot(s) " + String.join(", ", snapshotsOfIt)
                     + " (tenant/tag), whose children run on its image; their tenants delete them first");
@@ -168,9 +177,23 @@ final class Templates {
         } catch (IOException e) {
             throw ApiException.unavailable("cannot delete the record of template " + name + ": " + e.getMessage(), 5);
         }
+        if (t.body().request().setup() != null) {
+            removeSetup(name);
+        }
         if (t.body().image() != null) {
             removeUnused(t.body().image().digest());
         }
+    }
+
+    /** Removes a deleted template's setup snapshot; one left (no snapshot component now) goes at the next build of the name. */
+    private void removeSetup(String name) {
+        TemplateSetups running = setups;
+        if (running == null) {
+            LOG.log(System.Logger.Level.WARNING, "template " + name + "'s setup snapshot stays until a template of that name "
+                    + "is built again: the snapshot component is not running");
+            return;
+        }
+        running.remove(name);
     }
 
     /** What a create from the template {@code asked} names becomes; 404 if there is none, 409 unless ready, 403 for a field it does not let clients set. */
@@ -198,6 +221,11 @@ final class Templates {
         refuse("network", asked.network() != null, may, t.name());
         refuse("idle", asked.idle() != null, may, t.name());
         refuse("volumes", !asked.volumes().isEmpty(), may, t.name());
+        if (r.setup() != null) {
+            // its client_may_set is empty: every field above was refused
+            return new Use(new CreateSandboxRequest(r.backend(), r.memoryLimitMib(), null, null, r.pidsLimit(),
+                    r.diskLimitMib(), asked.nodeId(), r.network(), List.of(), r.idle(), t.name()), t.root(), true);
+        }
         List<VolumeMount> volumes = new ArrayList<>(r.volumes());
         volumes.addAll(asked.volumes());
         for (VolumeMount v : volumes) {
@@ -207,7 +235,17 @@ final class Templates {
                 or(asked.memoryLimitMib(), r.memoryLimitMib()), or(asked.vcpus(), r.vcpus()), null,
                 or(asked.pidsLimit(), r.pidsLimit()), or(asked.diskLimitMib(), r.diskLimitMib()), asked.nodeId(),
                 or(asked.network(), r.network()), volumes, or(asked.idle(), r.idle()), t.name());
-        return new Use(request, t.root());
+        return new Use(request, t.root(), false);
+    }
+
+    /** A sandbox of a template with a setup ({@code use.fromSetup()}): a child of its setup snapshot. */
+    SandboxInfo createFromSetup(Caller caller, Use use) {
+        TemplateSetups running = setups;
+        if (running == null) {
+            throw ApiException.unavailable("template " + use.request().template() + "'s sandboxes are forked from its setup "
+                    + "snapshot, and the snapshot component is not running now", 5);
+        }
+        return running.create(caller, use.request().template(), use.request());
     }
 
     /**
@@ -273,7 +311,15 @@ final class Templates {
                 LOG.log(System.Logger.Level.WARNING, "template " + name + "'s build waits for an images bundle (images-oci)");
                 return;
             }
+            if (record.request().setup() != null && setups == null) {
+                LOG.log(System.Logger.Level.WARNING, "template " + name + "'s build waits for the snapshot component its "
+                        + "setup runs on");
+                return;
+            }
             ended = built(record, pulling.get());
+            if (record.request().setup() != null) {
+                setUp(ended);
+            }
         } catch (IOException | RuntimeException | LinkageError | OutOfMemoryError e) {
             // a LinkageError: the images bundle was updated under the build, whose old classes are gone
             if (builds.isShutdown()) {
@@ -319,6 +365,25 @@ final class Templates {
                 throw new IOException("its image " + image.digest() + " was removed twice as it was built; make the template "
                         + "again");
             }
+        }
+    }
+
+    /**
+     * Runs the setup of the template {@code ready} records (pulled, not yet recorded ready) once, in a
+     * sandbox of it, and keeps its snapshot; its image goes again if this fails.
+     */
+    private void setUp(TemplateRecord ready) throws IOException {
+        TemplateRequest r = ready.request();
+        TemplateSetups running = setups;
+        try {
+            if (running == null) {
+                throw new IOException("the snapshot component its setup runs on stopped during the build");
+            }
+            running.build(ready.name(), new CreateSandboxRequest(r.backend(), r.memoryLimitMib(), r.vcpus(), null,
+                    r.pidsLimit(), r.diskLimitMib(), null, r.network(), List.of(), null, ready.name()), ready.root(), r.setup());
+        } catch (IOException | RuntimeException e) {
+            removeUnused(ready.image().digest());
+            throw e;
         }
     }
 
@@ -372,7 +437,9 @@ final class Templates {
     private void removeUnused(String digest) {
         synchronized (claims) {
             boolean used = state().all(StateCollections.TEMPLATES).stream().map(Stored::body)
-                    .anyMatch(t -> t.image() != null && t.image().digest().equals(digest));
+                    .anyMatch(t -> t.image() != null && t.image().digest().equals(digest))
+                    || sandboxes.all().stream().map(Sandbox::record)
+                            .anyMatch(s -> s.root() != null && s.root().digest().equals(digest));
             if (!used) {
                 images.get().ifPresent(i -> i.remove(digest));
             }
@@ -382,38 +449,7 @@ final class Templates {
     // ---- records and checks -----------------------------------------------------------------
 
     private TemplateRequest checked(TemplateRequest r) {
-        if (r == null) {
-            throw ApiException.badRequest("a body is required: {\"name\": \"py\", \"image\": \"docker://host/name:tag\", ...}");
-        }
-        if (r.name() == null || !TemplateService.NAME.matcher(r.name()).matches()) {
-            throw ApiException.badRequest("name must be 1 to 63 lower-case letters, digits, '.', '_' or '-', starting with a "
-                    + "letter or digit, got " + (r.name() == null ? "none" : "\"" + r.name() + "\""));
-        }
-        if (r.image() == null || r.image().isBlank()) {
-            throw ApiException.badRequest("image is required: an OCI image, docker://host/name:tag, oci:/path/to/layout:tag "
-                    + "or docker-archive:/path/image.tar");
-        }
-        for (String field : r.clientMaySet()) {
-            if (!CLIENT_FIELDS.contains(field)) {
-                throw ApiException.badRequest("client_may_set names \"" + field + "\", which is not a field clients may be let "
-                        + "set; they are: " + String.join(", ", new java.util.TreeSet<>(CLIENT_FIELDS)));
-            }
-        }
-        if (r.env().size() > MAX_ENV) {
-            throw ApiException.badRequest("env has " + r.env().size() + " variables; at most " + MAX_ENV);
-        }
-        r.env().forEach((k, v) -> {
-            if (k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0 || v.indexOf('\0') >= 0) {
-                throw ApiException.badRequest("env " + k + " is invalid: a name without '=' or NUL and a string value");
-            }
-        });
-        if (r.workdir() != null && (!r.workdir().startsWith("/") || r.workdir().indexOf('\0') >= 0 || r.workdir().length() > 4096)) {
-            throw ApiException.badRequest("workdir must be an absolute path, got \"" + r.workdir() + "\"");
-        }
-        if (r.user() != null && !USER.matcher(r.user()).matches()) {
-            throw ApiException.badRequest("user must be a name or uid, with an optional :group or :gid (e.g. app, 1000, "
-                    + "1000:1000), got \"" + r.user() + "\"");
-        }
+        TemplateRequests.check(r);
         check.check(new CreateSandboxRequest(r.backend(), r.memoryLimitMib(), r.vcpus(), null, r.pidsLimit(), r.diskLimitMib(),
                 null, r.network(), r.volumes(), r.idle(), r.name()));
         return r;

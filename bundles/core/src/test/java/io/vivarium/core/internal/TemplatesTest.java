@@ -215,7 +215,15 @@ class TemplatesTest {
                 new TemplateRequest("x", null, IMAGE, null, null, null, null, null, null, "a b", null, null, null, null),
                 new TemplateRequest("x", null, IMAGE, null, null, null, null, null, null, null, null, null, null, List.of("backend")),
                 new TemplateRequest("x", null, IMAGE, null, 1, null, null, null, null, null, null, null, null, null),
-                new TemplateRequest("x", "nosuch", IMAGE, null, null, null, null, null, null, null, null, null, null, null))) {
+                new TemplateRequest("x", "nosuch", IMAGE, null, null, null, null, null, null, null, null, null, null, null),
+                new TemplateRequest("x", null, IMAGE, null, null, null, null, null, null, null, null, null, null, null,
+                        List.of()),
+                new TemplateRequest("x", null, IMAGE, null, null, null, null, null, null, null, null, null, null, null,
+                        java.util.Arrays.asList("sh", null)),
+                new TemplateRequest("x", null, IMAGE, null, null, null, null, null, null, null, null, null, null,
+                        List.of("memory_limit_mib"), List.of("true")),
+                new TemplateRequest("x", null, IMAGE, null, null, null, null, null, null, null, null, null,
+                        List.of(new io.vivarium.api.VolumeMount("data", "/work/data", null, false)), null, List.of("true")))) {
             ApiException e = assertThrows(ApiException.class, () -> templates.create(OPERATOR, bad), bad.toString());
             assertEquals(400, e.status(), bad + ": " + e.getMessage());
         }

@@ -78,6 +78,10 @@ final class TokenFile {
                 throw new IllegalArgumentException("token file line " + (i + 1)
                         + ": expected '<token>' or '<token> <tenant> <role>'");
             }
+            if (f.length == 3 && f[1].startsWith("_")) {
+                throw new IllegalArgumentException("token file line " + (i + 1) + ": tenant " + f[1] + " starts with '_', "
+                        + "which the daemon keeps for its own (its templates' setup snapshots); name the tenant otherwise");
+            }
             Caller caller = f.length == 1 ? new Caller(DEFAULT_TENANT, Role.ADMIN) : new Caller(f[1], role(f[2], i + 1));
             tokens.put(digest(f[0]), caller);
         }

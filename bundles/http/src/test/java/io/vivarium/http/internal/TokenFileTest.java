@@ -60,5 +60,7 @@ class TokenFileTest {
         assertThrows(IllegalArgumentException.class, () -> TokenFile.parse("a b\n"));
         assertThrows(IllegalArgumentException.class, () -> TokenFile.parse("a t root\n"));
         assertThrows(IllegalArgumentException.class, () -> TokenFile.parse("a t\n"));
+        assertThrows(IllegalArgumentException.class, () -> TokenFile.parse("a _templates operator\n"),
+                "a tenant starting with '_' is the daemon's own: its templates' setup snapshots");
     }
 }
