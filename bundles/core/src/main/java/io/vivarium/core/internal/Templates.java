@@ -48,8 +48,9 @@ final class Templates {
     /** How long a create waits for its build before it answers 202: an image already unpacked here is ready by then. */
     private static final Duration READY_WITHIN = Duration.ofSeconds(2);
 
-    /** What a create from a template becomes: the request with the template's values, and the root it runs on. */
     /**
+     * What a create from a template becomes: the request with the template's values, and the root it runs on.
+     *
      * @param fromSetup whether the sandbox is a child of the template's setup snapshot
      *        ({@link #createFromSetup}), {@code request} then what the child is made as
      */
