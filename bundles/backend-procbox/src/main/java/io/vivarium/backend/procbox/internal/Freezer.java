@@ -16,7 +16,13 @@ final class Freezer {
     private static final String GROUP = "vivarium";
     private static final String V2_FILE = "cgroup.freeze";
     private static final String V1_FILE = "freezer.state";
-    private static final Duration SETTLE = Duration.ofSeconds(10);
+    /**
+     * How long a freeze or thaw may take: a task in uninterruptible sleep (writeback under a loaded
+     * host's I/O) stops only once it wakes, which took over 10 s once in CI.
+     */
+    private static final Duration SETTLE = Duration.ofSeconds(30);
+    /** How often a v1 freeze still FREEZING is asked again, which signals the tasks not yet stopped once more. */
+    private static final long NUDGE_NANOS = Duration.ofMillis(500).toNanos();
 
     /** The v1 freezer hierarchy, or null where the host has none (a v2 host freezes its limit cgroups). */
     private final Path v1Hierarchy;
@@ -70,7 +76,12 @@ final class Freezer {
             Files.writeString(cgroup.resolve(V1_FILE), frozen ? "FROZEN" : "THAWED");
         }
         long deadline = System.nanoTime() + SETTLE.toNanos();
+        long nudge = System.nanoTime() + NUDGE_NANOS;
         while (!settled(cgroup, v2, frozen)) {
+            if (!v2 && frozen && System.nanoTime() > nudge) {
+                Files.writeString(cgroup.resolve(V1_FILE), "FROZEN");
+                nudge = System.nanoTime() + NUDGE_NANOS;
+            }
             if (System.nanoTime() > deadline || !Sleep.briefly(2)) {
                 if (frozen) {
                     // a freeze that does not settle is undone, so the sandbox is not left half frozen
