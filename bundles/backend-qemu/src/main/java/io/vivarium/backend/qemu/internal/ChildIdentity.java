@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.Map;
 
 import io.vivarium.kit.guest.Deadline;
 import io.vivarium.kit.guest.ExecSpec;
@@ -51,11 +50,9 @@ final class ChildIdentity {
         RANDOM.nextBytes(seed);
         byte[] machineId = new byte[16];
         RANDOM.nextBytes(machineId);
-        boolean onImage = vm.record().root() != null;
-        String tools = onImage ? VmRoot.TOOLS : "/sbin";
-        ExecSpec spec = ExecSpec.of(onImage ? VmRoot.TOOLS + "/sh" : "/bin/sh", "-c", SCRIPT, "sh", id,
-                        HexFormat.of().formatHex(machineId), tools + "/vivarium-boot", onImage ? "read-only" : "")
-                .withEnv(Map.of("PATH", (onImage ? VmRoot.TOOLS + ":" : "") + "/usr/sbin:/usr/bin:/sbin:/bin"))
+        VmRoot root = vm.record().root();
+        ExecSpec spec = VmRoot.script(root, SCRIPT, "sh", id, HexFormat.of().formatHex(machineId),
+                        (root == null ? "/sbin" : VmRoot.TOOLS) + "/vivarium-boot", root == null ? "" : "read-only")
                 .withStdin(HexFormat.of().formatHex(seed).getBytes(StandardCharsets.US_ASCII)).withTimeout(TIMEOUT);
         GuestExecResult r;
         try {

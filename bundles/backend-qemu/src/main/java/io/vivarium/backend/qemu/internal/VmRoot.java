@@ -1,8 +1,11 @@
 package io.vivarium.backend.qemu.internal;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+
+import io.vivarium.kit.guest.ExecSpec;
 
 /**
  * The root a template's VM runs on (docs/templates.md): its image as a read-only ext4 disk
@@ -25,6 +28,18 @@ record VmRoot(Path disk, int uid, int gid) {
     private static final String DATA_DISK = "root_disk";
     private static final String DATA_UID = "root_uid";
     private static final String DATA_GID = "root_gid";
+
+    /**
+     * A script the backend runs in the guest as root ({@code sh -c SCRIPT NAME ARGS...}): with the
+     * guest image's shell, or on a template image's {@code root} (which may have none) with the guest's
+     * own busybox in {@link #TOOLS}, first on the {@code PATH}.
+     */
+    static ExecSpec script(VmRoot root, String script, String name, String... args) {
+        List<String> argv = new ArrayList<>(List.of(root == null ? "/bin/sh" : TOOLS + "/sh", "-c", script, name));
+        argv.addAll(List.of(args));
+        return ExecSpec.of(argv.toArray(String[]::new))
+                .withEnv(Map.of("PATH", (root == null ? "" : TOOLS + ":") + "/usr/sbin:/usr/bin:/sbin:/bin"));
+    }
 
     /** QEMU's options for the disk: read-only down to the file, so no guest can write what others share. */
     List<String> qemuArgs() {

@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.IntStream;
 
 import io.vivarium.api.ApiException;
@@ -92,10 +91,8 @@ final class VmVolumes {
     static void mount(GuestAgentClient agent, List<VmVolume> volumes, VmRoot root) {
         for (int i = 0; i < volumes.size(); i++) {
             VmVolume v = volumes.get(i);
-            ExecSpec spec = ExecSpec.of(root == null ? "/bin/sh" : VmRoot.TOOLS + "/sh", "-c", MOUNT, "vivarium-volume", VmVolume.serial(i), VmVolume.guestRoot(i),
-                    v.subPath() == null ? "" : v.subPath(), v.mountPath(), v.readOnly() ? "ro" : "rw")
-                    .withEnv(Map.of("PATH", (root == null ? "" : VmRoot.TOOLS + ":") + "/usr/sbin:/usr/bin:/sbin:/bin"))
-                    .withTimeout(MOUNT_TIMEOUT);
+            ExecSpec spec = VmRoot.script(root, MOUNT, "vivarium-volume", VmVolume.serial(i), VmVolume.guestRoot(i),
+                    v.subPath() == null ? "" : v.subPath(), v.mountPath(), v.readOnly() ? "ro" : "rw").withTimeout(MOUNT_TIMEOUT);
             GuestExecResult r = agent.exec(spec, Deadline.after(MOUNT_TIMEOUT.plusSeconds(5)));
             if (r.exitCode() == null || r.exitCode() != 0) {
                 throw new ApiException(409, "volume " + v.name() + " cannot be mounted at " + v.mountPath() + " in the VM: "
