@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.vivarium.common.features.Feature;
+import io.vivarium.common.framework.HostLogging;
 
 import org.osgi.framework.Bundle;
 import org.osgi.framework.BundleContext;
@@ -58,6 +59,8 @@ final class FrameworkStarter {
         c.put(Constants.FRAMEWORK_BUNDLE_PARENT, Constants.FRAMEWORK_BUNDLE_PARENT_FRAMEWORK);
         c.put(Constants.FRAMEWORK_BEGINNING_STARTLEVEL, Integer.toString(beginningStartLevel));
         c.put("felix.bootdelegation.implicit", "false");
+        // slf4j is the launcher's (lib/), not a bundle: HostLogging says why
+        c.put(Constants.FRAMEWORK_SYSTEMPACKAGES_EXTRA, HostLogging.systemPackagesExtra(Main.class.getClassLoader()));
         c.put("felix.startlevel.bundle", "2"); // bundles installed later (FileInstall, admin API)
         c.put("felix.log.level", "2");
         c.put("felix.log.logger", new FrameworkLog());
@@ -98,7 +101,7 @@ final class FrameworkStarter {
         config.put("org.apache.felix.https.keystore.key.password", password);
     }
 
-    /** slf4j-simple (inside the framework) reads system properties. -D on the command line wins. */
+    /** slf4j-simple (on the launcher's class path, the bundles' logging) reads system properties. -D on the command line wins. */
     static void applySystemProperties(Path file) {
         Properties defaults = new Properties();
         defaults.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "info");

@@ -138,29 +138,64 @@ class FeaturesTest {
     }
 
     @Test
-    void loggingComesUpFirst() {
-        // STACK.md: ASM, SPI Fly, slf4j-api and its provider at start level 1, the rest at 2.
-        Feature core = features.get("core");
-        for (Feature.FeatureBundle b : core.bundles()) {
-            boolean first = b.groupId().equals("org.ow2.asm") || b.groupId().equals("org.slf4j")
-                    || b.groupId().equals("org.apache.aries.spifly");
-            assertEquals(first ? 1 : 2, b.startOrder(), "start order of " + b.id());
+    void slf4jIsTheLaunchersAndNoShippedBundleNeedsTheServiceLoaderMediator() throws IOException {
+        // HostLogging: slf4j is on the launcher's class path, exported by the system bundle; a second
+        // copy as a bundle would split the bundles between two, and there is no SPI Fly to wire it.
+        List<String> wrong = new ArrayList<>();
+        Path system = dist.resolve("system");
+        for (Feature f : features.values()) {
+            for (Feature.FeatureBundle b : f.bundles()) {
+                if (b.groupId().equals("org.slf4j") || b.groupId().equals("org.apache.aries.spifly")) {
+                    wrong.add(f.name() + " names " + b.id());
+                }
+                String requires;
+                try (JarFile jar = new JarFile(b.file(system).toFile())) {
+                    requires = jar.getManifest().getMainAttributes().getValue("Require-Capability");
+                }
+                for (String clause : clauses(requires)) {
+                    if (clause.contains("osgi.serviceloader.") && !clause.contains("resolution:=optional")) {
+                        wrong.add(b.id() + " requires " + clause);
+                    }
+                }
+            }
         }
+        assertTrue(wrong.isEmpty(), String.join("\n", wrong));
+    }
+
+    /** The clauses of a manifest header: split at commas outside quotes. */
+    private static List<String> clauses(String header) {
+        List<String> clauses = new ArrayList<>();
+        if (header == null) {
+            return clauses;
+        }
+        boolean quoted = false;
+        int start = 0;
+        for (int i = 0; i < header.length(); i++) {
+            char c = header.charAt(i);
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (c == ',' && !quoted) {
+                clauses.add(header.substring(start, i));
+                start = i + 1;
+            }
+        }
+        clauses.add(header.substring(start));
+        return clauses;
     }
 
     @Test
-    void libHasTheFrameworkJacksonCommonTheApiTheClientThePostgresDriverAndTheLauncherOnly() throws IOException {
+    void libHasTheFrameworkJacksonCommonTheApiTheClientThePostgresDriverSlf4jAndTheLauncherOnly() throws IOException {
         try (Stream<Path> s = Files.list(dist.resolve("lib"))) {
             List<String> names = s.map(p -> p.getFileName().toString()).sorted().toList();
             List<String> prefixes = List.of("org.apache.felix.framework-", "jackson-annotations-", "jackson-core-",
-                    "jackson-databind-", "common-", "api-", "vivarium-client-", "postgresql-");
+                    "jackson-databind-", "common-", "api-", "vivarium-client-", "postgresql-", "slf4j-api-", "slf4j-simple-");
             for (String prefix : prefixes) {
                 assertEquals(1, names.stream().filter(n -> n.startsWith(prefix) && n.endsWith(".jar")).count(),
                         "one " + prefix + "*.jar in lib/: " + names);
             }
             assertTrue(names.stream().allMatch(n -> n.equals("vivarium-launcher.jar") || prefixes.stream().anyMatch(n::startsWith)),
                     "only the framework, Jackson, common, the api, the Java client (the sandbox command line), the PostgreSQL driver "
-                    + "(state export) and the launcher in lib/: "
+                    + "(state export), slf4j (the bundles' logging) and the launcher in lib/: "
                     + names);
         }
         assertTrue(Files.isDirectory(dist.resolve("deploy")), "deploy/ exists");

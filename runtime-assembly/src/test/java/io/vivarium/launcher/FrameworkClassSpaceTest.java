@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -40,7 +41,8 @@ import org.osgi.framework.wiring.FrameworkWiring;
 /**
  * The launcher has Jackson on its own class path (lib/), next to the framework. The bundles must
  * not see it: they wire to the Jackson bundles from system/, and a bundle that does not import
- * Jackson cannot load it at all. This starts the framework with the launcher's configuration in
+ * Jackson cannot load it at all. slf4j, also there, is the one thing the system bundle exports to
+ * them (HostLogging). This starts the framework with the launcher's configuration in
  * this JVM, where Jackson is on the application class path just as in the daemon.
  */
 class FrameworkClassSpaceTest {
@@ -127,6 +129,35 @@ class FrameworkClassSpaceTest {
                     "a bundle that does not import Jackson can load it");
             assertThrows(ClassNotFoundException.class, () -> bystander.loadClass(Main.class.getName()),
                     "a bundle can load the launcher");
+        } finally {
+            framework.stop();
+            framework.waitForStop(10_000);
+        }
+    }
+
+    @Test
+    void bundlesLogThroughTheLaunchersSlf4jAndItsProviderNotNop() throws Exception {
+        FrameworkFactory factory = ServiceLoader.load(FrameworkFactory.class, Main.class.getClassLoader()).findFirst()
+                .orElseThrow();
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Framework framework = factory.newFramework((Map) config());
+        framework.init();
+        try {
+            BundleContext ctx = framework.getBundleContext();
+            Bundle current = ctx.installBundle("probe:slf4j2", probe("probe.slf4j2", "org.slf4j;version=\"[2.0,3)\""));
+            Bundle legacy = ctx.installBundle("probe:slf4j17", probe("probe.slf4j17", "org.slf4j;version=\"[1.7,2)\""));
+            assertTrue(framework.adapt(FrameworkWiring.class).resolveBundles(List.of(current, legacy)),
+                    "importers of slf4j 2 and of slf4j 1.7 (as slf4j-api's own manifest exports both) resolve");
+
+            Class<?> launchers = Class.forName("org.slf4j.LoggerFactory", false, Main.class.getClassLoader());
+            for (Bundle b : List.of(current, legacy)) {
+                BundleWire wire = b.adapt(BundleWiring.class).getRequiredWires(PackageNamespace.PACKAGE_NAMESPACE).get(0);
+                assertEquals(0, wire.getProvider().getBundle().getBundleId(), b + " wires org.slf4j to the system bundle");
+                assertSame(launchers, b.loadClass("org.slf4j.LoggerFactory"), b + " sees the launcher's LoggerFactory");
+            }
+            Object loggers = launchers.getMethod("getILoggerFactory").invoke(null);
+            assertEquals("org.slf4j.simple.SimpleLoggerFactory", loggers.getClass().getName(),
+                    "slf4j found its provider, so bundles' logs are not dropped");
         } finally {
             framework.stop();
             framework.waitForStop(10_000);

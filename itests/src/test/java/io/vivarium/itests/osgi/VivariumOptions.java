@@ -4,6 +4,7 @@ import static org.ops4j.pax.exam.CoreOptions.bundle;
 import static org.ops4j.pax.exam.CoreOptions.cleanCaches;
 import static org.ops4j.pax.exam.CoreOptions.frameworkProperty;
 import static org.ops4j.pax.exam.CoreOptions.junitBundles;
+import static org.ops4j.pax.exam.CoreOptions.systemPackage;
 import static org.ops4j.pax.exam.CoreOptions.systemTimeout;
 import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
@@ -22,12 +23,15 @@ import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import io.vivarium.common.framework.HostLogging;
+
 import org.ops4j.pax.exam.Option;
 
 /**
  * The Pax Exam configuration shared by every in-container test: a Felix framework (from the test
  * classpath) running exactly the bundles the distribution ships, each at its feature start level,
- * plus Pax Exam's own in-container bundles (JUnit and the probe). Computed in the test JVM.
+ * with slf4j from the test classpath as the launcher has it from lib/, plus Pax Exam's own
+ * in-container bundles (JUnit and the probe). Computed in the test JVM.
  *
  * <p>Each test class gets {@code target/osgi/<class>/} with the framework storage ({@code work/},
  * removed after the run), a fresh state directory ({@code state/}), a token file holding one admin
@@ -76,8 +80,10 @@ final class VivariumOptions {
         options.add(workingDirectory(dir.resolve("work").toString()));
         options.add(systemTimeout(SYSTEM_TIMEOUT_MILLIS));
 
-        // Nothing from the test classpath (slf4j, Jackson, JUnit 5, ...) may leak into bundles.
+        // Nothing from the test classpath (Jackson, JUnit 5, ...) may leak into bundles, but for slf4j,
+        // which the system bundle exports from it as the launcher does from lib/ (HostLogging).
         options.add(frameworkProperty("felix.bootdelegation.implicit").value("false"));
+        options.add(systemPackage(HostLogging.systemPackagesExtra(VivariumOptions.class.getClassLoader())));
         // With no console, gogo would otherwise stop the framework after about 2 s.
         options.add(frameworkProperty("gosh.args").value("--nointeractive"));
         options.add(frameworkProperty(HTTP_PORT).value(String.valueOf(freePort())));
