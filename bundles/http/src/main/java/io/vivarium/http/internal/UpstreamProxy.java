@@ -42,8 +42,11 @@ final class UpstreamProxy {
     private static final Set<String> NOT_FORWARDED = Set.of("host", "content-length", "expect", "authorization",
             "http2-settings", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-prefix");
 
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build();
+    /**
+     * Built at the first request passed on, not with the edge: building one loads the JDK's TLS
+     * providers, about 0.1 s of every daemon start otherwise.
+     */
+    private volatile HttpClient client;
 
     /**
      * Passes the request on to {@code upstream}: a WebSocket through {@link UpstreamSocket}, anything
@@ -64,6 +67,21 @@ final class UpstreamProxy {
                 done.run();
             }
         }
+    }
+
+    private HttpClient client() {
+        HttpClient c = client;
+        if (c == null) {
+            synchronized (this) {
+                c = client;
+                if (c == null) {
+                    c = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT)
+                            .followRedirects(HttpClient.Redirect.NEVER).build();
+                    client = c;
+                }
+            }
+        }
+        return c;
     }
 
     /** {@link #passOn}; true once a WebSocket took the exchange over, which then runs {@code done} itself. */
@@ -91,7 +109,7 @@ final class UpstreamProxy {
         if (!cookies.isEmpty()) {
             headers.put("Cookie", cookies); // the app's own session, as its pages have it
         }
-        UpstreamSocket socket = UpstreamSocket.open(client, upstream, req.getQueryString(), headers, done);
+        UpstreamSocket socket = UpstreamSocket.open(client(), upstream, req.getQueryString(), headers, done);
         try {
             WebSocketUpgrader.upgrade(req, socket);
         } catch (IOException | RuntimeException e) {
@@ -130,7 +148,7 @@ final class UpstreamProxy {
         forwardedHeaders(req, prefix).forEach(out::header);
         HttpResponse<InputStream> answer;
         try {
-            answer = client.send(out.build(), HttpResponse.BodyHandlers.ofInputStream());
+            answer = client().send(out.build(), HttpResponse.BodyHandlers.ofInputStream());
         } catch (ConnectException | HttpConnectTimeoutException e) {
             throw new ApiException(502, upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")");
         } catch (HttpTimeoutException e) {
