@@ -215,10 +215,9 @@ class PostgresStateIT {
         }
         Daemon back = daemons.start(state, List.of("--features", "core,api-v1,procbox,fingerprint-sha256,storage-reflink"));
         back.awaitOutput("were moved to postgresql://postgres:***@127.0.0.1:", Duration.ofSeconds(30));
-        var list = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
-                java.net.URI.create(back.baseUrl() + "/v1/sandboxes")).header("Authorization", "Bearer " + back.adminToken())
-                .timeout(Duration.ofSeconds(30)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
-        assertNotEquals(200, list.statusCode(), "the file store does not start empty beside records it cannot read: " + list.body());
+        Api.Response list = new Api(back.baseUrl(), back.adminToken()).get("/v1/sandboxes");
+        assertEquals(503, list.status(), "the file store does not start empty beside records it cannot read, and the API says"
+                + " it is not up: " + list.body());
         back.stop();
 
         Bounded.Ran export = Bounded.run(Duration.ofSeconds(60), Path.of(System.getProperty("java.home"), "bin", "java").toString(),

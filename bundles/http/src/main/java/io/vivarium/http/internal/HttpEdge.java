@@ -70,6 +70,8 @@ public class HttpEdge extends HttpServlet {
     /** Prefixes of versioned API surfaces, which {@code /version} lists; others (such as {@code /metrics}) are not. */
     private static final Pattern API_VERSION = Pattern.compile("/v[0-9]+");
 
+    /** Retry-After of the 503 while no surface is up (a start or an API bundle's upgrade takes about this long). */
+    static final int NO_SURFACE_RETRY_SECONDS = 5;
     /** By service id: the order surfaces were registered in, which decides between two with one route. */
     private final transient Map<Long, Router> surfaces = new ConcurrentSkipListMap<>();
     private final transient JsonCodec json = new JsonCodec();
@@ -189,6 +191,10 @@ public class HttpEdge extends HttpServlet {
             }
             send(resp, 200, json.write(versionBody()));
             return;
+        }
+        if (surfaces.isEmpty()) {
+            throw ApiException.unavailable("no API surface is up: the daemon is starting or stopping, or a bundle the API"
+                    + " needs did not start (the daemon's log says which)", NO_SURFACE_RETRY_SECONDS);
         }
         List<Router> routers = path.isEmpty() ? List.of() : routersFor("/" + path.get(0));
         if (routers.isEmpty()) {

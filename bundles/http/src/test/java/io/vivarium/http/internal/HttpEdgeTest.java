@@ -324,6 +324,17 @@ class HttpEdgeTest {
         assertEquals("{\"from\":\"fleet\"}", call("GET", "/v1/things/abc").text(), "the other surface, once the first is gone");
     }
 
+    @Test
+    void withNoSurfaceUpEveryRouteButHealthAndVersionIs503WithRetryAfter() throws Exception {
+        edge.unbindSurface(null, proxy(ServiceReference.class, Map.of("getProperty", 1L)));
+        Answer down = call("GET", "/v1/sandboxes");
+        assertEquals(503, down.status, down.text());
+        assertEquals(String.valueOf(HttpEdge.NO_SURFACE_RETRY_SECONDS), down.headers.get("Retry-After"));
+        assertTrue(down.text().contains("no API surface is up"), down.text());
+        assertEquals(200, call("GET", "/healthz").status);
+        assertEquals(200, call("GET", "/version").status);
+    }
+
     /** The JSON object's members sorted by name (Map.of has no order). */
     private static String sorted(String json) {
         String inner = json.substring(1, json.length() - 1);
