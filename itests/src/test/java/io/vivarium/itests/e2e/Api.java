@@ -215,6 +215,39 @@ final class Api {
         }
     }
 
+    /**
+     * An exchange a test made with a client of its own (a browser's cookie jar and redirects, a
+     * certificate to trust, the Java client), judged as this client judges its own: every answer of
+     * a redirect chain, the last with its body. {@code requestBody} is what the last request sent
+     * (null for nothing); the requests a redirect made send nothing. Returns {@code r}.
+     */
+    static <T> HttpResponse<T> judged(HttpResponse<T> r, byte[] requestBody) {
+        return new Api(null, null).judgedExchange(r, requestBody);
+    }
+
+    /** {@link #judged}, for a request the document deliberately does not describe ({@link #outsideTheContract()}). */
+    static <T> HttpResponse<T> judgedOutsideTheContract(HttpResponse<T> r, byte[] requestBody) {
+        return new Api(null, null).outsideTheContract().judgedExchange(r, requestBody);
+    }
+
+    private <T> HttpResponse<T> judgedExchange(HttpResponse<T> r, byte[] requestBody) {
+        List<HttpResponse<T>> chain = new ArrayList<>();
+        for (HttpResponse<T> a = r; a != null; a = a.previousResponse().orElse(null)) {
+            chain.add(0, a);
+        }
+        for (HttpResponse<T> a : chain) {
+            HttpRequest req = a.request();
+            URI uri = req.uri();
+            String target = uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
+            byte[] sent = a == r ? requestBody : null;
+            byte[] answer = a.body() instanceof byte[] bytes ? bytes
+                    : a.body() == null ? new byte[0] : String.valueOf(a.body()).getBytes(StandardCharsets.UTF_8);
+            judge(req.method(), target, req.headers().firstValue("Content-Type").orElse(null), sent, a.statusCode(),
+                    a.headers(), answer);
+        }
+        return r;
+    }
+
     /** Creates a sandbox and returns its id. */
     String createSandbox() throws IOException, InterruptedException {
         return createSandbox(Map.of());

@@ -68,7 +68,7 @@ class HttpsIT {
         daemon.awaitOutput("curl --cacert " + cert + " -H", Duration.ofSeconds(5));
 
         HttpClient trusting = HttpClient.newBuilder().sslContext(trusting(cert)).connectTimeout(Duration.ofSeconds(5)).build();
-        HttpResponse<String> health = trusting.send(get(url + "/healthz"), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> health = Api.judged(trusting.send(get(url + "/healthz"), HttpResponse.BodyHandlers.ofString()), null);
         assertEquals(200, health.statusCode(), health.body());
 
         HttpClient plain = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();

@@ -126,14 +126,15 @@ class JavaClientIT {
         String id = SandboxPortsIT.serving(new Api(daemon.baseUrl(), daemon.adminToken()), SandboxPortsIT.PORT);
         Ports.PortUrls port = vivarium.ports().expose(id, SandboxPortsIT.PORT, Duration.ofMinutes(5));
         assertEquals(URI.create(daemon.baseUrl() + "/v1/sandboxes/" + id + "/ports/" + SandboxPortsIT.PORT + "/"), port.url());
-        HttpResponse<byte[]> r = vivarium.ports().send(id, SandboxPortsIT.PORT, "POST", "/items?x=1",
-                "hi".getBytes(StandardCharsets.UTF_8), Map.of("Content-Type", "text/plain"));
+        HttpResponse<byte[]> r = Api.judged(vivarium.ports().send(id, SandboxPortsIT.PORT, "POST", "/items?x=1",
+                "hi".getBytes(StandardCharsets.UTF_8), Map.of("Content-Type", "text/plain")), "hi".getBytes(StandardCharsets.UTF_8));
         assertEquals(200, r.statusCode());
         String echoed = new String(r.body(), StandardCharsets.UTF_8);
         assertTrue(echoed.contains("\"path\": \"/items?x=1\"") && echoed.contains("\"body\": \"hi\""), echoed);
         HttpClient browser = HttpClient.newBuilder().cookieHandler(new java.net.CookieManager())
                 .followRedirects(HttpClient.Redirect.NORMAL).build();
-        HttpResponse<String> signed = browser.send(HttpRequest.newBuilder(port.signedUrl()).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> signed = Api.judged(browser.send(HttpRequest.newBuilder(port.signedUrl()).build(),
+                HttpResponse.BodyHandlers.ofString()), null);
         assertEquals(200, signed.statusCode(), "the signed URL needs no token (a browser: its redirect, then the cookie)");
         assertEquals(List.of(SandboxPortsIT.PORT), vivarium.ports().list(id).stream().map(Ports.PortUrls::port).toList());
         assertEquals(SandboxPortsIT.PORT, vivarium.ports().get(id, SandboxPortsIT.PORT).port());

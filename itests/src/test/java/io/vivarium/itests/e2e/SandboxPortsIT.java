@@ -130,11 +130,20 @@ class SandboxPortsIT {
     }
 
     private static HttpResponse<byte[]> anonymous(String url, String... headers) throws Exception {
+        return Api.judged(ANONYMOUS.send(get(url, headers), HttpResponse.BodyHandlers.ofByteArray()), null);
+    }
+
+    /** {@link #anonymous}, for a request the document does not describe (a port's token on another route). */
+    private static HttpResponse<byte[]> anonymousOutsideTheContract(String url) throws Exception {
+        return Api.judgedOutsideTheContract(ANONYMOUS.send(get(url), HttpResponse.BodyHandlers.ofByteArray()), null);
+    }
+
+    private static HttpRequest get(String url, String... headers) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(daemon.baseUrl() + url)).timeout(Duration.ofSeconds(30));
         for (int i = 0; i < headers.length; i += 2) {
             b.header(headers[i], headers[i + 1]);
         }
-        return ANONYMOUS.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+        return b.build();
     }
 
     @Test
@@ -195,17 +204,18 @@ class SandboxPortsIT {
         assertTrue(cookie.startsWith("vivarium_token=" + token + "; Path=" + sb + "/ports/" + PORT + "/"), cookie);
         JsonNode got = echo(anonymous(first.headers().firstValue("Location").orElseThrow(), "Cookie", "vivarium_token=" + token));
         assertEquals("/?page=2", got.get("path").asText(), "the token is not passed on");
-        HttpResponse<byte[]> post = ANONYMOUS.send(HttpRequest.newBuilder(URI.create(daemon.baseUrl() + signed))
-                .POST(HttpRequest.BodyPublishers.ofString("b")).build(), HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> post = Api.judged(ANONYMOUS.send(HttpRequest.newBuilder(URI.create(daemon.baseUrl() + signed))
+                .POST(HttpRequest.BodyPublishers.ofString("b")).build(), HttpResponse.BodyHandlers.ofByteArray()),
+                "b".getBytes(StandardCharsets.UTF_8));
         assertEquals("POST", echo(post).get("method").asText(), "a POST with the token in its URL goes through at once");
         JsonNode next = echo(anonymous(sb + "/ports/" + PORT + "/next.js", "Cookie", "vivarium_token=" + token + "; theme=dark"));
         assertEquals("theme=dark", next.get("headers").get("cookie").asText(), "the page's own cookies go through, ours not");
 
         Api.expect(201, api.post(sb + "/ports", Map.of("port", PORT + 1)));
         assertEquals(401, anonymous(sb + "/ports/" + (PORT + 1) + "/?vivarium_token=" + token).statusCode(), "another port");
-        assertEquals(401, anonymous(sb + "?vivarium_token=" + token).statusCode(), "the sandbox's own routes");
-        assertEquals(401, anonymous(sb + "/ports?vivarium_token=" + token).statusCode());
-        assertEquals(401, anonymous("/version?vivarium_token=" + token).statusCode());
+        assertEquals(401, anonymousOutsideTheContract(sb + "?vivarium_token=" + token).statusCode(), "the sandbox's own routes");
+        assertEquals(401, anonymousOutsideTheContract(sb + "/ports?vivarium_token=" + token).statusCode());
+        assertEquals(401, anonymousOutsideTheContract("/version?vivarium_token=" + token).statusCode());
         String forged = token.substring(0, token.length() - 2) + (token.endsWith("AA") ? "BB" : "AA");
         HttpResponse<byte[]> refused = anonymous(sb + "/ports/" + PORT + "/?vivarium_token=" + forged);
         assertEquals(401, refused.statusCode());
@@ -261,8 +271,8 @@ class SandboxPortsIT {
         assertEquals(List.of(String.valueOf(PORT)), Api.expect(200, after.get("/v1/sandboxes/" + id + "/ports")).findValuesAsText("port"));
         HttpClient browser = HttpClient.newBuilder().cookieHandler(new CookieManager())
                 .followRedirects(HttpClient.Redirect.NORMAL).build();
-        HttpResponse<byte[]> r = browser.send(HttpRequest.newBuilder(URI.create(second.baseUrl() + signed)).build(),
-                HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> r = Api.judged(browser.send(HttpRequest.newBuilder(URI.create(second.baseUrl() + signed)).build(),
+                HttpResponse.BodyHandlers.ofByteArray()), null);
         assertEquals(200, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         after.delete("/v1/sandboxes/" + id);
     }
