@@ -53,6 +53,7 @@ public final class VivariumClient implements AutoCloseable {
         private final URI baseUrl;
         private String token;
         private SSLContext ssl;
+        private HttpClient connections;
         private Duration timeout = Duration.ofMinutes(2);
 
         private Builder(URI baseUrl) {
@@ -70,19 +71,36 @@ public final class VivariumClient implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The JDK client to call through, configured as the caller needs (a proxy, an executor, TLS,
+         * something that watches every exchange); HTTP/1.1 is what the daemon speaks. This client
+         * closes it when it is closed. Without one, the client makes its own.
+         */
+        public Builder httpClient(HttpClient client) {
+            this.connections = client;
+            return this;
+        }
+
         /** How long a call may take before it fails (status 0); calls that wait say how long on top. Default 2 minutes. */
         public Builder timeout(Duration callTimeout) {
             this.timeout = callTimeout;
             return this;
         }
 
+        /** @throws IllegalStateException if both an {@link #httpClient} and an {@link #sslContext} were given */
         public VivariumClient build() {
-            HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10));
-            if (ssl != null) {
-                b.sslContext(ssl);
+            if (connections != null && ssl != null) {
+                throw new IllegalStateException("give the SSL context to the HttpClient passed to httpClient(), not to this builder");
             }
-            HttpClient connections = b.build();
-            return new VivariumClient(connections, new Http(connections, baseUrl, token, timeout));
+            HttpClient client = connections;
+            if (client == null) {
+                HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10));
+                if (ssl != null) {
+                    b.sslContext(ssl);
+                }
+                client = b.build();
+            }
+            return new VivariumClient(client, new Http(client, baseUrl, token, timeout));
         }
     }
 

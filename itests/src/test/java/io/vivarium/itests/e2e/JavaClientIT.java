@@ -43,7 +43,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The Java client (client/) against the assembled daemon: typed calls, errors as exceptions with the daemon's message, streams. */
+/**
+ * The Java client (client/) against the assembled daemon: typed calls, errors as exceptions with the
+ * daemon's message, streams; its exchanges judged by the contract ({@link JudgedHttpClient}).
+ */
 class JavaClientIT {
     @RegisterExtension
     static final Daemons daemons = new Daemons();
@@ -57,7 +60,9 @@ class JavaClientIT {
     static void start() throws Exception {
         Assumptions.assumeTrue(Host.canRunProcbox(), Host.PROCBOX_REASON);
         daemon = daemons.start(dir.resolve("state"), List.of());
-        vivarium = VivariumClient.connect(URI.create(daemon.baseUrl()), daemon.adminToken());
+        // every exchange whose answer the client reads whole is judged by docs/openapi.json, as Api's are
+        vivarium = VivariumClient.builder(URI.create(daemon.baseUrl())).token(daemon.adminToken()).httpClient(new JudgedHttpClient())
+                .build();
     }
 
     @Test
