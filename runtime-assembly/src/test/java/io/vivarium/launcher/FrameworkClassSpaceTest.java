@@ -75,11 +75,7 @@ class FrameworkClassSpaceTest {
                 .filter(b -> b.groupId().equals("com.fasterxml.jackson.core")).toList();
         assertEquals(3, jackson.size(), "the Jackson bundles of core.json: " + jackson);
 
-        FrameworkFactory factory = ServiceLoader.load(FrameworkFactory.class, Main.class.getClassLoader()).findFirst()
-                .orElseThrow();
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        Framework framework = factory.newFramework((Map) config());
-        framework.init();
+        Framework framework = initialisedFramework();
         try {
             BundleContext ctx = framework.getBundleContext();
             Bundle databind = null;
@@ -137,11 +133,7 @@ class FrameworkClassSpaceTest {
 
     @Test
     void bundlesLogThroughTheLaunchersSlf4jAndItsProviderNotNop() throws Exception {
-        FrameworkFactory factory = ServiceLoader.load(FrameworkFactory.class, Main.class.getClassLoader()).findFirst()
-                .orElseThrow();
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        Framework framework = factory.newFramework((Map) config());
-        framework.init();
+        Framework framework = initialisedFramework();
         try {
             BundleContext ctx = framework.getBundleContext();
             Bundle current = ctx.installBundle("probe:slf4j2", probe("probe.slf4j2", "org.slf4j;version=\"[2.0,3)\""));
@@ -162,6 +154,16 @@ class FrameworkClassSpaceTest {
             framework.stop();
             framework.waitForStop(10_000);
         }
+    }
+
+    /** A framework as the launcher makes it, initialised (not started): stop it when done. */
+    private Framework initialisedFramework() throws Exception {
+        FrameworkFactory factory = ServiceLoader.load(FrameworkFactory.class, Main.class.getClassLoader()).findFirst()
+                .orElseThrow();
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Framework framework = factory.newFramework((Map) config());
+        framework.init();
+        return framework;
     }
 
     private Map<String, Object> config() {
