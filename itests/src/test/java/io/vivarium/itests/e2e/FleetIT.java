@@ -142,13 +142,17 @@ class FleetIT {
                 }
             });
         } catch (AssertionError e) {
-            List<String> nodeOutput = nodes.get(id) == null ? List.of() : nodes.get(id).output();
-            throw new AssertionError(e.getMessage() + "\nthe master showed last: " + seen.get()
-                    + "\nthe master logged of it:\n" + String.join("\n", master.output().stream()
-                            .filter(l -> l.contains("node " + id + " ")).toList())
-                    + "\nthe node's output ends:\n" + String.join("\n",
-                            nodeOutput.subList(Math.max(0, nodeOutput.size() - 40), nodeOutput.size())), e);
+            throw new AssertionError(e.getMessage() + "\nthe master showed last: " + seen.get() + seenOf(id), e);
         }
+    }
+
+    /** What the master logged of node {@code id} and how the node's output ends: why a wait for it failed. */
+    private static String seenOf(String id) {
+        List<String> nodeOutput = nodes.get(id) == null ? List.of() : nodes.get(id).output();
+        return "\nthe master logged of it:\n" + String.join("\n", master.output().stream()
+                .filter(l -> l.contains("node " + id + " ")).toList())
+                + "\nthe node's output ends:\n" + String.join("\n",
+                        nodeOutput.subList(Math.max(0, nodeOutput.size() - 40), nodeOutput.size()));
     }
 
     /** Which node runs a sandbox, read from the node's own state directory. */
@@ -418,8 +422,9 @@ class FleetIT {
             cut = api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-big", "node_id", target));
             assertEquals(503, cut.status(), cut.raw().body());
         } while (!nodes.get(target).awaitExit(Duration.ofSeconds(3)) && System.nanoTime() < deadline);
-        assertTrue(nodes.get(target).awaitExit(Duration.ofSeconds(30)), "the node halted at the test point; the fork's last"
-                + " answer: " + cut.raw().body());
+        String lastAnswer = cut.raw().body();
+        assertTrue(nodes.get(target).awaitExit(Duration.ofSeconds(30)), () -> "the node halted at the test point; the fork's last"
+                + " answer: " + lastAnswer + seenOf(target));
 
         nodes.put(target, startNode(target, ns));
         awaitNodeState(target, "connected", Duration.ofSeconds(30));
