@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.common.net.SandboxNetworks;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Capability;
 import io.vivarium.api.spi.Availability;

@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.common.net.SandboxNetworks;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.AttachedVolume;
 import io.vivarium.api.ResourceUsage;

@@ -1,5 +1,6 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.common.net.SandboxNetworks;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.common.bundles.BundleClasses;
 import io.vivarium.kit.agent.AgentBinary;
@@ -39,6 +40,8 @@ public final class ProcboxRuntime implements AutoCloseable {
     private final ProcboxLauncher launcher;
     private final InstanceTable<ProcboxInstance> instances =
             new InstanceTable<>(ProcboxInstance.class, ProcboxBackend.NAME);
+    /** The part of the sandboxes' address pool procbox hands out (gVisor takes the other half). */
+    static final String NETWORK_BLOCKS = "10.213.0.0/17";
     private final SandboxNetworks networks;
     private final boolean overlayDryRuns;
     /** Null outside a framework. */
@@ -83,7 +86,8 @@ public final class ProcboxRuntime implements AutoCloseable {
             LOG.log(Level.ERROR, problem, e);
         }
         this.probe = new ProcboxHostProbe(settings, binary, problem);
-        this.networks = new SandboxNetworks(settings.agentDir().resolveSibling(settings.agentDir().getFileName() + "-network"));
+        this.networks = new SandboxNetworks(settings.agentDir().resolveSibling(settings.agentDir().getFileName() + "-network"),
+                NETWORK_BLOCKS);
         this.commands = new SandboxCommands(settings.bwrap(), HostRootLayout.bwrapArgs(Path.of("/")),
                 ProcFs.noNewPrivileges(), binary, networks.resolvConf());
         this.launcher = new ProcboxLauncher(settings, probe, commands, sandboxPoolName);
@@ -104,7 +108,8 @@ public final class ProcboxRuntime implements AutoCloseable {
         ProcboxInstance started = launcher.start(spec, copiedImage);
         if (spec.network().egress()) {
             try {
-                networks.attach(spec.id(), started.sandbox().init().pid(), spec.network(), spec.resolver());
+                networks.attach(spec.id(), SandboxNetworks.Namespace.ofProcess(started.sandbox().init().pid()), spec.network(),
+                        spec.resolver());
             } catch (RuntimeException e) {
                 launcher.end(spec, started.state());
                 throw e;

@@ -1,4 +1,4 @@
-package io.vivarium.backend.procbox.internal;
+package io.vivarium.common.net;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

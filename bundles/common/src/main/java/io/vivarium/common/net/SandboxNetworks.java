@@ -1,4 +1,4 @@
-package io.vivarium.backend.procbox.internal;
+package io.vivarium.common.net;
 
 import java.io.IOException;
 import java.net.Inet4Address;
@@ -26,24 +26,32 @@ import io.vivarium.api.NetworkPolicy;
 import io.vivarium.common.net.NetworkEntry;
 
 /**
- * The {@code egress} network of procbox sandboxes (docs/network.md). A sandbox runs in a network
- * namespace of its own (bubblewrap's {@code --unshare-net}: loopback only); for {@code egress} a
- * veth pair joins it to the host: {@code eth0} inside with the second address of a /30 of
- * {@value #POOL}, {@code vsb<12 hex of the id's SHA-256>} outside with the first, which is its default route. The host
- * forwards and masquerades what it sends, filtered by the nftables table {@value #TABLE}: each
- * sandbox's chain accepts its resolver's port 53, drops its {@code deny} entries, accepts its
- * {@code allow} entries, and drops the rest, and before any of it the addresses no sandbox reaches
- * unless an allow entry names them (other sandboxes, loopback, link-local, multicast); nothing
- * from a sandbox reaches the host itself, and nothing new reaches a sandbox. A sandbox's interface
- * goes with its namespace when its processes end; its chain goes at its delete, and any chain whose
- * interface is gone (a daemon killed in between) at the next start. An attach is three processes
- * (one {@code nft}, one {@code ip} on each side): each costs milliseconds.
+ * The {@code egress} network of sandboxes (docs/network.md), for every backend whose sandboxes run
+ * in a network namespace of the host: procbox's (bubblewrap's {@code --unshare-net}) and gVisor's
+ * (a named one runsc's sandbox joins). For {@code egress} a veth pair joins the namespace to the
+ * host: {@code eth0} inside with the second address of a /30 of {@value #POOL}, {@code vsb<12 hex
+ * of the id's SHA-256>} outside with the first, which is its default route. The host forwards and
+ * masquerades what it sends, filtered by the nftables table {@value #TABLE}: each sandbox's chain
+ * accepts its resolver's port 53, drops its {@code deny} entries, accepts its {@code allow}
+ * entries, and drops the rest, and before any of it the addresses no sandbox reaches unless an
+ * allow entry names them (other sandboxes, loopback, link-local, multicast); nothing from a sandbox
+ * reaches the host itself, and nothing new reaches a sandbox. A sandbox's interface goes with its
+ * namespace; its chain goes at its delete, and any chain whose interface is gone (a daemon killed
+ * in between) at the next start. An attach is three processes (one {@code nft}, one {@code ip} on
+ * each side): each costs milliseconds.
+ *
+ * <p>Each backend embeds its own copy of this class and takes its addresses from a part of the
+ * pool of its own ({@code blocks}), so that two backends never hand out the same /30; the table,
+ * the chains and the protected range are shared.
  */
-final class SandboxNetworks {
+public final class SandboxNetworks {
     private static final System.Logger LOG = System.getLogger(SandboxNetworks.class.getName());
-    static final String TABLE = "vivarium";
-    static final String POOL = "10.213.0.0/16";
+    public static final String TABLE = "vivarium";
+    /** Every sandbox's addresses, whichever backend's. */
+    public static final String POOL = "10.213.0.0/16";
     static final String PREFIX = "vsb";
+    /** Where {@code ip netns} keeps a named namespace. */
+    private static final Path NAMED = Path.of("/run/netns");
     private static final NetworkEntry POOL_ENTRY = NetworkEntry.parse(POOL);
     /** Never reached unless an allow entry names them: other sandboxes, loopback, link-local (metadata services), multicast. */
     private static final List<NetworkEntry> PROTECTED = List.of(POOL_ENTRY, NetworkEntry.parse("127.0.0.0/8"),
@@ -54,14 +62,34 @@ final class SandboxNetworks {
     private static final long TOOL_SECONDS = 20;
 
     private final Path resolvConf;
+    /** The part of {@link #POOL} this copy hands out. */
+    private final NetworkEntry blocks;
     private boolean tableReady;
     /** The /30s sandbox interfaces hold (their network addresses); read from the host at the first attach. */
     private Set<Integer> usedBlocks;
     /** The resolver last written to {@link #resolvConf}. */
     private String resolverWritten;
 
-    /** @param dir a daemon-owned directory: its {@code resolv.conf} is every sandbox's {@code /etc/resolv.conf} */
-    SandboxNetworks(Path dir) {
+    /**
+     * A sandbox's network namespace, as {@code ip} names it ({@code ipName}: a pid, or a named
+     * namespace's name) and as a path to join it by.
+     */
+    public record Namespace(String ipName, Path path) {
+        /** The namespace process {@code pid} runs in. */
+        public static Namespace ofProcess(long pid) {
+            return new Namespace(Long.toString(pid), Path.of("/proc/" + pid + "/ns/net"));
+        }
+    }
+
+    /**
+     * @param dir a daemon-owned directory: its {@code resolv.conf} is every sandbox's {@code /etc/resolv.conf}
+     * @param blocks the part of {@link #POOL} this backend's sandboxes take their /30s from, e.g. {@code 10.213.0.0/17}
+     */
+    public SandboxNetworks(Path dir, String blocks) {
+        this.blocks = NetworkEntry.parse(blocks);
+        if (!POOL_ENTRY.covers(this.blocks)) {
+            throw new IllegalArgumentException(blocks + " is not inside " + POOL);
+        }
         this.resolvConf = dir.resolve("resolv.conf");
         try {
             Files.createDirectories(dir);
@@ -74,13 +102,13 @@ final class SandboxNetworks {
     }
 
     /** The file bound at {@code /etc/resolv.conf} in every sandbox. */
-    Path resolvConf() {
+    public Path resolvConf() {
         return resolvConf;
     }
 
     /** Whether this host can give sandboxes a network: root, {@code ip} and {@code nft}. */
-    static String unsupportedReason() {
-        if (ProcFs.effectiveUid() != 0) {
+    public static String unsupportedReason() {
+        if (!runsAsRoot()) {
             return "the daemon does not run as root";
         }
         for (String tool : List.of("/usr/sbin/nft", "/usr/sbin/ip")) {
@@ -89,6 +117,16 @@ final class SandboxNetworks {
             }
         }
         return null;
+    }
+
+    /** Whether this process's effective uid is 0 ({@code /proc/self/status}). */
+    private static boolean runsAsRoot() {
+        try {
+            return Files.readAllLines(Path.of("/proc/self/status")).stream().filter(l -> l.startsWith("Uid:"))
+                    .map(l -> l.split("\\s+")[2]).findFirst().orElse("").equals("0");
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     static String interfaceOf(String sandboxId) {
@@ -109,7 +147,7 @@ final class SandboxNetworks {
      * The address of the sandbox's {@code eth0}, as the host's end of its pair says (the next
      * address of its /30), if it has a network; read from the kernel, no process started.
      */
-    static Optional<String> sandboxAddress(String sandboxId) {
+    public static Optional<String> sandboxAddress(String sandboxId) {
         try {
             NetworkInterface outside = NetworkInterface.getByName(interfaceOf(sandboxId));
             if (outside == null) {
@@ -122,14 +160,12 @@ final class SandboxNetworks {
         }
     }
 
-    /** Joins the running sandbox whose init is {@code pid} to the host under {@code policy}. */
-    synchronized void attach(String sandboxId, long pid, NetworkPolicy policy, String resolver) {
+    /** Joins the sandbox's namespace {@code ns} to the host under {@code policy}. */
+    public synchronized void attach(String sandboxId, Namespace ns, NetworkPolicy policy, String resolver) {
         String outside = interfaceOf(sandboxId);
         try {
             ensureTable();
             NetworkEntry block = freeBlock();
-            String hostIp = block.host(1);
-            String sandboxIp = block.host(2);
             if (resolver != null && !resolver.equals(resolverWritten)) {
                 Files.writeString(resolvConf, "nameserver " + resolver + "\n", StandardOpenOption.TRUNCATE_EXISTING,
                         StandardOpenOption.WRITE); // in place: every sandbox binds this very file
@@ -138,18 +174,68 @@ final class SandboxNetworks {
             nft(chain(hex(sandboxId), policy, resolver));
             // one ip on each side (each process costs milliseconds); the pair is made with its inside
             // end already in the sandbox's namespace, as moving one there costs ~25 ms more
-            ip(null, "link add eth0 netns " + pid + " type veth peer name " + outside,
-                    "addr add " + hostIp + "/30 dev " + outside, "link set " + outside + " up");
+            ip(null, "link add eth0 netns " + ns.ipName() + " type veth peer name " + outside,
+                    "addr add " + block.host(1) + "/30 dev " + outside, "link set " + outside + " up");
             usedBlocks.add(block.network());
-            ip(pid, "addr add " + sandboxIp + "/30 dev eth0", "link set eth0 up", "route add default via " + hostIp);
+            ip(ns.path(), inside(block));
         } catch (IOException e) {
             detach(sandboxId);
             throw ApiException.internal("cannot give sandbox " + sandboxId + " its network: " + e.getMessage(), e);
         }
     }
 
+    /**
+     * Gives the sandbox's {@code eth0} in {@code ns} its address and default route again, as
+     * {@link #attach} did: gVisor's runsc takes them off the interface into its own network stack at
+     * every start, and reads them from there at the next (a restore).
+     */
+    public static void readdress(String sandboxId, Namespace ns) throws IOException {
+        String host = hostAddress(interfaceOf(sandboxId));
+        if (host == null) {
+            throw new IOException("sandbox " + sandboxId + " has no interface " + interfaceOf(sandboxId) + " on the host");
+        }
+        ip(ns.path(), inside(NetworkEntry.parse(host + "/30")));
+    }
+
+    /**
+     * What {@code eth0} gets inside: the second address of {@code block}, up, its default route
+     * through the first; and loopback up (bubblewrap sets it up itself; a named namespace starts
+     * with it down, and runsc's stack leaves out an interface that is down, loopback too).
+     */
+    private static String[] inside(NetworkEntry block) {
+        return new String[] {"link set lo up", "addr replace " + block.host(2) + "/30 dev eth0", "link set eth0 up",
+            "route replace default via " + block.host(1)};
+    }
+
+    /** The named namespace of sandbox {@code sandboxId} ({@code ip netns}), made unless it exists. */
+    public static Namespace namedNamespace(String sandboxId) throws IOException {
+        Namespace ns = named(sandboxId);
+        if (!Files.exists(ns.path())) {
+            run("ip", "netns", "add", ns.ipName());
+        }
+        return ns;
+    }
+
+    /** The named namespace of sandbox {@code sandboxId}, if {@link #namedNamespace} made it. */
+    public static Optional<Namespace> existingNamedNamespace(String sandboxId) {
+        Namespace ns = named(sandboxId);
+        return Files.exists(ns.path()) ? Optional.of(ns) : Optional.empty();
+    }
+
+    /** Removes the named namespace of sandbox {@code sandboxId}, if there is one (its {@code eth0} goes with it). */
+    public static void removeNamedNamespace(String sandboxId) throws IOException {
+        if (Files.exists(named(sandboxId).path())) {
+            run("ip", "netns", "delete", named(sandboxId).ipName());
+        }
+    }
+
+    private static Namespace named(String sandboxId) {
+        String name = PREFIX + hex(sandboxId);
+        return new Namespace(name, NAMED.resolve(name));
+    }
+
     /** Removes what {@link #attach} made for the sandbox, if anything; the interface goes with the namespace anyway. */
-    synchronized void detach(String sandboxId) {
+    public synchronized void detach(String sandboxId) {
         String h = hex(sandboxId);
         try {
             String address = hostAddress(PREFIX + h);
@@ -179,18 +265,18 @@ final class SandboxNetworks {
         return null;
     }
 
-    /** Runs {@code commands} as one {@code ip -batch}, on the host, or in the network namespace of {@code pid}. */
-    private static void ip(Long pid, String... commands) throws IOException {
+    /** Runs {@code commands} as one {@code ip -batch}, on the host ({@code ns} null), or in the network namespace at {@code ns}. */
+    private static void ip(Path ns, String... commands) throws IOException {
         String batch = String.join("\n", commands) + "\n";
-        if (pid == null) {
+        if (ns == null) {
             feed(batch, "ip", "-batch", "-");
         } else {
-            feed(batch, "nsenter", "--net=/proc/" + pid + "/ns/net", "ip", "-batch", "-");
+            feed(batch, "nsenter", "--net=" + ns, "ip", "-batch", "-");
         }
     }
 
     /** At start: the chains of sandboxes whose interface is gone (their namespace ended while no daemon ran). */
-    synchronized void removeOrphans() throws IOException {
+    public synchronized void removeOrphans() throws IOException {
         if (!tableExists()) {
             return;
         }
@@ -271,7 +357,7 @@ final class SandboxNetworks {
         return "ip daddr " + e.cidr() + (e.port() == null ? "" : " meta l4proto { tcp, udp } th dport " + e.port());
     }
 
-    /** The lowest /30 of the pool no sandbox interface holds. */
+    /** The lowest /30 of {@link #blocks} no sandbox interface holds. */
     private NetworkEntry freeBlock() throws IOException {
         if (usedBlocks == null) {
             usedBlocks = new HashSet<>();
@@ -280,12 +366,12 @@ final class SandboxNetworks {
                 usedBlocks.add(NetworkEntry.parse(m.group(2) + "/30").network());
             }
         }
-        for (int block = POOL_ENTRY.network(); block < POOL_ENTRY.network() + (1 << 16); block += 4) {
+        for (int block = blocks.network(); block < blocks.network() + (1 << (32 - blocks.prefix())); block += 4) {
             if (!usedBlocks.contains(block)) {
                 return new NetworkEntry(block, 30, null);
             }
         }
-        throw new IOException("every /30 of " + POOL + " is taken");
+        throw new IOException("every /30 of " + blocks.cidr() + " is taken");
     }
 
     private Set<String> links() throws IOException {
