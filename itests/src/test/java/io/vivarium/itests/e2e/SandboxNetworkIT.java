@@ -33,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * meanwhile go at the next start.
  */
 class SandboxNetworkIT {
+    private static final String FEATURES = "core,api-v1,procbox,gvisor,fingerprint-sha256,storage-reflink";
     private static final int ALLOWED_NS = 201;
     private static final int DENIED_NS = 202;
     private static final String FETCH = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=3).read().decode())";
@@ -85,7 +86,8 @@ class SandboxNetworkIT {
             cmd.addAll(List.of("python3", "-m", "http.server", "8080", "--bind", ns.address(), "--directory", serve(ns).toString()));
             servers.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
         }
-        daemon = daemons.start(dir.resolve("state"), List.of(), List.of("-Dvivarium.network.allow=10.231.0.0/16",
+        daemon = daemons.start(dir.resolve("state"), Host.gvisorMissing() == null ? List.of("--features", FEATURES) : List.of(),
+                List.of("-Dvivarium.default.backend=procbox", "-Dvivarium.network.allow=10.231.0.0/16",
                 "-Dvivarium.network.resolver=" + allowed.address()));
         api = new Api(daemon.baseUrl(), daemon.adminToken());
     }
@@ -178,6 +180,80 @@ class SandboxNetworkIT {
             String hex = hexOf(id);
             assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the interface of " + id + " is gone");
             assertFalse(run("nft", "list", "ruleset").contains("sb_" + hex), "the rules of " + id + " are gone");
+        }
+    }
+
+    @Test
+    void aGvisorSandboxHasItsPolicyThroughADryRunAColdSleepAndInItsChildrenAndLeavesNothing() throws Exception {
+        String missing = Host.gvisorCheckpointsMissing();
+        Assumptions.assumeTrue(missing == null, missing);
+        Map<String, Object> create = new java.util.HashMap<>(egress(List.of(allowed.address() + "/32:8080",
+                "10.231." + DENIED_NS + ".0/24"), List.of(denied.address())));
+        create.put("backend", "gvisor");
+        String g = api.createSandbox(create);
+        JsonNode info = Api.expect(200, api.get("/v1/sandboxes/" + g));
+        assertEquals("egress", info.get("network").get("mode").asText(), info.toString());
+        JsonNode fetched = python(g, FETCH, "http://" + allowed.address() + ":8080/");
+        assertEquals("server " + allowed.address() + "\n\n", fetched.get("stdout").asText(), fetched.toString());
+        assertFalse(reaches(g, denied.address(), 8080), "deny wins over an allow entry that covers it");
+        assertFalse(reaches(g, allowed.address(), 22), "only the port its allow entry names");
+        assertEquals("nameserver " + allowed.address() + "\n", Api.sh(api, g, "cat /etc/resolv.conf"), "the operator's resolver");
+        Api.expect(200, api.post("/v1/sandboxes/" + g + "/exec", Map.of("args", List.of("sh", "-c",
+                "cd /tmp && echo from-gvisor > index.html && nohup python3 -m http.server 8000 >/dev/null 2>&1 &"))));
+        assertTrue(waitForLocalServer(g), "the gVisor sandbox's own server runs");
+        Api.expect(201, api.post("/v1/sandboxes/" + g + "/ports", Map.of("port", 8000)));
+        Api.Response page = api.get("/v1/sandboxes/" + g + "/ports/8000/index.html");
+        assertEquals(200, page.status(), page.raw().body());
+        assertEquals("from-gvisor\n", page.raw().body(), "its server, through the exposed port");
+        String p = api.createSandbox(egress(List.of("10.231.0.0/16"), List.of()));
+        Api.expect(200, api.post("/v1/sandboxes/" + p + "/exec", Map.of("args", List.of("sh", "-c",
+                "nohup python3 -m http.server 8000 >/dev/null 2>&1 &"))));
+        assertTrue(waitForLocalServer(p), "the procbox sandbox's own server runs");
+        String pAddress = Api.sh(api, p, "ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1").strip();
+        assertFalse(reaches(g, pAddress, 8000), "a gVisor sandbox never reaches a procbox one");
+        String gateway = Api.sh(api, g, "python3 -c \"import socket, struct; print(next(socket.inet_ntoa(struct.pack('<I', int(f.split()[2], 16))) "
+                + "for f in open('/proc/net/route') if f.split()[1:2] == ['00000000']))\"").strip();
+        assertTrue(gateway.startsWith("10.213.128."), "gVisor's sandboxes take the pool's upper half: " + gateway);
+        assertFalse(reaches(g, gateway, URI.create(daemon.baseUrl()).getPort()), "nor the host: the daemon's port on its gateway");
+        assertFalse(reaches(g, "169.254.169.254", 80), "nor a metadata address");
+
+        JsonNode dry = Api.expect(200, api.post("/v1/sandboxes/" + g + "/dry-run", Map.of("command", "echo x > /work/x",
+                "paths", List.of("/work"))));
+        assertTrue(dry.get("discarded").asBoolean(), dry.toString());
+        assertEquals(0, python(g, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+                "restored in place after the dry-run (" + dry.get("reverted_via") + "): its network as before");
+        assertFalse(reaches(g, denied.address(), 8080));
+        Api.Response again = api.get("/v1/sandboxes/" + g + "/ports/8000/index.html");
+        assertEquals(200, again.status(), "the dry-run's checkpoint reset the daemon's connection to the server, and "
+                + "the next request through the port opens another: " + again.raw().body());
+
+        Map<String, Object> sleeper = new java.util.HashMap<>(create);
+        sleeper.put("idle", Map.of("pause_after_secs", 1, "cold_after_secs", 2));
+        String cold = api.createSandbox(sleeper);
+        api.awaitTier(cold, "cold", java.time.Duration.ofSeconds(60));
+        assertEquals(0, python(cold, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+                "woken from cold (a container restored from its checkpoint): its network as before");
+        assertFalse(reaches(cold, denied.address(), 8080));
+
+        Api.expect(201, api.post("/v1/sandboxes/" + g + "/branch", Map.of("tag", "net-g")));
+        JsonNode child = Api.expect(201, api.post("/v1/sandboxes", Map.of("snapshot_tag", "net-g", "n", 1))).get(0);
+        String c = child.get("id").asText();
+        assertEquals(info.get("network"), child.get("network"), "a fork's child has the network of the sandbox branched");
+        assertEquals(0, python(c, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+                "a child restored from the branch reaches what its parent reaches, on its own interface");
+        assertFalse(reaches(c, denied.address(), 8080));
+        String own = Api.sh(api, c, "cat /proc/net/route");
+        assertFalse(own.equals(Api.sh(api, g, "cat /proc/net/route")), "the child's /30 is its own: " + own);
+
+        for (String id : List.of(g, p, c, cold)) {
+            Api.expect(204, api.delete("/v1/sandboxes/" + id));
+        }
+        Api.expect(204, api.delete("/v1/snapshots/net-g"));
+        for (String id : List.of(g, c, cold)) {
+            String hex = hexOf(id);
+            assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the interface of " + id + " is gone");
+            assertFalse(run("nft", "list", "ruleset").contains("sb_" + hex), "the rules of " + id + " are gone");
+            assertFalse(java.nio.file.Files.exists(Path.of("/run/netns/vsb" + hex)), "the namespace of " + id + " is gone");
         }
     }
 
@@ -277,6 +353,11 @@ class SandboxNetworkIT {
             }
         }
         assertTrue(reported, "procbox reports network_egress: " + backends);
+        for (JsonNode b : backends) {
+            if (b.get("name").asText().equals("gvisor") && b.get("available").asBoolean()) {
+                assertTrue(b.get("capabilities").toString().contains("network_egress"), "gVisor reports network_egress: " + b);
+            }
+        }
     }
 
     /** What names a sandbox's interface ({@code vsb...}) and chain ({@code sb_...}): 12 hex digits of its id's SHA-256. */

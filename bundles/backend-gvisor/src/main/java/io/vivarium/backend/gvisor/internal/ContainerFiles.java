@@ -29,6 +29,11 @@ record ContainerFiles(Path dir, Path link) {
         return new ContainerFiles(dir, linkDir.resolve(id));
     }
 
+    /** The sandbox's id: the name of its link. */
+    String sandboxId() {
+        return link.getFileName().toString();
+    }
+
     Path bundle() {
         return dir.resolve("bundle");
     }

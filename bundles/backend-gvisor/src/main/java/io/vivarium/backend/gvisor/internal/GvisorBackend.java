@@ -13,6 +13,7 @@ import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategies;
+import io.vivarium.common.net.SandboxNetworks;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -62,11 +63,19 @@ public final class GvisorBackend implements SandboxBackend {
     /**
      * Commands in a long-lived container, eval (the agent's warm interpreter, the root filesystem's
      * python3), a memory limit (the container's cgroup), volumes (binds) and a template's root image (the
-     * container's root, its user the image's); not the pids or disk limits.
+     * container's root, its user the image's), network {@code egress} where the host can give it
+     * (a root daemon with {@code ip} and {@code nft}); not the pids or disk limits.
      */
     @Override
     public Set<String> capabilities() {
-        return Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES, Capability.ROOT_IMAGE);
+        Set<String> always = Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES,
+                Capability.ROOT_IMAGE);
+        if (SandboxNetworks.unsupportedReason() != null) {
+            return always;
+        }
+        Set<String> all = new java.util.HashSet<>(always);
+        all.add(Capability.NETWORK_EGRESS);
+        return Set.copyOf(all);
     }
 
     @Override
@@ -185,6 +194,9 @@ public final class GvisorBackend implements SandboxBackend {
             runtime.launcher().remove(files, containerId, failure);
         }
         runtime.launcher().removeUnrecordedRestore(files, containerId, failure);
+        if (spec.network().egress()) {
+            runtime.launcher().removeNetwork(spec.id(), failure);
+        }
         try {
             files.remove();
             Files.deleteIfExists(spec.dir().resolve(GvisorLauncher.CONTAINER_ID_FILE));

@@ -86,7 +86,8 @@ final class GvisorHostProbe {
         Map<String, String> d = new LinkedHashMap<>();
         d.put(SandboxBackend.DETAIL_PLATFORM, Runsc.PLATFORM_REASON);
         d.put(SandboxBackend.DETAIL_ISOLATION, "a gVisor sandbox per container (" + (version == null ? "runsc" : version)
-                + "), without a network");
+                + "); network none: loopback alone; egress: runsc's own network stack over a veth pair to the host, "
+                + "filtered by the host's nftables (docs/network.md)");
         d.put(SandboxBackend.DETAIL_AGENT, "vivarium-agent as the container's process 1, on a Unix socket bound in from "
                 + "the host");
         d.put("rootfs", settings.rootfs().map(p -> p + " (read-only)")

@@ -6,6 +6,7 @@ import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.net.SandboxNetworks;
 import io.vivarium.kit.guest.ClientGuestChannel;
 import io.vivarium.kit.guest.Deadline;
 import io.vivarium.kit.guest.GuestAgentClient;
@@ -36,6 +37,8 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     private volatile ClientGuestChannel channel;
     /** Frozen by {@code runsc pause} until a {@code runsc resume}; runsc keeps it so across daemons ({@link GvisorBackend#adopt}). */
     private volatile boolean paused;
+    /** The address of its {@code eth0} once read (network {@code egress}): it keeps it for life. */
+    private volatile String address;
 
     GvisorInstance(String id, ContainerRecord record, boolean paused) {
         this.id = id;
@@ -167,5 +170,15 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     @Override
     public void close() {
         agent.close();
+    }
+
+    @Override
+    public Optional<String> networkAddress() {
+        String a = address;
+        if (a == null) {
+            a = SandboxNetworks.sandboxAddress(id).orElse(null);
+            address = a;
+        }
+        return Optional.ofNullable(a);
     }
 }

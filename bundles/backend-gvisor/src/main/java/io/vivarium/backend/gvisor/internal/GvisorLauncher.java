@@ -4,6 +4,7 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.net.SandboxNetworks;
 import io.vivarium.common.process.ProcessStarts;
 import io.vivarium.kit.agent.AgentBinary;
 import io.vivarium.kit.backend.InstanceTable;
@@ -24,7 +25,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * {@link OciSpec}) and run by runsc, fresh (a create) or from a checkpoint (a fork, a restore),
  * with our agent as process 1, reached on its socket in a host directory bound into the container,
  * which runsc's gofer creates on the host ({@code --host-uds=create}); and removed with its
- * cgroups. A start that fails undoes what it made.
+ * cgroups. A sandbox of network {@code egress} gets a named network namespace joined to the host
+ * ({@link SandboxNetworks}), which its containers join and which outlives them (a restore in place
+ * or a wake from cold finds it again), until the sandbox's destroy. A start that fails undoes what
+ * it made.
  */
 final class GvisorLauncher {
 
@@ -38,12 +42,14 @@ final class GvisorLauncher {
     private final GvisorSettings settings;
     private final Runsc runsc;
     private final InstanceTable<GvisorInstance> instances;
+    private final SandboxNetworks networks;
     private volatile Path agentBinary;
 
-    GvisorLauncher(GvisorSettings settings, Runsc runsc, InstanceTable<GvisorInstance> instances) {
+    GvisorLauncher(GvisorSettings settings, Runsc runsc, InstanceTable<GvisorInstance> instances, SandboxNetworks networks) {
         this.settings = settings;
         this.runsc = runsc;
         this.instances = instances;
+        this.networks = networks;
     }
 
     /**
@@ -81,8 +87,14 @@ final class GvisorLauncher {
             if (how.rootfs().isEmpty()) {
                 OciSpec.writeSkeleton(files.skeleton());
             }
+            OciSpec.Network network = null;
+            if (spec.network().egress()) {
+                SandboxNetworks.Namespace ns = SandboxNetworks.namedNamespace(spec.id());
+                networks.attach(spec.id(), ns, spec.network(), spec.resolver());
+                network = new OciSpec.Network(ns.path(), networks.resolvConf());
+            }
             AtomicFiles.write(files.config(), OciSpec.bytes(OciSpec.of(spec.id(), root, how.rootfs().isEmpty(),
-                    agentBinary().getParent(), files, how.uid(), how.gid(), how.memoryLimitMib(), spec.volumes())));
+                    agentBinary().getParent(), files, how.uid(), how.gid(), how.memoryLimitMib(), spec.volumes(), network)));
             context.checkpoint("starting the container");
             started = true;
             ContainerRecord record;
@@ -101,6 +113,9 @@ final class GvisorLauncher {
             }
             if (started) {
                 remove(files, containerId, e);
+            }
+            if (spec.network().egress()) {
+                removeNetwork(spec.id(), e);
             }
             try {
                 files.remove();
@@ -145,6 +160,12 @@ final class GvisorLauncher {
         context.checkpoint("restoring container " + containerId);
         // the agent binds its socket anew once restored; a file left there would be in its way
         Files.deleteIfExists(files.agentDir().resolve(ContainerFiles.SOCKET_NAME));
+        Optional<Path> netns = OciSpec.networkNamespace(files.config());
+        if (netns.isPresent()) {
+            // the container before took eth0's address into its network stack; the restored one reads it from eth0
+            SandboxNetworks.readdress(files.sandboxId(), new SandboxNetworks.Namespace(netns.get().getFileName().toString(),
+                    netns.get()));
+        }
         runsc.restoreDetached(files, containerId, image, Duration.between(Instant.now(), deadline).plusSeconds(1));
         ContainerRecord restored = running(files, containerId, "was restored");
         // the checkpoint was taken with the agent's listener closed
@@ -221,6 +242,16 @@ final class GvisorLauncher {
             }
         }
         return true;
+    }
+
+    /** Removes the network of sandbox {@code sandboxId}: its rules, its host interface and its namespace; what fails is added to {@code failures}. */
+    void removeNetwork(String sandboxId, Exception failures) {
+        networks.detach(sandboxId);
+        try {
+            SandboxNetworks.removeNamedNamespace(sandboxId);
+        } catch (IOException e) {
+            failures.addSuppressed(e);
+        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.vivarium.backend.gvisor.internal;
 
 import io.vivarium.common.bundles.BundleClasses;
+import io.vivarium.common.net.SandboxNetworks;
 import io.vivarium.kit.backend.InstanceTable;
 
 import java.io.File;
@@ -23,7 +24,12 @@ import org.osgi.service.metatype.annotations.Designate;
 @Designate(ocd = GvisorConfig.class)
 public final class GvisorRuntime implements AutoCloseable {
 
+    /** The part of the sandboxes' address pool gVisor hands out (procbox takes the other half). */
+    static final String NETWORK_BLOCKS = "10.213.128.0/17";
+    private static final System.Logger LOG = System.getLogger(GvisorRuntime.class.getName());
+
     private final GvisorSettings settings;
+    private final SandboxNetworks networks;
     private final Runsc runsc;
     private final GvisorHostProbe probe;
     private final InstanceTable<GvisorInstance> instances = new InstanceTable<>(GvisorInstance.class,
@@ -35,13 +41,23 @@ public final class GvisorRuntime implements AutoCloseable {
     @Activate
     public GvisorRuntime(GvisorConfig config, BundleContext context) {
         this(settings(config, context));
+        if (SandboxNetworks.unsupportedReason() == null) {
+            try {
+                networks.removeOrphans();
+            } catch (java.io.IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot remove the network rules of sandboxes that are gone: "
+                        + e.getMessage());
+            }
+        }
     }
 
     GvisorRuntime(GvisorSettings settings) {
         this.settings = settings;
         this.runsc = new Runsc(settings.runsc());
         this.probe = new GvisorHostProbe(settings, runsc);
-        this.launcher = new GvisorLauncher(settings, runsc, instances);
+        this.networks = new SandboxNetworks(settings.agentDir().resolveSibling(settings.agentDir().getFileName() + "-network"),
+                NETWORK_BLOCKS);
+        this.launcher = new GvisorLauncher(settings, runsc, instances, networks);
         this.retired = new RetiredContainers(launcher);
         this.checkpointer = new ContainerCheckpointer(settings, runsc, probe, launcher, retired);
     }

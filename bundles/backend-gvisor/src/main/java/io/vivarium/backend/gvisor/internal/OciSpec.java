@@ -13,13 +13,15 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The OCI runtime spec ({@code config.json}) of a container: the agent as process 1, started as
  * root inside gVisor's sentry with only the capabilities it needs to become the sandbox user (its
  * worker drops them all), listening on a socket in a host directory bound at {@value #AGENT_DIR};
  * the root filesystem read-only; the workspace at {@value #WORKSPACE}; no network (runsc's
- * {@code --network=none}); the memory limit in the container's cgroup.
+ * {@code --network=none}) unless it is given one ({@link Network}); the memory limit in the
+ * container's cgroup.
  */
 final class OciSpec {
 
@@ -34,6 +36,13 @@ final class OciSpec {
     }
 
     /**
+     * A container's network: the named network namespace its sandbox joins (runsc's network stack
+     * takes the interfaces there over), and the resolver file bound at {@code /etc/resolv.conf}.
+     */
+    record Network(Path namespace, Path resolvConf) {
+    }
+
+    /**
      * The spec of a container.
      *
      * @param root the root filesystem, or the skeleton of the host layout (whose /usr is bound in)
@@ -41,9 +50,10 @@ final class OciSpec {
      * @param agentBinaryDir the host directory holding the agent binary
      * @param memoryLimitMib the memory limit, or null for none
      * @param volumes the volumes core made ready, bound after the workspace they may lie in
+     * @param network its network, or null for loopback alone
      */
     static ObjectNode of(String hostname, Path root, boolean hostLayout, Path agentBinaryDir, ContainerFiles files,
-            int uid, int gid, Integer memoryLimitMib, List<AttachedVolume> volumes) {
+            int uid, int gid, Integer memoryLimitMib, List<AttachedVolume> volumes, Network network) {
         ObjectNode spec = JSON.createObjectNode();
         spec.put("ociVersion", "1.0.2");
         ObjectNode process = spec.putObject("process");
@@ -85,10 +95,16 @@ final class OciSpec {
         for (AttachedVolume v : volumes) {
             bind(mounts, v.hostDir(), v.mountPath(), v.readOnly());
         }
+        if (network != null) {
+            bind(mounts, network.resolvConf(), "/etc/resolv.conf", true);
+        }
         ObjectNode linux = spec.putObject("linux");
         ArrayNode namespaces = linux.putArray("namespaces");
         for (String ns : List.of("pid", "network", "ipc", "uts", "mount")) {
-            namespaces.addObject().put("type", ns);
+            ObjectNode n = namespaces.addObject().put("type", ns);
+            if (ns.equals("network") && network != null) {
+                n.put("path", network.namespace().toString());
+            }
         }
         if (memoryLimitMib != null) {
             linux.putObject("resources").putObject("memory").put("limit", memoryLimitMib * 1024L * 1024L);
@@ -131,6 +147,16 @@ final class OciSpec {
     static Integer memoryLimitMib(Path config) throws IOException {
         JsonNode limit = JSON.readTree(config.toFile()).path("linux").path("resources").path("memory").path("limit");
         return limit.isIntegralNumber() ? (int) (limit.asLong() >> 20) : null;
+    }
+
+    /** The named network namespace a container's {@code config.json} joins, if it has a network. */
+    static Optional<Path> networkNamespace(Path config) throws IOException {
+        for (JsonNode n : JSON.readTree(config.toFile()).path("linux").path("namespaces")) {
+            if (n.path("type").asText().equals("network") && n.hasNonNull("path")) {
+                return Optional.of(Path.of(n.path("path").asText()));
+            }
+        }
+        return Optional.empty();
     }
 
     /** The root filesystem written in a container's {@code config.json}. */

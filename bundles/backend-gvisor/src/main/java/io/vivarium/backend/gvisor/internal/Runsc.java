@@ -30,6 +30,20 @@ final class Runsc {
             + "(nested), as on the CI machines; ptrace runs everywhere runsc does, as root";
     /** The oldest runsc build whose {@code checkpoint --leave-running} leaves the container running (the one tested: Debian 13's). */
     static final int IN_PLACE_SINCE = 20240729;
+    /**
+     * The first build whose network setup tells a network namespace from the host's on kernels from
+     * 6.7 on (gvisor#10704): those before take any namespace whose {@code /proc/sys/net/core/rmem_default}
+     * exists for the host's, which every namespace has there, and refuse to start with a network.
+     */
+    static final int NAMESPACE_CHECK_FIXED = 20240801;
+    /**
+     * How a runsc before {@link #NAMESPACE_CHECK_FIXED} is started for a container with a network:
+     * in a mount namespace of its own where {@code /proc/sys/net} is an empty tmpfs, so that the
+     * misread file is missing; the sandbox's own namespaces are made after it and never see it.
+     * runsc's own arguments follow as {@code "$@"}: nothing is interpolated into the script.
+     */
+    static final List<String> NAMESPACE_CHECK_WRAPPER = List.of("/usr/bin/unshare", "--mount", "--propagation", "private",
+            "/bin/sh", "-c", "mount -t tmpfs -o size=4k,mode=0555 runsc-netns-check /proc/sys/net && exec \"$0\" \"$@\"");
     /** The build date in {@code runsc version 0.0~20240729.0} (Debian) or {@code runsc version release-20240729.0}. */
     private static final Pattern BUILD_DATE = Pattern.compile("[~-](\\d{8})(?:\\.|$)");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -38,6 +52,8 @@ final class Runsc {
     private static final int KILLED = 128 + 9;
 
     private final Path runsc;
+    /** Whether this runsc needs {@link #NAMESPACE_CHECK_WRAPPER}; read from its version at the first start with a network. */
+    private volatile Boolean misreadsNamespaces;
 
     Runsc(Path runsc) {
         this.runsc = runsc;
@@ -73,10 +89,25 @@ final class Runsc {
                 "--bundle", files.bundle().toString(), "--image-path", imageDir.toString(), containerId), timeout);
     }
 
+    /**
+     * runsc {@code command} of a container started detached; with runsc's own network stack
+     * ({@code --network=sandbox}) over the interfaces of the network namespace its spec names, if it
+     * names one, else none. Its sockets go to the ptrace platform's sandbox process, the agent's
+     * socket is created on the host ({@code --host-uds=create}).
+     */
     private void detached(ContainerFiles files, String what, List<String> command, Duration timeout) throws IOException {
         Files.deleteIfExists(files.sandboxPidFile());
-        List<String> argv = new ArrayList<>(global(files));
-        argv.addAll(List.of("--network=none", "--host-uds=create", "--platform=" + PLATFORM));
+        boolean network = OciSpec.networkNamespace(files.config()).isPresent();
+        List<String> argv = new ArrayList<>(network && misreadsNamespaces() ? NAMESPACE_CHECK_WRAPPER : List.of());
+        argv.addAll(global(files));
+        if (network) {
+            // a checkpoint (a branch, a dry-run, a sleep to cold) resets the open TCP connections, which
+            // gVisor's stack cannot save ("endpoint cannot be saved in connected state") and then refuses the whole checkpoint
+            argv.addAll(List.of("--network=sandbox", "--net-disconnect-ok"));
+        } else {
+            argv.add("--network=none");
+        }
+        argv.addAll(List.of("--host-uds=create", "--platform=" + PLATFORM));
         argv.addAll(command);
         ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(files.log().toFile()))
@@ -119,6 +150,21 @@ final class Runsc {
         argv.addAll(List.of("checkpoint", "--leave-running", "--compression", "none", "--image-path", imageDir.toString(),
                 containerId));
         HostCommand.run(argv, TOOL_TIMEOUT);
+    }
+
+    private boolean misreadsNamespaces() throws IOException {
+        Boolean misreads = misreadsNamespaces;
+        if (misreads == null) {
+            misreads = misreadsNamespaces(version());
+            misreadsNamespaces = misreads;
+        }
+        return misreads;
+    }
+
+    /** Whether a runsc of {@code version} needs {@link #NAMESPACE_CHECK_WRAPPER}: one built before {@link #NAMESPACE_CHECK_FIXED}, or of no date. */
+    static boolean misreadsNamespaces(String version) {
+        Matcher date = BUILD_DATE.matcher(version == null ? "" : version);
+        return !date.find() || Integer.parseInt(date.group(1)) < NAMESPACE_CHECK_FIXED;
     }
 
     /**

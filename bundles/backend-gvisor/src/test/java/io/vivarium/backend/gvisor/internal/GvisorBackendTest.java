@@ -34,11 +34,15 @@ class GvisorBackendTest {
     }
 
     @Test
-    void itReportsExecEvalTheMemoryLimitVolumesAndRootImagesAndNothingCoreDerives() {
+    void itReportsExecEvalTheMemoryLimitVolumesRootImagesAndEgressWhereTheHostGivesItAndNothingCoreDerives() {
         try (Revision revision = withoutRunsc()) {
             Set<String> reported = revision.backend().capabilities();
-            assertEquals(Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES,
-                    Capability.ROOT_IMAGE), reported);
+            Set<String> expected = new java.util.HashSet<>(Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT,
+                    Capability.VOLUMES, Capability.ROOT_IMAGE));
+            if (io.vivarium.common.net.SandboxNetworks.unsupportedReason() == null) {
+                expected.add(Capability.NETWORK_EGRESS);
+            }
+            assertEquals(expected, reported);
             assertTrue(Capability.REPORTED.containsAll(reported), "only names a backend reports: " + reported);
             assertFalse(revision.backend().machine(), "a container is not a machine");
             assertEquals(GvisorBackend.NAME, revision.backend().name());

@@ -28,7 +28,7 @@ class OciSpecTest {
 
     @Test
     void theAgentIsProcessOneOnItsSocketAsTheSandboxUserWithAReadOnlyRootAndNoNetwork() {
-        ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1234, 5678, null, List.of());
+        ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1234, 5678, null, List.of(), null);
 
         assertEquals("[\"/opt/vivarium/vivarium-agent\",\"--listen\",\"unix:/run/vivarium/agent.sock\",\"--user\",\"1234:5678\"]",
                 spec.at("/process/args").toString());
@@ -48,8 +48,28 @@ class OciSpecTest {
     }
 
     @Test
+    void aContainerWithANetworkJoinsItsNamedNamespaceAndResolvesThroughTheDaemonsResolverFile() throws Exception {
+        ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1, 1, null, List.of(),
+                new OciSpec.Network(Path.of("/run/netns/vsb0123456789ab"), Path.of("/data/agent-network/resolv.conf")));
+
+        assertEquals("{\"type\":\"network\",\"path\":\"/run/netns/vsb0123456789ab\"}", spec.at("/linux/namespaces/1").toString());
+        assertEquals("/data/agent-network/resolv.conf", mounts(spec).get("/etc/resolv.conf").get("source").asText());
+        assertEquals("[\"rbind\",\"ro\"]", mounts(spec).get("/etc/resolv.conf").get("options").toString());
+        java.nio.file.Path config = java.nio.file.Files.createTempFile("config", ".json");
+        try {
+            java.nio.file.Files.write(config, OciSpec.bytes(spec));
+            assertEquals(java.util.Optional.of(Path.of("/run/netns/vsb0123456789ab")), OciSpec.networkNamespace(config));
+            java.nio.file.Files.write(config, OciSpec.bytes(OciSpec.of("s1", Path.of("/r"), false, Path.of("/a"), files, 1, 1,
+                    null, List.of(), null)));
+            assertEquals(java.util.Optional.empty(), OciSpec.networkNamespace(config), "no network: a namespace of its own, unnamed");
+        } finally {
+            java.nio.file.Files.delete(config);
+        }
+    }
+
+    @Test
     void theHostLayoutBindsUsrReadOnlyAndAMemoryLimitGoesToTheCgroup() {
-        ObjectNode spec = OciSpec.of("s1", files.skeleton(), true, Path.of("/data/agent"), files, 65534, 65534, 300, List.of());
+        ObjectNode spec = OciSpec.of("s1", files.skeleton(), true, Path.of("/data/agent"), files, 65534, 65534, 300, List.of(), null);
 
         assertEquals("[\"rbind\",\"ro\"]", mounts(spec).get("/usr").get("options").toString());
         assertEquals(300L << 20, spec.at("/linux/resources/memory/limit").asLong());
@@ -59,7 +79,7 @@ class OciSpecTest {
     void volumesAreBoundAfterTheWorkspaceReadOnlyWhereAsked() {
         ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1, 1, null,
                 List.of(new AttachedVolume("data", Path.of("/state/volume-binds/s1/0"), "/work/data", false),
-                        new AttachedVolume("ref", Path.of("/state/volume-binds/s1/1"), "/ref", true)));
+                        new AttachedVolume("ref", Path.of("/state/volume-binds/s1/1"), "/ref", true)), null);
 
         List<String> order = new java.util.ArrayList<>();
         spec.get("mounts").forEach(m -> order.add(m.get("destination").asText()));
