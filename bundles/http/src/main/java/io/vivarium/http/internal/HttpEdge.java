@@ -40,6 +40,7 @@ import org.osgi.framework.Constants;
 import org.osgi.framework.ServiceReference;
 import org.osgi.framework.Version;
 import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
@@ -93,6 +94,12 @@ public class HttpEdge extends HttpServlet {
         } else {
             warnWithoutOperator(tokens);
         }
+    }
+
+    /** The proxy's clients go with the edge: a bundle update must not leave their threads and connections behind. */
+    @Deactivate
+    void deactivate() {
+        proxy.close();
     }
 
     /** Existing token files keep working, but their admins lost daemon-wide administration: say so once, at start. */
