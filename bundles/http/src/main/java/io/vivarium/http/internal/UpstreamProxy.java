@@ -18,6 +18,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.apache.hc.client5.http.ConnectTimeoutException;
 import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
 import org.apache.hc.client5.http.config.ConnectionConfig;
 import org.apache.hc.client5.http.config.RequestConfig;
@@ -67,12 +68,16 @@ final class UpstreamProxy implements AutoCloseable {
     private static final int CONNECTIONS = 4096;
     /** A kept connection idle this long is checked before it is used again (a gVisor checkpoint resets them). */
     private static final Duration CHECK_AFTER_IDLE = Duration.ofSeconds(1);
+    /** A kept connection idle this long is closed. */
+    private static final Duration IDLE_KEPT = Duration.ofMinutes(1);
 
     /**
      * Built at the first request passed on, not with the edge: building one loads TLS providers,
      * about 0.1 s of every daemon start otherwise.
      */
     private volatile Clients clients;
+    /** Set by {@link #close}: no client is made again. */
+    private boolean closed;
 
     /**
      * Sends an idempotent request once more on another connection when the kept one it went out on
@@ -104,7 +109,10 @@ final class UpstreamProxy implements AutoCloseable {
                     // no cookies kept, nothing sent twice
                     .disableRedirectHandling().disableContentCompression().disableCookieManagement()
                     .disableAuthCaching().disableDefaultUserAgent().setRetryStrategy(new StaleConnectionRetries())
-                    .setDefaultRequestConfig(RequestConfig.custom().setResponseTimeout(Timeout.DISABLED).build())
+                    .setDefaultRequestConfig(RequestConfig.custom().setResponseTimeout(Timeout.DISABLED)
+                            .setProtocolUpgradeEnabled(false).setAuthenticationEnabled(false).build())
+                    // the connections of sandboxes that went away, and those idle for long, are closed
+                    .evictExpiredConnections().evictIdleConnections(TimeValue.of(IDLE_KEPT))
                     .build();
             ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
                 Thread t = new Thread(r, "vivarium-upstream-answers");
@@ -144,6 +152,9 @@ final class UpstreamProxy implements AutoCloseable {
             synchronized (this) {
                 c = clients;
                 if (c == null) {
+                    if (closed) {
+                        throw ApiException.unavailable("the HTTP edge is stopping: ask again", 1);
+                    }
                     c = Clients.make();
                     clients = c;
                 }
@@ -155,6 +166,7 @@ final class UpstreamProxy implements AutoCloseable {
     /** Closes the clients and their connections, if a request made them; exchanges under way fail. */
     @Override
     public synchronized void close() {
+        closed = true;
         Clients c = clients;
         clients = null;
         if (c != null) {
@@ -236,15 +248,17 @@ final class UpstreamProxy implements AutoCloseable {
         ClassicHttpResponse answer;
         try {
             answer = c.http().executeOpen(null, out, null);
-        } catch (ConnectException e) {
+        } catch (ConnectException | ConnectTimeoutException e) {
             throw new ApiException(502, upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")");
         } catch (IOException e) {
             if (late.get()) {
                 throw new ApiException(504, "the upstream " + target.getHost() + ":" + target.getPort()
                         + " did not begin its answer within " + ANSWER_TIMEOUT.toMinutes() + " minutes");
             }
-            if (e instanceof InterruptedIOException && !(e instanceof java.net.SocketTimeoutException)) {
-                throw new ApiException(502, upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")");
+            if (e instanceof InterruptedIOException) {
+                // no connection came free in time, the daemon is stopping, or the thread was interrupted
+                throw ApiException.unavailable("the request to " + target.getHost() + ":" + target.getPort()
+                        + " was not sent: " + e.getMessage(), 1);
             }
             throw new ApiException(502, "the upstream " + target.getHost() + ":" + target.getPort() + " failed: " + e.getMessage());
         } finally {
@@ -276,7 +290,9 @@ final class UpstreamProxy implements AutoCloseable {
             if (entity == null) {
                 return;
             }
-            try (InputStream in = entity.getContent(); OutputStream o = resp.getOutputStream()) {
+            try {
+                InputStream in = entity.getContent();
+                OutputStream o = resp.getOutputStream();
                 byte[] buf = new byte[64 * 1024];
                 for (int n; (n = in.read(buf)) >= 0;) {
                     o.write(buf, 0, n);
@@ -284,6 +300,13 @@ final class UpstreamProxy implements AutoCloseable {
                         o.flush(); // a server that streams (server-sent events) is passed on as it writes
                     }
                 }
+                in.close();
+                o.close();
+            } catch (IOException | RuntimeException e) {
+                // either side went away: the exchange is dropped with its connection (closing the body
+                // would read the rest of it, for ever from a stream that never ends)
+                out.cancel();
+                throw e;
             }
         }
     }
