@@ -37,7 +37,8 @@ import io.vivarium.common.net.NetworkEntry;
  * allow entry names them (other sandboxes, loopback, link-local, multicast); nothing from a sandbox
  * reaches the host itself, and nothing new reaches a sandbox. A sandbox's interface goes with its
  * namespace; its chain goes at its delete, and any chain whose interface is gone (a daemon killed
- * in between) at the next start. An attach is three processes (one {@code nft}, one {@code ip} on
+ * in between) at the next start. A named namespace ({@link #namedNamespace}) keeps its interface
+ * until it is removed ({@link #removeNamedNamespace}): its backend's destroy does that. An attach is three processes (one {@code nft}, one {@code ip} on
  * each side): each costs milliseconds.
  *
  * <p>Each backend embeds its own copy of this class and takes its addresses from a part of the
@@ -160,6 +161,29 @@ public final class SandboxNetworks {
         }
     }
 
+    /**
+     * A sandbox's address as {@link #sandboxAddress} reads it, kept once read (a sandbox keeps its
+     * address for life; reading it looks through every interface of the host).
+     */
+    public static final class KnownAddress {
+        private final String sandboxId;
+        /** Null before it was read, or while the sandbox has none. */
+        private volatile String address;
+
+        public KnownAddress(String sandboxId) {
+            this.sandboxId = sandboxId;
+        }
+
+        public Optional<String> get() {
+            String a = address;
+            if (a == null) {
+                a = sandboxAddress(sandboxId).orElse(null);
+                address = a;
+            }
+            return Optional.ofNullable(a);
+        }
+    }
+
     /** Joins the sandbox's namespace {@code ns} to the host under {@code policy}. */
     public synchronized void attach(String sandboxId, Namespace ns, NetworkPolicy policy, String resolver) {
         String outside = interfaceOf(sandboxId);
@@ -171,12 +195,14 @@ public final class SandboxNetworks {
                         StandardOpenOption.WRITE); // in place: every sandbox binds this very file
                 resolverWritten = resolver;
             }
-            nft(chain(hex(sandboxId), policy, resolver));
             // one ip on each side (each process costs milliseconds); the pair is made with its inside
             // end already in the sandbox's namespace, as moving one there costs ~25 ms more
             ip(null, "link add eth0 netns " + ns.ipName() + " type veth peer name " + outside,
                     "addr add " + block.host(1) + "/30 dev " + outside, "link set " + outside + " up");
             usedBlocks.add(block.network());
+            // the chain after the interface: another backend's removeOrphans takes a chain without one for
+            // a dead sandbox's, and until the chain is there the table drops what the interface sends
+            nft(chain(hex(sandboxId), policy, resolver));
             ip(ns.path(), inside(block));
         } catch (IOException e) {
             detach(sandboxId);

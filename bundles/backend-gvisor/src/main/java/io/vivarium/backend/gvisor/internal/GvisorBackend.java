@@ -64,13 +64,14 @@ public final class GvisorBackend implements SandboxBackend {
      * Commands in a long-lived container, eval (the agent's warm interpreter, the root filesystem's
      * python3), a memory limit (the container's cgroup), volumes (binds) and a template's root image (the
      * container's root, its user the image's), network {@code egress} where the host can give it
-     * (a root daemon with {@code ip} and {@code nft}); not the pids or disk limits.
+     * (a root daemon with {@code ip} and {@code nft}, and a runsc from {@link Runsc#IN_PLACE_SINCE} on:
+     * the one it was tried with, which knows {@code --net-disconnect-ok}); not the pids or disk limits.
      */
     @Override
     public Set<String> capabilities() {
         Set<String> always = Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.VOLUMES,
                 Capability.ROOT_IMAGE);
-        if (SandboxNetworks.unsupportedReason() != null) {
+        if (SandboxNetworks.unsupportedReason() != null || !Runsc.checkpointsInPlace(runtime.probe().runscVersion())) {
             return always;
         }
         Set<String> all = new java.util.HashSet<>(always);

@@ -37,11 +37,11 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
     private volatile ClientGuestChannel channel;
     /** Frozen by {@code runsc pause} until a {@code runsc resume}; runsc keeps it so across daemons ({@link GvisorBackend#adopt}). */
     private volatile boolean paused;
-    /** The address of its {@code eth0} once read (network {@code egress}): it keeps it for life. */
-    private volatile String address;
+    private final SandboxNetworks.KnownAddress address;
 
     GvisorInstance(String id, ContainerRecord record, boolean paused) {
         this.id = id;
+        this.address = new SandboxNetworks.KnownAddress(id);
         this.paused = paused;
         connect(record);
     }
@@ -174,11 +174,6 @@ final class GvisorInstance implements SandboxInstance, AutoCloseable {
 
     @Override
     public Optional<String> networkAddress() {
-        String a = address;
-        if (a == null) {
-            a = SandboxNetworks.sandboxAddress(id).orElse(null);
-            address = a;
-        }
-        return Optional.ofNullable(a);
+        return address.get();
     }
 }

@@ -39,7 +39,8 @@ final class Runsc {
     /**
      * How a runsc before {@link #NAMESPACE_CHECK_FIXED} is started for a container with a network:
      * in a mount namespace of its own where {@code /proc/sys/net} is an empty tmpfs, so that the
-     * misread file is missing; the sandbox's own namespaces are made after it and never see it.
+     * misread file is missing; the sandbox and gofer processes inherit that mount namespace and leave
+     * the tmpfs behind when they move to their own roots.
      * runsc's own arguments follow as {@code "$@"}: nothing is interpolated into the script.
      */
     static final List<String> NAMESPACE_CHECK_WRAPPER = List.of("/usr/bin/unshare", "--mount", "--propagation", "private",

@@ -34,8 +34,7 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     private final List<AttachedVolume> volumes;
     /** Whether its cgroup is frozen ({@link ProcboxPause}): read once when made or adopted, then kept by pause and resume. */
     private volatile boolean paused;
-    /** Its network address once looked up (it keeps it for its life); null before, or while it has none. */
-    private volatile String address;
+    private final SandboxNetworks.KnownAddress address;
 
     /**
      * @param dir the directory of the sandbox's files, which holds its workspace: core's directory
@@ -46,6 +45,7 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     ProcboxInstance(String id, Path dir, ProcboxRecord sandbox, GuestChannel channel, List<AttachedVolume> volumes) {
         this.volumes = volumes;
         this.id = id;
+        this.address = new SandboxNetworks.KnownAddress(id);
         this.dir = dir;
         this.sandbox = sandbox;
         this.channel = channel;
@@ -177,11 +177,6 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
 
     @Override
     public Optional<String> networkAddress() {
-        String a = address;
-        if (a == null) {
-            a = SandboxNetworks.sandboxAddress(id).orElse(null);
-            address = a;
-        }
-        return Optional.ofNullable(a);
+        return address.get();
     }
 }
