@@ -40,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SandboxPortsIT {
     static final String SERVER = """
-            import base64, hashlib, json, struct, sys
+            import base64, hashlib, json, struct, sys, time
             from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
             class H(BaseHTTPRequestHandler):
                 protocol_version = "HTTP/1.1"
@@ -49,6 +49,8 @@ class SandboxPortsIT {
                 def answer(self, body=b""):
                     if self.headers.get("Upgrade", "").lower() == "websocket":
                         return self.websocket()
+                    if self.path == "/stream":
+                        return self.stream()
                     if self.path == "/redirect":
                         self.send_response(302)
                         self.send_header("Location", "/landing")
@@ -62,6 +64,22 @@ class SandboxPortsIT {
                     self.end_headers()
                     if self.command != "HEAD":
                         self.wfile.write(out)
+                def stream(self):
+                    # server-sent events for ever, chunked (a client keeps such a connection once the answer ended,
+                    # so closing a half-read one means reading on); says so once its reader left
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self.close_connection = True
+                    try:
+                        n = 0
+                        while True:
+                            event = b"data: %d\\n\\n" % n
+                            self.wfile.write(b"%x\\r\\n%s\\r\\n" % (len(event), event)); self.wfile.flush(); n += 1
+                            time.sleep(0.05)
+                    except OSError:
+                        open("/work/stream-ended", "w").write("ended")
                 def do_GET(self): self.answer()
                 do_OPTIONS = do_HEAD = do_GET
                 def do_POST(self): self.answer(self.rfile.read(int(self.headers.get("Content-Length", 0))))
@@ -187,6 +205,29 @@ class SandboxPortsIT {
         assertEquals(404, closed.status());
         assertTrue(closed.error().contains("not exposed"), closed.error());
         api.delete(sb);
+    }
+
+    @Test
+    void anEndlessStreamWhoseCallerLeftEndsAtTheServerToo() throws Exception {
+        String id = serving(api, PORT);
+        String sb = "/v1/sandboxes/" + id;
+        Api.expect(201, api.post(sb + "/ports", Map.of("port", PORT)));
+        HttpResponse<java.io.InputStream> r = Api.judged(ANONYMOUS.send(get(sb + "/ports/" + PORT + "/stream",
+                "Authorization", "Bearer " + daemon.adminToken()), HttpResponse.BodyHandlers.ofInputStream()), null);
+        assertEquals(200, r.statusCode());
+        try (java.io.InputStream in = r.body()) {
+            assertEquals("data: 0\n\ndata: 1\n\n", new String(in.readNBytes(18), StandardCharsets.UTF_8),
+                    "events passed on as the server writes them");
+        }
+        // the daemon drops the exchange with its connection: it must not go on reading a stream nobody reads
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        String ended = "";
+        while (!ended.equals("ended") && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            ended = Api.sh(api, id, "cat /work/stream-ended 2>/dev/null || true");
+        }
+        assertEquals("ended", ended, "the server saw its stream's reader leave once the caller did");
+        Api.expect(204, api.delete(sb));
     }
 
     @Test
