@@ -195,7 +195,8 @@ public final class GvisorBackend implements SandboxBackend {
             runtime.launcher().remove(files, containerId, failure);
         }
         runtime.launcher().removeUnrecordedRestore(files, containerId, failure);
-        if (spec.network().egress()) {
+        if (SandboxNetworks.existingNamedNamespace(spec.id()).isPresent()) {
+            // by what the host holds, not the spec: a create killed half-way may have made it
             runtime.launcher().removeNetwork(spec.id(), failure);
         }
         try {
