@@ -301,8 +301,19 @@ public final class SandboxNetworks {
         }
     }
 
+    /** {@link #removeOrphans} where this host gives networks at all; what fails is logged, not thrown (a start goes on). */
+    public void removeOrphansWhereSupported() {
+        if (unsupportedReason() == null) {
+            try {
+                removeOrphans();
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "cannot remove the network rules of sandboxes that are gone: " + e.getMessage());
+            }
+        }
+    }
+
     /** At start: the chains of sandboxes whose interface is gone (their namespace ended while no daemon ran). */
-    public synchronized void removeOrphans() throws IOException {
+    synchronized void removeOrphans() throws IOException {
         if (!tableExists()) {
             return;
         }

@@ -26,7 +26,6 @@ public final class GvisorRuntime implements AutoCloseable {
 
     /** The part of the sandboxes' address pool gVisor hands out (procbox takes the other half). */
     static final String NETWORK_BLOCKS = "10.213.128.0/17";
-    private static final System.Logger LOG = System.getLogger(GvisorRuntime.class.getName());
 
     private final GvisorSettings settings;
     private final SandboxNetworks networks;
@@ -41,14 +40,7 @@ public final class GvisorRuntime implements AutoCloseable {
     @Activate
     public GvisorRuntime(GvisorConfig config, BundleContext context) {
         this(settings(config, context));
-        if (SandboxNetworks.unsupportedReason() == null) {
-            try {
-                networks.removeOrphans();
-            } catch (java.io.IOException e) {
-                LOG.log(System.Logger.Level.WARNING, "cannot remove the network rules of sandboxes that are gone: "
-                        + e.getMessage());
-            }
-        }
+        networks.removeOrphansWhereSupported();
     }
 
     GvisorRuntime(GvisorSettings settings) {

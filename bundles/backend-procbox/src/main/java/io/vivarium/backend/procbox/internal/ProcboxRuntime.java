@@ -151,13 +151,7 @@ public final class ProcboxRuntime implements AutoCloseable {
      */
     void removeAbandonedPools(Path stateDir) {
         launcher.pool().removeAbandoned(stateDir);
-        if (SandboxNetworks.unsupportedReason() == null) {
-            try {
-                networks.removeOrphans();
-            } catch (java.io.IOException e) {
-                LOG.log(Level.WARNING, "cannot remove the network rules of sandboxes that are gone: " + e.getMessage());
-            }
-        }
+        networks.removeOrphansWhereSupported();
     }
 
     @Deactivate
