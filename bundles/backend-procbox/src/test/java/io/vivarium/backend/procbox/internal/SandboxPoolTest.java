@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
@@ -37,9 +38,12 @@ class SandboxPoolTest {
         final Map<String, Boolean> dead = new ConcurrentHashMap<>();
         volatile CountDownLatch gate = new CountDownLatch(0);
         volatile String assignFails;
+        /** Launches begun, the gate's wait included. */
+        final AtomicInteger begun = new AtomicInteger();
 
         @Override
         public String launch(String name, Path dir) {
+            begun.incrementAndGet();
             try {
                 if (!gate.await(10, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("the test never opened the gate");
@@ -172,6 +176,8 @@ class SandboxPoolTest {
         SandboxPool<String> pool = new SandboxPool<>(1, factory, "pool-test");
         factory.gate = new CountDownLatch(1);
         take(pool, root, "sb-1");
+        // a close before the launch began would find nothing under way (the launch then sees the pool closed)
+        await("the launch is under way", () -> factory.begun.get() == 1);
         Thread closer = new Thread(pool::close);
         closer.start();
         await("close waits for the launch", () -> closer.getState() == Thread.State.TIMED_WAITING);
