@@ -87,11 +87,7 @@ public final class SandboxNetworks {
      * @param blocks the part of {@link #POOL} this backend's sandboxes take their /30s from, e.g. {@code 10.213.0.0/17}
      */
     public SandboxNetworks(Path dir, String blocks) {
-        this.blocks = NetworkEntry.parse(blocks);
-        if (!POOL_ENTRY.covers(this.blocks)) {
-            throw new IllegalArgumentException(blocks + " is not inside " + POOL);
-        }
-        this.resolvConf = dir.resolve("resolv.conf");
+        this(blocks, dir.resolve("resolv.conf"));
         try {
             Files.createDirectories(dir);
             if (!Files.exists(resolvConf)) {
@@ -102,7 +98,20 @@ public final class SandboxNetworks {
         }
     }
 
-    /** The file bound at {@code /etc/resolv.conf} in every sandbox. */
+    /** For sandboxes that name their resolver themselves (a VM's guest): no {@code resolv.conf} on the host. */
+    public SandboxNetworks(String blocks) {
+        this(blocks, null);
+    }
+
+    private SandboxNetworks(String blocks, Path resolvConf) {
+        this.blocks = NetworkEntry.parse(blocks);
+        if (!POOL_ENTRY.covers(this.blocks)) {
+            throw new IllegalArgumentException(blocks + " is not inside " + POOL);
+        }
+        this.resolvConf = resolvConf;
+    }
+
+    /** The file bound at {@code /etc/resolv.conf} in every sandbox (null for a copy made without one). */
     public Path resolvConf() {
         return resolvConf;
     }
@@ -130,7 +139,8 @@ public final class SandboxNetworks {
         }
     }
 
-    static String interfaceOf(String sandboxId) {
+    /** The name of the host's end of the sandbox's network: a veth's, or a VM's tap. */
+    public static String interfaceOf(String sandboxId) {
         return PREFIX + hex(sandboxId);
     }
 
@@ -187,23 +197,12 @@ public final class SandboxNetworks {
     /** Joins the sandbox's namespace {@code ns} to the host under {@code policy}. */
     public synchronized void attach(String sandboxId, Namespace ns, NetworkPolicy policy, String resolver) {
         String outside = interfaceOf(sandboxId);
+        // one ip on each side (each process costs milliseconds); the pair is made with its inside
+        // end already in the sandbox's namespace, as moving one there costs ~25 ms more
+        NetworkEntry block = attach(sandboxId, policy, resolver,
+                "link add eth0 netns " + ns.ipName() + " type veth peer name " + outside);
         try {
-            ensureTable();
-            NetworkEntry block = freeBlock();
-            if (resolver != null && !resolver.equals(resolverWritten)) {
-                Files.writeString(resolvConf, "nameserver " + resolver + "\n", StandardOpenOption.TRUNCATE_EXISTING,
-                        StandardOpenOption.WRITE); // in place: every sandbox binds this very file
-                resolverWritten = resolver;
-            }
-            // one ip on each side (each process costs milliseconds); the pair is made with its inside
-            // end already in the sandbox's namespace, as moving one there costs ~25 ms more
-            ip(null, "link add eth0 netns " + ns.ipName() + " type veth peer name " + outside,
-                    "addr add " + block.host(1) + "/30 dev " + outside, "link set " + outside + " up");
-            usedBlocks.add(block.network());
-            // the chain after the interface: another backend's removeOrphans takes a chain without one for
-            // a dead sandbox's, and until the chain is there the table drops what the interface sends
-            nft(chain(hex(sandboxId), policy, resolver));
-            ip(ns.path(), inside(block));
+            ip(ns.path(), inside(Link.of(block)));
         } catch (IOException e) {
             detach(sandboxId);
             throw ApiException.internal("cannot give sandbox " + sandboxId + " its network: " + e.getMessage(), e);
@@ -211,26 +210,76 @@ public final class SandboxNetworks {
     }
 
     /**
-     * Gives the sandbox's {@code eth0} in {@code ns} its address and default route again, as
-     * {@link #attach} did: gVisor's runsc takes them off the interface into its own network stack at
-     * every start, and reads them from there at the next (a restore).
+     * Gives a VM's tap {@code vsb<hex>} on the host, under {@code policy}: a persistent tap (it
+     * outlives the QEMU that opens it, through a stop and a cold spell, until {@link #detach}) with
+     * the first address of the sandbox's /30, through which the guest, at the second, goes out. The
+     * guest's side is the guest's to configure, as the returned link says.
      */
-    public static void readdress(String sandboxId, Namespace ns) throws IOException {
-        String host = hostAddress(interfaceOf(sandboxId));
-        if (host == null) {
-            throw new IOException("sandbox " + sandboxId + " has no interface " + interfaceOf(sandboxId) + " on the host");
-        }
-        ip(ns.path(), inside(NetworkEntry.parse(host + "/30")));
+    public synchronized Link attachTap(String sandboxId, NetworkPolicy policy, String resolver) {
+        return Link.of(attach(sandboxId, policy, resolver, "tuntap add dev " + interfaceOf(sandboxId) + " mode tap"));
     }
 
     /**
-     * What {@code eth0} gets inside: the second address of {@code block}, up, its default route
-     * through the first; and loopback up (bubblewrap sets it up itself; a named namespace starts
-     * with it down, and runsc's stack leaves out an interface that is down, loopback too).
+     * What a sandbox configures on its side of the host's interface.
+     *
+     * @param address its address, with the prefix length ({@code 10.213.192.6/30})
+     * @param gateway its default route: the host's end
      */
-    private static String[] inside(NetworkEntry block) {
-        return new String[] {"link set lo up", "addr replace " + block.host(2) + "/30 dev eth0", "link set eth0 up",
-            "route replace default via " + block.host(1)};
+    public record Link(String address, String gateway) {
+        static Link of(NetworkEntry block) {
+            return new Link(block.host(2) + "/30", block.host(1));
+        }
+    }
+
+    /**
+     * The host's end {@code link} (an {@code ip} command that makes {@link #interfaceOf the
+     * sandbox's interface}) with the first address of a free /30, up, then the sandbox's chain;
+     * the /30.
+     */
+    private NetworkEntry attach(String sandboxId, NetworkPolicy policy, String resolver, String link) {
+        String outside = interfaceOf(sandboxId);
+        try {
+            ensureTable();
+            NetworkEntry block = freeBlock();
+            if (resolvConf != null && resolver != null && !resolver.equals(resolverWritten)) {
+                Files.writeString(resolvConf, "nameserver " + resolver + "\n", StandardOpenOption.TRUNCATE_EXISTING,
+                        StandardOpenOption.WRITE); // in place: every sandbox binds this very file
+                resolverWritten = resolver;
+            }
+            ip(null, link, "addr add " + block.host(1) + "/30 dev " + outside, "link set " + outside + " up");
+            usedBlocks.add(block.network());
+            // the chain after the interface: another backend's removeOrphans takes a chain without one for
+            // a dead sandbox's, and until the chain is there the table drops what the interface sends
+            nft(chain(hex(sandboxId), policy, resolver));
+            return block;
+        } catch (IOException e) {
+            detach(sandboxId);
+            throw ApiException.internal("cannot give sandbox " + sandboxId + " its network: " + e.getMessage(), e);
+        }
+    }
+
+    /** The link of sandbox {@code sandboxId}, if the host has its interface (read from the host). */
+    public static Optional<Link> link(String sandboxId) throws IOException {
+        return Optional.ofNullable(hostAddress(interfaceOf(sandboxId))).map(a -> Link.of(NetworkEntry.parse(a + "/30")));
+    }
+
+    /**
+     * Gives the sandbox's {@code eth0} in {@code ns} its address and default route again, as
+     * {@link #attach} did, on its {@code link} ({@link #link}): gVisor's runsc takes them off the
+     * interface into its own network stack at every start, and reads them from there at the next (a restore).
+     */
+    public static void readdress(Link link, Namespace ns) throws IOException {
+        ip(ns.path(), inside(link));
+    }
+
+    /**
+     * What {@code eth0} gets inside: the link's address, up, its default route through the host's
+     * end; and loopback up (bubblewrap sets it up itself; a named namespace starts with it down, and
+     * runsc's stack leaves out an interface that is down, loopback too).
+     */
+    private static String[] inside(Link link) {
+        return new String[] {"link set lo up", "addr replace " + link.address() + " dev eth0", "link set eth0 up",
+            "route replace default via " + link.gateway()};
     }
 
     /** The named namespace of sandbox {@code sandboxId} ({@code ip netns}), made unless it exists. */
@@ -362,7 +411,9 @@ public final class SandboxNetworks {
 
     /** A sandbox's chain and its entry in the dispatch map, as one nft transaction. */
     static String chain(String h, NetworkPolicy policy, String resolver) {
-        StringBuilder c = new StringBuilder("add chain inet " + TABLE + " sb_" + h + "\n");
+        // flushed: a chain whose interface went without it (a VM's tap a host's reboot took) is made anew
+        StringBuilder c = new StringBuilder("add chain inet " + TABLE + " sb_" + h + "\nflush chain inet " + TABLE + " sb_" + h
+                + "\n");
         String rule = "add rule inet " + TABLE + " sb_" + h + " ";
         if (resolver != null) {
             c.append(rule).append("ip daddr ").append(resolver).append(" meta l4proto { tcp, udp } th dport 53 accept\n");

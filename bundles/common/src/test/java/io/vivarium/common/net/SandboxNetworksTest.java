@@ -14,7 +14,7 @@ class SandboxNetworksTest {
         String chain = SandboxNetworks.chain("0123456789ab", new NetworkPolicy(NetworkPolicy.EGRESS,
                 List.of("198.51.100.0/24", "169.254.169.254/32:80"), List.of("198.51.100.9/32")), "192.0.2.53");
         String r = "add rule inet vivarium sb_0123456789ab ";
-        assertEquals("add chain inet vivarium sb_0123456789ab\n"
+        assertEquals("add chain inet vivarium sb_0123456789ab\nflush chain inet vivarium sb_0123456789ab\n"
                 + r + "ip daddr 192.0.2.53 meta l4proto { tcp, udp } th dport 53 accept\n"
                 + r + "ip daddr 198.51.100.9/32 drop\n"
                 + r + "ip daddr 169.254.169.254/32 meta l4proto { tcp, udp } th dport 80 accept\n"

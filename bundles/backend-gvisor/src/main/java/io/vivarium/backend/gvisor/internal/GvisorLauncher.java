@@ -91,7 +91,8 @@ final class GvisorLauncher {
             if (spec.network().egress()) {
                 SandboxNetworks.Namespace ns = SandboxNetworks.namedNamespace(spec.id());
                 networks.attach(spec.id(), ns, spec.network(), spec.resolver());
-                network = new OciSpec.Network(ns.path(), networks.resolvConf());
+                network = new OciSpec.Network(ns.path(), networks.resolvConf(),
+                        new OciSpec.Policy(spec.network(), spec.resolver()));
             }
             AtomicFiles.write(files.config(), OciSpec.bytes(OciSpec.of(spec.id(), root, how.rootfs().isEmpty(),
                     agentBinary().getParent(), files, how.uid(), how.gid(), how.memoryLimitMib(), spec.volumes(), network)));
@@ -161,9 +162,17 @@ final class GvisorLauncher {
         // the agent binds its socket anew once restored; a file left there would be in its way
         Files.deleteIfExists(files.agentDir().resolve(ContainerFiles.SOCKET_NAME));
         Optional<Path> netns = OciSpec.networkNamespace(files.config());
-        if (netns.isPresent()) {
+        Optional<SandboxNetworks.Link> link = netns.isPresent() ? SandboxNetworks.link(files.sandboxId()) : Optional.empty();
+        if (netns.isPresent() && link.isEmpty()) {
+            // the host rebooted while it slept: its namespace, pair and rules are gone; made again as at its create
+            OciSpec.Policy kept = OciSpec.savedPolicy(files.config()).orElseThrow(() -> new IOException("sandbox "
+                    + files.sandboxId() + " has no network on the host, and its spec (written before specs kept their "
+                    + "policy) cannot say which to make"));
+            networks.attach(files.sandboxId(), SandboxNetworks.namedNamespace(files.sandboxId()), kept.policy(),
+                    kept.resolver());
+        } else if (netns.isPresent()) {
             // the container before took eth0's address into its network stack; the restored one reads it from eth0
-            SandboxNetworks.readdress(files.sandboxId(), new SandboxNetworks.Namespace(netns.get().getFileName().toString(),
+            SandboxNetworks.readdress(link.get(), new SandboxNetworks.Namespace(netns.get().getFileName().toString(),
                     netns.get()));
         }
         runsc.restoreDetached(files, containerId, image, Duration.between(Instant.now(), deadline).plusSeconds(1));

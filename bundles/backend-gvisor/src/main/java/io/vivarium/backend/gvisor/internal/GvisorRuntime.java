@@ -24,8 +24,8 @@ import org.osgi.service.metatype.annotations.Designate;
 @Designate(ocd = GvisorConfig.class)
 public final class GvisorRuntime implements AutoCloseable {
 
-    /** The part of the sandboxes' address pool gVisor hands out (procbox takes the other half). */
-    static final String NETWORK_BLOCKS = "10.213.128.0/17";
+    /** The part of the sandboxes' address pool gVisor hands out (procbox takes the first half, QEMU the last quarter). */
+    static final String NETWORK_BLOCKS = "10.213.128.0/18";
 
     private final GvisorSettings settings;
     private final SandboxNetworks networks;

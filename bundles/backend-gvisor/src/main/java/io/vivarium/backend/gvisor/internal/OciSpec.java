@@ -1,5 +1,6 @@
 package io.vivarium.backend.gvisor.internal;
 
+import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.spi.AttachedVolume;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -37,10 +38,20 @@ final class OciSpec {
 
     /**
      * A container's network: the named network namespace its sandbox joins (runsc's network stack
-     * takes the interfaces there over), and the resolver file bound at {@code /etc/resolv.conf}.
+     * takes the interfaces there over), the resolver file bound at {@code /etc/resolv.conf}, and the
+     * policy it was made under with its resolver, kept in the spec's annotations (runsc reads none of
+     * ours) so that a wake after the host rebooted can make the namespace again ({@link #savedPolicy}).
      */
-    record Network(Path namespace, Path resolvConf) {
+    record Network(Path namespace, Path resolvConf, Policy policy) {
     }
+
+    /** An {@code egress} policy and the resolver (or null) a container's network was made under. */
+    record Policy(NetworkPolicy policy, String resolver) {
+    }
+
+    private static final String ANNOTATION_ALLOW = "io.vivarium.network.allow";
+    private static final String ANNOTATION_DENY = "io.vivarium.network.deny";
+    private static final String ANNOTATION_RESOLVER = "io.vivarium.network.resolver";
 
     /**
      * The spec of a container.
@@ -109,6 +120,14 @@ final class OciSpec {
         if (memoryLimitMib != null) {
             linux.putObject("resources").putObject("memory").put("limit", memoryLimitMib * 1024L * 1024L);
         }
+        if (network != null) {
+            ObjectNode annotations = spec.putObject("annotations")
+                    .put(ANNOTATION_ALLOW, String.join(" ", network.policy().policy().allow()))
+                    .put(ANNOTATION_DENY, String.join(" ", network.policy().policy().deny()));
+            if (network.policy().resolver() != null) {
+                annotations.put(ANNOTATION_RESOLVER, network.policy().resolver());
+            }
+        }
         return spec;
     }
 
@@ -157,6 +176,21 @@ final class OciSpec {
             }
         }
         return Optional.empty();
+    }
+
+    /** The policy a container's {@code config.json} keeps for its network, if it has one and was written with it. */
+    static Optional<Policy> savedPolicy(Path config) throws IOException {
+        JsonNode annotations = JSON.readTree(config.toFile()).path("annotations");
+        if (!annotations.has(ANNOTATION_ALLOW)) {
+            return Optional.empty();
+        }
+        JsonNode resolver = annotations.path(ANNOTATION_RESOLVER);
+        return Optional.of(new Policy(new NetworkPolicy(NetworkPolicy.EGRESS, entries(annotations.path(ANNOTATION_ALLOW)),
+                entries(annotations.path(ANNOTATION_DENY))), resolver.isTextual() ? resolver.asText() : null));
+    }
+
+    private static List<String> entries(JsonNode joined) {
+        return joined.asText().isBlank() ? List.of() : List.of(joined.asText().split(" "));
     }
 
     /** The root filesystem written in a container's {@code config.json}. */

@@ -48,9 +48,12 @@ class OciSpecTest {
     }
 
     @Test
-    void aContainerWithANetworkJoinsItsNamedNamespaceAndResolvesThroughTheDaemonsResolverFile() throws Exception {
+    void aContainerWithANetworkJoinsItsNamedNamespaceAndResolvesThroughTheDaemonsResolverFileAndKeepsItsPolicy()
+            throws Exception {
+        OciSpec.Policy policy = new OciSpec.Policy(new io.vivarium.api.NetworkPolicy("egress",
+                List.of("198.51.100.0/24", "203.0.113.7/32:443"), List.of("198.51.100.9/32")), "192.0.2.53");
         ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1, 1, null, List.of(),
-                new OciSpec.Network(Path.of("/run/netns/vsb0123456789ab"), Path.of("/data/agent-network/resolv.conf")));
+                new OciSpec.Network(Path.of("/run/netns/vsb0123456789ab"), Path.of("/data/agent-network/resolv.conf"), policy));
 
         assertEquals("{\"type\":\"network\",\"path\":\"/run/netns/vsb0123456789ab\"}", spec.at("/linux/namespaces/1").toString());
         assertEquals("/data/agent-network/resolv.conf", mounts(spec).get("/etc/resolv.conf").get("source").asText());
@@ -59,9 +62,11 @@ class OciSpecTest {
         try {
             java.nio.file.Files.write(config, OciSpec.bytes(spec));
             assertEquals(java.util.Optional.of(Path.of("/run/netns/vsb0123456789ab")), OciSpec.networkNamespace(config));
+            assertEquals(java.util.Optional.of(policy), OciSpec.savedPolicy(config), "what a wake after a reboot makes again");
             java.nio.file.Files.write(config, OciSpec.bytes(OciSpec.of("s1", Path.of("/r"), false, Path.of("/a"), files, 1, 1,
                     null, List.of(), null)));
             assertEquals(java.util.Optional.empty(), OciSpec.networkNamespace(config), "no network: a namespace of its own, unnamed");
+            assertEquals(java.util.Optional.empty(), OciSpec.savedPolicy(config));
         } finally {
             java.nio.file.Files.delete(config);
         }

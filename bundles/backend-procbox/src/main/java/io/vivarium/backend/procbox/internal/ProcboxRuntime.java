@@ -40,7 +40,7 @@ public final class ProcboxRuntime implements AutoCloseable {
     private final ProcboxLauncher launcher;
     private final InstanceTable<ProcboxInstance> instances =
             new InstanceTable<>(ProcboxInstance.class, ProcboxBackend.NAME);
-    /** The part of the sandboxes' address pool procbox hands out (gVisor takes the other half). */
+    /** The part of the sandboxes' address pool procbox hands out (gVisor and QEMU share the other half). */
     static final String NETWORK_BLOCKS = "10.213.0.0/17";
     private final SandboxNetworks networks;
     private final boolean overlayDryRuns;
