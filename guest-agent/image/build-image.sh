@@ -81,8 +81,10 @@ declare -A pinned=(
 # checked below).
 modules=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_console virtio_blk)
 # Loaded once the agent runs (a panic before then is a reset, which the backend reports too): the
-# driver of the backend's `-device pvpanic` (ISA, ACPI id QEMU0001), so a panic is GUEST_PANICKED.
-late_modules=(pvpanic pvpanic-mmio)
+# driver of the backend's `-device pvpanic` (ISA, ACPI id QEMU0001), so a panic is GUEST_PANICKED;
+# virtio-net (and the failover modules it needs) for the NIC of a VM with an egress network, whose
+# eth0 the backend configures through the agent (bundles/backend-qemu VmNetwork).
+late_modules=(pvpanic pvpanic-mmio failover net_failover virtio_net)
 port=org.qemu.guest_agent.0
 cmdline="console=ttyS0 panic=-1 quiet"
 

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The {@code egress} network of procbox sandboxes on a real daemon, with real networks on this
+ * The {@code egress} network of procbox, gVisor and QEMU sandboxes on a real daemon, with real networks on this
  * machine: the "internet" is two network namespaces this test makes, each running an HTTP server
  * (never an outside address). From inside a sandbox the allowed server answers and the denied one
  * does not (deny wins), while another sandbox, the host (the daemon's port on the sandbox's
@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * meanwhile go at the next start.
  */
 class SandboxNetworkIT {
-    private static final String FEATURES = "core,api-v1,procbox,gvisor,fingerprint-sha256,storage-reflink";
+    private static final String FEATURES = "core,api-v1,procbox,fingerprint-sha256,storage-reflink";
     private static final int ALLOWED_NS = 201;
     private static final int DENIED_NS = 202;
     private static final String FETCH = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=3).read().decode())";
@@ -86,8 +86,9 @@ class SandboxNetworkIT {
             cmd.addAll(List.of("python3", "-m", "http.server", "8080", "--bind", ns.address(), "--directory", serve(ns).toString()));
             servers.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
         }
-        daemon = daemons.start(dir.resolve("state"), Host.gvisorMissing() == null ? List.of("--features", FEATURES) : List.of(),
-                List.of("-Dvivarium.default.backend=procbox", "-Dvivarium.network.allow=10.231.0.0/16",
+        String features = FEATURES + (Host.gvisorMissing() == null ? ",gvisor" : "")
+                + (Host.qemuMissing("python") == null ? ",qemu" : "");
+        daemon = daemons.start(dir.resolve("state"), List.of("--features", features), List.of("-Dvivarium.default.backend=procbox", "-Dvivarium.network.allow=10.231.0.0/16",
                 "-Dvivarium.network.resolver=" + allowed.address()));
         api = new Api(daemon.baseUrl(), daemon.adminToken());
     }
@@ -231,8 +232,10 @@ class SandboxNetworkIT {
         sleeper.put("idle", Map.of("pause_after_secs", 1, "cold_after_secs", 2));
         String cold = api.createSandbox(sleeper);
         api.awaitTier(cold, "cold", java.time.Duration.ofSeconds(60));
+        // as a reboot of the host would leave it: no namespace, no veth pair (its rules stay until the next start's sweep)
+        run("ip", "netns", "delete", "vsb" + hexOf(cold));
         assertEquals(0, python(cold, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
-                "woken from cold (a container restored from its checkpoint): its network as before");
+                "woken from cold (a container restored from its checkpoint, in a namespace made again): its network as before");
         assertFalse(reaches(cold, denied.address(), 8080));
 
         Api.expect(201, api.post("/v1/sandboxes/" + g + "/branch", Map.of("tag", "net-g")));
@@ -254,6 +257,84 @@ class SandboxNetworkIT {
             assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the interface of " + id + " is gone");
             assertFalse(run("nft", "list", "ruleset").contains("sb_" + hex), "the rules of " + id + " are gone");
             assertFalse(java.nio.file.Files.exists(Path.of("/run/netns/vsb" + hex)), "the namespace of " + id + " is gone");
+        }
+    }
+
+    @Test
+    void aQemuVmHasItsPolicyThroughADryRunAColdSleepAndInItsChildrenAndLeavesNothing() throws Exception {
+        String missing = Host.qemuMissing("python");
+        Assumptions.assumeTrue(missing == null, missing);
+        Map<String, Object> create = new java.util.HashMap<>(egress(List.of(allowed.address() + "/32:8080",
+                "10.231." + DENIED_NS + ".0/24"), List.of(denied.address())));
+        create.put("backend", "qemu");
+        create.put("image", "python");
+        String q = api.createSandbox(create);
+        JsonNode info = Api.expect(200, api.get("/v1/sandboxes/" + q));
+        assertEquals("egress", info.get("network").get("mode").asText(), info.toString());
+        JsonNode fetched = python(q, FETCH, "http://" + allowed.address() + ":8080/");
+        assertEquals("server " + allowed.address() + "\n\n", fetched.get("stdout").asText(), fetched.toString());
+        assertFalse(reaches(q, denied.address(), 8080), "deny wins over an allow entry that covers it");
+        assertFalse(reaches(q, allowed.address(), 22), "only the port its allow entry names");
+        assertEquals("nameserver " + allowed.address() + "\n", Api.sh(api, q, "cat /etc/resolv.conf"), "the operator's resolver");
+        Api.expect(200, api.post("/v1/sandboxes/" + q + "/exec", Map.of("args", List.of("sh", "-c",
+                "cd /tmp && echo from-qemu > index.html && (python3 -m http.server 8000 >/dev/null 2>&1 &)"))));
+        assertTrue(waitForLocalServer(q), "the VM's own server runs");
+        Api.expect(201, api.post("/v1/sandboxes/" + q + "/ports", Map.of("port", 8000)));
+        Api.Response page = api.get("/v1/sandboxes/" + q + "/ports/8000/index.html");
+        assertEquals(200, page.status(), page.raw().body());
+        assertEquals("from-qemu\n", page.raw().body(), "its server, through the exposed port");
+        String p = api.createSandbox(egress(List.of("10.231.0.0/16"), List.of()));
+        Api.expect(200, api.post("/v1/sandboxes/" + p + "/exec", Map.of("args", List.of("sh", "-c",
+                "nohup python3 -m http.server 8000 >/dev/null 2>&1 &"))));
+        assertTrue(waitForLocalServer(p), "the procbox sandbox's own server runs");
+        String pAddress = Api.sh(api, p, "ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1").strip();
+        assertFalse(reaches(q, pAddress, 8000), "a VM never reaches a procbox sandbox");
+        assertFalse(reaches(p, Api.sh(api, q, "ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1").strip(), 8000),
+                "nor a procbox sandbox the VM");
+        String gateway = Api.sh(api, q, "ip route show default | awk '{print $3}'").strip();
+        assertTrue(gateway.startsWith("10.213.19") || gateway.startsWith("10.213.2"), "QEMU's VMs take the pool's last quarter: "
+                + gateway);
+        assertFalse(reaches(q, gateway, URI.create(daemon.baseUrl()).getPort()), "nor the host: the daemon's port on its gateway");
+        assertFalse(reaches(q, "169.254.169.254", 80), "nor a metadata address");
+
+        JsonNode dry = Api.expect(200, api.post("/v1/sandboxes/" + q + "/dry-run", Map.of("command", "echo x > /work/x",
+                "paths", List.of("/work"))));
+        assertTrue(dry.get("discarded").asBoolean(), dry.toString());
+        assertEquals(0, python(q, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+                "restored in place after the dry-run (" + dry.get("reverted_via") + "): its network as before");
+        assertFalse(reaches(q, denied.address(), 8080));
+        assertEquals(200, api.get("/v1/sandboxes/" + q + "/ports/8000/index.html").status(), "its port too");
+
+        Map<String, Object> sleeper = new java.util.HashMap<>(create);
+        sleeper.put("idle", Map.of("pause_after_secs", 1, "cold_after_secs", 2));
+        String cold = api.createSandbox(sleeper);
+        api.awaitTier(cold, "cold", java.time.Duration.ofSeconds(90));
+        // as a reboot of the host would leave it: no tap (its rules stay until the next start's sweep)
+        run("ip", "link", "del", "vsb" + hexOf(cold));
+        assertEquals(0, python(cold, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+                "woken from cold (a new QEMU on its saved state, on a tap made again): its network as before");
+        assertFalse(reaches(cold, denied.address(), 8080));
+
+        Api.expect(201, api.post("/v1/sandboxes/" + q + "/branch", Map.of("tag", "net-q")));
+        JsonNode child = Api.expect(201, api.post("/v1/sandboxes", Map.of("snapshot_tag", "net-q", "n", 1))).get(0);
+        String c = child.get("id").asText();
+        assertEquals(info.get("network"), child.get("network"), "a fork's child has the network of the sandbox branched");
+        String route = "ip -4 -o addr show eth0 | awk '{print $4}'";
+        assertFalse(Api.sh(api, c, route).equals(Api.sh(api, q, route)), "the child's /30 is its own, not its parent's");
+        assertEquals(0, python(c, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+                "a child restored from the branch reaches what its parent reaches, on its own tap");
+        assertFalse(reaches(c, denied.address(), 8080));
+        assertEquals(0, python(q, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+                "and the parent still does");
+
+        for (String id : List.of(q, p, c, cold)) {
+            Api.expect(204, api.delete("/v1/sandboxes/" + id));
+        }
+        Api.expect(204, api.delete("/v1/snapshots/net-q"));
+        for (String id : List.of(q, c, cold)) {
+            String hex = hexOf(id);
+            assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the tap of " + id + " is gone");
+            assertFalse(run("nft", "list", "ruleset").contains("sb_" + hex), "the rules of " + id + " are gone");
         }
     }
 
@@ -354,8 +435,8 @@ class SandboxNetworkIT {
         }
         assertTrue(reported, "procbox reports network_egress: " + backends);
         for (JsonNode b : backends) {
-            if (b.get("name").asText().equals("gvisor") && b.get("available").asBoolean()) {
-                assertTrue(b.get("capabilities").toString().contains("network_egress"), "gVisor reports network_egress: " + b);
+            if (List.of("gvisor", "qemu").contains(b.get("name").asText()) && b.get("available").asBoolean()) {
+                assertTrue(b.get("capabilities").toString().contains("network_egress"), b.get("name") + " reports network_egress: " + b);
             }
         }
     }

@@ -2,7 +2,9 @@ package io.vivarium.backend.qemu.internal;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -24,6 +26,7 @@ import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategies;
 import io.vivarium.api.spi.StorageStrategy;
+import io.vivarium.common.net.SandboxNetworks;
 
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -48,6 +51,7 @@ import org.osgi.service.component.annotations.Reference;
 public class QemuBackend implements SandboxBackend {
 
     static final String NAME = "qemu";
+    private static final String TUN = "/dev/net/tun";
     static final String SEAM_TARGET = "(" + SandboxBackend.NAME_PROPERTY + "=" + NAME + ")";
 
     private final QemuRuntime runtime;
@@ -64,10 +68,21 @@ public class QemuBackend implements SandboxBackend {
         return NAME;
     }
 
+    /**
+     * Commands, eval, a memory limit, guest images, volumes as disks of their own, a template's root
+     * image; network {@code egress} where the host can give it: a root daemon with {@code ip},
+     * {@code nft} and {@value #TUN} (each VM's tap, {@link VmNetwork}).
+     */
     @Override
     public Set<String> capabilities() {
-        return Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.IMAGE, Capability.VOLUMES,
-                Capability.VOLUME_DISKS, Capability.ROOT_IMAGE);
+        Set<String> always = Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.IMAGE,
+                Capability.VOLUMES, Capability.VOLUME_DISKS, Capability.ROOT_IMAGE);
+        if (SandboxNetworks.unsupportedReason() != null || !Files.exists(Path.of(TUN))) {
+            return always;
+        }
+        Set<String> all = new HashSet<>(always);
+        all.add(Capability.NETWORK_EGRESS);
+        return Set.copyOf(all);
     }
 
     @Override
@@ -112,16 +127,17 @@ public class QemuBackend implements SandboxBackend {
         VmFiles planned = launcher.plan(spec);
         Instant bootDeadline = Instant.now().plus(settings.bootTimeout());
         VmFiles files = planned;
+        VmNetwork network = VmNetwork.of(spec);
         try {
             files = launcher.prepare(planned);
             context.checkpoint("making the disk overlay");
             makeDisk(storage.choose(ArtifactKind.DISK, spec.dir()), image, files, spec, context);
             VmRoot root = runtime.rootDisks().rootOf(spec.root(), image, context);
             return launcher.boot(spec.id(), image, QemuLauncher.kernelOf(image), files,
-                    new VmRecord.Memory(memoryMib, vcpus, null, null), VmVolume.of(spec.volumes()), root, bootDeadline,
-                    context);
+                    new VmRecord.Memory(memoryMib, vcpus, null, null), VmVolume.of(spec.volumes()), root, network,
+                    bootDeadline, context);
         } catch (IOException | RuntimeException e) {
-            launcher.abandon(null, planned, e);
+            launcher.abandon(null, planned, network, e);
             if (e instanceof ApiException api) {
                 throw api;
             }
@@ -239,6 +255,8 @@ public class QemuBackend implements SandboxBackend {
         }
         // lets go of the VM's connections, which the quit above went through
         runtime.instances().remove(spec.id());
+        // with no record: the network a create cut short may have made
+        launcher.removeNetwork(record != null ? record.network() : VmNetwork.of(spec));
         try {
             files.remove();
         } catch (IOException e) {

@@ -8,7 +8,8 @@ import java.util.List;
  * The one place the launch command line is built (IMAGE-CONTRACT). The workspace disk is a
  * {@code -blockdev} with the node-name {@value #DISK_NODE}, as snapshot-save and snapshot-load
  * need; a VM may have a second qcow2 node, {@value #VMSTATE_NODE}, which only its checkpoints use
- * ({@link VmCheckpoints}). There is no network ({@code -nic none}). A guest that resets (a kernel panic with
+ * ({@link VmCheckpoints}). A VM has a NIC on its tap only with an {@code egress} network
+ * ({@link VmNetwork}), else none ({@code -nic none}). A guest that resets (a kernel panic with
  * {@code panic=-1}) makes QEMU shut down instead ({@code -no-reboot}); a guest that powers off
  * leaves QEMU stopped but running ({@code -no-shutdown}), so that the daemon sees it happen
  * whether or not it was watching; a panic the guest reports through pvpanic pauses it. The
@@ -53,15 +54,16 @@ final class QemuCommand {
     static List<String> launch(Path qemu, Accelerator accelerator, GuestImage image, VmFiles files, int memoryMib,
             int vcpus) {
         return launch(qemu, accelerator, image, files, memoryMib, vcpus, new Memory(files.ram(), true), Incoming.BOOT,
-                List.of(), null);
+                List.of(), null, null);
     }
 
     /**
      * @param volumes the VM's volumes, each a disk after its own ({@link VmVolumes#qemuArgs})
      * @param root the template image's root it runs on, a disk after the volumes, or null
+     * @param network its network, or null for none
      */
     static List<String> launch(Path qemu, Accelerator accelerator, GuestImage image, VmFiles files, int memoryMib,
-            int vcpus, Memory memory, Incoming incoming, List<VmVolume> volumes, VmRoot root) {
+            int vcpus, Memory memory, Incoming incoming, List<VmVolume> volumes, VmRoot root, VmNetwork network) {
         List<String> argv = new ArrayList<>(List.of(qemu.toString(), "-nodefaults", "-no-user-config", "-nographic",
                 "-M", "q35,memory-backend=" + MEMORY_ID,
                 "-object", "memory-backend-file,id=" + MEMORY_ID + ",size=" + memoryMib + "M,mem-path="
@@ -87,9 +89,9 @@ final class QemuCommand {
         if (root != null) {
             argv.addAll(root.qemuArgs());
         }
+        argv.addAll(network == null ? List.of("-nic", "none") : network.qemuArgs());
         argv.addAll(List.of(
                 "-qmp", "unix:" + option(files.qmpSocket()) + ",server=on,wait=off",
-                "-nic", "none",
                 "-device", "pvpanic",
                 "-no-reboot",
                 "-no-shutdown",

@@ -135,9 +135,10 @@ public class QemuHibernation implements Hibernation {
             Files.deleteIfExists(files.pidFile());
             QemuLauncher.reserveRam(files, memory.mib());
             QemuProcess process = launcher.launch(image, files, memory.mib(), memory.vcpus(),
-                    new QemuCommand.Memory(files.ram(), true), QemuCommand.Incoming.MIGRATION, record.volumes(), record.root());
+                    new QemuCommand.Memory(files.ram(), true), QemuCommand.Incoming.MIGRATION, record.volumes(), record.root(),
+                    record.network());
             vm = new QemuInstance(cold.id(), new VmRecord(process, files, record.image(), record.agent(), memory,
-                    record.volumes(), record.root()));
+                    record.volumes(), record.root(), record.network()));
             vm.watch();
             QmpClient qmp = vm.qmp();
             VmCapture.ignoreShared(qmp, false);
@@ -145,6 +146,8 @@ public class QemuHibernation implements Hibernation {
             RunState.cont(qmp);
             vm.awaitAgent(context.deadline(), runtime.settings().bootTimeout(), context);
             vm.channel().setTime(Instant.now());
+            // a tap made again (the host rebooted while it slept) may be another /30
+            QemuLauncher.configureNetwork(vm, context);
             return launcher.register(vm);
         } catch (IOException | RuntimeException e) {
             Optional.ofNullable(vm).ifPresent(QemuInstance::close);

@@ -85,6 +85,7 @@ public class QemuImages implements Images {
         Instant deadline = Instant.now().plus(runtime.settings().bootTimeout());
         QemuInstance vm = null;
         VmFiles files = planned;
+        VmNetwork network = VmNetwork.of(spec);
         try {
             files = launcher.prepare(planned);
             context.checkpoint("making the disk overlay");
@@ -102,16 +103,18 @@ public class QemuImages implements Images {
             }
             context.checkpoint("starting QEMU");
             QemuProcess process = launcher.launch(image, files, snapshot.memoryMib(), snapshot.vcpus(),
-                    new QemuCommand.Memory(ram, false), snapshot.incoming(), List.of(), root);
+                    new QemuCommand.Memory(ram, false), snapshot.incoming(), List.of(), root, network);
             vm = new QemuInstance(spec.id(), new VmRecord(process, files, image.dir(), image.agent(),
-                    new VmRecord.Memory(snapshot.memoryMib(), snapshot.vcpus(), ram, imageDir), List.of(), root));
+                    new VmRecord.Memory(snapshot.memoryMib(), snapshot.vcpus(), ram, imageDir), List.of(), root, network));
             vm.watch();
             restoreDevices(vm, imageDir.resolve(VmImage.DEVICES), snapshot.incoming(), deadline, context);
             vm.awaitAgent(deadline, runtime.settings().bootTimeout(), context);
             ChildIdentity.give(vm, spec.id());
+            // its RAM holds its parent's address
+            QemuLauncher.configureNetwork(vm, context);
             return launcher.register(vm);
         } catch (IOException | RuntimeException e) {
-            launcher.abandon(vm, planned, e);
+            launcher.abandon(vm, planned, network, e);
             if (e instanceof ApiException api) {
                 throw api;
             }

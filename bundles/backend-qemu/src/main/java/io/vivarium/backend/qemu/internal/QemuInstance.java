@@ -10,6 +10,7 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.net.SandboxNetworks;
 import io.vivarium.kit.guest.Deadline;
 import io.vivarium.kit.guest.GuestAgentClient;
 import io.vivarium.kit.guest.GuestAgentException;
@@ -57,12 +58,14 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     private volatile String stopped;
     /** Its vCPUs stopped on purpose (QMP {@code stop}, QEMU's run state {@code paused}) until a {@code cont}. */
     private volatile boolean paused;
+    private final SandboxNetworks.KnownAddress address;
     /** Counts the changes of {@link #paused} by a pause, a resume or QEMU's RESUME event; guarded by this. */
     private volatile long runStateChanges;
 
     QemuInstance(String id, VmRecord record) {
         this.id = id;
         this.record = record;
+        this.address = new SandboxNetworks.KnownAddress(id);
         this.agent = new GuestAgentClient(GuestTransport.stream("the agent of sandbox " + id,
                 () -> SocketChannel.open(UnixDomainSocketAddress.of(record.files().agentSocket()))));
         this.channel = new VmChannel(id, agent, () -> alive() && !cold(), record.root());
@@ -337,6 +340,12 @@ final class QemuInstance implements SandboxInstance, AutoCloseable {
     @Override
     public String workspace() {
         return "/work";
+    }
+
+    /** The guest's address on its tap, for a VM with an {@code egress} network ({@link VmNetwork}). */
+    @Override
+    public Optional<String> networkAddress() {
+        return record.network() == null ? Optional.empty() : address.get();
     }
 
     /** QEMU's resident memory (the guest's RAM it has touched, and QEMU's own) and the overlay's size. */

@@ -17,6 +17,7 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.common.exec.HostCommand;
 import io.vivarium.common.files.FileClones;
+import io.vivarium.common.net.SandboxNetworks;
 import io.vivarium.kit.backend.InstanceTable;
 
 /**
@@ -38,11 +39,14 @@ final class QemuLauncher {
     private final QemuSettings settings;
     private final Accelerator accelerator;
     private final InstanceTable<QemuInstance> instances;
+    private final SandboxNetworks networks;
 
-    QemuLauncher(QemuSettings settings, Accelerator accelerator, InstanceTable<QemuInstance> instances) {
+    QemuLauncher(QemuSettings settings, Accelerator accelerator, InstanceTable<QemuInstance> instances,
+            SandboxNetworks networks) {
         this.settings = settings;
         this.accelerator = accelerator;
         this.instances = instances;
+        this.networks = networks;
     }
 
     /** The files a VM of {@code spec} will have; nothing is made yet. */
@@ -137,24 +141,26 @@ final class QemuLauncher {
 
     /**
      * Makes {@code files}' RAM file (with {@code kernel} written into it), starts QEMU on it, waits
-     * for the agent until {@code deadline}, mounts the volumes in the guest and registers the VM. On
-     * a failure the caller removes what is left; the QEMU it started is found by {@link #launched}.
+     * for the agent until {@code deadline}, gives the guest its network, mounts the volumes in the
+     * guest and registers the VM. On a failure the caller removes what is left; the QEMU it started is
+     * found by {@link #launched}.
      */
     QemuInstance boot(String id, GuestImage image, Optional<GuestKernel> kernel, VmFiles files,
-            VmRecord.Memory memory, List<VmVolume> volumes, VmRoot root, Instant deadline, OperationContext context)
-            throws IOException {
+            VmRecord.Memory memory, List<VmVolume> volumes, VmRoot root, VmNetwork network, Instant deadline,
+            OperationContext context) throws IOException {
         reserveRam(files, memory.mib());
         if (kernel.isPresent()) {
             kernel.get().placeInto(files.ram(), (long) memory.mib() << 20);
         }
         context.checkpoint("starting QEMU");
         QemuProcess process = launch(image, files, memory.mib(), memory.vcpus(), new QemuCommand.Memory(files.ram(), true),
-                QemuCommand.Incoming.BOOT, volumes, root);
+                QemuCommand.Incoming.BOOT, volumes, root, network);
         QemuInstance vm = new QemuInstance(id, new VmRecord(process, files, image.dir(), image.agent(), memory, volumes,
-                root));
+                root, network));
         try {
             vm.watch();
             vm.awaitAgent(deadline, settings.bootTimeout(), context);
+            configureNetwork(vm, context);
             if (!volumes.isEmpty()) {
                 context.checkpoint("mounting the volumes");
                 VmVolumes.mount(vm.agent(), volumes, root);
@@ -166,14 +172,36 @@ final class QemuLauncher {
         return register(vm);
     }
 
-    /** Starts a daemonizing QEMU ({@link QemuCommand#launch}) and finds the one it left running from its pid file. */
+    /**
+     * Starts a daemonizing QEMU ({@link QemuCommand#launch}), its network's tap made first where the
+     * host lacks it, and finds the QEMU it left running from its pid file.
+     */
     QemuProcess launch(GuestImage image, VmFiles files, int memoryMib, int vcpus, QemuCommand.Memory memory,
-            QemuCommand.Incoming incoming, List<VmVolume> volumes, VmRoot root) throws IOException {
+            QemuCommand.Incoming incoming, List<VmVolume> volumes, VmRoot root, VmNetwork network) throws IOException {
+        if (network != null) {
+            network.hostSide(networks);
+        }
         HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus, memory, incoming,
-                volumes, root),
+                volumes, root, network),
                 TOOL_TIMEOUT);
         return files.pid().flatMap(QemuProcess::find)
                 .orElseThrow(() -> new IOException("QEMU exited right after it started"));
+    }
+
+    /** Gives {@code vm}'s running guest its network, if it has one ({@link VmNetwork#configure}). */
+    static void configureNetwork(QemuInstance vm, OperationContext context) throws IOException {
+        VmNetwork network = vm.record().network();
+        if (network != null) {
+            context.checkpoint("configuring the guest's network");
+            network.configure(vm);
+        }
+    }
+
+    /** Removes {@code network} (its tap and its rules), if there is one. */
+    void removeNetwork(VmNetwork network) {
+        if (network != null) {
+            networks.detach(network.sandboxId());
+        }
     }
 
     /** Makes {@code vm} one of this revision's VMs, letting go of another it replaces; returns it. */
@@ -181,13 +209,14 @@ final class QemuLauncher {
         return instances.put(vm);
     }
 
-    /** Undoes a create that did not complete: nothing of it is left, no process, no socket, no disk. */
-    void abandon(QemuInstance vm, VmFiles files, Exception cause) {
+    /** Undoes a create that did not complete: nothing of it is left, no process, no socket, no disk, no tap. */
+    void abandon(QemuInstance vm, VmFiles files, VmNetwork network, Exception cause) {
         if (vm != null) {
             vm.close();
         }
         Optional<QemuProcess> process = vm != null ? Optional.of(vm.record().process()) : launched(files);
         process.ifPresent(p -> p.kill(QemuInstance.KILL_WAIT));
+        removeNetwork(network);
         try {
             files.remove();
         } catch (IOException e) {

@@ -160,7 +160,7 @@ public class QemuPower implements PowerControl {
             // a fork child boots as a VM of its own RAM; its disk still stands on the snapshot's
             started = runtime.launcher().boot(stopped.id(), image, kernel, files,
                     new VmRecord.Memory(mib, old.memory().vcpus(), null, old.memory().snapshot()), old.volumes(), old.root(),
-                    boot.isBefore(context.deadline()) ? boot : context.deadline(), context);
+                    old.network(), boot.isBefore(context.deadline()) ? boot : context.deadline(), context);
         } catch (IOException | RuntimeException e) {
             QemuLauncher.launched(files).ifPresent(p -> p.kill(QemuInstance.KILL_WAIT));
             stopped.poweredOff(POWERED_OFF);

@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import io.vivarium.common.bundles.BundleClasses;
+import io.vivarium.common.net.SandboxNetworks;
 import io.vivarium.kit.backend.InstanceTable;
 
 import org.osgi.framework.BundleContext;
@@ -31,9 +32,12 @@ public class QemuRuntime implements AutoCloseable {
     /** A VM's console and QEMU log: past 1 MiB, cut to the last 256 KiB, looked at every 5 s. */
     private static final BoundedLog LOG_BOUND = new BoundedLog(1 << 20, 256 << 10);
     private static final long CAP_EVERY_SECONDS = 5;
+    /** The part of the sandboxes' address pool QEMU hands out (procbox and gVisor take the others). */
+    static final String NETWORK_BLOCKS = "10.213.192.0/18";
 
     private final QemuSettings settings;
     private final QemuHostProbe probe;
+    private final SandboxNetworks networks;
     private final InstanceTable<QemuInstance> instances = new InstanceTable<>(QemuInstance.class, QemuBackend.NAME);
     private final QemuLauncher launcher;
     private final RootDisks rootDisks;
@@ -44,12 +48,14 @@ public class QemuRuntime implements AutoCloseable {
     public QemuRuntime(QemuConfig config, BundleContext context) {
         this(QemuSettings.from(config), Accelerator.detect(Path.of("/proc/cpuinfo"), Path.of("/dev/kvm")));
         BundleClasses.loadAll(context.getBundle());
+        networks.removeOrphansWhereSupported();
     }
 
     QemuRuntime(QemuSettings settings, Accelerator accelerator) {
         this.settings = settings;
         this.probe = new QemuHostProbe(settings, accelerator);
-        this.launcher = new QemuLauncher(settings, accelerator, instances);
+        this.networks = new SandboxNetworks(NETWORK_BLOCKS);
+        this.launcher = new QemuLauncher(settings, accelerator, instances, networks);
         this.rootDisks = new RootDisks();
         logCapper.scheduleWithFixedDelay(this::capLogs, CAP_EVERY_SECONDS, CAP_EVERY_SECONDS, TimeUnit.SECONDS);
     }

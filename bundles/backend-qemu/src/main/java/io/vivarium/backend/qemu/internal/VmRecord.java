@@ -18,12 +18,13 @@ import java.util.Map;
  * @param memory its RAM's size and file, or null for a VM started before guest RAM was a file
  * @param volumes the volumes that are disks of it ({@link VmVolumes}), in the order of their serials
  * @param root the template image's root it runs on ({@link VmRoot}), or null for its guest image's own
+ * @param network its {@code egress} network ({@link VmNetwork}), or null for none
  * @param cold for a VM in the cold tier ({@link QemuHibernation}): the migration stream its whole
  *        state was saved to, from which it is started again; {@code process} is then the QEMU it
  *        was saved from, which no longer runs; null for a VM that is not cold
  */
 record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory, List<VmVolume> volumes,
-        VmRoot root, Path cold) {
+        VmRoot root, VmNetwork network, Path cold) {
 
     VmRecord {
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
@@ -31,18 +32,18 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
 
     /** A VM that is not cold. */
     VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory, List<VmVolume> volumes,
-            VmRoot root) {
-        this(process, files, image, agent, memory, volumes, root, null);
+            VmRoot root, VmNetwork network) {
+        this(process, files, image, agent, memory, volumes, root, network, null);
     }
 
     /** A VM on its guest image's root without volumes. */
     VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Memory memory) {
-        this(process, files, image, agent, memory, null, null, null);
+        this(process, files, image, agent, memory, null, null, null, null);
     }
 
     /** This VM saved cold to {@code stream}. */
     VmRecord coldIn(Path stream) {
-        return new VmRecord(process, files, image, agent, memory, volumes, root, stream);
+        return new VmRecord(process, files, image, agent, memory, volumes, root, network, stream);
     }
 
     /**
@@ -90,6 +91,9 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
         if (root != null) {
             root.putData(data);
         }
+        if (network != null) {
+            network.putData(data);
+        }
         if (cold != null) {
             data.put("cold", cold.toString());
         }
@@ -110,7 +114,7 @@ record VmRecord(QemuProcess process, VmFiles files, Path image, String agent, Me
                             data.containsKey("vmstate") ? Path.of(required(data, "vmstate")) : null,
                             data.containsKey("memory_ram") ? Path.of(required(data, "memory_ram")) : null),
                     Path.of(required(data, "image")), required(data, "agent"), memory, VmVolume.fromData(data),
-                    VmRoot.fromData(data), data.containsKey("cold") ? Path.of(required(data, "cold")) : null);
+                    VmRoot.fromData(data), VmNetwork.fromData(data), data.containsKey("cold") ? Path.of(required(data, "cold")) : null);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a qemu instance state: " + data, e);
         }

@@ -84,8 +84,15 @@ class QemuBackendTest {
 
     @Test
     void reportsWhatOnlyItKnowsAndStoresDisks() {
-        assertEquals(Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.IMAGE, Capability.VOLUMES,
-                Capability.VOLUME_DISKS, Capability.ROOT_IMAGE), backend.capabilities());
+        Set<String> always = Set.of(Capability.EXEC, Capability.EVAL, Capability.MEMORY_LIMIT, Capability.IMAGE,
+                Capability.VOLUMES, Capability.VOLUME_DISKS, Capability.ROOT_IMAGE);
+        boolean network = io.vivarium.common.net.SandboxNetworks.unsupportedReason() == null
+                && Files.exists(Path.of("/dev/net/tun"));
+        Set<String> expected = new java.util.HashSet<>(always);
+        if (network) {
+            expected.add(Capability.NETWORK_EGRESS);
+        }
+        assertEquals(expected, backend.capabilities(), "network_egress only where a root daemon has ip, nft and a tun device");
         assertTrue(Capability.REPORTED.containsAll(backend.capabilities()), "reports no derived capability");
         assertTrue(backend.machine(), "its instances are VMs");
         assertEquals(Set.of(ArtifactKind.DISK), backend.storedKinds(), "so core says it is unavailable without a disk strategy");

@@ -9,6 +9,9 @@ import java.nio.file.Path;
 import java.util.Collections;
 import java.util.List;
 
+import io.vivarium.api.NetworkPolicy;
+import io.vivarium.common.net.SandboxNetworks;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,7 +54,7 @@ class QemuCommandTest {
         List<String> argv = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
                 new QemuCommand.Memory(FILES.ram(), true), QemuCommand.Incoming.BOOT,
                 List.of(new VmVolume("data", Path.of("/state/volumes/t~d,1.ext4"), "/data", null, false),
-                        new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/ref", "sub", true)), null);
+                        new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/ref", "sub", true)), null, null);
         assertTrue(argv.contains("driver=raw,node-name=vol0,read-only=off,file.driver=file,file.read-only=off,"
                 + "file.filename=/state/volumes/t~d,,1.ext4"), "a comma in the file's path is doubled: " + argv);
         assertTrue(argv.contains("virtio-blk-pci,drive=vol0,serial=vivarium-vol0"), argv.toString());
@@ -71,7 +74,7 @@ class QemuCommandTest {
         List<String> boot = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG, withLoader, FILES, 256, 1);
         List<String> child = QemuCommand.launch(Path.of("/usr/bin/qemu-system-x86_64"), TCG, withLoader, FILES, 256, 1,
                 new QemuCommand.Memory(Path.of("/state/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION,
-                List.of(), null);
+                List.of(), null, null);
 
         for (List<String> argv : List.of(boot, child)) {
             assertEquals(image.resolve("pvh-loader-ram").toString(), after(argv, "-kernel"));
@@ -126,7 +129,7 @@ class QemuCommandTest {
         VmRoot root = new VmRoot(Path.of("/state/images/oci/sha256-ab/derived/qemu-root.ext4"), 1000, 1001);
         List<String> argv = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
                 new QemuCommand.Memory(FILES.ram(), true), QemuCommand.Incoming.BOOT,
-                List.of(new VmVolume("data", Path.of("/state/volumes/t~d.ext4"), "/data", null, false)), root);
+                List.of(new VmVolume("data", Path.of("/state/volumes/t~d.ext4"), "/data", null, false)), root, null);
         int disk = argv.indexOf("driver=raw,node-name=root,read-only=on,file.driver=file,file.read-only=on,"
                 + "file.filename=/state/images/oci/sha256-ab/derived/qemu-root.ext4");
         assertTrue(disk > argv.indexOf("virtio-blk-pci,drive=vol0,serial=vivarium-vol0"), "after the workspace and volumes, "
@@ -135,20 +138,32 @@ class QemuCommandTest {
         assertEquals(IMAGE.cmdline() + " vivarium.root=vivarium-root vivarium.user=1000:1001", after(argv, "-append"));
         assertEquals(IMAGE.cmdline() + " vivarium.root=vivarium-root", after(QemuCommand.launch(Path.of("/q"), TCG, IMAGE,
                 FILES, 256, 1, new QemuCommand.Memory(FILES.ram(), true), QemuCommand.Incoming.BOOT, List.of(),
-                new VmRoot(root.disk(), 0, 0)), "-append"), "an image whose user is root leaves /work as it is");
+                new VmRoot(root.disk(), 0, 0), null), "-append"), "an image whose user is root leaves /work as it is");
     }
 
     @Test
     void aChildMapsItsSnapshotsRamPrivatelyAndWaitsForItsDeviceState() {
         List<String> migration = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
-                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION, List.of(), null);
+                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.MIGRATION, List.of(), null, null);
         assertEquals("memory-backend-file,id=mem,size=256M,mem-path=/snap/memory.ram,share=off",
                 after(migration, "-object"));
         assertEquals("defer", after(migration, "-incoming"));
         assertTrue(!migration.contains("migration.send-configuration=off"), migration.toString());
         List<String> devices = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
-                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.DEVICES, List.of(), null);
+                new QemuCommand.Memory(Path.of("/snap/memory.ram"), false), QemuCommand.Incoming.DEVICES, List.of(), null, null);
         assertEquals("migration.send-configuration=off", after(devices, "-global"));
         assertEquals("defer", after(devices, "-incoming"));
+    }
+
+    @Test
+    void anEgressVmHasAVirtioNicOnItsTapAndNoOther() {
+        VmNetwork network = new VmNetwork("sb-1", new NetworkPolicy(NetworkPolicy.EGRESS, List.of("198.51.100.0/24"),
+                List.of()), "192.0.2.53");
+        List<String> argv = QemuCommand.launch(Path.of("/q"), TCG, IMAGE, FILES, 256, 1,
+                new QemuCommand.Memory(FILES.ram(), true), QemuCommand.Incoming.BOOT, List.of(), null, network);
+        assertEquals("tap,id=net0,ifname=" + SandboxNetworks.interfaceOf("sb-1") + ",script=no,downscript=no,vhost=off",
+                after(argv, "-netdev"), "the tap the host made, never a script of QEMU's");
+        assertTrue(argv.contains("virtio-net-pci,netdev=net0,mac=" + VmNetwork.MAC), argv.toString());
+        assertTrue(!argv.contains("-nic"), "no -nic none beside it: " + argv);
     }
 }

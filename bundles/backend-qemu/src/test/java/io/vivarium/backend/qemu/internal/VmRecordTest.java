@@ -9,6 +9,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.vivarium.api.NetworkPolicy;
+
 import org.junit.jupiter.api.Test;
 
 class VmRecordTest {
@@ -30,15 +32,24 @@ class VmRecordTest {
             new VmFiles(Path.of("/state/sandboxes/v"), Path.of("/tmp/vivarium-qemu/v")), Path.of("/img/default-01"),
             "vivarium", new VmRecord.Memory(256, 1, null, null),
             List.of(new VmVolume("data", Path.of("/state/volumes/t~data.ext4"), "/data", "a/b", false),
-                    new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/work/ref", null, true)), null);
+                    new VmVolume("ref", Path.of("/state/volumes/t~ref.ext4"), "/work/ref", null, true)), null, null);
     private static final VmRecord ON_AN_IMAGE_ROOT = new VmRecord(new QemuProcess(4246, "987658"),
             new VmFiles(Path.of("/state/sandboxes/r"), Path.of("/tmp/vivarium-qemu/r")), Path.of("/img/default-01"),
             "vivarium", new VmRecord.Memory(256, 1, null, null), List.of(),
-            new VmRoot(Path.of("/state/images/oci/sha256-ab/derived/qemu-root.ext4"), 1000, 1001));
+            new VmRoot(Path.of("/state/images/oci/sha256-ab/derived/qemu-root.ext4"), 1000, 1001), null);
+    private static final VmRecord WITH_A_NETWORK = new VmRecord(new QemuProcess(4247, "987659"),
+            new VmFiles(Path.of("/state/sandboxes/n"), Path.of("/tmp/vivarium-qemu/n")), Path.of("/img/default-01"),
+            "vivarium", new VmRecord.Memory(256, 1, null, null), List.of(), null,
+            new VmNetwork("n", new NetworkPolicy(NetworkPolicy.EGRESS, List.of("198.51.100.0/24", "203.0.113.7/32:443"),
+                    List.of("198.51.100.9/32")), "192.0.2.53"));
 
     @Test
     void roundTripsThroughTheInstanceState() {
         assertEquals(WITH_VOLUMES, VmRecord.fromData(WITH_VOLUMES.toData()));
+        assertEquals(WITH_A_NETWORK, VmRecord.fromData(WITH_A_NETWORK.toData()));
+        assertEquals(WITH_A_NETWORK.network(), VmRecord.fromData(WITH_A_NETWORK.coldIn(Path.of("/s")).toData()).network(),
+                "a cold VM keeps its policy, to make its tap again after a reboot of the host");
+        assertNull(RECORD.network(), "a VM of mode none, or recorded before VMs had networks");
         assertEquals(ON_AN_IMAGE_ROOT, VmRecord.fromData(ON_AN_IMAGE_ROOT.toData()));
         assertNull(RECORD.root(), "a VM on its guest image's root, or recorded before template roots");
         assertEquals(ON_AN_IMAGE_ROOT.root(), VmRecord.fromData(ON_AN_IMAGE_ROOT.coldIn(Path.of("/s")).toData()).root(),
