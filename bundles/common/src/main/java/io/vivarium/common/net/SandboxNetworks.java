@@ -213,10 +213,10 @@ public final class SandboxNetworks {
      * Gives a VM's tap {@code vsb<hex>} on the host, under {@code policy}: a persistent tap (it
      * outlives the QEMU that opens it, through a stop and a cold spell, until {@link #detach}) with
      * the first address of the sandbox's /30, through which the guest, at the second, goes out. The
-     * guest's side is the guest's to configure, as the returned link says.
+     * guest's side is the guest's to configure, as {@link #link} then says.
      */
-    public synchronized Link attachTap(String sandboxId, NetworkPolicy policy, String resolver) {
-        return Link.of(attach(sandboxId, policy, resolver, "tuntap add dev " + interfaceOf(sandboxId) + " mode tap"));
+    public synchronized void attachTap(String sandboxId, NetworkPolicy policy, String resolver) {
+        attach(sandboxId, policy, resolver, "tuntap add dev " + interfaceOf(sandboxId) + " mode tap");
     }
 
     /**

@@ -179,7 +179,7 @@ final class QemuLauncher {
     QemuProcess launch(GuestImage image, VmFiles files, int memoryMib, int vcpus, QemuCommand.Memory memory,
             QemuCommand.Incoming incoming, List<VmVolume> volumes, VmRoot root, VmNetwork network) throws IOException {
         if (network != null) {
-            network.hostSide(networks);
+            network.makeHostSide(networks);
         }
         HostCommand.run(QemuCommand.launch(settings.qemu(), accelerator, image, files, memoryMib, vcpus, memory, incoming,
                 volumes, root, network),

@@ -66,9 +66,11 @@ record VmNetwork(String sandboxId, NetworkPolicy policy, String resolver) {
                 "-device", "virtio-net-pci,netdev=" + NETDEV + ",mac=" + MAC);
     }
 
-    /** The host's end: the VM's tap, made unless the host has it. */
-    SandboxNetworks.Link hostSide(SandboxNetworks networks) throws IOException {
-        return SandboxNetworks.link(sandboxId).orElseGet(() -> networks.attachTap(sandboxId, policy, resolver));
+    /** Makes the host's end, the VM's tap, unless the host has it. */
+    void makeHostSide(SandboxNetworks networks) throws IOException {
+        if (SandboxNetworks.link(sandboxId).isEmpty()) {
+            networks.attachTap(sandboxId, policy, resolver);
+        }
     }
 
     /** Gives the running guest of {@code vm} its address, route and resolver ({@link #SCRIPT}), as root. */
