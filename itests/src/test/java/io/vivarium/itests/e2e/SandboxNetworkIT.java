@@ -188,153 +188,104 @@ class SandboxNetworkIT {
     void aGvisorSandboxHasItsPolicyThroughADryRunAColdSleepAndInItsChildrenAndLeavesNothing() throws Exception {
         String missing = Host.gvisorCheckpointsMissing();
         Assumptions.assumeTrue(missing == null, missing);
-        Map<String, Object> create = new java.util.HashMap<>(egress(List.of(allowed.address() + "/32:8080",
-                "10.231." + DENIED_NS + ".0/24"), List.of(denied.address())));
-        create.put("backend", "gvisor");
-        String g = api.createSandbox(create);
-        JsonNode info = Api.expect(200, api.get("/v1/sandboxes/" + g));
-        assertEquals("egress", info.get("network").get("mode").asText(), info.toString());
-        JsonNode fetched = python(g, FETCH, "http://" + allowed.address() + ":8080/");
-        assertEquals("server " + allowed.address() + "\n\n", fetched.get("stdout").asText(), fetched.toString());
-        assertFalse(reaches(g, denied.address(), 8080), "deny wins over an allow entry that covers it");
-        assertFalse(reaches(g, allowed.address(), 22), "only the port its allow entry names");
-        assertEquals("nameserver " + allowed.address() + "\n", Api.sh(api, g, "cat /etc/resolv.conf"), "the operator's resolver");
-        Api.expect(200, api.post("/v1/sandboxes/" + g + "/exec", Map.of("args", List.of("sh", "-c",
-                "cd /tmp && echo from-gvisor > index.html && nohup python3 -m http.server 8000 >/dev/null 2>&1 &"))));
-        assertTrue(waitForLocalServer(g), "the gVisor sandbox's own server runs");
-        Api.expect(201, api.post("/v1/sandboxes/" + g + "/ports", Map.of("port", 8000)));
-        Api.Response page = api.get("/v1/sandboxes/" + g + "/ports/8000/index.html");
-        assertEquals(200, page.status(), page.raw().body());
-        assertEquals("from-gvisor\n", page.raw().body(), "its server, through the exposed port");
-        String p = api.createSandbox(egress(List.of("10.231.0.0/16"), List.of()));
-        Api.expect(200, api.post("/v1/sandboxes/" + p + "/exec", Map.of("args", List.of("sh", "-c",
-                "nohup python3 -m http.server 8000 >/dev/null 2>&1 &"))));
-        assertTrue(waitForLocalServer(p), "the procbox sandbox's own server runs");
-        String pAddress = Api.sh(api, p, "ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1").strip();
-        assertFalse(reaches(g, pAddress, 8000), "a gVisor sandbox never reaches a procbox one");
-        String gateway = Api.sh(api, g, "python3 -c \"import socket, struct; print(next(socket.inet_ntoa(struct.pack('<I', int(f.split()[2], 16))) "
-                + "for f in open('/proc/net/route') if f.split()[1:2] == ['00000000']))\"").strip();
-        assertTrue(gateway.startsWith("10.213.128."), "gVisor's sandboxes take the pool's upper half: " + gateway);
-        assertFalse(reaches(g, gateway, URI.create(daemon.baseUrl()).getPort()), "nor the host: the daemon's port on its gateway");
-        assertFalse(reaches(g, "169.254.169.254", 80), "nor a metadata address");
-
-        JsonNode dry = Api.expect(200, api.post("/v1/sandboxes/" + g + "/dry-run", Map.of("command", "echo x > /work/x",
-                "paths", List.of("/work"))));
-        assertTrue(dry.get("discarded").asBoolean(), dry.toString());
-        assertEquals(0, python(g, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
-                "restored in place after the dry-run (" + dry.get("reverted_via") + "): its network as before");
-        assertFalse(reaches(g, denied.address(), 8080));
-        Api.Response again = api.get("/v1/sandboxes/" + g + "/ports/8000/index.html");
-        assertEquals(200, again.status(), "the dry-run's checkpoint reset the daemon's connection to the server, and "
-                + "the next request through the port opens another: " + again.raw().body());
-
-        Map<String, Object> sleeper = new java.util.HashMap<>(create);
-        sleeper.put("idle", Map.of("pause_after_secs", 1, "cold_after_secs", 2));
-        String cold = api.createSandbox(sleeper);
-        api.awaitTier(cold, "cold", java.time.Duration.ofSeconds(60));
-        // as a reboot of the host would leave it: no namespace, no veth pair (its rules stay until the next start's sweep)
-        run("ip", "netns", "delete", "vsb" + hexOf(cold));
-        assertEquals(0, python(cold, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
-                "woken from cold (a container restored from its checkpoint, in a namespace made again): its network as before");
-        assertFalse(reaches(cold, denied.address(), 8080));
-
-        Api.expect(201, api.post("/v1/sandboxes/" + g + "/branch", Map.of("tag", "net-g")));
-        JsonNode child = Api.expect(201, api.post("/v1/sandboxes", Map.of("snapshot_tag", "net-g", "n", 1))).get(0);
-        String c = child.get("id").asText();
-        assertEquals(info.get("network"), child.get("network"), "a fork's child has the network of the sandbox branched");
-        assertEquals(0, python(c, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
-                "a child restored from the branch reaches what its parent reaches, on its own interface");
-        assertFalse(reaches(c, denied.address(), 8080));
-        String own = Api.sh(api, c, "cat /proc/net/route");
-        assertFalse(own.equals(Api.sh(api, g, "cat /proc/net/route")), "the child's /30 is its own: " + own);
-
-        for (String id : List.of(g, p, c, cold)) {
-            Api.expect(204, api.delete("/v1/sandboxes/" + id));
-        }
-        Api.expect(204, api.delete("/v1/snapshots/net-g"));
-        for (String id : List.of(g, c, cold)) {
-            String hex = hexOf(id);
-            assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the interface of " + id + " is gone");
-            assertFalse(run("nft", "list", "ruleset").contains("sb_" + hex), "the rules of " + id + " are gone");
-            assertFalse(java.nio.file.Files.exists(Path.of("/run/netns/vsb" + hex)), "the namespace of " + id + " is gone");
-        }
+        // a reboot of the host takes its named namespace, and the veth pair with it
+        holdsItsPolicyThroughAndLeavesNothing(Map.of("backend", "gvisor"), "10.213.128.", hex -> List.of("ip", "netns", "delete",
+                "vsb" + hex));
     }
 
     @Test
     void aQemuVmHasItsPolicyThroughADryRunAColdSleepAndInItsChildrenAndLeavesNothing() throws Exception {
         String missing = Host.qemuMissing("python");
         Assumptions.assumeTrue(missing == null, missing);
+        // a reboot of the host takes its tap
+        holdsItsPolicyThroughAndLeavesNothing(Map.of("backend", "qemu", "image", "python"), "10.213.19", hex -> List.of("ip",
+                "link", "del", "vsb" + hex));
+    }
+
+    /**
+     * A sandbox made with {@code made} (a backend, an image) and an egress policy keeps it end to
+     * end: the allowed server answers, the denied one and another port do not; the operator's
+     * resolver; a server of its own through an exposed port; no path to a procbox sandbox nor from
+     * one, nor to the daemon's port on its gateway (in the pool's part starting {@code pool}) or
+     * 169.254.169.254; the same after a dry-run (restored in place), after a cold spell during which
+     * what a reboot of the host takes went ({@code reboot}: the command that takes it, given the
+     * sandbox's hex), and in a child forked from a branch (on a /30 of its own); a delete leaves no
+     * interface, chain or namespace.
+     */
+    private void holdsItsPolicyThroughAndLeavesNothing(Map<String, Object> made, String pool,
+            java.util.function.Function<String, List<String>> reboot) throws Exception {
         Map<String, Object> create = new java.util.HashMap<>(egress(List.of(allowed.address() + "/32:8080",
                 "10.231." + DENIED_NS + ".0/24"), List.of(denied.address())));
-        create.put("backend", "qemu");
-        create.put("image", "python");
-        String q = api.createSandbox(create);
-        JsonNode info = Api.expect(200, api.get("/v1/sandboxes/" + q));
+        create.putAll(made);
+        String s = api.createSandbox(create);
+        JsonNode info = Api.expect(200, api.get("/v1/sandboxes/" + s));
         assertEquals("egress", info.get("network").get("mode").asText(), info.toString());
-        JsonNode fetched = python(q, FETCH, "http://" + allowed.address() + ":8080/");
+        JsonNode fetched = python(s, FETCH, "http://" + allowed.address() + ":8080/");
         assertEquals("server " + allowed.address() + "\n\n", fetched.get("stdout").asText(), fetched.toString());
-        assertFalse(reaches(q, denied.address(), 8080), "deny wins over an allow entry that covers it");
-        assertFalse(reaches(q, allowed.address(), 22), "only the port its allow entry names");
-        assertEquals("nameserver " + allowed.address() + "\n", Api.sh(api, q, "cat /etc/resolv.conf"), "the operator's resolver");
-        Api.expect(200, api.post("/v1/sandboxes/" + q + "/exec", Map.of("args", List.of("sh", "-c",
-                "cd /tmp && echo from-qemu > index.html && (python3 -m http.server 8000 >/dev/null 2>&1 &)"))));
-        assertTrue(waitForLocalServer(q), "the VM's own server runs");
-        Api.expect(201, api.post("/v1/sandboxes/" + q + "/ports", Map.of("port", 8000)));
-        Api.Response page = api.get("/v1/sandboxes/" + q + "/ports/8000/index.html");
+        assertFalse(reaches(s, denied.address(), 8080), "deny wins over an allow entry that covers it");
+        assertFalse(reaches(s, allowed.address(), 22), "only the port its allow entry names");
+        assertEquals("nameserver " + allowed.address() + "\n", Api.sh(api, s, "cat /etc/resolv.conf"), "the operator's resolver");
+        Api.expect(200, api.post("/v1/sandboxes/" + s + "/exec", Map.of("args", List.of("sh", "-c",
+                "cd /tmp && echo from-" + made.get("backend") + " > index.html && (python3 -m http.server 8000 >/dev/null 2>&1 &)"))));
+        assertTrue(waitForLocalServer(s), "the sandbox's own server runs");
+        Api.expect(201, api.post("/v1/sandboxes/" + s + "/ports", Map.of("port", 8000)));
+        Api.Response page = api.get("/v1/sandboxes/" + s + "/ports/8000/index.html");
         assertEquals(200, page.status(), page.raw().body());
-        assertEquals("from-qemu\n", page.raw().body(), "its server, through the exposed port");
+        assertEquals("from-" + made.get("backend") + "\n", page.raw().body(), "its server, through the exposed port");
         String p = api.createSandbox(egress(List.of("10.231.0.0/16"), List.of()));
         Api.expect(200, api.post("/v1/sandboxes/" + p + "/exec", Map.of("args", List.of("sh", "-c",
                 "nohup python3 -m http.server 8000 >/dev/null 2>&1 &"))));
         assertTrue(waitForLocalServer(p), "the procbox sandbox's own server runs");
         String pAddress = Api.sh(api, p, "ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1").strip();
-        assertFalse(reaches(q, pAddress, 8000), "a VM never reaches a procbox sandbox");
-        assertFalse(reaches(p, Api.sh(api, q, "ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1").strip(), 8000),
-                "nor a procbox sandbox the VM");
-        String gateway = Api.sh(api, q, "ip route show default | awk '{print $3}'").strip();
-        assertTrue(gateway.startsWith("10.213.19") || gateway.startsWith("10.213.2"), "QEMU's VMs take the pool's last quarter: "
-                + gateway);
-        assertFalse(reaches(q, gateway, URI.create(daemon.baseUrl()).getPort()), "nor the host: the daemon's port on its gateway");
-        assertFalse(reaches(q, "169.254.169.254", 80), "nor a metadata address");
+        assertFalse(reaches(s, pAddress, 8000), "it never reaches a procbox sandbox");
+        String route = "python3 -c \"import socket, struct; print(next(socket.inet_ntoa(struct.pack('<I', int(f.split()[2], 16))) "
+                + "for f in open('/proc/net/route') if f.split()[1:2] == ['00000000']))\"";
+        String gateway = Api.sh(api, s, route).strip();
+        assertTrue(gateway.startsWith(pool), "its backend's part of the pool: " + gateway);
+        String own = nextAddress(gateway);
+        assertFalse(reaches(p, own, 8000), "nor a procbox sandbox it (at " + own + ")");
+        assertFalse(reaches(s, gateway, URI.create(daemon.baseUrl()).getPort()), "nor the host: the daemon's port on its gateway");
+        assertFalse(reaches(s, "169.254.169.254", 80), "nor a metadata address");
 
-        JsonNode dry = Api.expect(200, api.post("/v1/sandboxes/" + q + "/dry-run", Map.of("command", "echo x > /work/x",
+        JsonNode dry = Api.expect(200, api.post("/v1/sandboxes/" + s + "/dry-run", Map.of("command", "echo x > /work/x",
                 "paths", List.of("/work"))));
         assertTrue(dry.get("discarded").asBoolean(), dry.toString());
-        assertEquals(0, python(q, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+        assertEquals(0, python(s, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
                 "restored in place after the dry-run (" + dry.get("reverted_via") + "): its network as before");
-        assertFalse(reaches(q, denied.address(), 8080));
-        assertEquals(200, api.get("/v1/sandboxes/" + q + "/ports/8000/index.html").status(), "its port too");
+        assertFalse(reaches(s, denied.address(), 8080));
+        Api.Response again = api.get("/v1/sandboxes/" + s + "/ports/8000/index.html");
+        assertEquals(200, again.status(), "its port too (gVisor's checkpoint reset the daemon's connection to the server, and "
+                + "the next request through the port opens another): " + again.raw().body());
 
         Map<String, Object> sleeper = new java.util.HashMap<>(create);
         sleeper.put("idle", Map.of("pause_after_secs", 1, "cold_after_secs", 2));
         String cold = api.createSandbox(sleeper);
         api.awaitTier(cold, "cold", java.time.Duration.ofSeconds(90));
-        // as a reboot of the host would leave it: no tap (its rules stay until the next start's sweep)
-        run("ip", "link", "del", "vsb" + hexOf(cold));
+        run(reboot.apply(hexOf(cold)).toArray(String[]::new)); // its rules stay until the next start's sweep
         assertEquals(0, python(cold, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
-                "woken from cold (a new QEMU on its saved state, on a tap made again): its network as before");
+                "woken from cold, its network made again as a reboot would need it: as before");
         assertFalse(reaches(cold, denied.address(), 8080));
 
-        Api.expect(201, api.post("/v1/sandboxes/" + q + "/branch", Map.of("tag", "net-q")));
-        JsonNode child = Api.expect(201, api.post("/v1/sandboxes", Map.of("snapshot_tag", "net-q", "n", 1))).get(0);
+        Api.expect(201, api.post("/v1/sandboxes/" + s + "/branch", Map.of("tag", "net-branch")));
+        JsonNode child = Api.expect(201, api.post("/v1/sandboxes", Map.of("snapshot_tag", "net-branch", "n", 1))).get(0);
         String c = child.get("id").asText();
         assertEquals(info.get("network"), child.get("network"), "a fork's child has the network of the sandbox branched");
-        String route = "ip -4 -o addr show eth0 | awk '{print $4}'";
-        assertFalse(Api.sh(api, c, route).equals(Api.sh(api, q, route)), "the child's /30 is its own, not its parent's");
+        assertFalse(Api.sh(api, c, route).strip().equals(gateway), "the child's /30 is its own, not its parent's");
         assertEquals(0, python(c, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
-                "a child restored from the branch reaches what its parent reaches, on its own tap");
+                "a child restored from the branch reaches what its parent reaches, on its own interface");
         assertFalse(reaches(c, denied.address(), 8080));
-        assertEquals(0, python(q, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
+        assertEquals(0, python(s, FETCH, "http://" + allowed.address() + ":8080/").get("exit_code").asInt(),
                 "and the parent still does");
 
-        for (String id : List.of(q, p, c, cold)) {
+        for (String id : List.of(s, p, c, cold)) {
             Api.expect(204, api.delete("/v1/sandboxes/" + id));
         }
-        Api.expect(204, api.delete("/v1/snapshots/net-q"));
-        for (String id : List.of(q, c, cold)) {
+        Api.expect(204, api.delete("/v1/snapshots/net-branch"));
+        for (String id : List.of(s, c, cold)) {
             String hex = hexOf(id);
-            assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the tap of " + id + " is gone");
+            assertFalse(run("ip", "-o", "link", "show").contains("vsb" + hex), "the interface of " + id + " is gone");
             assertFalse(run("nft", "list", "ruleset").contains("sb_" + hex), "the rules of " + id + " are gone");
+            assertFalse(java.nio.file.Files.exists(Path.of("/run/netns/vsb" + hex)), "the namespace of " + id + " is gone");
         }
     }
 
@@ -439,6 +390,12 @@ class SandboxNetworkIT {
                 assertTrue(b.get("capabilities").toString().contains("network_egress"), b.get("name") + " reports network_egress: " + b);
             }
         }
+    }
+
+    /** The address after {@code address}: a sandbox's own, after its gateway in its /30. */
+    private static String nextAddress(String address) {
+        int dot = address.lastIndexOf('.');
+        return address.substring(0, dot + 1) + (Integer.parseInt(address.substring(dot + 1)) + 1);
     }
 
     /** What names a sandbox's interface ({@code vsb...}) and chain ({@code sb_...}): 12 hex digits of its id's SHA-256. */
