@@ -262,7 +262,8 @@ final class ContainerCheckpointer {
     /**
      * Replaces the container of {@code instance} (running, paused or dead) by one
      * restored from the checkpoint in {@code image} from the same bundle, running {@code whileGone}
-     * once the old one is stopped; waits for the agent. The new container has a new id: runsc
+     * once the old one's sandbox process is gone (killed from the host and awaited, so that nothing
+     * of it writes on while {@code whileGone} replaces its workspace); waits for the agent. The new container has a new id: runsc
      * deletes a killed container slowly (1.5 s measured, against 130 ms for the restore), so the
      * old one is marked retired before it is killed and deleted in the background once the new
      * one runs ({@link RetiredContainers}).
@@ -275,13 +276,10 @@ final class ContainerCheckpointer {
         removeUnrecordedRestore(old);
         retired.mark(old.files(), old.containerId());
         instance.disconnect();
-        if (old.running()) {
-            try {
-                runsc.kill(old.files(), old.containerId());
-            } catch (IOException e) {
-                // exiting already: nothing left to kill
-                LOG.log(System.Logger.Level.DEBUG, "runsc kill " + old.containerId() + ": " + e.getMessage());
-            }
+        // gone, not only signalled, before whileGone touches what it wrote
+        IOException notGone = new IOException("container " + old.containerId() + " could not be stopped for the restore");
+        if (!launcher.killSandboxProcess(old, notGone)) {
+            throw notGone;
         }
         whileGone.run();
         long resumedAt = restoreInto(instance, image, context);
