@@ -315,7 +315,7 @@ public final class SandboxNetworks {
         try {
             String address = hostAddress(PREFIX + h);
             if (address != null) {
-                run("ip", "link", "del", PREFIX + h);
+                deleteLink(PREFIX + h);
                 if (usedBlocks != null) {
                     usedBlocks.remove(NetworkEntry.parse(address + "/30").network());
                 }
@@ -326,6 +326,20 @@ public final class SandboxNetworks {
         } catch (IOException e) {
             LOG.log(Level.WARNING, "cannot remove the network of sandbox " + sandboxId + " (removed at the next start): "
                     + e.getMessage());
+        }
+    }
+
+    /**
+     * Deletes interface {@code name} of the host, which may be going by itself: a namespace deleted
+     * takes its veth pair only once the kernel's clean-up gets to it, asynchronously.
+     */
+    private static void deleteLink(String name) throws IOException {
+        try {
+            run("ip", "link", "del", name);
+        } catch (IOException e) {
+            if (Files.exists(Path.of("/sys/class/net", name))) {
+                throw e;
+            }
         }
     }
 

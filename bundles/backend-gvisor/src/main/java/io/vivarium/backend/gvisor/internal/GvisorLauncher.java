@@ -163,8 +163,11 @@ final class GvisorLauncher {
         Files.deleteIfExists(files.agentDir().resolve(ContainerFiles.SOCKET_NAME));
         Optional<Path> netns = OciSpec.networkNamespace(files.config());
         Optional<SandboxNetworks.Link> link = netns.isPresent() ? SandboxNetworks.link(files.sandboxId()) : Optional.empty();
-        if (netns.isPresent() && link.isEmpty()) {
-            // the host rebooted while it slept: its namespace, pair and rules are gone; made again as at its create
+        if (netns.isPresent() && (link.isEmpty() || !Files.exists(netns.get()))) {
+            // the host rebooted while it slept: its namespace, pair and rules are gone; made again as at its
+            // create. A namespace deleted otherwise leaves its pair to the kernel's asynchronous clean-up for a
+            // while, and its chain: both are removed first.
+            networks.detach(files.sandboxId());
             OciSpec.Policy kept = OciSpec.savedPolicy(files.config()).orElseThrow(() -> new IOException("sandbox "
                     + files.sandboxId() + " has no network on the host, and its spec (written before specs kept their "
                     + "policy) cannot say which to make"));
