@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vivarium.backend.firecracker.internal.FirecrackerTypes.BootSource;
 import io.vivarium.backend.firecracker.internal.FirecrackerTypes.Drive;
@@ -17,8 +16,9 @@ import io.vivarium.backend.firecracker.internal.FirecrackerTypes.SnapshotCreate;
 import io.vivarium.backend.firecracker.internal.FirecrackerTypes.SnapshotLoad;
 import io.vivarium.backend.firecracker.internal.FirecrackerTypes.Vsock;
 import io.vivarium.backend.firecracker.internal.FirecrackerTypes.VsockOverride;
+import io.vivarium.kit.vmm.VmmApiException;
+import io.vivarium.testkit.vmm.FakeVmm;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,12 +38,12 @@ class FirecrackerApiContractTest {
 
     @TempDir
     Path dir;
-    private FakeFirecracker vmm;
+    private FakeVmm vmm;
     private FirecrackerApi api;
 
     @BeforeEach
     void startAProcess() throws Exception {
-        vmm = new FakeFirecracker(dir.resolve("api.sock"));
+        vmm = fake("api.sock");
         api = new FirecrackerApi(dir.resolve("api.sock"), Duration.ofSeconds(5));
     }
 
@@ -56,7 +56,7 @@ class FirecrackerApiContractTest {
     @Test
     void aBootSendsWhatTheFixtureOfItsVersionHolds() throws Exception {
         boot();
-        assertEquals(fixture("boot"), sent(vmm));
+        assertEquals(fixture("boot"), vmm.receivedAsFixture());
         assertEquals("Running", api.describe().state());
         assertEquals(FirecrackerApi.TARGET, api.version());
     }
@@ -69,23 +69,23 @@ class FirecrackerApiContractTest {
         api.createSnapshot(SnapshotCreate.full(path("vm.state"), path("vm.mem")));
         api.createSnapshot(SnapshotCreate.diff(path("vm-diff.state"), path("vm-diff.mem")));
         api.resume();
-        assertEquals(fixture("snapshot"), sent(vmm).subList(booted, vmm.received().size()));
+        assertEquals(fixture("snapshot"), vmm.receivedAsFixture().subList(booted, vmm.received().size()));
 
-        try (FakeFirecracker fresh = new FakeFirecracker(dir.resolve("api-2.sock"));
+        try (FakeVmm fresh = fake("api-2.sock");
                 FirecrackerApi relaunched = new FirecrackerApi(dir.resolve("api-2.sock"), Duration.ofSeconds(5))) {
             relaunched.loadSnapshot(load(path("agent-2.vsock")));
-            assertEquals(fixture("load"), sent(fresh));
+            assertEquals(fixture("load"), fresh.receivedAsFixture());
             assertEquals("Running", relaunched.describe().state());
         }
     }
 
     @Test
     void everyFixtureFollowsThePinnedDocumentOfItsVersion() throws Exception {
-        assertTrue(PinnedFirecrackerDocument.text().contains("version: " + FirecrackerApi.TARGET),
+        assertEquals(FirecrackerApi.TARGET, FirecrackerRules.DOCUMENT.version(),
                 "the document pinned is of the version the client targets");
         for (String scenario : List.of("boot", "snapshot", "load")) {
             for (JsonNode request : fixture(scenario)) {
-                assertEquals("", PinnedFirecrackerDocument.violations(request.get("method").asText(),
+                assertEquals("", FirecrackerRules.DOCUMENT.violations(request.get("method").asText(),
                         request.get("path").asText(), JSON.writeValueAsString(request.get("body"))), scenario + ": " + request);
             }
         }
@@ -95,27 +95,27 @@ class FirecrackerApiContractTest {
     void aFieldOfAnotherVersionIsRefused() {
         // the seed's bug: a load body naming the vsock's new socket as an older client did
         ObjectNode old = JSON.createObjectNode().put("snapshot_path", "/s").put("mem_file_path", "/m").put("uds_path", "/v");
-        assertFalse(PinnedFirecrackerDocument.violations("PUT", "/snapshot/load", old.toString()).isEmpty());
-        assertFalse(PinnedFirecrackerDocument.violations("PUT", "/vsock", "{\"guest_cid\": 2, \"uds_path\": \"/v\"}")
+        assertFalse(FirecrackerRules.DOCUMENT.violations("PUT", "/snapshot/load", old.toString()).isEmpty());
+        assertFalse(FirecrackerRules.DOCUMENT.violations("PUT", "/vsock", "{\"guest_cid\": 2, \"uds_path\": \"/v\"}")
                 .isEmpty(), "and a value out of the document's range (cid 2 is the host's)");
     }
 
     @Test
     void whatFirecrackerRefusesBeyondItsDocumentComesBackAsItsFaultMessage() throws Exception {
-        assertThrows(FirecrackerApiException.class, api::pause, "a microVM not started");
-        FirecrackerApiException early = assertThrows(FirecrackerApiException.class, api::start);
-        assertTrue(early.faultMessage().contains("without kernel"), early.getMessage());
+        assertThrows(VmmApiException.class, api::pause, "a microVM not started");
+        VmmApiException early = assertThrows(VmmApiException.class, api::start);
+        assertTrue(early.reason().contains("without kernel"), early.getMessage());
         boot();
-        FirecrackerApiException late = assertThrows(FirecrackerApiException.class,
+        VmmApiException late = assertThrows(VmmApiException.class,
                 () -> api.setBootSource(new BootSource(path("other"), null, null)));
         assertEquals(400, late.status());
-        assertTrue(late.getMessage().contains("PUT /boot-source") && late.faultMessage().contains("after starting"),
+        assertTrue(late.getMessage().contains("PUT /boot-source") && late.reason().contains("after starting"),
                 late.getMessage());
-        assertThrows(FirecrackerApiException.class,
+        assertThrows(VmmApiException.class,
                 () -> api.createSnapshot(SnapshotCreate.full(path("vm.state"), path("vm.mem"))), "a running microVM");
         api.pause();
         api.createSnapshot(SnapshotCreate.full(path("vm.state"), path("vm.mem")));
-        assertThrows(FirecrackerApiException.class, () -> api.loadSnapshot(load(path("agent-2.vsock"))),
+        assertThrows(VmmApiException.class, () -> api.loadSnapshot(load(path("agent-2.vsock"))),
                 "a load into a process that booted");
     }
 
@@ -124,11 +124,11 @@ class FirecrackerApiContractTest {
         boot();
         api.pause();
         api.createSnapshot(SnapshotCreate.full(path("vm.state"), path("vm.mem")));
-        try (FakeFirecracker fresh = new FakeFirecracker(dir.resolve("api-2.sock"));
+        try (FakeVmm fresh = fake("api-2.sock");
                 FirecrackerApi relaunched = new FirecrackerApi(dir.resolve("api-2.sock"), Duration.ofSeconds(5))) {
-            FirecrackerApiException inTheWay = assertThrows(FirecrackerApiException.class,
+            VmmApiException inTheWay = assertThrows(VmmApiException.class,
                     () -> relaunched.loadSnapshot(load(path("agent.vsock"))));
-            assertTrue(inTheWay.faultMessage().contains("Address in use"), inTheWay.getMessage());
+            assertTrue(inTheWay.reason().contains("Address in use"), inTheWay.getMessage());
             Files.delete(dir.resolve("agent.vsock"));
             relaunched.loadSnapshot(load(path("agent.vsock")));
         }
@@ -166,21 +166,12 @@ class FirecrackerApiContractTest {
         return dir.resolve(name).toString();
     }
 
-    /** What {@code vmm} accepted, in a fixture's shape. */
-    private static List<JsonNode> sent(FakeFirecracker vmm) {
-        return vmm.received().stream().map(r -> (JsonNode) JsonNodeFactory.instance.objectNode().put("method", r.method())
-                .put("path", r.path()).set("body", r.body())).toList();
+    private FakeVmm fake(String socket) throws Exception {
+        return new FakeVmm(dir.resolve(socket), FirecrackerRules.DOCUMENT, new FirecrackerRules());
     }
 
     /** The golden fixture {@code name} of the version targeted, with this test's directory in it. */
     private List<JsonNode> fixture(String name) throws IOException {
-        String resource = "/firecracker/" + FirecrackerApi.TARGET + "/" + name + ".json";
-        try (InputStream in = getClass().getResourceAsStream(resource)) {
-            String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).replace("${dir}",
-                    dir.toString());
-            List<JsonNode> requests = new java.util.ArrayList<>();
-            JSON.readTree(text).forEach(requests::add);
-            return requests;
-        }
+        return FakeVmm.fixture(getClass(), "/firecracker/" + FirecrackerApi.TARGET + "/" + name + ".json", dir);
     }
 }

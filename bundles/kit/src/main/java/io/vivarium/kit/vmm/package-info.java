@@ -1,0 +1,12 @@
+/**
+ * What a backend speaking a VMM's HTTP API over its Unix socket is built from (Firecracker's
+ * {@code --api-sock}, Cloud Hypervisor's {@code --api-socket}): {@link
+ * io.vivarium.kit.vmm.VmmApiClient}, one request at a time with JSON bodies, and {@link
+ * io.vivarium.kit.vmm.VmmApiException}, a refusal with the VMM's status and body.
+ */
+@Export
+@Version("1.0.0")
+package io.vivarium.kit.vmm;
+
+import org.osgi.annotation.bundle.Export;
+import org.osgi.annotation.versioning.Version;
