@@ -87,7 +87,10 @@ void send_error(struct conn *c, const char *id, size_t idlen, const char *eclass
 int supervise(uid_t uid, gid_t gid, const sigset_t *mask, const char *const *paths, int *fds, int npaths);
 
 /* main.c: a bound, listening Unix socket at path (a stale socket there is replaced), or -1. */
+/* Listens on PATH, a Unix socket's path or "vsock:PORT" (what --listen names, its "unix:" taken off). */
 int listen_unix(const char *path);
+/* Removes a Unix listener's socket file; a vsock listener has none. */
+void unlink_listener(const char *path);
 
 /* exec.c */
 extern struct rlimit child_nofile;

@@ -565,8 +565,59 @@ static void on_listen(struct listener *l)
 
 /* ---- transports ---- */
 
+/* <linux/vm_sockets.h>'s address, which musl's headers lack (a stable part of the kernel's ABI). */
+struct sockaddr_vm {
+	sa_family_t svm_family;
+	unsigned short svm_reserved1;
+	unsigned int svm_port;
+	unsigned int svm_cid;
+	unsigned char svm_flags;
+	unsigned char svm_zero[3];
+};
+#define VMADDR_CID_ANY 0xFFFFFFFFu
+#define VMADDR_PORT_ANY 0xFFFFFFFFu
+
+/* A vsock listener's "path" is its spec, "vsock:PORT": no file to replace or remove. */
+static int is_vsock(const char *path)
+{
+	return !strncmp(path, "vsock:", 6);
+}
+
+/* Listens on any CID at the port of "vsock:PORT": a Firecracker or Cloud Hypervisor guest's
+ * channel to the host, whose VMM turns a host connection to its Unix socket into one here. */
+static int listen_vsock(const char *spec)
+{
+	char *end;
+	unsigned long port = strtoul(spec + 6, &end, 10);
+	struct sockaddr_vm sa = {.svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY, .svm_port = (unsigned)port};
+	int fd = -1;
+	if (*end || end == spec + 6 || port == 0 || port >= VMADDR_PORT_ANY) {
+		errno = EINVAL;
+	} else {
+		fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0)) {
+			int e = errno;
+			close(fd);
+			fd = -1;
+			errno = e;
+		}
+	}
+	if (fd < 0)
+		fprintf(stderr, "vivarium-agent: cannot listen on %s: %s\n", spec, strerror(errno));
+	return fd;
+}
+
+void unlink_listener(const char *path)
+{
+	if (!is_vsock(path))
+		unlink(path);
+}
+
 int listen_unix(const char *path)
 {
+	if (is_vsock(path))
+		return listen_vsock(path);
+
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	strcpy(sa.sun_path, path);
 	struct stat st;
@@ -595,7 +646,7 @@ static void release_listeners(int remove_files)
 		l->w.fd = -1;
 		l->retry_at = 0;
 		if (remove_files)
-			unlink(l->path);
+			unlink_listener(l->path);
 	}
 	for (struct conn *c = conns; c; c = c->next)
 		if (c->l)
@@ -656,11 +707,12 @@ static int on_supervisor(int fd)
 
 static void add_listener(const char *spec)
 {
-	if (strncmp(spec, "unix:", 5) || !spec[5]) {
-		fprintf(stderr, "vivarium-agent: --listen takes unix:PATH, not %s\n", spec);
+	int vsock = !strncmp(spec, "vsock:", 6);
+	if ((strncmp(spec, "unix:", 5) && !vsock) || !spec[vsock ? 6 : 5]) {
+		fprintf(stderr, "vivarium-agent: --listen takes unix:PATH or vsock:PORT, not %s\n", spec);
 		exit(2);
 	}
-	const char *path = spec + 5;
+	const char *path = vsock ? spec : spec + 5;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof sa.sun_path || nlisteners == (int)(sizeof listeners / sizeof *listeners)) {
 		fprintf(stderr, "vivarium-agent: socket path too long or too many listeners: %s\n", path);
@@ -731,7 +783,7 @@ static void add_serial_name(const char *name)
 
 static void usage(FILE *f, int code)
 {
-	fputs("usage: vivarium-agent [--user UID:GID] [--listen unix:PATH]... [--serial PATH]... [--serial-name NAME]...\n"
+	fputs("usage: vivarium-agent [--user UID:GID] [--listen unix:PATH|vsock:PORT]... [--serial PATH]... [--serial-name NAME]...\n"
 	      "       vivarium-agent --run-as UID:GID -- COMMAND...   (becomes UID:GID for good, then runs COMMAND)\n"
 	      "       vivarium-agent --version\n"
 	      "Speaks the QEMU guest agent protocol plus vivarium-* extensions (see PROTOCOL.md).\n",
@@ -744,7 +796,7 @@ static void shutdown_agent(void)
 	for (int i = 0; i < nlisteners; i++) {
 		if (listeners[i]->w.fd >= 0)
 			close(listeners[i]->w.fd);
-		unlink(listeners[i]->path);
+		unlink_listener(listeners[i]->path);
 	}
 	exec_kill_all();
 	eval_kill();

@@ -110,7 +110,7 @@ static void log_exit(pid_t pid, int status, int64_t delay, int64_t now)
 static void finish(const char *const *paths, int npaths, int code)
 {
 	for (int i = 0; i < npaths; i++)
-		unlink(paths[i]);
+		unlink_listener(paths[i]);
 	exit(code);
 }
 
@@ -123,7 +123,7 @@ static void release(int *fds, const char *const *paths, int npaths, int to_worke
 		if (fds[i] >= 0) {
 			close(fds[i]);
 			fds[i] = -1;
-			unlink(paths[i]);
+			unlink_listener(paths[i]);
 		}
 	(void)!send(to_worker, "R", 1, MSG_NOSIGNAL);
 }
