@@ -9,7 +9,8 @@ import java.nio.file.Path;
 
 /**
  * How requests reach the agent. Two kinds: {@link #unixSocket(Path) a Unix socket} the agent
- * listens on (a connection per call, idle ones to our agent kept for reuse; no thread), and {@link
+ * listens on (a connection per call, idle ones to our agent kept for reuse; no thread), or reaches
+ * through a VMM's {@link #vsock vsock socket}, and {@link
  * #stream(StreamOpener) one long-lived stream} (a virtio-serial chardev socket: requests multiplexed
  * by id through one reader thread when the peer is ours, one at a time when it is stock). Either
  * way, every new connection is resynchronised with {@code guest-sync-delimited} and the peer is
@@ -38,7 +39,22 @@ public abstract class GuestTransport implements AutoCloseable {
      * one meant.
      */
     public static GuestTransport unixSocket(Path socket, Runnable connected) {
-        return new UnixSocketTransport(UnixDomainSocketAddress.of(socket), connected);
+        return new UnixSocketTransport(UnixDomainSocketAddress.of(socket), (connection, deadline) -> connected.run());
+    }
+
+    /**
+     * An agent listening on vsock port {@code port} of a Firecracker or Cloud Hypervisor guest,
+     * reached through the VMM's vsock Unix socket {@code socket} (Firecracker's {@code uds_path},
+     * Cloud Hypervisor's {@code socket}): every connection starts with {@code CONNECT <port>} and
+     * the VMM's {@code OK <host port>}, and is then served as {@link #unixSocket(Path)}'s. A VMM that
+     * answers otherwise, or closes the connection (no listener on that port yet: a guest still
+     * booting), fails the call as a 502 {@link GuestAgentException}. Since 1.5.
+     */
+    public static GuestTransport vsock(Path socket, int port) {
+        if (port <= 0) {
+            throw new IllegalArgumentException("a vsock port is a positive number, not " + port);
+        }
+        return new UnixSocketTransport(UnixDomainSocketAddress.of(socket), new VsockConnect(socket, port));
     }
 
     /** A stream opened on first use and reopened after a failure; {@code name} appears in errors. */

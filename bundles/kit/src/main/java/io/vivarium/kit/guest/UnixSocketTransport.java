@@ -15,14 +15,20 @@ final class UnixSocketTransport extends GuestTransport {
     private static final int MAX_IDLE = 4;
 
     private final UnixDomainSocketAddress address;
-    private final Runnable connected;
+    private final Preamble preamble;
     private final ConcurrentLinkedDeque<LineConnection> idle = new ConcurrentLinkedDeque<>();
     private volatile PeerInfo peer;
     private volatile boolean closed;
 
-    UnixSocketTransport(UnixDomainSocketAddress address, Runnable connected) {
+    /** What a new connection does before the agent's handshake: an exception from it drops the connection. */
+    @FunctionalInterface
+    interface Preamble {
+        void run(LineConnection connection, Deadline deadline);
+    }
+
+    UnixSocketTransport(UnixDomainSocketAddress address, Preamble preamble) {
         this.address = address;
-        this.connected = connected;
+        this.preamble = preamble;
     }
 
     @Override
@@ -71,7 +77,7 @@ final class UnixSocketTransport extends GuestTransport {
         LineConnection connection = LineConnection.connect(address, deadline);
         try {
             try {
-                connected.run();
+                preamble.run(connection, deadline);
             } catch (RuntimeException e) {
                 throw GuestAgentException.peer("the connection to " + address.getPath() + " was refused: " + e.getMessage(), e);
             }

@@ -8,7 +8,7 @@
  * says is untrusted input.
  */
 @Export
-@Version("1.4.0")
+@Version("1.5.0")
 package io.vivarium.kit.guest;
 
 import org.osgi.annotation.bundle.Export;
