@@ -85,6 +85,11 @@ modules=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_p
 # virtio-net (and the failover modules it needs) for the NIC of a VM with an egress network, whose
 # eth0 the backend configures through the agent (bundles/backend-qemu VmNetwork).
 late_modules=(pvpanic pvpanic-mmio failover net_failover virtio_net)
+# Loaded before the agent starts only in a guest whose kernel command line says
+# vivarium.channel=vsock:PORT (a Firecracker or Cloud Hypervisor guest, which has no virtio-serial):
+# vsock over virtio, and virtio over MMIO (Firecracker's devices, which it lists in ACPI: this
+# kernel has no CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES).
+vsock_modules=(virtio_mmio vsock vmw_vsock_virtio_transport_common vmw_vsock_virtio_transport)
 port=org.qemu.guest_agent.0
 cmdline="console=ttyS0 panic=-1 quiet"
 
@@ -97,7 +102,7 @@ case "$variant" in
                           libbz2-1.0 libcrypt1 libssl3 libffi8 liblzma5 libsqlite3-0 libuuid1 libncursesw6
                           libtinfo6 libreadline8) ;;
   # BootBenchmark's baseline: busybox and an /init that prints one line and powers off
-  bare) agent=none; extra_packages=(); init_file=init-bare; modules=(); late_modules=() ;;
+  bare) agent=none; extra_packages=(); init_file=init-bare; modules=(); late_modules=(); vsock_modules=() ;;
   # qemu-ga and the packages of every library it loads (checked: the build fails on a missing one)
   qemu-ga) agent=qemu-ga
            extra_packages=(qemu-guest-agent libc6 libglib2.0-0 libpcre2-8-0 libnuma1 libudev1 liburing2) ;;
@@ -162,6 +167,7 @@ inputs="$(
   echo "cmdline $cmdline"
   echo "modules ${modules[*]}"
   echo "late modules ${late_modules[*]}"
+  echo "vsock modules ${vsock_modules[*]}"
   for p in "${packages[@]}"; do echo "package $p ${version[$p]}"; done
   echo "file build-image.sh $(sha "$here/build-image.sh")"
   echo "file $init_file $(sha "$here/$init_file")"
@@ -272,6 +278,7 @@ copy_modules() {
 }
 copy_modules modules "${modules[@]}"
 copy_modules modules-late "${late_modules[@]}"
+copy_modules modules-vsock "${vsock_modules[@]}"
 
 echo "$agent" >"$root/etc/vivarium/agent"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
@@ -420,7 +427,8 @@ esac
 cat >"$work/image/README" <<README
 Vivarium guest image '$variant' ($name): Debian's $kernel_pkg ${version[$kernel_pkg]} kernel,
 an initramfs with busybox-static ${version[busybox-static]}, the virtio modules, /init and
-$agent_text on the virtio-serial port $port, and an empty ext4 workspace disk
+$agent_text on the virtio-serial port $port (or on vsock port N, its modules loaded
+first, where the kernel command line says vivarium.channel=vsock:N), and an empty ext4 workspace disk
 (1 GiB, label work) that /init mounts at /work. Built by guest-agent/image/build-image.sh from
 packages fetched with apt-get download and unpacked with dpkg -x; the inputs are in image.json.
 The directory is immutable: boot it with an overlay on workspace.qcow2, never write to it.
