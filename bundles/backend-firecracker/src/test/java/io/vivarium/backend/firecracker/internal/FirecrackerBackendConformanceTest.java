@@ -1,0 +1,61 @@
+package io.vivarium.backend.firecracker.internal;
+
+import io.vivarium.kit.vmm.HostKvm;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The backend conformance suite on any host, against {@link FakeFirecrackerProcess}: every request
+ * the backend sends passes Firecracker's pinned API document and its rules, and the guest is the
+ * real agent in an {@link EmulatedGuest}. What this proves is the backend's side (the VMM's start,
+ * its configuration, the agent through the vsock socket, adoption, the end), not a microVM's:
+ * {@link FirecrackerMicroVmConformanceTest} runs the same suite where KVM and Firecracker are.
+ */
+class FirecrackerBackendConformanceTest extends FirecrackerSuite {
+
+    @TempDir
+    static Path home;
+    private static FirecrackerSettings settings;
+
+    @BeforeAll
+    static void fakeHost() throws IOException {
+        Path images = Files.createDirectories(home.resolve("images"));
+        settings = new FirecrackerSettings(FakeFirecrackerProcess.executable(home), images, "default", 256, 1, 64,
+                Duration.ofSeconds(60), Files.createDirectories(home.resolve("s")));
+        FakeImages.write(images, "default");
+    }
+
+    @BeforeEach
+    void needsBubblewrap() {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/bwrap")),
+                "no /usr/bin/bwrap: the emulated guest runs in a bubblewrap sandbox (apt-get install bubblewrap)");
+    }
+
+    @Override
+    FirecrackerSettings settings() {
+        return settings;
+    }
+
+    @Override
+    HostKvm kvm() {
+        return new HostKvm(true, "emulated: the fake VMM uses no KVM");
+    }
+
+    @Override
+    Path agentDir() {
+        return home.resolve("agent");
+    }
+
+    @Override
+    protected Map<Feature, String> lacks() {
+        return Map.of(Feature.LIMITS, super.lacks().get(Feature.LIMITS) + ", and the emulated guest's /work is a "
+                + "directory, not the disk whose size disk_limit_mib sets");
+    }
+}

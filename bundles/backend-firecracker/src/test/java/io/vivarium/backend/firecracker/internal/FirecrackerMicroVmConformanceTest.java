@@ -1,0 +1,49 @@
+package io.vivarium.backend.firecracker.internal;
+
+import io.vivarium.api.spi.Availability;
+import io.vivarium.kit.vmm.HostKvm;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The backend conformance suite with real Firecracker microVMs: on a host with a KVM that runs
+ * guests, the firecracker binary ({@code $FIRECRACKER}, else {@code /usr/local/bin/firecracker})
+ * and the default guest image ({@code $VIVARIUM_IMAGES}, else {@code ~/.cache/vivarium/images});
+ * elsewhere every check is skipped with the backend's own reason. How an operator runs it:
+ * docs/firecracker.md.
+ */
+class FirecrackerMicroVmConformanceTest extends FirecrackerSuite {
+
+    @TempDir
+    static Path home;
+
+    private static final HostKvm KVM = HostKvm.check();
+
+    @BeforeEach
+    void needsFirecrackerAndKvm() {
+        Availability availability = new FirecrackerHostProbe(settings(), KVM, null).availability();
+        Assumptions.assumeTrue(availability.available(), "firecracker is unavailable here: " + availability.reason());
+    }
+
+    @Override
+    FirecrackerSettings settings() {
+        String binary = System.getenv("FIRECRACKER");
+        String images = System.getenv("VIVARIUM_IMAGES");
+        return new FirecrackerSettings(Path.of(binary != null ? binary : "/usr/local/bin/firecracker"),
+                images != null ? Path.of(images) : Path.of(System.getProperty("user.home"), ".cache", "vivarium", "images"),
+                "default", FirecrackerSettings.DEFAULT_MEMORY_MIB, 1, 256, Duration.ofSeconds(60), home.resolve("s"));
+    }
+
+    @Override
+    HostKvm kvm() {
+        return KVM;
+    }
+
+    @Override
+    Path agentDir() {
+        return home.resolve("agent");
+    }
+}
