@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,7 +44,7 @@ class CapabilitiesIT {
     static final Daemons daemons = new Daemons();
 
     private static final List<String> FEATURES = List.of("--features",
-            "core,api-v1,procbox,qemu,gvisor,fingerprint-sha256,storage-reflink");
+            "core,api-v1,procbox,qemu,gvisor,firecracker,fingerprint-sha256,storage-reflink");
     private static final String VENDOR = "example-local";
     /** Every capability name core knows, in the order their checks run on one sandbox. */
     private static final List<String> OPERATIONS = List.of(Capability.EXEC, Capability.EVAL, Capability.PAUSE,
@@ -99,6 +100,25 @@ class CapabilitiesIT {
         return Stream.of("procbox", "gvisor", "qemu", VENDOR).map(name -> DynamicContainer.dynamicContainer(name,
                 Stream.concat(Stream.of(DynamicTest.dynamicTest("create fields", () -> createFields(name))),
                         OPERATIONS.stream().map(c -> DynamicTest.dynamicTest(c, () -> operation(name, c))))));
+    }
+
+    /**
+     * Where Firecracker cannot run (no KVM that runs guests, no binary: these hosts), it is listed
+     * unavailable saying what is missing, with the API document it is held to, and a create on it is
+     * a 503 that says the same. Where it can, the capability table's row is checked like the others'.
+     */
+    @Test
+    void firecrackerSaysWhyItCannotRunHere() throws Exception {
+        JsonNode fc = BACKENDS.get("firecracker");
+        assertTrue(fc != null, "the firecracker feature's backend is listed: " + BACKENDS.keySet());
+        assertTrue(fc.get("details").get("api").asText().startsWith("Firecracker API 1.17"), fc.toString());
+        Assumptions.assumeFalse(fc.get("available").asBoolean(), "firecracker runs on this host: its table row is checked");
+        String reason = fc.get("reason").asText();
+        assertTrue(reason.contains("firecracker is missing") || reason.contains("KVM") || reason.contains("guest image"),
+                reason);
+        Api.Response create = api.post("/v1/sandboxes", Map.of("backend", "firecracker"));
+        assertEquals(503, create.status(), create.raw().body());
+        assertTrue(create.body().get("error").asText().contains(reason), create.raw().body());
     }
 
     @TestFactory

@@ -5,7 +5,9 @@ import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.kit.vmm.HostKvm;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -27,25 +29,30 @@ final class FirecrackerHostProbe {
         this.agentProblem = agentProblem;
     }
 
-    /** The executable and the image are checked on every call, so installing them makes the backend available. */
+    /**
+     * Every missing piece, in the order an operator would add them: KVM, the executable, the image.
+     * The executable and the image are looked at on every call, so installing them makes the
+     * backend available.
+     */
     Availability availability() {
+        List<String> missing = new ArrayList<>();
+        if (!kvm.runsGuests()) {
+            missing.add("Firecracker needs a KVM that runs guests, and this host has none: " + kvm.reason());
+        }
         if (!Files.isExecutable(settings.firecracker())) {
-            return Availability.no(settings.firecracker() + " is missing: Firecracker is in no Debian release; install "
-                    + "a release binary from https://github.com/firecracker-microvm/firecracker/releases there, or set "
+            missing.add(settings.firecracker() + " is missing (Firecracker is in no Debian release): install a release "
+                    + "binary from https://github.com/firecracker-microvm/firecracker/releases there, or set "
                     + "firecracker_path (PID " + FirecrackerConfig.PID + ")");
         }
-        if (!kvm.runsGuests()) {
-            return Availability.no("Firecracker needs a KVM that runs guests, and this host has none: " + kvm.reason());
-        }
         if (agentProblem != null) {
-            return Availability.no(agentProblem);
+            missing.add(agentProblem);
         }
         try {
             FirecrackerImage.load(settings.imageDir(), settings.defaultImage());
         } catch (IOException e) {
-            return Availability.no(e.getMessage());
+            missing.add(e.getMessage());
         }
-        return Availability.yes();
+        return missing.isEmpty() ? Availability.yes() : Availability.no(String.join("; ", missing));
     }
 
     Map<String, String> details() {
