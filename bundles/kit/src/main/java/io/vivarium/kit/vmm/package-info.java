@@ -1,9 +1,12 @@
 /**
- * What a backend of a VMM is built from: whether this host's KVM runs guests ({@link
- * io.vivarium.kit.vmm.HostKvm}), and for one that speaks its VMM's HTTP API over its Unix socket (Firecracker's
- * {@code --api-sock}, Cloud Hypervisor's {@code --api-socket}): {@link
- * io.vivarium.kit.vmm.VmmApiClient}, one request at a time with JSON bodies, and {@link
- * io.vivarium.kit.vmm.VmmApiException}, a refusal with the VMM's status and body.
+ * What a backend of a VMM is built from. Whether this host's KVM runs guests ({@link
+ * io.vivarium.kit.vmm.HostKvm}). For a VMM that serves an HTTP API on a Unix socket and reaches its
+ * guest over vsock (Firecracker, Cloud Hypervisor): its API client ({@link
+ * io.vivarium.kit.vmm.VmmApiClient}, refusals as {@link io.vivarium.kit.vmm.VmmApiException}), and a
+ * guest's whole life but what is particular to the VMM, which a {@link io.vivarium.kit.vmm.VmmDriver}
+ * says: {@link io.vivarium.kit.vmm.VmmLauncher} (start, adopt, end), {@link
+ * io.vivarium.kit.vmm.VmmInstance}, {@link io.vivarium.kit.vmm.VmmHostProbe} (availability and
+ * details), {@link io.vivarium.kit.vmm.VmmGuestImage}, {@link io.vivarium.kit.vmm.VmmProcess}.
  */
 @Export
 @Version("1.0.0")

@@ -10,6 +10,8 @@ import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.api.spi.StorageStrategies;
+import io.vivarium.kit.vmm.VmmInstance;
+import io.vivarium.kit.vmm.VmmProcess;
 import java.util.Map;
 import java.util.Set;
 import org.osgi.service.component.annotations.Activate;
@@ -17,8 +19,8 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 
 /**
- * Sandboxes as Firecracker microVMs ({@link FirecrackerLauncher}): the guest image's kernel and
- * initramfs, a workspace disk, the agent on vsock. Create, adopt (the VMM by pid and start time)
+ * Sandboxes as Firecracker microVMs (the kit's {@link io.vivarium.kit.vmm.VmmLauncher} with
+ * {@link FirecrackerDriver}): the guest image's kernel and initramfs, a workspace disk, the agent on vsock. Create, adopt (the VMM by pid and start time)
  * and destroy; no snapshots yet, so core offers none of what derives from them.
  */
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + FirecrackerBackend.NAME)
@@ -56,7 +58,7 @@ public class FirecrackerBackend implements SandboxBackend {
 
     @Override
     public Map<String, String> details() {
-        return runtime.probe().details();
+        return runtime.details();
     }
 
     @Override
@@ -75,7 +77,7 @@ public class FirecrackerBackend implements SandboxBackend {
     /** The VMM the state records, if that very process still runs: a pid that went to another process is not it. */
     @Override
     public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
-        VmmProcess vmm = FirecrackerInstance.vmmOf(state).orElseThrow(() -> new InstanceGoneException(
+        VmmProcess vmm = VmmInstance.processOf(state).orElseThrow(() -> new InstanceGoneException(
                 "its record names no Firecracker process (pid and start time)"));
         if (!vmm.isRunning()) {
             throw new InstanceGoneException("its Firecracker process (pid " + vmm.pid() + ") is gone");
@@ -85,7 +87,7 @@ public class FirecrackerBackend implements SandboxBackend {
 
     @Override
     public void destroy(InstanceSpec spec, InstanceState state) {
-        runtime.instances().remove(spec.id()).ifPresent(FirecrackerInstance::close);
+        runtime.instances().remove(spec.id()).ifPresent(VmmInstance::close);
         runtime.launcher().end(spec, state);
     }
 }

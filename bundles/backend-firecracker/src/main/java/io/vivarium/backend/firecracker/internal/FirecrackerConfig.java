@@ -24,14 +24,14 @@ public @interface FirecrackerConfig {
     String default__image() default "default";
 
     @AttributeDefinition(description = "Guest memory in MiB.")
-    int default__memory__mib() default FirecrackerSettings.DEFAULT_MEMORY_MIB;
+    int default__memory__mib() default 256;
 
     @AttributeDefinition(description = "Virtual CPUs of a sandbox created without vcpus (1 or an even number, at most 32).")
     int default__vcpus() default 1;
 
     @AttributeDefinition(description = "Size of a sandbox's workspace disk in MiB (an ext4 file, sparse).")
-    int workspace__mib() default FirecrackerSettings.DEFAULT_WORKSPACE_MIB;
+    int workspace__mib() default 1024;
 
     @AttributeDefinition(description = "How long a boot may take until the guest agent answers, in seconds.")
-    int boot__timeout__secs() default FirecrackerSettings.DEFAULT_BOOT_TIMEOUT_SECS;
+    int boot__timeout__secs() default 30;
 }

@@ -3,9 +3,15 @@ package io.vivarium.backend.firecracker.internal;
 import io.vivarium.kit.agent.AgentBinary;
 import io.vivarium.kit.backend.InstanceTable;
 import io.vivarium.kit.vmm.HostKvm;
+import io.vivarium.kit.vmm.VmmHostProbe;
+import io.vivarium.kit.vmm.VmmInstance;
+import io.vivarium.kit.vmm.VmmLauncher;
+import io.vivarium.kit.vmm.VmmSettings;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -13,29 +19,31 @@ import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * One revision of the Firecracker backend: its settings, the host probe, the launcher and the
- * microVMs it created or adopted. A private service of this bundle. MicroVMs outlive it:
- * deactivation only lets go of this revision's connections to their agents, and the next revision
- * adopts them.
+ * One revision of the Firecracker backend: its settings, the host probe, the launcher (the kit's,
+ * with {@link FirecrackerDriver}) and the microVMs it created or adopted. A private service of this
+ * bundle. MicroVMs outlive it: deactivation only lets go of this revision's connections to their
+ * agents, and the next revision adopts them.
  */
 @Component(service = FirecrackerRuntime.class, configurationPid = FirecrackerConfig.PID)
 @Designate(ocd = FirecrackerConfig.class)
 public class FirecrackerRuntime {
 
     private static final System.Logger LOG = System.getLogger(FirecrackerRuntime.class.getName());
+    private static final String INSTALL = "(Firecracker is in no Debian release): install a release binary from "
+            + "https://github.com/firecracker-microvm/firecracker/releases there, or set firecracker_path (PID "
+            + FirecrackerConfig.PID + ")";
 
-    private final FirecrackerHostProbe probe;
-    private final FirecrackerLauncher launcher;
-    private final InstanceTable<FirecrackerInstance> instances =
-            new InstanceTable<>(FirecrackerInstance.class, FirecrackerBackend.NAME);
+    private final VmmHostProbe probe;
+    private final VmmLauncher launcher;
+    private final InstanceTable<VmmInstance> instances = new InstanceTable<>(VmmInstance.class, FirecrackerBackend.NAME);
 
     @Activate
     public FirecrackerRuntime(FirecrackerConfig config, BundleContext context) {
-        this(FirecrackerSettings.from(config), HostKvm.check(), agentDir(context));
+        this(settings(config), HostKvm.check(), agentDir(context));
     }
 
     /** @param agentDir where to write the kit's agent binary, whose launch mode starts each VMM detached */
-    FirecrackerRuntime(FirecrackerSettings settings, HostKvm kvm, Path agentDir) {
+    FirecrackerRuntime(VmmSettings settings, HostKvm kvm, Path agentDir) {
         Path agent = null;
         String problem = null;
         try {
@@ -45,8 +53,15 @@ public class FirecrackerRuntime {
             problem = "cannot write the agent binary that starts each Firecracker to " + agentDir + ": " + e.getMessage();
             LOG.log(System.Logger.Level.ERROR, problem, e);
         }
-        this.probe = new FirecrackerHostProbe(settings, kvm, problem);
-        this.launcher = new FirecrackerLauncher(settings, agent);
+        this.probe = new VmmHostProbe(settings, "Firecracker", kvm, INSTALL, problem);
+        this.launcher = new VmmLauncher(settings, new FirecrackerDriver(), agent);
+    }
+
+    static VmmSettings settings(FirecrackerConfig config) {
+        return new VmmSettings(Path.of(config.firecracker__path()), VmmSettings.imageDir(config.image__dir()),
+                config.default__image(), config.default__memory__mib(), config.default__vcpus(), config.workspace__mib(),
+                Duration.ofSeconds(config.boot__timeout__secs()),
+                Path.of(System.getProperty("java.io.tmpdir"), "vivarium-firecracker"));
     }
 
     private static Path agentDir(BundleContext context) {
@@ -54,15 +69,21 @@ public class FirecrackerRuntime {
         return data != null ? data.toPath() : Path.of(System.getProperty("java.io.tmpdir"), "vivarium-firecracker-agent");
     }
 
-    FirecrackerHostProbe probe() {
+    VmmHostProbe probe() {
         return probe;
     }
 
-    FirecrackerLauncher launcher() {
+    /** The backend's details: the probe's, and the API document it is written and contract-tested against. */
+    Map<String, String> details() {
+        return probe.details(Map.of("api", "Firecracker API " + FirecrackerApi.TARGET
+                + " (the document this backend is written and contract-tested against)"));
+    }
+
+    VmmLauncher launcher() {
         return launcher;
     }
 
-    InstanceTable<FirecrackerInstance> instances() {
+    InstanceTable<VmmInstance> instances() {
         return instances;
     }
 

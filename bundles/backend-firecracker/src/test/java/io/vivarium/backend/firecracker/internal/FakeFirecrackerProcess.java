@@ -1,10 +1,13 @@
 package io.vivarium.backend.firecracker.internal;
 
+import io.vivarium.kit.agent.AgentBinary;
+import io.vivarium.kit.vmm.VmmLauncher;
+import io.vivarium.testkit.vmm.EmulatedGuest;
 import io.vivarium.testkit.vmm.FakeVmm;
+import io.vivarium.testkit.vmm.FakeVmmProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 
 /**
@@ -25,17 +28,13 @@ final class FakeFirecrackerProcess {
             System.exit(2);
         }
         Path socket = Path.of(options.get(at + 1));
-        new FakeVmm(socket, FirecrackerRules.DOCUMENT,
-                new FirecrackerRules(new EmulatedGuest(Files.createDirectories(socket.resolveSibling("guest")))));
+        Path guest = Files.createDirectories(socket.resolveSibling("guest"));
+        EmulatedGuest emulated = new EmulatedGuest(guest, AgentBinary.install(guest.resolve("bin")), VmmLauncher.AGENT_PORT);
+        new FakeVmm(socket, FirecrackerRules.DOCUMENT, new FirecrackerRules(emulated::boot));
     }
 
-    /** An executable in {@code dir} that starts this fake with this JVM and its class path, as {@code firecracker} would be. */
+    /** An executable in {@code dir} that starts this fake, as {@code firecracker} would be. */
     static Path executable(Path dir) throws IOException {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        Path script = dir.resolve("firecracker");
-        Files.writeString(script, "#!/bin/sh\nexec '" + java + "' -Xshare:auto -XX:TieredStopAtLevel=1 -cp '"
-                + System.getProperty("java.class.path") + "' " + FakeFirecrackerProcess.class.getName() + " \"$@\"\n");
-        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
-        return script;
+        return FakeVmmProcess.executable(dir, "firecracker", FakeFirecrackerProcess.class);
     }
 }

@@ -1,6 +1,9 @@
 package io.vivarium.backend.firecracker.internal;
 
 import io.vivarium.kit.vmm.HostKvm;
+import io.vivarium.kit.vmm.VmmSettings;
+import io.vivarium.testkit.vmm.EmulatedGuest;
+import io.vivarium.testkit.vmm.FakeVmmProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,14 +25,14 @@ class FirecrackerBackendConformanceTest extends FirecrackerSuite {
 
     @TempDir
     static Path home;
-    private static FirecrackerSettings settings;
+    private static VmmSettings settings;
 
     @BeforeAll
     static void fakeHost() throws IOException {
         Path images = Files.createDirectories(home.resolve("images"));
-        settings = new FirecrackerSettings(FakeFirecrackerProcess.executable(home), images, "default", 256, 1, 64,
+        settings = new VmmSettings(FakeFirecrackerProcess.executable(home), images, "default", 256, 1, 64,
                 Duration.ofSeconds(60), Files.createDirectories(home.resolve("s")));
-        FakeImages.write(images, "default");
+        FakeVmmProcess.image(images, "default");
     }
 
     @BeforeEach
@@ -39,7 +42,7 @@ class FirecrackerBackendConformanceTest extends FirecrackerSuite {
     }
 
     @Override
-    FirecrackerSettings settings() {
+    VmmSettings settings() {
         return settings;
     }
 

@@ -2,6 +2,7 @@ package io.vivarium.backend.firecracker.internal;
 
 import io.vivarium.api.spi.Availability;
 import io.vivarium.kit.vmm.HostKvm;
+import io.vivarium.kit.vmm.VmmSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Assumptions;
@@ -24,17 +25,15 @@ class FirecrackerMicroVmConformanceTest extends FirecrackerSuite {
 
     @BeforeEach
     void needsFirecrackerAndKvm() {
-        Availability availability = new FirecrackerHostProbe(settings(), KVM, null).availability();
+        Availability availability = new FirecrackerRuntime(settings(), KVM, home.resolve("agent")).probe().availability();
         Assumptions.assumeTrue(availability.available(), "firecracker is unavailable here: " + availability.reason());
     }
 
     @Override
-    FirecrackerSettings settings() {
+    VmmSettings settings() {
         String binary = System.getenv("FIRECRACKER");
-        String images = System.getenv("VIVARIUM_IMAGES");
-        return new FirecrackerSettings(Path.of(binary != null ? binary : "/usr/local/bin/firecracker"),
-                images != null ? Path.of(images) : Path.of(System.getProperty("user.home"), ".cache", "vivarium", "images"),
-                "default", FirecrackerSettings.DEFAULT_MEMORY_MIB, 1, 256, Duration.ofSeconds(60), home.resolve("s"));
+        return new VmmSettings(Path.of(binary != null ? binary : "/usr/local/bin/firecracker"), VmmSettings.imageDir(""),
+                "default", 256, 1, 256, Duration.ofSeconds(60), home.resolve("s"));
     }
 
     @Override

@@ -3,6 +3,8 @@ package io.vivarium.backend.firecracker.internal;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.kit.vmm.HostKvm;
+import io.vivarium.kit.vmm.VmmInstance;
+import io.vivarium.kit.vmm.VmmSettings;
 import io.vivarium.testkit.SandboxBackendSuite;
 import java.nio.file.Path;
 import java.util.List;
@@ -19,7 +21,7 @@ abstract class FirecrackerSuite extends SandboxBackendSuite {
 
     private static final List<FirecrackerRuntime> REVISIONS = new CopyOnWriteArrayList<>();
 
-    abstract FirecrackerSettings settings();
+    abstract VmmSettings settings();
 
     abstract HostKvm kvm();
 
@@ -47,7 +49,7 @@ abstract class FirecrackerSuite extends SandboxBackendSuite {
     /** Kills the VMM from outside, as a crash would: its guest goes with it. */
     @Override
     protected void killInstance(SandboxInstance instance) {
-        ProcessHandle.of(((FirecrackerInstance) instance).vmm().pid()).ifPresent(ProcessHandle::destroyForcibly);
+        ProcessHandle.of(((VmmInstance) instance).process().pid()).ifPresent(ProcessHandle::destroyForcibly);
     }
 
     /** Kills the agent from inside, as a sandbox process could; the guest's init starts it again. */

@@ -1,4 +1,4 @@
-package io.vivarium.backend.firecracker.internal;
+package io.vivarium.kit.vmm;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
@@ -6,11 +6,6 @@ import io.vivarium.api.ApiException;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
-import io.vivarium.backend.firecracker.internal.FirecrackerTypes.BootSource;
-import io.vivarium.backend.firecracker.internal.FirecrackerTypes.Drive;
-import io.vivarium.backend.firecracker.internal.FirecrackerTypes.MachineConfig;
-import io.vivarium.backend.firecracker.internal.FirecrackerTypes.Vsock;
-import io.vivarium.common.exec.HostCommand;
 import io.vivarium.kit.guest.Deadline;
 import io.vivarium.kit.guest.GuestAgentClient;
 import io.vivarium.kit.guest.GuestAgentException;
@@ -22,6 +17,7 @@ import java.lang.ProcessBuilder.Redirect;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -31,92 +27,92 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
 /**
- * How a Firecracker microVM starts and ends. The VMM is started detached through the kit agent's
- * launch mode ({@code vivarium-agent --launch --detach PIDFILE ...  -- firecracker --api-sock
- * SOCKET --id ID}: a session of its own, so it outlives the daemon, its pid written first), then
- * configured through its API ({@link FirecrackerApi}: machine, kernel and initramfs of the guest
- * image with {@code vivarium.channel=vsock:}{@value #AGENT_PORT} on the command line, the workspace
- * disk, the vsock device) and started; the sandbox is up once its agent answers a ping through the
- * VMM's vsock socket.
+ * How a guest of a VMM that serves an HTTP API on a Unix socket starts and ends, whatever the VMM
+ * (its {@link VmmDriver} says the rest). The VMM is started detached through the kit agent's launch
+ * mode ({@code vivarium-agent --launch --detach PIDFILE ... -- VMM ...}: a session of its own, so it
+ * outlives the daemon, its pid written first), then the driver configures the guest (the image's
+ * kernel and initramfs with {@code vivarium.channel=vsock:}{@value #AGENT_PORT} on its command line,
+ * the workspace disk, the vsock device) and boots it; the sandbox is up once its agent answers a
+ * ping through the VMM's vsock socket ({@link GuestTransport#vsock}).
  *
  * <p>Files: in the sandbox's directory {@value #WORKSPACE} (an ext4 file, the guest's
- * {@code /dev/vda} at {@code /work}), {@value #PID_FILE} and {@value #LOG} (the VMM's output and
- * the guest's console); in the short {@link #sockets socket directory} of the sandbox the API and
- * vsock sockets, which a relaunch must find gone (a VMM binds them anew and refuses a path taken).
+ * {@code /dev/vda} at {@code /work}), {@value #PID_FILE} and {@value #LOG} (the VMM's output and the
+ * guest's console); in the sandbox's {@link #sockets short socket directory} the API and vsock
+ * sockets, which a start removes first (a VMM binds them anew and refuses a path that is taken).
  */
-final class FirecrackerLauncher {
+public final class VmmLauncher {
 
-    static final String WORKSPACE = "workspace.ext4";
-    static final String PID_FILE = "firecracker.pid";
-    static final String LOG = "firecracker.log";
-    static final String API_SOCKET = "api.sock";
-    static final String VSOCK_SOCKET = "vsock.sock";
+    public static final String WORKSPACE = "workspace.ext4";
+    public static final String PID_FILE = "vmm.pid";
+    public static final String LOG = "vmm.log";
+    public static final String API_SOCKET = "api.sock";
+    public static final String VSOCK_SOCKET = "vsock.sock";
     /** The guest's vsock port its agent listens on. */
-    static final int AGENT_PORT = 1024;
+    public static final int AGENT_PORT = 1024;
     /** The guest's vsock CID: 3, the first a guest may have (0-2 are the hypervisor's and the host's). */
-    static final long GUEST_CID = 3;
+    public static final long GUEST_CID = 3;
 
     private static final Duration API_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration MKFS_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration PING_WAIT = Duration.ofMillis(500);
     private static final long POLL_MILLIS = 10;
     private static final int LOG_TAIL_BYTES = 2048;
 
-    private final FirecrackerSettings settings;
+    private final VmmSettings settings;
+    private final VmmDriver driver;
     private final Path agentBinary;
 
-    /** @param agentBinary the kit's agent binary, whose launch mode starts the VMM detached */
-    FirecrackerLauncher(FirecrackerSettings settings, Path agentBinary) {
+    /** @param agentBinary the kit's agent binary ({@link io.vivarium.kit.agent.AgentBinary}), whose launch mode starts the VMM */
+    public VmmLauncher(VmmSettings settings, VmmDriver driver, Path agentBinary) {
         this.settings = settings;
+        this.driver = driver;
         this.agentBinary = agentBinary;
     }
 
     /** The directory of sandbox {@code id}'s sockets. */
-    Path sockets(String id) {
+    public Path sockets(String id) {
         return settings.socketDir().resolve(id);
     }
 
+    /** The kernel command line of a guest of {@code image}: the image's, the driver's, and the agent on vsock. */
+    public String cmdline(VmmGuestImage image) {
+        return String.join(" ", image.cmdline(), driver.bootArgs(), "vivarium.channel=vsock:" + AGENT_PORT)
+                .replaceAll(" +", " ").strip();
+    }
+
     /** The sandbox {@code spec} whose VMM runs: a client of its agent, which connects on the first call. */
-    FirecrackerInstance attach(InstanceSpec spec, VmmProcess vmm) {
-        return new FirecrackerInstance(spec.id(), vmm,
+    public VmmInstance attach(InstanceSpec spec, VmmProcess process) {
+        return new VmmInstance(spec.id(), driver.name(), process,
                 new GuestAgentClient(GuestTransport.vsock(sockets(spec.id()).resolve(VSOCK_SOCKET), AGENT_PORT)));
     }
 
     /**
-     * Boots the microVM of {@code spec} and waits until its agent answers. On any failure it ends
-     * what it started and throws with the last words of the VMM and the guest's console.
+     * Boots the guest of {@code spec} and waits until its agent answers. On any failure it ends what
+     * it started and throws with the last words of the VMM and the guest's console.
      */
-    FirecrackerInstance start(InstanceSpec spec, OperationContext context) {
+    public VmmInstance start(InstanceSpec spec, OperationContext context) {
         long deadline = System.nanoTime() + settings.bootTimeout().toNanos();
-        FirecrackerImage image;
+        VmmGuestImage image;
         try {
-            image = FirecrackerImage.load(settings.imageDir(), spec.image() != null ? spec.image() : settings.defaultImage());
+            image = VmmGuestImage.load(settings.imageDir(), spec.image() != null ? spec.image() : settings.defaultImage());
         } catch (IOException e) {
-            throw new ApiException(503, "Firecracker cannot boot sandbox " + spec.id() + ": " + e.getMessage());
+            throw new ApiException(503, driver.name() + " cannot boot sandbox " + spec.id() + ": " + e.getMessage());
         }
         try {
             context.checkpoint("making the workspace disk of sandbox " + spec.id());
             Path workspace = workspace(spec);
-            Path sockets = sockets(spec.id());
-            Files.createDirectories(sockets);
-            // a VMM binds its sockets anew: ones a VMM before it left would be in its way
+            Path sockets = Files.createDirectories(sockets(spec.id()));
             Files.deleteIfExists(sockets.resolve(API_SOCKET));
             Files.deleteIfExists(sockets.resolve(VSOCK_SOCKET));
-            context.checkpoint("starting the Firecracker of sandbox " + spec.id());
-            VmmProcess vmm = launch(spec);
-            try (FirecrackerApi api = new FirecrackerApi(sockets.resolve(API_SOCKET), API_TIMEOUT)) {
-                awaitApi(spec, vmm, api, deadline, context);
-                int vcpus = spec.vcpus() != null ? spec.vcpus() : settings.defaultVcpus();
-                int memory = spec.memoryLimitMib() != null ? spec.memoryLimitMib() : settings.memoryMib();
-                api.configureMachine(new MachineConfig(vcpus, memory, false));
-                api.setBootSource(new BootSource(image.kernel().toString(), image.initramfs().toString(),
-                        bootArgs(image)));
-                api.putDrive(new Drive("workspace", workspace.toString(), false, false));
-                api.putVsock(new Vsock(GUEST_CID, sockets.resolve(VSOCK_SOCKET).toString()));
-                context.checkpoint("booting sandbox " + spec.id());
-                api.start();
-            }
-            FirecrackerInstance instance = attach(spec, vmm);
+            context.checkpoint("starting the " + driver.name() + " of sandbox " + spec.id());
+            VmmProcess process = launch(spec);
+            awaitApi(spec, process, deadline, context);
+            context.checkpoint("booting sandbox " + spec.id());
+            driver.boot(sockets.resolve(API_SOCKET), new VmmBoot(spec.vcpus() != null ? spec.vcpus() : settings.defaultVcpus(),
+                    spec.memoryLimitMib() != null ? spec.memoryLimitMib() : settings.memoryMib(), image.kernel(),
+                    image.initramfs(), cmdline(image), workspace, sockets.resolve(VSOCK_SOCKET), GUEST_CID));
+            VmmInstance instance = attach(spec, process);
             try {
                 awaitAgent(spec, instance, deadline, context);
             } catch (RuntimeException e) {
@@ -131,12 +127,7 @@ final class FirecrackerLauncher {
         }
     }
 
-    /** The image's command line, with the agent on vsock; {@code reboot=k} makes a guest's reboot end its VMM. */
-    static String bootArgs(FirecrackerImage image) {
-        return (image.cmdline() + " reboot=k pci=off vivarium.channel=vsock:" + AGENT_PORT).strip();
-    }
-
-    /** An empty ext4 file system labelled {@code work}, sparse, of the configured size or the spec's disk limit. */
+    /** An empty ext4 file system labelled {@code work}, sparse, of the spec's disk limit or the configured size. */
     private Path workspace(InstanceSpec spec) throws IOException {
         Path disk = spec.dir().resolve(WORKSPACE);
         if (Files.exists(disk)) {
@@ -147,18 +138,41 @@ final class FirecrackerLauncher {
         try (RandomAccessFile file = new RandomAccessFile(partial.toFile(), "rw")) {
             file.setLength(mib << 20);
         }
-        HostCommand.run(List.of("mkfs.ext4", "-q", "-F", "-L", "work", partial.toString()), Duration.ofSeconds(30));
+        run(List.of("mkfs.ext4", "-q", "-F", "-L", "work", partial.toString()), MKFS_TIMEOUT);
         Files.move(partial, disk);
         return disk;
     }
 
+    private static void run(List<String> command, Duration timeout) throws IOException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        try {
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(command.get(0) + " did not finish within " + timeout.toSeconds() + " s");
+            }
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while running " + command.get(0), e);
+        }
+        if (p.exitValue() != 0) {
+            throw new IOException(String.join(" ", command) + " failed (exit status " + p.exitValue() + "): "
+                    + new String(p.getInputStream().readAllBytes(), UTF_8).strip());
+        }
+    }
+
     private VmmProcess launch(InstanceSpec spec) throws IOException {
+        if (agentBinary == null) {
+            throw new IOException("the agent binary that starts each " + driver.name() + " could not be written: "
+                    + "GET /v1/backends says why");
+        }
         Path dir = spec.dir();
         Path pidFile = dir.resolve(PID_FILE);
         Files.deleteIfExists(pidFile);
-        ProcessBuilder launch = new ProcessBuilder(agentBinary.toString(), "--launch", "--detach", pidFile.toString(),
-                "/dev/null", "", "", dir.toString(), "", "--", settings.firecracker().toString(), "--api-sock",
-                sockets(spec.id()).resolve(API_SOCKET).toString(), "--id", spec.id())
+        List<String> command = new ArrayList<>(List.of(agentBinary.toString(), "--launch", "--detach", pidFile.toString(),
+                "/dev/null", "", "", dir.toString(), "", "--"));
+        command.addAll(driver.command(settings.binary(), sockets(spec.id()).resolve(API_SOCKET), spec.id()));
+        ProcessBuilder launch = new ProcessBuilder(command)
                 .directory(dir.toFile())
                 .redirectInput(Redirect.from(new File("/dev/null")))
                 .redirectOutput(Redirect.appendTo(dir.resolve(LOG).toFile()))
@@ -166,50 +180,51 @@ final class FirecrackerLauncher {
         try {
             int status = launch.start().waitFor();
             if (status != 0) {
-                throw new IOException("its launch exited with status " + status);
+                throw new IOException("the launch of " + driver.name() + " exited with status " + status);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while starting it", e);
+            throw new IOException("interrupted while starting " + driver.name(), e);
         }
         long deadline = System.nanoTime() + API_TIMEOUT.toNanos();
         while (true) {
             Optional<Long> pid = readPid(dir);
             if (pid.isPresent()) {
-                return VmmProcess.find(pid.get()).orElseThrow(() -> new IOException("Firecracker exited right after start"));
+                return VmmProcess.find(pid.get()).orElseThrow(() -> new IOException(driver.name() + " exited right after start"));
             }
             if (System.nanoTime() > deadline) {
-                throw new IOException("its launch wrote no pid within " + API_TIMEOUT.toSeconds() + " s");
+                throw new IOException("the launch of " + driver.name() + " wrote no pid within " + API_TIMEOUT.toSeconds() + " s");
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS));
         }
     }
 
     /** The VMM binds its API socket as it starts; until then a call cannot connect. */
-    private void awaitApi(InstanceSpec spec, VmmProcess vmm, FirecrackerApi api, long deadline, OperationContext context) {
+    private void awaitApi(InstanceSpec spec, VmmProcess process, long deadline, OperationContext context) {
+        Path socket = sockets(spec.id()).resolve(API_SOCKET);
         String last = "its API socket never appeared";
         while (true) {
-            if (!vmm.isRunning()) {
-                throw failure(spec, "Firecracker exited");
+            if (!process.isRunning()) {
+                throw failure(spec, driver.name() + " exited");
             }
-            if (Files.exists(sockets(spec.id()).resolve(API_SOCKET))) {
+            if (Files.exists(socket)) {
                 try {
-                    api.describe();
+                    driver.ping(socket);
                     return;
                 } catch (IOException e) {
                     last = e.getMessage();
                 }
             }
-            pause(spec, deadline, context, "Firecracker's API did not answer (" + last + ")");
+            pause(spec, deadline, context, driver.name() + "'s API did not answer (" + last + ")");
         }
     }
 
     /** Until the guest's agent listens on its port, the VMM closes each connection to it. */
-    private void awaitAgent(InstanceSpec spec, FirecrackerInstance instance, long deadline, OperationContext context) {
+    private void awaitAgent(InstanceSpec spec, VmmInstance instance, long deadline, OperationContext context) {
         String last = "no answer";
         while (true) {
             if (!instance.alive()) {
-                throw failure(spec, "Firecracker exited while the guest booted");
+                throw failure(spec, driver.name() + " exited while the guest booted");
             }
             try {
                 instance.client().ping(Deadline.after(PING_WAIT));
@@ -230,9 +245,9 @@ final class FirecrackerLauncher {
     }
 
     /** A 500 that says what went wrong, with the end of the VMM's output and the guest's console. */
-    private static ApiException failure(InstanceSpec spec, String what) {
-        return new ApiException(500, "sandbox " + spec.id() + " did not start: " + what + "; Firecracker and the guest said: "
-                + logTail(spec.dir().resolve(LOG)));
+    private ApiException failure(InstanceSpec spec, String what) {
+        return new ApiException(500, "sandbox " + spec.id() + " did not start: " + what + "; " + driver.name()
+                + " and the guest said: " + logTail(spec.dir().resolve(LOG)));
     }
 
     private RuntimeException abandon(InstanceSpec spec, RuntimeException failure) {
@@ -246,14 +261,14 @@ final class FirecrackerLauncher {
 
     /**
      * Ends the VMM of sandbox {@code spec} (the one {@code state} records or, for an empty state,
-     * the one its pid file names if that process runs this sandbox's Firecracker) and removes its
-     * sockets; idempotent. The sandbox's directory is core's to remove.
+     * the one its pid file names if that process serves this sandbox's API socket) and everything
+     * below it, and removes its sockets; idempotent. The sandbox's directory is core's to remove.
      */
-    void end(InstanceSpec spec, InstanceState state) {
-        Optional<VmmProcess> vmm = FirecrackerInstance.vmmOf(state).or(() -> launchedFor(spec));
-        if (vmm.isPresent() && !vmm.get().kill(STOP_TIMEOUT)) {
-            throw new ApiException(500, "the Firecracker of sandbox " + spec.id() + " (pid " + vmm.get().pid()
-                    + ") is still there " + STOP_TIMEOUT.toSeconds() + " s after SIGKILL");
+    public void end(InstanceSpec spec, InstanceState state) {
+        Optional<VmmProcess> process = VmmInstance.processOf(state).or(() -> launchedFor(spec));
+        if (process.isPresent() && !process.get().kill(STOP_TIMEOUT)) {
+            throw new ApiException(500, "the " + driver.name() + " of sandbox " + spec.id() + " (pid " + process.get().pid()
+                    + ") or a process below it is still there " + STOP_TIMEOUT.toSeconds() + " s after SIGKILL");
         }
         Path sockets = sockets(spec.id());
         try (Stream<Path> files = Files.exists(sockets) ? Files.walk(sockets) : Stream.empty()) {
@@ -267,7 +282,7 @@ final class FirecrackerLauncher {
         }
     }
 
-    /** The process the pid file names, if it is this sandbox's Firecracker (its command line names its API socket). */
+    /** The process the pid file names, if its command line names this sandbox's API socket. */
     private Optional<VmmProcess> launchedFor(InstanceSpec spec) {
         String socket = sockets(spec.id()).resolve(API_SOCKET).toString();
         return readPid(spec.dir()).filter(pid -> commandLine(pid).contains(socket)).flatMap(VmmProcess::find);

@@ -1,4 +1,4 @@
-package io.vivarium.backend.firecracker.internal;
+package io.vivarium.kit.vmm;
 
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceState;
@@ -10,40 +10,43 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A running Firecracker microVM, created or adopted: its VMM process and the guest agent, reached
- * through the VMM's vsock socket. {@link #close()} lets go of this revision's connections; the
- * microVM runs on for the next revision to adopt.
+ * A running guest of a VMM, created or adopted by {@link VmmLauncher}: the VMM process and the
+ * guest agent, reached through the VMM's vsock socket. {@link #close()} lets go of this revision's
+ * connections; the guest runs on for the next revision to adopt.
  */
-final class FirecrackerInstance implements SandboxInstance, AutoCloseable {
+public final class VmmInstance implements SandboxInstance, AutoCloseable {
 
     /** The key of {@link InstanceState#data()} that holds the VMM's start time; its pid is {@link InstanceState#pid()}. */
-    static final String START_TIME = "start_time";
+    public static final String START_TIME = "start_time";
     /** Past a command's own timeout, how long the agent has to report it. */
     private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(2);
 
     private final String id;
-    private final VmmProcess vmm;
+    private final String vmm;
+    private final VmmProcess process;
     private final GuestAgentClient client;
     private final ClientGuestChannel channel;
 
-    FirecrackerInstance(String id, VmmProcess vmm, GuestAgentClient client) {
+    /** @param vmm the VMM's name, for messages */
+    public VmmInstance(String id, String vmm, VmmProcess process, GuestAgentClient client) {
         this.id = id;
         this.vmm = vmm;
+        this.process = process;
         this.client = client;
         this.channel = new ClientGuestChannel(id, client, this::alive, EXEC_ANSWER_GRACE);
     }
 
     /** The VMM a state records; empty for a state without one (a create the daemon did not see finish). */
-    static Optional<VmmProcess> vmmOf(InstanceState state) {
+    public static Optional<VmmProcess> processOf(InstanceState state) {
         String start = state.data().get(START_TIME);
         return state.pid() > 0 && start != null ? Optional.of(new VmmProcess(state.pid(), start)) : Optional.empty();
     }
 
-    VmmProcess vmm() {
-        return vmm;
+    public VmmProcess process() {
+        return process;
     }
 
-    GuestAgentClient client() {
+    public GuestAgentClient client() {
         return client;
     }
 
@@ -54,17 +57,17 @@ final class FirecrackerInstance implements SandboxInstance, AutoCloseable {
 
     @Override
     public InstanceState state() {
-        return new InstanceState(vmm.pid(), Map.of(START_TIME, vmm.startTime()));
+        return new InstanceState(process.pid(), Map.of(START_TIME, process.startTime()));
     }
 
     @Override
     public boolean alive() {
-        return vmm.isRunning();
+        return process.isRunning();
     }
 
     @Override
     public String reason() {
-        return alive() ? null : "its Firecracker process (pid " + vmm.pid() + ") exited";
+        return alive() ? null : "its " + vmm + " process (pid " + process.pid() + ") exited";
     }
 
     @Override
@@ -72,7 +75,7 @@ final class FirecrackerInstance implements SandboxInstance, AutoCloseable {
         return channel;
     }
 
-    /** The workspace disk, mounted by the guest's /init. */
+    /** The workspace disk, which the guest's /init mounts. */
     @Override
     public String workspace() {
         return "/work";

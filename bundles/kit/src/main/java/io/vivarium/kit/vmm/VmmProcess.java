@@ -1,4 +1,4 @@
-package io.vivarium.backend.firecracker.internal;
+package io.vivarium.kit.vmm;
 
 import io.vivarium.common.process.ProcessStarts;
 import java.time.Duration;
@@ -12,15 +12,15 @@ import java.util.concurrent.locks.LockSupport;
  * A VMM process named by its pid and start time ({@code /proc/PID/stat}), so that a pid the
  * kernel gave to another process after it exited is never taken for it.
  */
-record VmmProcess(long pid, String startTime) {
+public record VmmProcess(long pid, String startTime) {
 
     /** The process {@code pid} runs now, if any. */
-    static Optional<VmmProcess> find(long pid) {
+    public static Optional<VmmProcess> find(long pid) {
         return ProcessStarts.liveStartTime(pid).map(start -> new VmmProcess(pid, start));
     }
 
     /** One read of {@code /proc/PID/stat}. */
-    boolean isRunning() {
+    public boolean isRunning() {
         return ProcessStarts.liveStartTime(pid).filter(startTime::equals).isPresent();
     }
 
@@ -29,7 +29,7 @@ record VmmProcess(long pid, String startTime) {
      * a test's emulated guest would), then waits until all of them are gone; false if one is still
      * there after {@code timeout}.
      */
-    boolean kill(Duration timeout) {
+    public boolean kill(Duration timeout) {
         List<VmmProcess> all = new ArrayList<>();
         if (isRunning()) {
             ProcessHandle.of(pid).ifPresent(p -> p.descendants().forEach(d -> find(d.pid()).ifPresent(all::add)));

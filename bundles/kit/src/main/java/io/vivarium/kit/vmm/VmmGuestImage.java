@@ -1,4 +1,4 @@
-package io.vivarium.backend.firecracker.internal;
+package io.vivarium.kit.vmm;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -8,18 +8,18 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
- * What Firecracker boots of a built guest image (guest-agent/image): its {@code kernel} (an ELF
- * vmlinux, as Firecracker loads), its {@code initramfs.cpio.gz}, and the kernel command line its
- * {@code image.json} gives. The image's agent must be ours: it alone listens on vsock.
+ * What a VMM boots of a built guest image (guest-agent/image): its {@code kernel} (an ELF
+ * vmlinux), its {@code initramfs.cpio.gz}, and the kernel command line its {@code image.json}
+ * gives. The image's agent must be ours: it alone listens on vsock.
  *
  * @param dir the image's own, content-addressed directory (never the {@code NAME} link)
  */
-record FirecrackerImage(Path dir, String cmdline) {
+public record VmmGuestImage(Path dir, String cmdline) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** The image {@code name} in {@code imageDir}, or an {@link IOException} that says how to get it. */
-    static FirecrackerImage load(Path imageDir, String name) throws IOException {
+    public static VmmGuestImage load(Path imageDir, String name) throws IOException {
         Path dir;
         try {
             dir = imageDir.resolve(name).toRealPath();
@@ -35,16 +35,16 @@ record FirecrackerImage(Path dir, String cmdline) {
         JsonNode description = JSON.readTree(dir.resolve("image.json").toFile());
         if (!"vivarium".equals(description.path("agent").asText())) {
             throw new IOException("the guest image " + dir + " has the agent '" + description.path("agent").asText()
-                    + "', which cannot listen on vsock: a Firecracker guest needs an image with vivarium-agent");
+                    + "', which cannot listen on vsock: a guest reached over vsock needs an image with vivarium-agent");
         }
-        return new FirecrackerImage(dir, description.path("cmdline").asText(""));
+        return new VmmGuestImage(dir, description.path("cmdline").asText(""));
     }
 
-    Path kernel() {
+    public Path kernel() {
         return dir.resolve("kernel");
     }
 
-    Path initramfs() {
+    public Path initramfs() {
         return dir.resolve("initramfs.cpio.gz");
     }
 }

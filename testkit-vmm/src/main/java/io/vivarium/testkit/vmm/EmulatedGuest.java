@@ -1,0 +1,46 @@
+package io.vivarium.testkit.vmm;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A guest for a fake VMM process on hosts without KVM: the real agent as a guest's /init runs it
+ * (restarted when it exits), in a bubblewrap sandbox that dies with the fake VMM, with no network,
+ * the host read-only and a directory of its own at {@code /work}; reached through a {@link VsockMux}
+ * on the VMM's vsock socket, as a real guest's agent on vsock. What it does not emulate is the
+ * machine: no kernel, no disk (a workspace file made for it stays unused), no memory size.
+ */
+public final class EmulatedGuest {
+    private final Path dir;
+    private final Path agentBinary;
+    private final int port;
+
+    /**
+     * @param dir the guest's own directory: its {@code /work}, the agent's socket, its console
+     * @param agentBinary the agent to run (the kit's {@code AgentBinary})
+     * @param port the vsock port the agent is reached on
+     */
+    public EmulatedGuest(Path dir, Path agentBinary, int port) {
+        this.dir = dir;
+        this.agentBinary = agentBinary;
+        this.port = port;
+    }
+
+    /** Starts the guest and binds {@code vsockSocket}, which must be free, as the VMM's vsock device does. */
+    public void boot(Path vsockSocket) throws IOException {
+        Path work = Files.createDirectories(dir.resolve("work"));
+        Path socket = dir.resolve("agent.sock");
+        String loop = "while :; do \"$0\" --listen \"unix:$1\"; sleep 0.1; done";
+        new ProcessBuilder(List.of("bwrap", "--die-with-parent", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/",
+                "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", work.toString(), "/work",
+                "--bind", dir.toString(), dir.toString(), "--chdir", "/work", "--", "/bin/sh", "-c", loop,
+                agentBinary.toString(), socket.toString()))
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("console.log").toFile()))
+                .start();
+        new VsockMux(vsockSocket, Map.of(port, socket));
+    }
+}
