@@ -44,7 +44,7 @@ class CapabilitiesIT {
     static final Daemons daemons = new Daemons();
 
     private static final List<String> FEATURES = List.of("--features",
-            "core,api-v1,procbox,qemu,gvisor,firecracker,fingerprint-sha256,storage-reflink");
+            "core,api-v1,procbox,qemu,gvisor,firecracker,cloud-hypervisor,fingerprint-sha256,storage-reflink");
     private static final String VENDOR = "example-local";
     /** Every capability name core knows, in the order their checks run on one sandbox. */
     private static final List<String> OPERATIONS = List.of(Capability.EXEC, Capability.EVAL, Capability.PAUSE,
@@ -119,6 +119,27 @@ class CapabilitiesIT {
         Api.Response create = api.post("/v1/sandboxes", Map.of("backend", "firecracker"));
         assertEquals(503, create.status(), create.raw().body());
         assertTrue(create.body().get("error").asText().contains(reason), create.raw().body());
+    }
+
+    /**
+     * Cloud Hypervisor runs plain VMs: {@code POST /v1/sandboxes} naming it is a 400 saying to use
+     * {@code /v1/vms}, wherever it runs; where it cannot run (these hosts), {@code /v1/vms} answers 503
+     * with what is missing.
+     */
+    @Test
+    void cloudHypervisorMakesVmsAloneAndSaysWhyItCannotRunHere() throws Exception {
+        JsonNode ch = BACKENDS.get("cloud-hypervisor");
+        assertTrue(ch != null, "the cloud-hypervisor feature's backend is listed: " + BACKENDS.keySet());
+        assertTrue(ch.get("machine").asBoolean(), ch.toString());
+        assertTrue(ch.get("details").get("api").asText().startsWith("Cloud Hypervisor API 0.3.0"), ch.toString());
+        Api.Response sandbox = api.post("/v1/sandboxes", Map.of("backend", "cloud-hypervisor"));
+        assertEquals(400, sandbox.status(), sandbox.raw().body());
+        assertEquals("backend cloud-hypervisor runs plain virtual machines, not sandboxes: create them with POST /v1/vms",
+                sandbox.body().get("error").asText());
+        Assumptions.assumeFalse(ch.get("available").asBoolean(), "cloud-hypervisor runs on this host: its table row is checked");
+        Api.Response vm = api.post("/v1/vms", Map.of("backend", "cloud-hypervisor"));
+        assertEquals(503, vm.status(), vm.raw().body());
+        assertTrue(vm.body().get("error").asText().contains(ch.get("reason").asText()), vm.raw().body());
     }
 
     @TestFactory

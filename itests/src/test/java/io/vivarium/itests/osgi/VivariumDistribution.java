@@ -74,7 +74,8 @@ final class VivariumDistribution {
      * Features the launcher does not enable unless asked (not in its {@code Options.DEFAULT_FEATURES}):
      * the in-container set is the default one, as a plain {@code serve} runs it.
      */
-    static final Set<String> OPT_IN_FEATURES = Set.of("qemu.json", "gvisor.json", "firecracker.json");
+    static final Set<String> OPT_IN_FEATURES = Set.of("qemu.json", "gvisor.json", "firecracker.json",
+            "cloud-hypervisor.json");
 
     static VivariumDistribution read(Path root) {
         Path features = root.resolve("features");

@@ -80,6 +80,17 @@ public interface SandboxBackend {
         return false;
     }
 
+    /**
+     * Whether {@code POST /v1/sandboxes} may create instances of this backend. False for a backend
+     * of plain machines alone (a {@link #machine()} one whose instances are VMs to run, not
+     * sandboxes to exec in, fork or dry-run): core then creates them only through {@code /v1/vms}
+     * and answers a sandbox create that names it (or a template of it) with a 400 saying so. True by
+     * default. Since 2.14.
+     */
+    default boolean sandboxes() {
+        return true;
+    }
+
     Availability availability();
 
     /**

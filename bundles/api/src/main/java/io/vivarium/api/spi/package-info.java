@@ -3,7 +3,7 @@
  * fingerprint modes. Each is registered as an OSGi service; core discovers them dynamically.
  */
 @Export
-@Version("2.13.0")
+@Version("2.14.0")
 package io.vivarium.api.spi;
 
 import org.osgi.annotation.bundle.Export;

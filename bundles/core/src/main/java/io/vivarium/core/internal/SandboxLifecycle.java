@@ -60,7 +60,6 @@ final class SandboxLifecycle {
         this.stopping = stopping;
     }
 
-    /** The backend of a create that names none, from now on (a configuration change). */
     /** The operator's network policy from now on (sandboxes already made keep theirs). */
     void networkRules(NetworkRules rules) {
         network = rules;
@@ -71,13 +70,19 @@ final class SandboxLifecycle {
         idle = rules;
     }
 
+    /** The backend of a create that names none, from now on (a configuration change). */
     void defaultBackend(String name) {
         defaultBackend = name;
     }
 
-    SandboxInfo create(Caller caller, CreateSandboxRequest request) {
+    /**
+     * A create through {@code POST /v1/sandboxes}, or through {@code POST /v1/vms} ({@code
+     * machineRoute}): only the latter may make an instance of a backend of plain machines
+     * ({@link io.vivarium.api.spi.SandboxBackend#sandboxes()} false).
+     */
+    SandboxInfo create(Caller caller, CreateSandboxRequest request, boolean machineRoute) {
         try {
-            SandboxInfo created = createSandbox(caller, request);
+            SandboxInfo created = createSandbox(caller, request, machineRoute);
             sandboxes.observer().sandboxCreated(CreateOutcome.OK);
             return created;
         } catch (RuntimeException e) {
@@ -99,7 +104,7 @@ final class SandboxLifecycle {
         return CreateOutcome.FAILED;
     }
 
-    private SandboxInfo createSandbox(Caller caller, CreateSandboxRequest request) {
+    private SandboxInfo createSandbox(Caller caller, CreateSandboxRequest request, boolean machineRoute) {
         CreateSandboxRequest asked = request == null ? new CreateSandboxRequest(null, null) : request;
         Templates.Use use = asked.template() == null ? null : templates.use(asked);
         if (use == null) {
@@ -110,6 +115,10 @@ final class SandboxLifecycle {
         }
         CreateSandboxRequest req = use == null ? asked : use.request();
         BackendRegistry.Entry e = chooseBackend(req.backend());
+        if (!machineRoute && !e.backend().sandboxes()) {
+            throw ApiException.badRequest("backend " + e.name() + " runs plain virtual machines, not sandboxes: create "
+                    + "them with POST /v1/vms");
+        }
         checkAvailable(e);
         check(req, e);
         try (Capacity.Reservation place = capacity.reserve(1)) {

@@ -293,7 +293,7 @@ public class SandboxManager extends CoreReferences implements SandboxService {
     @Override
     public SandboxInfo create(Caller caller, CreateSandboxRequest request) {
         NodeChoice.refuse(request == null ? null : request.nodeId());
-        return lifecycle.create(caller, request);
+        return lifecycle.create(caller, request, false);
     }
 
     @Override

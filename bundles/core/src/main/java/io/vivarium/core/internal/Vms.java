@@ -44,7 +44,7 @@ final class Vms {
             throw ApiException.badRequest("backend " + e.name() + " runs process sandboxes, not machines; create them "
                     + "with POST /v1/sandboxes");
         }
-        return lifecycle.create(caller, request);
+        return lifecycle.create(caller, request, true);
     }
 
     List<SandboxInfo> list(Caller caller) {

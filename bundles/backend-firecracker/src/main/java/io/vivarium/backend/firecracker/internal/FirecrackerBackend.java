@@ -1,93 +1,27 @@
 package io.vivarium.backend.firecracker.internal;
 
-import io.vivarium.api.ApiException;
-import io.vivarium.api.Capability;
-import io.vivarium.api.spi.Availability;
-import io.vivarium.api.spi.InstanceGoneException;
-import io.vivarium.api.spi.InstanceSpec;
-import io.vivarium.api.spi.InstanceState;
-import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxBackend;
-import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.api.spi.StorageStrategies;
-import io.vivarium.kit.vmm.VmmInstance;
-import io.vivarium.kit.vmm.VmmProcess;
-import java.util.Map;
-import java.util.Set;
+import io.vivarium.kit.vmm.VmmBackend;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 
 /**
- * Sandboxes as Firecracker microVMs (the kit's {@link io.vivarium.kit.vmm.VmmLauncher} with
- * {@link FirecrackerDriver}): the guest image's kernel and initramfs, a workspace disk, the agent on vsock. Create, adopt (the VMM by pid and start time)
- * and destroy; no snapshots yet, so core offers none of what derives from them.
+ * Sandboxes as Firecracker microVMs: the kit's {@link VmmBackend} on {@link FirecrackerRuntime}
+ * (the guest image's kernel and initramfs, a workspace disk, the agent on vsock).
  */
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + FirecrackerBackend.NAME)
-public class FirecrackerBackend implements SandboxBackend {
+public class FirecrackerBackend extends VmmBackend {
 
     static final String NAME = "firecracker";
 
-    private final FirecrackerRuntime runtime;
-
     @Activate
     public FirecrackerBackend(@Reference FirecrackerRuntime runtime) {
-        this.runtime = runtime;
+        super(runtime.vmm());
     }
 
     @Override
     public String name() {
         return NAME;
-    }
-
-    /** Commands; guest memory ({@code memory_limit_mib}), the workspace disk's size ({@code disk_limit_mib}), the image. */
-    @Override
-    public Set<String> capabilities() {
-        return Set.of(Capability.EXEC, Capability.MEMORY_LIMIT, Capability.DISK_LIMIT, Capability.IMAGE);
-    }
-
-    @Override
-    public boolean machine() {
-        return true;
-    }
-
-    @Override
-    public Availability availability() {
-        return runtime.probe().availability();
-    }
-
-    @Override
-    public Map<String, String> details() {
-        return runtime.details();
-    }
-
-    @Override
-    public SandboxInstance create(InstanceSpec spec, StorageStrategies storage, OperationContext context) {
-        Availability availability = availability();
-        if (!availability.available()) {
-            throw new ApiException(503, availability.reason());
-        }
-        if (spec.pidsLimit() != null) {
-            throw ApiException.notImplemented("pids_limit is not supported by firecracker: a guest's processes are "
-                    + "bounded by its memory_limit_mib; omit it");
-        }
-        return runtime.instances().put(runtime.launcher().start(spec, context));
-    }
-
-    /** The VMM the state records, if that very process still runs: a pid that went to another process is not it. */
-    @Override
-    public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
-        VmmProcess vmm = VmmInstance.processOf(state).orElseThrow(() -> new InstanceGoneException(
-                "its record names no Firecracker process (pid and start time)"));
-        if (!vmm.isRunning()) {
-            throw new InstanceGoneException("its Firecracker process (pid " + vmm.pid() + ") is gone");
-        }
-        return runtime.instances().put(runtime.launcher().attach(spec, vmm));
-    }
-
-    @Override
-    public void destroy(InstanceSpec spec, InstanceState state) {
-        runtime.instances().remove(spec.id()).ifPresent(VmmInstance::close);
-        runtime.launcher().end(spec, state);
     }
 }

@@ -1,14 +1,9 @@
 package io.vivarium.backend.firecracker.internal;
 
-import io.vivarium.kit.agent.AgentBinary;
-import io.vivarium.kit.backend.InstanceTable;
 import io.vivarium.kit.vmm.HostKvm;
-import io.vivarium.kit.vmm.VmmHostProbe;
-import io.vivarium.kit.vmm.VmmInstance;
-import io.vivarium.kit.vmm.VmmLauncher;
+import io.vivarium.kit.vmm.VmmRuntime;
 import io.vivarium.kit.vmm.VmmSettings;
 import java.io.File;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -19,23 +14,18 @@ import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.metatype.annotations.Designate;
 
 /**
- * One revision of the Firecracker backend: its settings, the host probe, the launcher (the kit's,
- * with {@link FirecrackerDriver}) and the microVMs it created or adopted. A private service of this
- * bundle. MicroVMs outlive it: deactivation only lets go of this revision's connections to their
- * agents, and the next revision adopts them.
+ * One revision of the Firecracker backend: the kit's {@link VmmRuntime} with {@link
+ * FirecrackerDriver}, from this bundle's configuration. A private service of this bundle.
  */
 @Component(service = FirecrackerRuntime.class, configurationPid = FirecrackerConfig.PID)
 @Designate(ocd = FirecrackerConfig.class)
 public class FirecrackerRuntime {
 
-    private static final System.Logger LOG = System.getLogger(FirecrackerRuntime.class.getName());
     private static final String INSTALL = "(Firecracker is in no Debian release): install a release binary from "
             + "https://github.com/firecracker-microvm/firecracker/releases there, or set firecracker_path (PID "
             + FirecrackerConfig.PID + ")";
 
-    private final VmmHostProbe probe;
-    private final VmmLauncher launcher;
-    private final InstanceTable<VmmInstance> instances = new InstanceTable<>(VmmInstance.class, FirecrackerBackend.NAME);
+    private final VmmRuntime vmm;
 
     @Activate
     public FirecrackerRuntime(FirecrackerConfig config, BundleContext context) {
@@ -44,17 +34,9 @@ public class FirecrackerRuntime {
 
     /** @param agentDir where to write the kit's agent binary, whose launch mode starts each VMM detached */
     FirecrackerRuntime(VmmSettings settings, HostKvm kvm, Path agentDir) {
-        Path agent = null;
-        String problem = null;
-        try {
-            agent = AgentBinary.install(agentDir);
-        } catch (IOException | RuntimeException e) {
-            // activate anyway: the backend is then unavailable, saying why
-            problem = "cannot write the agent binary that starts each Firecracker to " + agentDir + ": " + e.getMessage();
-            LOG.log(System.Logger.Level.ERROR, problem, e);
-        }
-        this.probe = new VmmHostProbe(settings, "Firecracker", kvm, INSTALL, problem);
-        this.launcher = new VmmLauncher(settings, new FirecrackerDriver(), agent);
+        this.vmm = new VmmRuntime(FirecrackerBackend.NAME, settings, new FirecrackerDriver(), kvm, agentDir, INSTALL,
+                Map.of("api", "Firecracker API " + FirecrackerApi.TARGET
+                        + " (the document this backend is written and contract-tested against)"));
     }
 
     static VmmSettings settings(FirecrackerConfig config) {
@@ -69,27 +51,13 @@ public class FirecrackerRuntime {
         return data != null ? data.toPath() : Path.of(System.getProperty("java.io.tmpdir"), "vivarium-firecracker-agent");
     }
 
-    VmmHostProbe probe() {
-        return probe;
-    }
-
-    /** The backend's details: the probe's, and the API document it is written and contract-tested against. */
-    Map<String, String> details() {
-        return probe.details(Map.of("api", "Firecracker API " + FirecrackerApi.TARGET
-                + " (the document this backend is written and contract-tested against)"));
-    }
-
-    VmmLauncher launcher() {
-        return launcher;
-    }
-
-    InstanceTable<VmmInstance> instances() {
-        return instances;
+    VmmRuntime vmm() {
+        return vmm;
     }
 
     /** Lets go of every microVM of this revision; they keep running. */
     @Deactivate
     void close() {
-        instances.letGoOfAll();
+        vmm.close();
     }
 }

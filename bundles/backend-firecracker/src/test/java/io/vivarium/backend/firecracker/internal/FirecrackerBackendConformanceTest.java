@@ -1,6 +1,7 @@
 package io.vivarium.backend.firecracker.internal;
 
 import io.vivarium.kit.vmm.HostKvm;
+import io.vivarium.testkit.vmm.VmmBackendSuite;
 import io.vivarium.kit.vmm.VmmSettings;
 import io.vivarium.testkit.vmm.EmulatedGuest;
 import io.vivarium.testkit.vmm.FakeVmmProcess;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * its configuration, the agent through the vsock socket, adoption, the end), not a microVM's:
  * {@link FirecrackerMicroVmConformanceTest} runs the same suite where KVM and Firecracker are.
  */
-class FirecrackerBackendConformanceTest extends FirecrackerSuite {
+class FirecrackerBackendConformanceTest extends VmmBackendSuite {
 
     @TempDir
     static Path home;
@@ -42,18 +43,10 @@ class FirecrackerBackendConformanceTest extends FirecrackerSuite {
     }
 
     @Override
-    VmmSettings settings() {
-        return settings;
-    }
-
-    @Override
-    HostKvm kvm() {
-        return new HostKvm(true, "emulated: the fake VMM uses no KVM");
-    }
-
-    @Override
-    Path agentDir() {
-        return home.resolve("agent");
+    protected Revision newRevision() {
+        FirecrackerRuntime runtime = new FirecrackerRuntime(settings, new HostKvm(true, "emulated: the fake VMM uses no KVM"),
+                home.resolve("agent"));
+        return new Revision(new FirecrackerBackend(runtime), runtime::close);
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.vivarium.backend.firecracker.internal;
 
 import io.vivarium.api.spi.Availability;
 import io.vivarium.kit.vmm.HostKvm;
+import io.vivarium.testkit.vmm.VmmBackendSuite;
 import io.vivarium.kit.vmm.VmmSettings;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * elsewhere every check is skipped with the backend's own reason. How an operator runs it:
  * docs/firecracker.md.
  */
-class FirecrackerMicroVmConformanceTest extends FirecrackerSuite {
+class FirecrackerMicroVmConformanceTest extends VmmBackendSuite {
 
     @TempDir
     static Path home;
@@ -25,24 +26,19 @@ class FirecrackerMicroVmConformanceTest extends FirecrackerSuite {
 
     @BeforeEach
     void needsFirecrackerAndKvm() {
-        Availability availability = new FirecrackerRuntime(settings(), KVM, home.resolve("agent")).probe().availability();
+        Availability availability = new FirecrackerRuntime(settings(), KVM, home.resolve("agent")).vmm().probe().availability();
         Assumptions.assumeTrue(availability.available(), "firecracker is unavailable here: " + availability.reason());
     }
 
-    @Override
-    VmmSettings settings() {
+    static VmmSettings settings() {
         String binary = System.getenv("FIRECRACKER");
         return new VmmSettings(Path.of(binary != null ? binary : "/usr/local/bin/firecracker"), VmmSettings.imageDir(""),
                 "default", 256, 1, 256, Duration.ofSeconds(60), home.resolve("s"));
     }
 
     @Override
-    HostKvm kvm() {
-        return KVM;
-    }
-
-    @Override
-    Path agentDir() {
-        return home.resolve("agent");
+    protected Revision newRevision() {
+        FirecrackerRuntime runtime = new FirecrackerRuntime(settings(), KVM, home.resolve("agent"));
+        return new Revision(new FirecrackerBackend(runtime), runtime::close);
     }
 }

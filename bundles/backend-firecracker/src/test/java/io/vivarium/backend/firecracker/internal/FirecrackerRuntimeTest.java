@@ -26,7 +26,7 @@ class FirecrackerRuntimeTest {
     void everyMissingPieceIsNamedUntilNoneIs() throws IOException {
         VmmSettings settings = settings();
         HostKvm paravirtual = new HostKvm(false, "the CPU flags show no vmx or svm, so /dev/kvm (if any) cannot run a stock guest");
-        String[] all = runtime(settings, paravirtual).probe().availability().reason().split("; ");
+        String[] all = runtime(settings, paravirtual).vmm().probe().availability().reason().split("; ");
         assertEquals(3, all.length, String.join("\n", all));
         assertEquals("Firecracker needs a KVM that runs guests, and this host has none: " + paravirtual.reason(), all[0]);
         assertTrue(all[1].startsWith(settings.binary() + " is missing (Firecracker is in no Debian release)"), all[1]);
@@ -35,8 +35,8 @@ class FirecrackerRuntimeTest {
         Files.writeString(settings.binary(), "#!/bin/sh\n");
         Files.setPosixFilePermissions(settings.binary(), PosixFilePermissions.fromString("rwxr-xr-x"));
         FakeVmmProcess.image(settings.imageDir(), "default");
-        assertEquals(all[0], runtime(settings, paravirtual).probe().availability().reason(), "KVM alone");
-        assertTrue(runtime(settings, KVM).probe().availability().available());
+        assertEquals(all[0], runtime(settings, paravirtual).vmm().probe().availability().reason(), "KVM alone");
+        assertTrue(runtime(settings, KVM).vmm().probe().availability().available());
     }
 
     @Test
@@ -44,12 +44,12 @@ class FirecrackerRuntimeTest {
         VmmSettings settings = settings();
         Path image = FakeVmmProcess.image(settings.imageDir(), "default");
         Files.writeString(image.resolve("image.json"), "{\"agent\": \"qemu-ga\", \"cmdline\": \"console=ttyS0\"}");
-        assertTrue(runtime(settings, KVM).probe().availability().reason().contains("cannot listen on vsock"));
+        assertTrue(runtime(settings, KVM).vmm().probe().availability().reason().contains("cannot listen on vsock"));
     }
 
     @Test
     void detailsNameTheApiDocumentTheBackendIsHeldTo() throws IOException {
-        var details = runtime(settings(), KVM).details();
+        var details = runtime(settings(), KVM).vmm().details();
         assertEquals("Firecracker API " + FirecrackerApi.TARGET + " (the document this backend is written and "
                 + "contract-tested against)", details.get("api"));
         assertEquals("kvm (" + KVM.reason() + ")", details.get("accelerator"));
@@ -58,7 +58,7 @@ class FirecrackerRuntimeTest {
     @Test
     void theGuestIsToldToServeItsAgentOnVsock() throws IOException {
         assertEquals("console=ttyS0 panic=-1 quiet reboot=k pci=off vivarium.channel=vsock:1024",
-                runtime(settings(), KVM).launcher().cmdline(new VmmGuestImage(dir, "console=ttyS0 panic=-1 quiet")));
+                runtime(settings(), KVM).vmm().launcher().cmdline(new VmmGuestImage(dir, "console=ttyS0 panic=-1 quiet")));
     }
 
     private FirecrackerRuntime runtime(VmmSettings settings, HostKvm kvm) {

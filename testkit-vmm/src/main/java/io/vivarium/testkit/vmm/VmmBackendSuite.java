@@ -1,10 +1,7 @@
-package io.vivarium.backend.firecracker.internal;
+package io.vivarium.testkit.vmm;
 
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.kit.vmm.HostKvm;
-import io.vivarium.kit.vmm.VmmInstance;
-import io.vivarium.kit.vmm.VmmSettings;
 import io.vivarium.testkit.SandboxBackendSuite;
 import java.nio.file.Path;
 import java.util.List;
@@ -13,35 +10,36 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 
 /**
- * The backend conformance suite for the Firecracker backend, on a host given by the subclass:
- * each new backend is a new revision of the runtime, the one before let go of first, as OSGi
- * deactivates it.
+ * The backend conformance suite for a backend of VMM guests reached over vsock (the kit's
+ * {@code VmmBackend}): each new backend is a new revision of its runtime, the one before let go of
+ * first, as OSGi deactivates it; a crash kills the VMM (the pid its state records), and a sandbox
+ * process kills the agent, which the guest's /init starts again.
  */
-abstract class FirecrackerSuite extends SandboxBackendSuite {
+public abstract class VmmBackendSuite extends SandboxBackendSuite {
 
-    private static final List<FirecrackerRuntime> REVISIONS = new CopyOnWriteArrayList<>();
+    /** A revision of a VMM backend's runtime: its backend, and how it lets go at deactivation. */
+    public record Revision(SandboxBackend backend, Runnable letGo) {
+    }
 
-    abstract VmmSettings settings();
+    private static final List<Revision> REVISIONS = new CopyOnWriteArrayList<>();
 
-    abstract HostKvm kvm();
-
-    /** Where each revision writes the agent binary that starts its VMMs. */
-    abstract Path agentDir();
+    /** A new revision of the backend under test. */
+    protected abstract Revision newRevision();
 
     @Override
-    protected SandboxBackend newBackend(Path stateDir) {
+    protected final SandboxBackend newBackend(Path stateDir) {
         if (!REVISIONS.isEmpty()) {
-            REVISIONS.getLast().close();
+            REVISIONS.getLast().letGo().run();
         }
-        FirecrackerRuntime next = new FirecrackerRuntime(settings(), kvm(), agentDir());
+        Revision next = newRevision();
         REVISIONS.add(next);
-        return new FirecrackerBackend(next);
+        return next.backend();
     }
 
     @AfterAll
     static void letGo() {
         if (!REVISIONS.isEmpty()) {
-            REVISIONS.getLast().close();
+            REVISIONS.getLast().letGo().run();
         }
         REVISIONS.clear();
     }
@@ -49,7 +47,7 @@ abstract class FirecrackerSuite extends SandboxBackendSuite {
     /** Kills the VMM from outside, as a crash would: its guest goes with it. */
     @Override
     protected void killInstance(SandboxInstance instance) {
-        ProcessHandle.of(((VmmInstance) instance).process().pid()).ifPresent(ProcessHandle::destroyForcibly);
+        ProcessHandle.of(instance.state().pid()).ifPresent(ProcessHandle::destroyForcibly);
     }
 
     /** Kills the agent from inside, as a sandbox process could; the guest's init starts it again. */

@@ -1,0 +1,33 @@
+package io.vivarium.backend.cloudhypervisor.internal;
+
+import io.vivarium.api.spi.SandboxBackend;
+import io.vivarium.kit.vmm.VmmBackend;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+
+/**
+ * Plain virtual machines under Cloud Hypervisor: the kit's {@link VmmBackend} on {@link
+ * CloudHypervisorRuntime}, created through {@code POST /v1/vms} alone (never a sandbox backend: a
+ * {@code POST /v1/sandboxes} that names it is a 400 saying so).
+ */
+@Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + CloudHypervisorBackend.NAME)
+public class CloudHypervisorBackend extends VmmBackend {
+
+    static final String NAME = "cloud-hypervisor";
+
+    @Activate
+    public CloudHypervisorBackend(@Reference CloudHypervisorRuntime runtime) {
+        super(runtime.vmm());
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public boolean sandboxes() {
+        return false;
+    }
+}

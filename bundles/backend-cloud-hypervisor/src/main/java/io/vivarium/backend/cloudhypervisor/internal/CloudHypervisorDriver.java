@@ -1,0 +1,61 @@
+package io.vivarium.backend.cloudhypervisor.internal;
+
+import io.vivarium.backend.cloudhypervisor.internal.CloudHypervisorTypes.ConsoleConfig;
+import io.vivarium.backend.cloudhypervisor.internal.CloudHypervisorTypes.CpusConfig;
+import io.vivarium.backend.cloudhypervisor.internal.CloudHypervisorTypes.DiskConfig;
+import io.vivarium.backend.cloudhypervisor.internal.CloudHypervisorTypes.MemoryConfig;
+import io.vivarium.backend.cloudhypervisor.internal.CloudHypervisorTypes.PayloadConfig;
+import io.vivarium.backend.cloudhypervisor.internal.CloudHypervisorTypes.VmConfig;
+import io.vivarium.backend.cloudhypervisor.internal.CloudHypervisorTypes.VsockConfig;
+import io.vivarium.kit.vmm.VmmBoot;
+import io.vivarium.kit.vmm.VmmDriver;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Cloud Hypervisor as the kit's {@link io.vivarium.kit.vmm.VmmLauncher} drives it:
+ * {@code cloud-hypervisor --api-socket path=SOCKET}, then {@code PUT vm.create} (the payload's kernel,
+ * initramfs and command line, the workspace disk, the vsock device, the serial port on the VMM's
+ * output, which is the VM's log) and {@code PUT vm.boot}. Its devices are PCI, which the guest
+ * image's virtio-pci modules serve.
+ */
+final class CloudHypervisorDriver implements VmmDriver {
+
+    private static final Duration API_TIMEOUT = Duration.ofSeconds(10);
+
+    @Override
+    public String name() {
+        return "Cloud Hypervisor";
+    }
+
+    @Override
+    public List<String> command(Path binary, Path apiSocket, String id) {
+        return List.of(binary.toString(), "--api-socket", "path=" + apiSocket);
+    }
+
+    @Override
+    public String bootArgs() {
+        return "";
+    }
+
+    @Override
+    public void ping(Path apiSocket) throws IOException {
+        try (CloudHypervisorApi api = new CloudHypervisorApi(apiSocket, API_TIMEOUT)) {
+            api.version();
+        }
+    }
+
+    @Override
+    public void boot(Path apiSocket, VmmBoot boot) throws IOException {
+        try (CloudHypervisorApi api = new CloudHypervisorApi(apiSocket, API_TIMEOUT)) {
+            api.create(new VmConfig(CpusConfig.of(boot.vcpus()), MemoryConfig.mib(boot.memoryMib()),
+                    new PayloadConfig(boot.kernel().toString(), boot.initramfs().toString(), boot.cmdline()),
+                    List.of(new DiskConfig(boot.workspace().toString(), false)),
+                    new VsockConfig(boot.guestCid(), boot.vsockSocket().toString()), new ConsoleConfig("Tty", null),
+                    ConsoleConfig.off()));
+            api.boot();
+        }
+    }
+}

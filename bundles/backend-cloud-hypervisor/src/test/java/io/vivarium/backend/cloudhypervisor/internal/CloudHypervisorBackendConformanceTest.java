@@ -1,0 +1,56 @@
+package io.vivarium.backend.cloudhypervisor.internal;
+
+import io.vivarium.kit.vmm.HostKvm;
+import io.vivarium.kit.vmm.VmmSettings;
+import io.vivarium.testkit.vmm.EmulatedGuest;
+import io.vivarium.testkit.vmm.FakeVmmProcess;
+import io.vivarium.testkit.vmm.VmmBackendSuite;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The backend conformance suite on any host, against {@link FakeCloudHypervisorProcess}: every
+ * request the backend sends passes Cloud Hypervisor's pinned API document and its rules, and the
+ * guest is the real agent in an {@link EmulatedGuest}. What this proves is the backend's side, not a
+ * VM's: {@link CloudHypervisorVmConformanceTest} runs the same suite where KVM and Cloud Hypervisor are.
+ */
+class CloudHypervisorBackendConformanceTest extends VmmBackendSuite {
+
+    @TempDir
+    static Path home;
+    private static VmmSettings settings;
+
+    @BeforeAll
+    static void fakeHost() throws IOException {
+        Path images = Files.createDirectories(home.resolve("images"));
+        settings = new VmmSettings(FakeCloudHypervisorProcess.executable(home), images, "default", 256, 1, 64,
+                Duration.ofSeconds(60), Files.createDirectories(home.resolve("s")));
+        FakeVmmProcess.image(images, "default");
+    }
+
+    @BeforeEach
+    void needsBubblewrap() {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/bwrap")),
+                "no /usr/bin/bwrap: the emulated guest runs in a bubblewrap sandbox (apt-get install bubblewrap)");
+    }
+
+    @Override
+    protected Revision newRevision() {
+        CloudHypervisorRuntime runtime = new CloudHypervisorRuntime(settings,
+                new HostKvm(true, "emulated: the fake VMM uses no KVM"), home.resolve("agent"));
+        return new Revision(new CloudHypervisorBackend(runtime), runtime::close);
+    }
+
+    @Override
+    protected Map<Feature, String> lacks() {
+        return Map.of(Feature.LIMITS, super.lacks().get(Feature.LIMITS) + ", and the emulated guest's /work is a "
+                + "directory, not the disk whose size disk_limit_mib sets");
+    }
+}
