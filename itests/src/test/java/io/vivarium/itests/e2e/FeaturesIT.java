@@ -40,9 +40,12 @@ class FeaturesIT {
     @Test
     void listsTheDistributionsFeatures() throws Exception {
         Map<String, JsonNode> features = features(admin);
-        assertEquals(List.of("api-v1", "core", "fingerprint-sha256", "fingerprint-stat", "fleet", "gvisor", "images-oci", "metrics",
-                "procbox", "qemu", "state-postgres", "storage-reflink"), List.copyOf(features.keySet()));
-        assertFalse(features.get("qemu").get("enabled").asBoolean(), "the qemu backend is enabled only when asked for");
+        assertEquals(List.of("api-v1", "cloud-hypervisor", "core", "fingerprint-sha256", "fingerprint-stat", "firecracker", "fleet",
+                "gvisor", "images-oci", "metrics", "procbox", "qemu", "state-postgres", "storage-reflink"),
+                List.copyOf(features.keySet()));
+        for (String optIn : List.of("qemu", "firecracker", "cloud-hypervisor")) {
+            assertFalse(features.get(optIn).get("enabled").asBoolean(), "the " + optIn + " backend is enabled only when asked for");
+        }
         assertFalse(features.get("gvisor").get("enabled").asBoolean(), "the gvisor backend is enabled only when asked for");
         JsonNode core = features.get("core");
         assertTrue(core.get("enabled").asBoolean());
