@@ -50,8 +50,11 @@ class FeaturesTest {
 
     @Test
     void theShippedFeaturesAreThere() {
-        assertEquals(new TreeSet<>(List.of("api-v1", "core", "fingerprint-sha256", "fingerprint-stat", "fleet", "gvisor", "images-oci",
-                "metrics", "procbox", "qemu", "state-postgres", "storage-reflink")), features.keySet(), "features/ in the distribution");
+        assertEquals(new TreeSet<>(List.of("api-v1", "cloud-hypervisor", "core", "fingerprint-sha256", "fingerprint-stat", "firecracker",
+                "fleet", "gvisor", "images-oci", "metrics", "procbox", "qemu", "state-postgres", "storage-reflink")), features.keySet(),
+                "features/ in the distribution");
+        assertFalse(Options.DEFAULT_FEATURES.contains("firecracker") || Options.DEFAULT_FEATURES.contains("cloud-hypervisor"),
+                "the KVM backends are enabled only when asked for");
         assertFalse(Options.DEFAULT_FEATURES.contains("state-postgres"), "the embedded default keeps state in files");
         assertFalse(Options.DEFAULT_FEATURES.contains("qemu"), "the qemu backend is enabled only when asked for");
         assertFalse(Options.DEFAULT_FEATURES.contains("gvisor"), "the gvisor backend is enabled only when asked for");
