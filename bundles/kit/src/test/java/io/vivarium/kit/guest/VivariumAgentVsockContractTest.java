@@ -16,16 +16,11 @@ import org.junit.jupiter.api.Test;
  * through the VMM's vsock Unix socket ({@link GuestTransport#vsock}), a {@link VsockMux} in front of
  * the real agent, each connection opened with {@code CONNECT 1024}.
  */
-class VivariumAgentVsockContractTest extends LocalPeerContract {
+class VivariumAgentVsockContractTest extends VivariumAgentContractTest {
     private static final int PORT = 1024;
 
     private VsockMux mux;
     private Path muxSocket;
-
-    @Override
-    PeerProcess startPeer() throws Exception {
-        return VivariumAgent.start();
-    }
 
     @BeforeAll
     void startTheVmmSide() throws Exception {
@@ -43,26 +38,6 @@ class VivariumAgentVsockContractTest extends LocalPeerContract {
     @Override
     GuestAgentClient connect() {
         return new GuestAgentClient(GuestTransport.vsock(muxSocket, PORT));
-    }
-
-    @Override
-    boolean overOneStream() {
-        return false;
-    }
-
-    @Override
-    boolean extended() {
-        return true;
-    }
-
-    @Override
-    boolean evaluates() {
-        return true;
-    }
-
-    @Override
-    boolean lists() {
-        return true;
     }
 
     @Test
