@@ -3,6 +3,7 @@ package io.vivarium.testkit.vmm;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -11,12 +12,14 @@ import java.util.Map;
  * (restarted when it exits), in a bubblewrap sandbox that dies with the fake VMM, with no network,
  * the host read-only and a directory of its own at {@code /work}; reached through a {@link VsockMux}
  * on the VMM's vsock socket, as a real guest's agent on vsock. What it does not emulate is the
- * machine: no kernel, no disk (a workspace file made for it stays unused), no memory size.
+ * machine: no kernel, no disk (a workspace file made for it stays unused), no memory size; a pause
+ * stops its processes.
  */
-public final class EmulatedGuest {
+public final class EmulatedGuest implements FakeGuest {
     private final Path dir;
     private final Path agentBinary;
     private final int port;
+    private Process sandbox;
 
     /**
      * @param dir the guest's own directory: its {@code /work}, the agent's socket, its console
@@ -30,11 +33,12 @@ public final class EmulatedGuest {
     }
 
     /** Starts the guest and binds {@code vsockSocket}, which must be free, as the VMM's vsock device does. */
+    @Override
     public void boot(Path vsockSocket) throws IOException {
         Path work = Files.createDirectories(dir.resolve("work"));
         Path socket = dir.resolve("agent.sock");
         String loop = "while :; do \"$0\" --listen \"unix:$1\"; sleep 0.1; done";
-        new ProcessBuilder(List.of("bwrap", "--die-with-parent", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/",
+        sandbox = new ProcessBuilder(List.of("bwrap", "--die-with-parent", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/",
                 "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", work.toString(), "/work",
                 "--bind", dir.toString(), dir.toString(), "--chdir", "/work", "--", "/bin/sh", "-c", loop,
                 agentBinary.toString(), socket.toString()))
@@ -42,5 +46,29 @@ public final class EmulatedGuest {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("console.log").toFile()))
                 .start();
         new VsockMux(vsockSocket, Map.of(port, socket));
+    }
+
+    /** SIGSTOP to every process of the guest: its agent answers nothing until {@link #resume}. */
+    @Override
+    public void pause() throws IOException {
+        signal("-STOP");
+    }
+
+    @Override
+    public void resume() throws IOException {
+        signal("-CONT");
+    }
+
+    private void signal(String signal) throws IOException {
+        List<String> kill = new ArrayList<>(List.of("kill", signal, Long.toString(sandbox.pid())));
+        sandbox.descendants().forEach(p -> kill.add(Long.toString(p.pid())));
+        try {
+            if (new ProcessBuilder(kill).inheritIO().start().waitFor() != 0) {
+                throw new IOException(String.join(" ", kill) + " failed");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
     }
 }

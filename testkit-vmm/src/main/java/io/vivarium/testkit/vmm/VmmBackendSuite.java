@@ -1,5 +1,6 @@
 package io.vivarium.testkit.vmm;
 
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.testkit.SandboxBackendSuite;
@@ -17,8 +18,8 @@ import org.junit.jupiter.api.AfterAll;
  */
 public abstract class VmmBackendSuite extends SandboxBackendSuite {
 
-    /** A revision of a VMM backend's runtime: its backend, and how it lets go at deactivation. */
-    public record Revision(SandboxBackend backend, Runnable letGo) {
+    /** A revision of a VMM backend's runtime: its backend, its pause seam, and how it lets go at deactivation. */
+    public record Revision(SandboxBackend backend, PauseControl pause, Runnable letGo) {
     }
 
     private static final List<Revision> REVISIONS = new CopyOnWriteArrayList<>();
@@ -44,10 +45,27 @@ public abstract class VmmBackendSuite extends SandboxBackendSuite {
         REVISIONS.clear();
     }
 
-    /** Kills the VMM from outside, as a crash would: its guest goes with it. */
     @Override
-    protected void killInstance(SandboxInstance instance) {
-        ProcessHandle.of(instance.state().pid()).ifPresent(ProcessHandle::destroyForcibly);
+    protected PauseControl pauseControl(SandboxBackend backend) {
+        return REVISIONS.stream().filter(r -> r.backend() == backend).findFirst().orElseThrow().pause();
+    }
+
+    /**
+     * Kills the VMM from outside, as a crash would, and its guest with it at once (a fake VMM's
+     * emulated guest would otherwise die a moment later, through its parent-death signals).
+     */
+    @Override
+    protected void killInstance(SandboxInstance instance) throws Exception {
+        ProcessHandle vmm = ProcessHandle.of(instance.state().pid()).orElse(null);
+        if (vmm == null) {
+            return;
+        }
+        List<ProcessHandle> all = new java.util.ArrayList<>(vmm.descendants().toList());
+        all.add(vmm);
+        all.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle p : all) {
+            p.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
     }
 
     /** Kills the agent from inside, as a sandbox process could; the guest's init starts it again. */

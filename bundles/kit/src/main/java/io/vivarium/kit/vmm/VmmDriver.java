@@ -7,8 +7,8 @@ import java.util.List;
 /**
  * What is particular to one VMM that serves an HTTP API on a Unix socket and reaches its guest over
  * vsock (Firecracker, Cloud Hypervisor): how it is started and how a guest is configured and booted
- * through its API. Everything else (the workspace disk, the detached start, waiting for the API and
- * the agent, adoption, the end) is {@link VmmLauncher}'s.
+ * through its API, paused and resumed. Everything else (the workspace disk, the detached start,
+ * waiting for the API and the agent, adoption, the end) is {@link VmmLauncher}'s.
  */
 public interface VmmDriver {
 
@@ -26,4 +26,13 @@ public interface VmmDriver {
 
     /** Configures the guest {@code boot} describes through {@code apiSocket} and boots it. */
     void boot(Path apiSocket, VmmBoot boot) throws IOException;
+
+    /** Freezes the guest's virtual CPUs, its memory kept. */
+    void pause(Path apiSocket) throws IOException;
+
+    /** Runs a paused guest again. */
+    void resume(Path apiSocket) throws IOException;
+
+    /** Whether the guest is paused, as the VMM says (what a daemon that adopts it finds). */
+    boolean paused(Path apiSocket) throws IOException;
 }

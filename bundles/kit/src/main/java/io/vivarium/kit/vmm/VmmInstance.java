@@ -1,5 +1,6 @@
 package io.vivarium.kit.vmm;
 
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.GuestChannel;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxInstance;
@@ -26,13 +27,18 @@ public final class VmmInstance implements SandboxInstance, AutoCloseable {
     private final VmmProcess process;
     private final GuestAgentClient client;
     private final ClientGuestChannel channel;
+    private volatile boolean paused;
 
-    /** @param vmm the VMM's name, for messages */
-    public VmmInstance(String id, String vmm, VmmProcess process, GuestAgentClient client) {
+    /**
+     * @param vmm the VMM's name, for messages
+     * @param paused whether the guest is paused (as its VMM said, for one adopted)
+     */
+    public VmmInstance(String id, String vmm, VmmProcess process, GuestAgentClient client, boolean paused) {
         this.id = id;
         this.vmm = vmm;
         this.process = process;
         this.client = client;
+        this.paused = paused;
         this.channel = new ClientGuestChannel(id, client, this::alive, EXEC_ANSWER_GRACE);
     }
 
@@ -63,6 +69,16 @@ public final class VmmInstance implements SandboxInstance, AutoCloseable {
     @Override
     public boolean alive() {
         return process.isRunning();
+    }
+
+    /** Paused while its VMM runs and was paused ({@link VmmPause}), which the VMM itself keeps across a daemon restart. */
+    @Override
+    public SandboxStatus status() {
+        return !alive() ? SandboxStatus.FAILED : paused ? SandboxStatus.PAUSED : SandboxStatus.RUNNING;
+    }
+
+    void paused(boolean now) {
+        paused = now;
     }
 
     @Override

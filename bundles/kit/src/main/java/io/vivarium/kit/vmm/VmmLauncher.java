@@ -81,10 +81,49 @@ public final class VmmLauncher {
                 .replaceAll(" +", " ").strip();
     }
 
-    /** The sandbox {@code spec} whose VMM runs: a client of its agent, which connects on the first call. */
+    /**
+     * The sandbox {@code spec} whose VMM runs, paused or not as the VMM says: a client of its agent,
+     * which connects on the first call.
+     */
     public VmmInstance attach(InstanceSpec spec, VmmProcess process) {
+        boolean paused;
+        try {
+            paused = driver.paused(sockets(spec.id()).resolve(API_SOCKET));
+        } catch (IOException e) {
+            throw new ApiException(502, "the " + driver.name() + " of sandbox " + spec.id() + " does not answer on its API "
+                    + "socket: " + e.getMessage());
+        }
+        return running(spec, process, paused);
+    }
+
+    private VmmInstance running(InstanceSpec spec, VmmProcess process, boolean paused) {
         return new VmmInstance(spec.id(), driver.name(), process,
-                new GuestAgentClient(GuestTransport.vsock(sockets(spec.id()).resolve(VSOCK_SOCKET), AGENT_PORT)));
+                new GuestAgentClient(GuestTransport.vsock(sockets(spec.id()).resolve(VSOCK_SOCKET), AGENT_PORT)), paused);
+    }
+
+    /** Freezes {@code instance}'s guest ({@link VmmDriver#pause}). */
+    void pause(VmmInstance instance) {
+        control(instance, true);
+    }
+
+    /** Runs {@code instance}'s paused guest again. */
+    void resume(VmmInstance instance) {
+        control(instance, false);
+    }
+
+    private void control(VmmInstance instance, boolean pause) {
+        Path api = sockets(instance.id()).resolve(API_SOCKET);
+        try {
+            if (pause) {
+                driver.pause(api);
+            } else {
+                driver.resume(api);
+            }
+            instance.paused(pause);
+        } catch (IOException e) {
+            throw new ApiException(502, "cannot " + (pause ? "pause" : "resume") + " sandbox " + instance.id() + ": "
+                    + e.getMessage());
+        }
     }
 
     /**
@@ -112,7 +151,7 @@ public final class VmmLauncher {
             driver.boot(sockets.resolve(API_SOCKET), new VmmBoot(spec.vcpus() != null ? spec.vcpus() : settings.defaultVcpus(),
                     spec.memoryLimitMib() != null ? spec.memoryLimitMib() : settings.memoryMib(), image.kernel(),
                     image.initramfs(), cmdline(image), workspace, sockets.resolve(VSOCK_SOCKET), GUEST_CID));
-            VmmInstance instance = attach(spec, process);
+            VmmInstance instance = running(spec, process, false);
             try {
                 awaitAgent(spec, instance, deadline, context);
             } catch (RuntimeException e) {

@@ -1,5 +1,6 @@
 package io.vivarium.backend.cloudhypervisor.internal;
 
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.kit.vmm.VmmBackend;
 import org.osgi.service.component.annotations.Activate;
@@ -11,7 +12,10 @@ import org.osgi.service.component.annotations.Reference;
  * CloudHypervisorRuntime}, created through {@code POST /v1/vms} alone (never a sandbox backend: a
  * {@code POST /v1/sandboxes} that names it is a 400 saying so).
  */
-@Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + CloudHypervisorBackend.NAME)
+@Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + CloudHypervisorBackend.NAME,
+        // its pause seam, referenced so that DS registers the backend after it (and unregisters it first)
+        reference = @Reference(name = "pause", service = PauseControl.class,
+                target = "(" + SandboxBackend.NAME_PROPERTY + "=" + CloudHypervisorBackend.NAME + ")"))
 public class CloudHypervisorBackend extends VmmBackend {
 
     static final String NAME = "cloud-hypervisor";

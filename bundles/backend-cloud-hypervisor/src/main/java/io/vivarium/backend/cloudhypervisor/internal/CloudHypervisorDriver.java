@@ -18,7 +18,8 @@ import java.util.List;
  * Cloud Hypervisor as the kit's {@link io.vivarium.kit.vmm.VmmLauncher} drives it:
  * {@code cloud-hypervisor --api-socket path=SOCKET}, then {@code PUT vm.create} (the payload's kernel,
  * initramfs and command line, the workspace disk, the vsock device, the serial port on the VMM's
- * output, which is the VM's log) and {@code PUT vm.boot}. Its devices are PCI, which the guest
+ * output, which is the VM's log) and {@code PUT vm.boot}; {@code vm.pause} and {@code vm.resume},
+ * and {@code vm.info} says which. Its devices are PCI, which the guest
  * image's virtio-pci modules serve.
  */
 final class CloudHypervisorDriver implements VmmDriver {
@@ -56,6 +57,27 @@ final class CloudHypervisorDriver implements VmmDriver {
                     new VsockConfig(boot.guestCid(), boot.vsockSocket().toString()), new ConsoleConfig("Tty", null),
                     ConsoleConfig.off()));
             api.boot();
+        }
+    }
+
+    @Override
+    public void pause(Path apiSocket) throws IOException {
+        try (CloudHypervisorApi api = new CloudHypervisorApi(apiSocket, API_TIMEOUT)) {
+            api.pause();
+        }
+    }
+
+    @Override
+    public void resume(Path apiSocket) throws IOException {
+        try (CloudHypervisorApi api = new CloudHypervisorApi(apiSocket, API_TIMEOUT)) {
+            api.resume();
+        }
+    }
+
+    @Override
+    public boolean paused(Path apiSocket) throws IOException {
+        try (CloudHypervisorApi api = new CloudHypervisorApi(apiSocket, API_TIMEOUT)) {
+            return "Paused".equals(api.state());
         }
     }
 }

@@ -3,6 +3,7 @@ package io.vivarium.backend.cloudhypervisor.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vivarium.testkit.vmm.ApiDocument;
+import io.vivarium.testkit.vmm.FakeGuest;
 import io.vivarium.testkit.vmm.FakeVmm.Answer;
 import io.vivarium.testkit.vmm.FakeVmm.Received;
 import io.vivarium.testkit.vmm.FakeVmm.Rules;
@@ -27,14 +28,7 @@ final class CloudHypervisorRules implements Rules {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String PREFIX = "/api/v1";
 
-    /** What comes up behind the vsock socket when the VM boots or is restored. */
-    @FunctionalInterface
-    interface Guest {
-        /** Binds {@code vsockSocket}, which is free, as the VMM's vsock device does; then the guest runs. */
-        void boot(Path vsockSocket) throws IOException;
-    }
-
-    private final Guest guest;
+    private final FakeGuest guest;
     private JsonNode config;
     private String state;
 
@@ -43,7 +37,7 @@ final class CloudHypervisorRules implements Rules {
         this(socket -> Files.createFile(socket));
     }
 
-    CloudHypervisorRules(Guest guest) {
+    CloudHypervisorRules(FakeGuest guest) {
         this.guest = guest;
     }
 
@@ -80,8 +74,14 @@ final class CloudHypervisorRules implements Rules {
                 }
                 return bindVsock("Running");
             case "PUT /vm.pause":
+                if (state.equals("Running")) {
+                    guest.pause();
+                }
                 return move("Running", "Paused");
             case "PUT /vm.resume":
+                if (state.equals("Paused")) {
+                    guest.resume();
+                }
                 return move("Paused", "Running");
             case "PUT /vm.shutdown":
                 return state.equals("Created") ? Answer.text(405, "Error shutting down VM: VmNotBooted")

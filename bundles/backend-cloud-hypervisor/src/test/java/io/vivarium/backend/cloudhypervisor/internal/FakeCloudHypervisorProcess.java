@@ -30,7 +30,7 @@ final class FakeCloudHypervisorProcess {
         Path socket = Path.of(options.get(at + 1).substring("path=".length()));
         Path guest = Files.createDirectories(socket.resolveSibling("guest"));
         EmulatedGuest emulated = new EmulatedGuest(guest, AgentBinary.install(guest.resolve("bin")), VmmLauncher.AGENT_PORT);
-        new FakeVmm(socket, CloudHypervisorRules.DOCUMENT, new CloudHypervisorRules(emulated::boot));
+        new FakeVmm(socket, CloudHypervisorRules.DOCUMENT, new CloudHypervisorRules(emulated));
     }
 
     /** An executable in {@code dir} that starts this fake, as {@code cloud-hypervisor} would be. */

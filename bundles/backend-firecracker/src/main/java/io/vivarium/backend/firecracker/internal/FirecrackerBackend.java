@@ -1,5 +1,6 @@
 package io.vivarium.backend.firecracker.internal;
 
+import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.kit.vmm.VmmBackend;
 import org.osgi.service.component.annotations.Activate;
@@ -10,7 +11,10 @@ import org.osgi.service.component.annotations.Reference;
  * Sandboxes as Firecracker microVMs: the kit's {@link VmmBackend} on {@link FirecrackerRuntime}
  * (the guest image's kernel and initramfs, a workspace disk, the agent on vsock).
  */
-@Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + FirecrackerBackend.NAME)
+@Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + FirecrackerBackend.NAME,
+        // its pause seam, referenced so that DS registers the backend after it (and unregisters it first)
+        reference = @Reference(name = "pause", service = PauseControl.class,
+                target = "(" + SandboxBackend.NAME_PROPERTY + "=" + FirecrackerBackend.NAME + ")"))
 public class FirecrackerBackend extends VmmBackend {
 
     static final String NAME = "firecracker";

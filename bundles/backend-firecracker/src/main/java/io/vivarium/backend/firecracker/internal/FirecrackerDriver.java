@@ -14,7 +14,8 @@ import java.util.List;
 /**
  * Firecracker as the kit's {@link io.vivarium.kit.vmm.VmmLauncher} drives it: {@code firecracker
  * --api-sock SOCKET --id ID}, then over its API {@code PUT /machine-config}, {@code /boot-source},
- * {@code /drives/workspace}, {@code /vsock} and {@code /actions InstanceStart}. {@code reboot=k}
+ * {@code /drives/workspace}, {@code /vsock} and {@code /actions InstanceStart}; {@code PATCH /vm}
+ * pauses and resumes, {@code GET /} says which. {@code reboot=k}
  * makes a guest's reboot end the VMM, and Firecracker has no PCI ({@code pci=off} spares the probe).
  */
 final class FirecrackerDriver implements VmmDriver {
@@ -51,6 +52,27 @@ final class FirecrackerDriver implements VmmDriver {
             api.putDrive(new Drive("workspace", boot.workspace().toString(), false, false));
             api.putVsock(new Vsock(boot.guestCid(), boot.vsockSocket().toString()));
             api.start();
+        }
+    }
+
+    @Override
+    public void pause(Path apiSocket) throws IOException {
+        try (FirecrackerApi api = new FirecrackerApi(apiSocket, API_TIMEOUT)) {
+            api.pause();
+        }
+    }
+
+    @Override
+    public void resume(Path apiSocket) throws IOException {
+        try (FirecrackerApi api = new FirecrackerApi(apiSocket, API_TIMEOUT)) {
+            api.resume();
+        }
+    }
+
+    @Override
+    public boolean paused(Path apiSocket) throws IOException {
+        try (FirecrackerApi api = new FirecrackerApi(apiSocket, API_TIMEOUT)) {
+            return "Paused".equals(api.describe().state());
         }
     }
 }

@@ -30,7 +30,7 @@ final class FakeFirecrackerProcess {
         Path socket = Path.of(options.get(at + 1));
         Path guest = Files.createDirectories(socket.resolveSibling("guest"));
         EmulatedGuest emulated = new EmulatedGuest(guest, AgentBinary.install(guest.resolve("bin")), VmmLauncher.AGENT_PORT);
-        new FakeVmm(socket, FirecrackerRules.DOCUMENT, new FirecrackerRules(emulated::boot));
+        new FakeVmm(socket, FirecrackerRules.DOCUMENT, new FirecrackerRules(emulated));
     }
 
     /** An executable in {@code dir} that starts this fake, as {@code firecracker} would be. */

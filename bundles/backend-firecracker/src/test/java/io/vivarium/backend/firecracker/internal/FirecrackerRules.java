@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vivarium.testkit.vmm.ApiDocument;
+import io.vivarium.testkit.vmm.FakeGuest;
 import io.vivarium.testkit.vmm.FakeVmm.Answer;
 import io.vivarium.testkit.vmm.FakeVmm.Received;
 import io.vivarium.testkit.vmm.FakeVmm.Rules;
@@ -28,14 +29,7 @@ final class FirecrackerRules implements Rules {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** What comes up behind the vsock socket when the microVM starts. */
-    @FunctionalInterface
-    interface Guest {
-        /** Binds {@code vsockSocket}, which is free, as the VMM's vsock device does; then the guest runs. */
-        void boot(Path vsockSocket) throws IOException;
-    }
-
-    private final Guest guest;
+    private final FakeGuest guest;
     private final Set<String> configured = new HashSet<>();
     private String state = "Not started";
     private JsonNode machine;
@@ -46,7 +40,7 @@ final class FirecrackerRules implements Rules {
         this(socket -> Files.createFile(socket));
     }
 
-    FirecrackerRules(Guest guest) {
+    FirecrackerRules(FakeGuest guest) {
         this.guest = guest;
     }
 
@@ -82,7 +76,13 @@ final class FirecrackerRules implements Rules {
                 if (state.equals("Not started")) {
                     return refusal("The microVM is not started yet.");
                 }
-                state = body.get("state").asText().equals("Paused") ? "Paused" : "Running";
+                boolean pause = body.get("state").asText().equals("Paused");
+                if (pause) {
+                    guest.pause();
+                } else {
+                    guest.resume();
+                }
+                state = pause ? "Paused" : "Running";
                 return Answer.done();
             case "PUT /snapshot/create":
                 return create(body);
