@@ -14,8 +14,11 @@ import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.lang.ProcessBuilder.Redirect;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -58,6 +61,8 @@ public final class VmmLauncher {
     private static final Duration PING_WAIT = Duration.ofMillis(500);
     private static final long POLL_MILLIS = 10;
     private static final int LOG_TAIL_BYTES = 2048;
+    /** The longest path a Unix socket address holds (sun_path is 108 bytes with its terminating NUL). */
+    private static final int MAX_SOCKET_PATH = 107;
 
     private final VmmSettings settings;
     private final VmmDriver driver;
@@ -90,8 +95,8 @@ public final class VmmLauncher {
         try {
             paused = driver.paused(sockets(spec.id()).resolve(API_SOCKET));
         } catch (IOException e) {
-            throw new ApiException(502, "the " + driver.name() + " of sandbox " + spec.id() + " does not answer on its API "
-                    + "socket: " + e.getMessage());
+            // its guest then answers nothing either, which its calls report; the adoption itself stands
+            paused = false;
         }
         return running(spec, process, paused);
     }
@@ -141,7 +146,7 @@ public final class VmmLauncher {
         try {
             context.checkpoint("making the workspace disk of sandbox " + spec.id());
             Path workspace = workspace(spec);
-            Path sockets = Files.createDirectories(sockets(spec.id()));
+            Path sockets = socketsOf(spec);
             Files.deleteIfExists(sockets.resolve(API_SOCKET));
             Files.deleteIfExists(sockets.resolve(VSOCK_SOCKET));
             context.checkpoint("starting the " + driver.name() + " of sandbox " + spec.id());
@@ -164,6 +169,31 @@ public final class VmmLauncher {
         } catch (RuntimeException e) {
             throw abandon(spec, e);
         }
+    }
+
+    /**
+     * The sandbox's socket directory, in the configured one, which must be this daemon's user's
+     * own: it is in a shared place (the temporary directory), where another user could have made it
+     * first to take the sockets. A socket's path must fit a Unix socket address.
+     */
+    private Path socketsOf(InstanceSpec spec) throws IOException {
+        Path shared = settings.socketDir();
+        try {
+            Files.createDirectories(shared.getParent());
+            Files.createDirectory(shared, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (FileAlreadyExistsException e) {
+            // made by an earlier start; checked below
+        }
+        if (!Files.isDirectory(shared, LinkOption.NOFOLLOW_LINKS) || !Files.getAttribute(shared, "unix:uid",
+                LinkOption.NOFOLLOW_LINKS).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
+            throw new IOException(shared + " is not a directory of this daemon's user: remove it or configure another");
+        }
+        Path sockets = sockets(spec.id());
+        if (sockets.resolve(VSOCK_SOCKET).toString().getBytes(UTF_8).length > MAX_SOCKET_PATH) {
+            throw new IOException("the socket path " + sockets.resolve(VSOCK_SOCKET) + " is longer than " + MAX_SOCKET_PATH
+                    + " bytes: configure a shorter socket directory");
+        }
+        return Files.createDirectories(sockets);
     }
 
     /** An empty ext4 file system labelled {@code work}, sparse, of the spec's disk limit or the configured size. */
