@@ -6,6 +6,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A guest for a fake VMM process on hosts without KVM: the real agent as a guest's /init runs it
@@ -13,7 +15,8 @@ import java.util.Map;
  * the host read-only and a directory of its own at {@code /work}; reached through a {@link VsockMux}
  * on the VMM's vsock socket, as a real guest's agent on vsock. What it does not emulate is the
  * machine: no kernel, no disk (a workspace file made for it stays unused), no memory size; a pause
- * stops its processes.
+ * stops its processes, a shutdown kills them and ends the fake VMM's process. Only for a fake VMM
+ * that runs in a process of its own.
  */
 public final class EmulatedGuest implements FakeGuest {
     private final Path dir;
@@ -57,6 +60,18 @@ public final class EmulatedGuest implements FakeGuest {
     @Override
     public void resume() throws IOException {
         signal("-CONT");
+    }
+
+    /** Kills the guest, and ends this fake VMM process a moment later (once its answer is sent), as a VMM ends with its guest. */
+    @Override
+    public void shutdown() throws IOException {
+        signal("-KILL");
+        Thread exit = new Thread(() -> {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+            Runtime.getRuntime().halt(0);
+        }, "fake VMM exit");
+        exit.setDaemon(true);
+        exit.start();
     }
 
     private void signal(String signal) throws IOException {

@@ -3,7 +3,7 @@ package io.vivarium.testkit.vmm;
 import java.io.IOException;
 import java.nio.file.Path;
 
-/** What comes up behind a fake VMM's vsock socket when its guest boots, and what a pause does to it. */
+/** What comes up behind a fake VMM's vsock socket when its guest boots, and what a pause or a shutdown does to it. */
 @FunctionalInterface
 public interface FakeGuest {
 
@@ -16,5 +16,9 @@ public interface FakeGuest {
 
     /** Runs the frozen guest again. Nothing by default. */
     default void resume() throws IOException {
+    }
+
+    /** The guest shuts down, and with it a VMM that ends with its guest. Nothing by default. */
+    default void shutdown() throws IOException {
     }
 }

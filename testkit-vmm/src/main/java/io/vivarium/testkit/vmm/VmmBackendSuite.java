@@ -1,14 +1,23 @@
 package io.vivarium.testkit.vmm;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.PauseControl;
+import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.testkit.SandboxBackendSuite;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * The backend conformance suite for a backend of VMM guests reached over vsock (the kit's
@@ -18,10 +27,12 @@ import org.junit.jupiter.api.AfterAll;
  */
 public abstract class VmmBackendSuite extends SandboxBackendSuite {
 
-    /** A revision of a VMM backend's runtime: its backend, its pause seam, and how it lets go at deactivation. */
-    public record Revision(SandboxBackend backend, PauseControl pause, Runnable letGo) {
+    /** A revision of a VMM backend's runtime: its backend, its pause and power seams, and how it lets go at deactivation. */
+    public record Revision(SandboxBackend backend, PauseControl pause, PowerControl power, Runnable letGo) {
     }
 
+    /** The guest's workspace disk in its directory (the kit's {@code VmmLauncher.WORKSPACE}). */
+    private static final String WORKSPACE = "workspace.ext4";
     private static final List<Revision> REVISIONS = new CopyOnWriteArrayList<>();
 
     /** A new revision of the backend under test. */
@@ -47,7 +58,46 @@ public abstract class VmmBackendSuite extends SandboxBackendSuite {
 
     @Override
     protected PauseControl pauseControl(SandboxBackend backend) {
-        return REVISIONS.stream().filter(r -> r.backend() == backend).findFirst().orElseThrow().pause();
+        return revisionOf(backend).pause();
+    }
+
+    private static Revision revisionOf(SandboxBackend backend) {
+        return REVISIONS.stream().filter(r -> r.backend() == backend).findFirst().orElseThrow();
+    }
+
+    /**
+     * A stop ends the VMM and keeps the workspace disk; the next revision adopts the guest stopped
+     * (not gone), and a start boots it again: it answers, under a VMM of its own.
+     */
+    @Test
+    void aStoppedGuestKeepsItsDiskIsAdoptedStoppedAndStartsAgain() throws Exception {
+        Created c = create();
+        long vmm = c.instance().state().pid();
+        SandboxInstance stopped = revisionOf(backend()).power().stop(c.instance(), operation());
+        c = replace(c, stopped);
+        assertEquals(SandboxStatus.STOPPED, stopped.status());
+        assertFalse(stopped.alive());
+        assertFalse(runs(vmm), "its VMM is gone");
+        assertTrue(Files.exists(c.spec().dir().resolve(WORKSPACE)), "its disk is kept");
+
+        Created adopted = adoptedByANewBackend(c, stopped.state());
+        assertEquals(SandboxStatus.STOPPED, adopted.instance().status(), "a new revision finds it stopped, not gone");
+        SandboxInstance started = revisionOf(backend()).power().start(adopted.instance(), operation());
+        replace(adopted, started);
+        assertEquals(SandboxStatus.RUNNING, started.status());
+        assertTrue(started.channel().ping().pong(), "and answers");
+        assertNotEquals(vmm, started.state().pid(), "under a VMM of its own");
+    }
+
+    /** Whether process {@code pid} runs: not gone, and not a zombie its parent has yet to reap. */
+    private static boolean runs(long pid) throws java.io.IOException {
+        Path stat = Path.of("/proc", Long.toString(pid), "stat");
+        try {
+            String line = Files.readString(stat);
+            return !line.substring(line.lastIndexOf(')') + 2).startsWith("Z");
+        } catch (java.nio.file.NoSuchFileException e) {
+            return false;
+        }
     }
 
     /**

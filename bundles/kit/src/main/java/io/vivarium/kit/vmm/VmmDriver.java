@@ -35,4 +35,7 @@ public interface VmmDriver {
 
     /** Whether the guest is paused, as the VMM says (what a daemon that adopts it finds). */
     boolean paused(Path apiSocket) throws IOException;
+
+    /** Asks the guest to shut down and the VMM to end with it; {@link VmmLauncher} kills what is left after a while. */
+    void shutdown(Path apiSocket) throws IOException;
 }

@@ -2,6 +2,7 @@ package io.vivarium.kit.vmm;
 
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.GuestChannel;
+import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.kit.guest.ClientGuestChannel;
@@ -11,18 +12,21 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A running guest of a VMM, created or adopted by {@link VmmLauncher}: the VMM process and the
- * guest agent, reached through the VMM's vsock socket. {@link #close()} lets go of this revision's
- * connections; the guest runs on for the next revision to adopt.
+ * A guest of a VMM, created or adopted by {@link VmmLauncher}: the VMM process and the guest agent,
+ * reached through the VMM's vsock socket; or a guest stopped on purpose ({@link VmmPower}), which
+ * has no process and keeps its disk and its spec to boot again. {@link #close()} lets go of this
+ * revision's connections; the guest runs on for the next revision to adopt.
  */
 public final class VmmInstance implements SandboxInstance, AutoCloseable {
 
     /** The key of {@link InstanceState#data()} that holds the VMM's start time; its pid is {@link InstanceState#pid()}. */
     public static final String START_TIME = "start_time";
+    /** The key of {@link InstanceState#data()} that marks a guest stopped on purpose (no process, its disk kept). */
+    public static final String STOPPED = "stopped";
     /** Past a command's own timeout, how long the agent has to report it. */
     private static final Duration EXEC_ANSWER_GRACE = Duration.ofSeconds(2);
 
-    private final String id;
+    private final InstanceSpec spec;
     private final String vmm;
     private final VmmProcess process;
     private final GuestAgentClient client;
@@ -30,26 +34,38 @@ public final class VmmInstance implements SandboxInstance, AutoCloseable {
     private volatile boolean paused;
 
     /**
+     * @param spec what it was created with, which a start after a stop boots again
      * @param vmm the VMM's name, for messages
+     * @param process its VMM, or null for a guest stopped on purpose
      * @param paused whether the guest is paused (as its VMM said, for one adopted)
      */
-    public VmmInstance(String id, String vmm, VmmProcess process, GuestAgentClient client, boolean paused) {
-        this.id = id;
+    public VmmInstance(InstanceSpec spec, String vmm, VmmProcess process, GuestAgentClient client, boolean paused) {
+        this.spec = spec;
         this.vmm = vmm;
         this.process = process;
         this.client = client;
         this.paused = paused;
-        this.channel = new ClientGuestChannel(id, client, this::alive, EXEC_ANSWER_GRACE);
+        this.channel = new ClientGuestChannel(spec.id(), client, this::alive, EXEC_ANSWER_GRACE);
     }
 
-    /** The VMM a state records; empty for a state without one (a create the daemon did not see finish). */
+    /** Whether a state is of a guest stopped on purpose. */
+    public static boolean stopped(InstanceState state) {
+        return "true".equals(state.data().get(STOPPED));
+    }
+
+    /** The VMM a state records; empty for a state without one (a create the daemon did not see finish, a stop). */
     public static Optional<VmmProcess> processOf(InstanceState state) {
         String start = state.data().get(START_TIME);
         return state.pid() > 0 && start != null ? Optional.of(new VmmProcess(state.pid(), start)) : Optional.empty();
     }
 
+    /** Its VMM; null once stopped. */
     public VmmProcess process() {
         return process;
+    }
+
+    InstanceSpec spec() {
+        return spec;
     }
 
     public GuestAgentClient client() {
@@ -58,23 +74,25 @@ public final class VmmInstance implements SandboxInstance, AutoCloseable {
 
     @Override
     public String id() {
-        return id;
+        return spec.id();
     }
 
     @Override
     public InstanceState state() {
-        return new InstanceState(process.pid(), Map.of(START_TIME, process.startTime()));
+        return process == null ? new InstanceState(0, Map.of(STOPPED, "true"))
+                : new InstanceState(process.pid(), Map.of(START_TIME, process.startTime()));
     }
 
     @Override
     public boolean alive() {
-        return process.isRunning();
+        return process != null && process.isRunning();
     }
 
     /** Paused while its VMM runs and was paused ({@link VmmPause}), which the VMM itself keeps across a daemon restart. */
     @Override
     public SandboxStatus status() {
-        return !alive() ? SandboxStatus.FAILED : paused ? SandboxStatus.PAUSED : SandboxStatus.RUNNING;
+        return process == null ? SandboxStatus.STOPPED : !alive() ? SandboxStatus.FAILED
+                : paused ? SandboxStatus.PAUSED : SandboxStatus.RUNNING;
     }
 
     void paused(boolean now) {
@@ -83,7 +101,8 @@ public final class VmmInstance implements SandboxInstance, AutoCloseable {
 
     @Override
     public String reason() {
-        return alive() ? null : "its " + vmm + " process (pid " + process.pid() + ") exited";
+        return process == null ? "stopped on purpose" : alive() ? null
+                : "its " + vmm + " process (pid " + process.pid() + ") exited";
     }
 
     @Override

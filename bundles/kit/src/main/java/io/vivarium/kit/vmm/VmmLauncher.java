@@ -57,6 +57,8 @@ public final class VmmLauncher {
 
     private static final Duration API_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+    /** How long a guest gets to shut down on its own before its VMM is killed. */
+    private static final long SHUTDOWN_SECONDS = 10;
     private static final Duration MKFS_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration PING_WAIT = Duration.ofMillis(500);
     private static final long POLL_MILLIS = 10;
@@ -102,8 +104,41 @@ public final class VmmLauncher {
     }
 
     private VmmInstance running(InstanceSpec spec, VmmProcess process, boolean paused) {
-        return new VmmInstance(spec.id(), driver.name(), process,
+        return new VmmInstance(spec, driver.name(), process,
                 new GuestAgentClient(GuestTransport.vsock(sockets(spec.id()).resolve(VSOCK_SOCKET), AGENT_PORT)), paused);
+    }
+
+    /** The guest of {@code spec} stopped on purpose: no process, its disk in its directory. */
+    public VmmInstance stopped(InstanceSpec spec) {
+        return new VmmInstance(spec, driver.name(), null,
+                new GuestAgentClient(GuestTransport.vsock(sockets(spec.id()).resolve(VSOCK_SOCKET), AGENT_PORT)), false);
+    }
+
+    /**
+     * Shuts {@code instance}'s guest down: the driver asks the guest and the VMM to end, which they
+     * get until {@code context}'s deadline, at most {@value #SHUTDOWN_SECONDS} s; then the VMM and
+     * everything below it are killed. The workspace disk is kept; the instance returned is stopped.
+     */
+    VmmInstance stop(VmmInstance instance, OperationContext context) {
+        InstanceSpec spec = instance.spec();
+        try {
+            driver.shutdown(sockets(spec.id()).resolve(API_SOCKET));
+        } catch (IOException e) {
+            // the kill below ends it all the same
+        }
+        long deadline = System.nanoTime() + Math.min(TimeUnit.SECONDS.toNanos(SHUTDOWN_SECONDS),
+                Math.max(0, context.remaining().toNanos()));
+        while (instance.process().isRunning() && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS));
+        }
+        instance.close();
+        end(spec, instance.state());
+        return stopped(spec);
+    }
+
+    /** Boots a stopped guest again from its kept disk, as a create does. */
+    VmmInstance startAgain(VmmInstance stopped, OperationContext context) {
+        return start(stopped.spec(), context);
     }
 
     /** Freezes {@code instance}'s guest ({@link VmmDriver#pause}). */

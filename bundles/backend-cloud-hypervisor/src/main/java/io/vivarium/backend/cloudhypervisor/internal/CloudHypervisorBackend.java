@@ -1,6 +1,7 @@
 package io.vivarium.backend.cloudhypervisor.internal;
 
 import io.vivarium.api.spi.PauseControl;
+import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.kit.vmm.VmmBackend;
 import org.osgi.service.component.annotations.Activate;
@@ -13,12 +14,15 @@ import org.osgi.service.component.annotations.Reference;
  * {@code POST /v1/sandboxes} that names it is a 400 saying so).
  */
 @Component(service = SandboxBackend.class, property = SandboxBackend.NAME_PROPERTY + "=" + CloudHypervisorBackend.NAME,
-        // its pause seam, referenced so that DS registers the backend after it (and unregisters it first)
-        reference = @Reference(name = "pause", service = PauseControl.class,
-                target = "(" + SandboxBackend.NAME_PROPERTY + "=" + CloudHypervisorBackend.NAME + ")"))
+        // its seams, referenced so that DS registers the backend after them (and unregisters it first)
+        reference = {
+            @Reference(name = "pause", service = PauseControl.class, target = CloudHypervisorBackend.SEAM_TARGET),
+            @Reference(name = "power", service = PowerControl.class, target = CloudHypervisorBackend.SEAM_TARGET)
+        })
 public class CloudHypervisorBackend extends VmmBackend {
 
     static final String NAME = "cloud-hypervisor";
+    static final String SEAM_TARGET = "(" + SandboxBackend.NAME_PROPERTY + "=" + NAME + ")";
 
     @Activate
     public CloudHypervisorBackend(@Reference CloudHypervisorRuntime runtime) {

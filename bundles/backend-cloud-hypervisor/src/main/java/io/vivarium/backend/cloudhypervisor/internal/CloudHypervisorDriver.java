@@ -80,4 +80,13 @@ final class CloudHypervisorDriver implements VmmDriver {
             return "Paused".equals(api.state());
         }
     }
+
+    /** {@code vm.shutdown}, then {@code vmm.shutdown}: the process ends with its VM. */
+    @Override
+    public void shutdown(Path apiSocket) throws IOException {
+        try (CloudHypervisorApi api = new CloudHypervisorApi(apiSocket, API_TIMEOUT)) {
+            api.shutdown();
+            api.shutdownVmm();
+        }
+    }
 }

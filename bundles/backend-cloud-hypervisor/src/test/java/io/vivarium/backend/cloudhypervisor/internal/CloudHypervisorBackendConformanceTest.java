@@ -45,7 +45,8 @@ class CloudHypervisorBackendConformanceTest extends VmmBackendSuite {
     protected Revision newRevision() {
         CloudHypervisorRuntime runtime = new CloudHypervisorRuntime(settings,
                 new HostKvm(true, "emulated: the fake VMM uses no KVM"), home.resolve("agent"));
-        return new Revision(new CloudHypervisorBackend(runtime), new CloudHypervisorPause(runtime), runtime::close);
+        return new Revision(new CloudHypervisorBackend(runtime), new CloudHypervisorPause(runtime), new CloudHypervisorPower(runtime),
+                runtime::close);
     }
 
     @Override

@@ -84,8 +84,11 @@ final class CloudHypervisorRules implements Rules {
                 }
                 return move("Paused", "Running");
             case "PUT /vm.shutdown":
-                return state.equals("Created") ? Answer.text(405, "Error shutting down VM: VmNotBooted")
-                        : moveTo("Shutdown");
+                if (state.equals("Created")) {
+                    return Answer.text(405, "Error shutting down VM: VmNotBooted");
+                }
+                guest.shutdown();
+                return moveTo("Shutdown");
             case "PUT /vm.delete":
                 config = null;
                 state = null;

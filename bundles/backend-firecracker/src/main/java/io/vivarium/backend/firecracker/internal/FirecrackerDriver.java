@@ -75,4 +75,12 @@ final class FirecrackerDriver implements VmmDriver {
             return "Paused".equals(api.describe().state());
         }
     }
+
+    /** {@code SendCtrlAltDel}: the guest reboots, which {@code reboot=k} makes the VMM's end. */
+    @Override
+    public void shutdown(Path apiSocket) throws IOException {
+        try (FirecrackerApi api = new FirecrackerApi(apiSocket, API_TIMEOUT)) {
+            api.sendCtrlAltDel();
+        }
+    }
 }

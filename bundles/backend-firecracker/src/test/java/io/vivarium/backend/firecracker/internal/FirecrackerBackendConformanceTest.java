@@ -46,7 +46,8 @@ class FirecrackerBackendConformanceTest extends VmmBackendSuite {
     protected Revision newRevision() {
         FirecrackerRuntime runtime = new FirecrackerRuntime(settings, new HostKvm(true, "emulated: the fake VMM uses no KVM"),
                 home.resolve("agent"));
-        return new Revision(new FirecrackerBackend(runtime), new FirecrackerPause(runtime), runtime::close);
+        return new Revision(new FirecrackerBackend(runtime), new FirecrackerPause(runtime), new FirecrackerPower(runtime),
+                runtime::close);
     }
 
     @Override

@@ -39,6 +39,7 @@ class FirecrackerMicroVmConformanceTest extends VmmBackendSuite {
     @Override
     protected Revision newRevision() {
         FirecrackerRuntime runtime = new FirecrackerRuntime(settings(), KVM, home.resolve("agent"));
-        return new Revision(new FirecrackerBackend(runtime), new FirecrackerPause(runtime), runtime::close);
+        return new Revision(new FirecrackerBackend(runtime), new FirecrackerPause(runtime), new FirecrackerPower(runtime),
+                runtime::close);
     }
 }

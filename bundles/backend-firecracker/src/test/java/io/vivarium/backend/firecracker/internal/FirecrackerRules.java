@@ -95,7 +95,13 @@ final class FirecrackerRules implements Rules {
 
     private Answer action(String type) throws IOException {
         if (!type.equals("InstanceStart")) {
-            return state.equals("Not started") ? refusal("The microVM is not started yet.") : Answer.done();
+            if (state.equals("Not started")) {
+                return refusal("The microVM is not started yet.");
+            }
+            if (type.equals("SendCtrlAltDel")) {
+                guest.shutdown(); // a guest booted with reboot=k resets, which ends Firecracker
+            }
+            return Answer.done();
         }
         if (!state.equals("Not started")) {
             return refusal("The requested operation is not supported after starting the microVM.");
