@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -126,6 +128,19 @@ public abstract class VmmBackendSuite extends SandboxBackendSuite {
 
     @Override
     protected Map<Feature, String> lacks() {
-        return Map.of(Feature.LIMITS, "pids_limit is refused (501: a guest's processes are bounded by its memory)");
+        return Map.of(Feature.LIMITS, "pids_limit is refused (501: a guest's processes are bounded by its memory)"
+                + (emulated() ? ", and the emulated guest's /work is a directory, not the disk whose size disk_limit_mib sets"
+                        : ""));
+    }
+
+    /** True when the guests are {@link EmulatedGuest}s of a fake VMM: every check then needs bubblewrap. */
+    protected boolean emulated() {
+        return false;
+    }
+
+    @BeforeEach
+    final void needsBubblewrapToEmulate() {
+        Assumptions.assumeTrue(!emulated() || Files.isExecutable(Path.of("/usr/bin/bwrap")),
+                "no /usr/bin/bwrap: the emulated guest runs in a bubblewrap sandbox (apt-get install bubblewrap)");
     }
 }

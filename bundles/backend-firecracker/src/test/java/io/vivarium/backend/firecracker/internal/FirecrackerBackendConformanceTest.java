@@ -9,10 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,10 +33,9 @@ class FirecrackerBackendConformanceTest extends VmmBackendSuite {
         FakeVmmProcess.image(images, "default");
     }
 
-    @BeforeEach
-    void needsBubblewrap() {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/bwrap")),
-                "no /usr/bin/bwrap: the emulated guest runs in a bubblewrap sandbox (apt-get install bubblewrap)");
+    @Override
+    protected boolean emulated() {
+        return true;
     }
 
     @Override
@@ -48,11 +44,5 @@ class FirecrackerBackendConformanceTest extends VmmBackendSuite {
                 home.resolve("agent"));
         return new Revision(new FirecrackerBackend(runtime), new FirecrackerPause(runtime), new FirecrackerPower(runtime),
                 runtime::close);
-    }
-
-    @Override
-    protected Map<Feature, String> lacks() {
-        return Map.of(Feature.LIMITS, super.lacks().get(Feature.LIMITS) + ", and the emulated guest's /work is a "
-                + "directory, not the disk whose size disk_limit_mib sets");
     }
 }
