@@ -1,10 +1,10 @@
 package io.vivarium.backend.firecracker.internal;
 
 import io.vivarium.kit.vmm.HostKvm;
-import io.vivarium.testkit.vmm.VmmBackendSuite;
 import io.vivarium.kit.vmm.VmmSettings;
 import io.vivarium.testkit.vmm.EmulatedGuest;
 import io.vivarium.testkit.vmm.FakeVmmProcess;
+import io.vivarium.testkit.vmm.VmmBackendSuite;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,8 +2,8 @@ package io.vivarium.backend.firecracker.internal;
 
 import io.vivarium.api.spi.Availability;
 import io.vivarium.kit.vmm.HostKvm;
-import io.vivarium.testkit.vmm.VmmBackendSuite;
 import io.vivarium.kit.vmm.VmmSettings;
+import io.vivarium.testkit.vmm.VmmBackendSuite;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Assumptions;
