@@ -1,7 +1,6 @@
 package io.vivarium.backend.firecracker.internal;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vivarium.backend.firecracker.internal.FirecrackerTypes.BootSource;
 import io.vivarium.backend.firecracker.internal.FirecrackerTypes.Drive;
