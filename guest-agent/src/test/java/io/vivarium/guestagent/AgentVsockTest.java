@@ -30,8 +30,9 @@ class AgentVsockTest {
         String none = vsockMissing();
         assumeTrue(none == null, none);
         int port = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-        try (AgentProcess agent = AgentProcess.start(dir, "--listen", "vsock:" + port)) {
-            agent.connect().ok("guest-ping", null); // it serves its other listener: it started with both
+        try (AgentProcess agent = AgentProcess.start(dir, "--listen", "vsock:" + port);
+                AgentConnection connection = agent.connect()) {
+            connection.ok("guest-ping", null); // it serves its other listener: it started with both
             assertEquals("in use", bind(port), "the agent holds vsock port " + port);
         }
         assertEquals("free", bind(port), "and lets it go when it stops");
@@ -43,8 +44,9 @@ class AgentVsockTest {
         assumeTrue(none == null, none);
         assumeTrue("root".equals(System.getProperty("user.name")), "--user needs the agent to start as root");
         int port = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-        try (AgentProcess agent = AgentProcess.start(dir, "--user", "65534:65534", "--listen", "vsock:" + port)) {
-            agent.connect().ok("guest-ping", null);
+        try (AgentProcess agent = AgentProcess.start(dir, "--user", "65534:65534", "--listen", "vsock:" + port);
+                AgentConnection connection = agent.connect()) {
+            connection.ok("guest-ping", null);
             assertEquals("in use", bind(port), "the supervisor holds vsock port " + port);
         }
         assertEquals("free", bind(port));

@@ -22,6 +22,10 @@ final class FakeCloudHypervisorProcess {
 
     public static void main(String[] args) throws Exception {
         List<String> options = List.of(args);
+        if (options.contains("--version")) {
+            System.out.println("cloud-hypervisor v" + CloudHypervisorApi.TARGET + " (a fake: Vivarium's test double)");
+            return;
+        }
         int at = options.indexOf("--api-socket");
         if (at < 0 || at + 1 >= options.size() || !options.get(at + 1).startsWith("path=")) {
             System.err.println("fake cloud-hypervisor: --api-socket path=PATH is required");

@@ -22,6 +22,10 @@ final class FakeFirecrackerProcess {
 
     public static void main(String[] args) throws Exception {
         List<String> options = List.of(args);
+        if (options.contains("--version")) {
+            System.out.println("Firecracker v" + FirecrackerApi.TARGET + " (a fake: Vivarium's test double)");
+            return;
+        }
         int at = options.indexOf("--api-sock");
         if (at < 0 || at + 1 >= options.size()) {
             System.err.println("fake firecracker: --api-sock PATH is required");

@@ -56,6 +56,15 @@ class FirecrackerRuntimeTest {
     }
 
     @Test
+    void detailsSayWhatVersionTheExecutableIs() throws IOException {
+        VmmSettings settings = settings();
+        assertTrue(runtime(settings, KVM).vmm().details().get("version") == null, "no executable, no version");
+        Files.writeString(settings.binary(), "#!/bin/sh\n[ \"$1\" = --version ] && printf 'Firecracker v1.13.1\\n\\nSupported snapshot data format versions: v5.0.0\\n'\n");
+        Files.setPosixFilePermissions(settings.binary(), PosixFilePermissions.fromString("rwxr-xr-x"));
+        assertEquals("Firecracker v1.13.1", runtime(settings, KVM).vmm().details().get("version"));
+    }
+
+    @Test
     void theGuestIsToldToServeItsAgentOnVsock() throws IOException {
         assertEquals("console=ttyS0 panic=-1 quiet reboot=k pci=off vivarium.channel=vsock:1024",
                 runtime(settings(), KVM).vmm().launcher().cmdline(new VmmGuestImage(dir, "console=ttyS0 panic=-1 quiet")));
