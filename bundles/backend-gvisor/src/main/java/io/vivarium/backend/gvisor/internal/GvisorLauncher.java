@@ -5,6 +5,7 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.common.files.AtomicFiles;
 import io.vivarium.common.net.SandboxNetworks;
+import io.vivarium.common.net.SavedPolicy;
 import io.vivarium.common.process.ProcessStarts;
 import io.vivarium.kit.agent.AgentBinary;
 import io.vivarium.kit.backend.InstanceTable;
@@ -92,7 +93,7 @@ final class GvisorLauncher {
                 SandboxNetworks.Namespace ns = SandboxNetworks.namedNamespace(spec.id());
                 networks.attach(spec.id(), ns, spec.network(), spec.resolver());
                 network = new OciSpec.Network(ns.path(), networks.resolvConf(),
-                        new OciSpec.Policy(spec.network(), spec.resolver()));
+                        new SavedPolicy(spec.network(), spec.resolver()));
             }
             AtomicFiles.write(files.config(), OciSpec.bytes(OciSpec.of(spec.id(), root, how.rootfs().isEmpty(),
                     agentBinary().getParent(), files, how.uid(), how.gid(), how.memoryLimitMib(), spec.volumes(), network)));
@@ -168,7 +169,7 @@ final class GvisorLauncher {
             // create. A namespace deleted otherwise leaves its pair to the kernel's asynchronous clean-up for a
             // while, and its chain: both are removed first.
             networks.detach(files.sandboxId());
-            OciSpec.Policy kept = OciSpec.savedPolicy(files.config()).orElseThrow(() -> new IOException("sandbox "
+            SavedPolicy kept = OciSpec.savedPolicy(files.config()).orElseThrow(() -> new IOException("sandbox "
                     + files.sandboxId() + " has no network on the host, and its spec (written before specs kept their "
                     + "policy) cannot say which to make"));
             networks.attach(files.sandboxId(), SandboxNetworks.namedNamespace(files.sandboxId()), kept.policy(),

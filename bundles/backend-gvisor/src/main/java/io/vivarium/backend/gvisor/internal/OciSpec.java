@@ -1,6 +1,5 @@
 package io.vivarium.backend.gvisor.internal;
 
-import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.spi.AttachedVolume;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -9,11 +8,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.vivarium.kit.agent.AgentBinary;
 import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.net.SavedPolicy;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -42,16 +44,11 @@ final class OciSpec {
      * policy it was made under with its resolver, kept in the spec's annotations (runsc reads none of
      * ours) so that a wake after the host rebooted can make the namespace again ({@link #savedPolicy}).
      */
-    record Network(Path namespace, Path resolvConf, Policy policy) {
+    record Network(Path namespace, Path resolvConf, SavedPolicy policy) {
     }
 
-    /** An {@code egress} policy and the resolver (or null) a container's network was made under. */
-    record Policy(NetworkPolicy policy, String resolver) {
-    }
-
-    private static final String ANNOTATION_ALLOW = "io.vivarium.network.allow";
-    private static final String ANNOTATION_DENY = "io.vivarium.network.deny";
-    private static final String ANNOTATION_RESOLVER = "io.vivarium.network.resolver";
+    /** The prefix of the annotations that keep it: {@code io.vivarium.network.allow}, {@code .deny}, {@code .resolver}. */
+    private static final String ANNOTATIONS = "io.vivarium.network.";
 
     /**
      * The spec of a container.
@@ -121,12 +118,8 @@ final class OciSpec {
             linux.putObject("resources").putObject("memory").put("limit", memoryLimitMib * 1024L * 1024L);
         }
         if (network != null) {
-            ObjectNode annotations = spec.putObject("annotations")
-                    .put(ANNOTATION_ALLOW, String.join(" ", network.policy().policy().allow()))
-                    .put(ANNOTATION_DENY, String.join(" ", network.policy().policy().deny()));
-            if (network.policy().resolver() != null) {
-                annotations.put(ANNOTATION_RESOLVER, network.policy().resolver());
-            }
+            ObjectNode annotations = spec.putObject("annotations");
+            network.policy().toText(ANNOTATIONS).forEach(annotations::put);
         }
         return spec;
     }
@@ -179,18 +172,11 @@ final class OciSpec {
     }
 
     /** The policy a container's {@code config.json} keeps for its network, if it has one and was written with it. */
-    static Optional<Policy> savedPolicy(Path config) throws IOException {
-        JsonNode annotations = JSON.readTree(config.toFile()).path("annotations");
-        if (!annotations.has(ANNOTATION_ALLOW)) {
-            return Optional.empty();
-        }
-        JsonNode resolver = annotations.path(ANNOTATION_RESOLVER);
-        return Optional.of(new Policy(new NetworkPolicy(NetworkPolicy.EGRESS, entries(annotations.path(ANNOTATION_ALLOW)),
-                entries(annotations.path(ANNOTATION_DENY))), resolver.isTextual() ? resolver.asText() : null));
-    }
-
-    private static List<String> entries(JsonNode joined) {
-        return joined.asText().isBlank() ? List.of() : List.of(joined.asText().split(" "));
+    static Optional<SavedPolicy> savedPolicy(Path config) throws IOException {
+        Map<String, String> annotations = new HashMap<>();
+        JSON.readTree(config.toFile()).path("annotations").properties().forEach(e -> annotations.put(e.getKey(),
+                e.getValue().asText()));
+        return SavedPolicy.fromText(annotations, ANNOTATIONS);
     }
 
     /** The root filesystem written in a container's {@code config.json}. */

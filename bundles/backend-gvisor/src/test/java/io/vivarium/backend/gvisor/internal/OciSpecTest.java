@@ -15,6 +15,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import io.vivarium.api.spi.AttachedVolume;
+import io.vivarium.common.net.SavedPolicy;
 
 class OciSpecTest {
 
@@ -50,7 +51,7 @@ class OciSpecTest {
     @Test
     void aContainerWithANetworkJoinsItsNamedNamespaceAndResolvesThroughTheDaemonsResolverFileAndKeepsItsPolicy()
             throws Exception {
-        OciSpec.Policy policy = new OciSpec.Policy(new io.vivarium.api.NetworkPolicy("egress",
+        SavedPolicy policy = new SavedPolicy(new io.vivarium.api.NetworkPolicy("egress",
                 List.of("198.51.100.0/24", "203.0.113.7/32:443"), List.of("198.51.100.9/32")), "192.0.2.53");
         ObjectNode spec = OciSpec.of("s1", Path.of("/images/rootfs"), false, Path.of("/data/agent"), files, 1, 1, null, List.of(),
                 new OciSpec.Network(Path.of("/run/netns/vsb0123456789ab"), Path.of("/data/agent-network/resolv.conf"), policy));

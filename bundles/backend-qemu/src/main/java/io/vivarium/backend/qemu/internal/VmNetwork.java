@@ -3,13 +3,13 @@ package io.vivarium.backend.qemu.internal;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
 import io.vivarium.api.NetworkPolicy;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.common.net.SandboxNetworks;
+import io.vivarium.common.net.SavedPolicy;
 import io.vivarium.kit.guest.Deadline;
 import io.vivarium.kit.guest.GuestAgentException;
 import io.vivarium.kit.guest.GuestExecResult;
@@ -33,9 +33,8 @@ record VmNetwork(String sandboxId, NetworkPolicy policy, String resolver) {
     /** Every guest's MAC: each VM is alone on its tap, so they need not differ, and a fork's child keeps its parent's. */
     static final String MAC = "52:54:00:76:73:62";
     private static final String NETDEV = "net0";
-    private static final String DATA_ALLOW = "network_allow";
-    private static final String DATA_DENY = "network_deny";
-    private static final String DATA_RESOLVER = "network_resolver";
+    /** The prefix of its record's keys: {@code network_allow}, {@code network_deny}, {@code network_resolver}. */
+    private static final String DATA = "network_";
     private static final String DATA_SANDBOX = "network_sandbox";
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
     /**
@@ -92,11 +91,7 @@ record VmNetwork(String sandboxId, NetworkPolicy policy, String resolver) {
 
     void putData(Map<String, String> data) {
         data.put(DATA_SANDBOX, sandboxId);
-        data.put(DATA_ALLOW, String.join(" ", policy.allow()));
-        data.put(DATA_DENY, String.join(" ", policy.deny()));
-        if (resolver != null) {
-            data.put(DATA_RESOLVER, resolver);
-        }
+        data.putAll(new SavedPolicy(policy, resolver).toText(DATA));
     }
 
     /** Reads what {@link #putData} wrote: null for a VM without a network (or recorded before VMs had one). */
@@ -105,11 +100,8 @@ record VmNetwork(String sandboxId, NetworkPolicy policy, String resolver) {
         if (id == null) {
             return null;
         }
-        return new VmNetwork(id, new NetworkPolicy(NetworkPolicy.EGRESS, entries(data.get(DATA_ALLOW)),
-                entries(data.get(DATA_DENY))), data.get(DATA_RESOLVER));
-    }
-
-    private static List<String> entries(String joined) {
-        return joined == null || joined.isBlank() ? List.of() : Arrays.asList(joined.split(" "));
+        SavedPolicy saved = SavedPolicy.fromText(data, DATA).orElse(new SavedPolicy(new NetworkPolicy(NetworkPolicy.EGRESS,
+                List.of(), List.of()), null));
+        return new VmNetwork(id, saved.policy(), saved.resolver());
     }
 }
