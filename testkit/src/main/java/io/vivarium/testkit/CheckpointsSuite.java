@@ -72,7 +72,7 @@ public abstract class CheckpointsSuite extends SandboxBackendSuite {
         Checkpoints cp = checkpoints(backend());
         cp.create(c.instance(), "t1", operation());
         InstanceState before = c.instance().state();
-        replace(c, cp.restore(c.instance(), "t1", operation()));
+        c = replace(c, cp.restore(c.instance(), "t1", operation()));
 
         // the daemon died between a relaunch and core persisting its new state
         SandboxInstance adopted = adoptByANewBackend(c, before);
