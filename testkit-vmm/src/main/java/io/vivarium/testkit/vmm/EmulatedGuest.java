@@ -15,8 +15,10 @@ import java.util.concurrent.locks.LockSupport;
  * the host read-only and a directory of its own at {@code /work}; reached through a {@link VsockMux}
  * on the VMM's vsock socket, as a real guest's agent on vsock. What it does not emulate is the
  * machine: no kernel, no disk (a workspace file made for it stays unused), no memory size; a pause
- * stops its processes, a shutdown kills them and ends the fake VMM's process. Only for a fake VMM
- * that runs in a process of its own.
+ * stops its processes, a shutdown kills them and ends the fake VMM's process. Its "memory" in a
+ * snapshot is its {@code /work}, as a tar file, which a restore unpacks before it boots: files are as
+ * they were, and no process of before runs on (a real restore keeps them; the checks do not need
+ * it). Only for a fake VMM that runs in a process of its own.
  */
 public final class EmulatedGuest implements FakeGuest {
     private final Path dir;
@@ -51,6 +53,24 @@ public final class EmulatedGuest implements FakeGuest {
         new VsockMux(vsockSocket, Map.of(port, socket));
     }
 
+    /** {@code /work} as a tar file: the guest is paused, so nothing writes to it meanwhile. */
+    @Override
+    public void save(Path memory) throws IOException {
+        run(List.of("tar", "-C", dir.resolve("work").toString(), "-cf", memory.toString(), "."));
+    }
+
+    /** {@code /work} as the tar file {@link #save} wrote left it, then a boot. */
+    @Override
+    public void restore(Path memory, Path vsockSocket) throws IOException {
+        Path work = dir.resolve("work");
+        if (Files.exists(work)) {
+            run(List.of("rm", "-rf", "--", work.toString()));
+        }
+        Files.createDirectories(work);
+        run(List.of("tar", "-C", work.toString(), "-xf", memory.toString()));
+        boot(vsockSocket);
+    }
+
     /** SIGSTOP to every process of the guest: its agent answers nothing until {@link #resume}. */
     @Override
     public void pause() throws IOException {
@@ -77,9 +97,13 @@ public final class EmulatedGuest implements FakeGuest {
     private void signal(String signal) throws IOException {
         List<String> kill = new ArrayList<>(List.of("kill", signal, Long.toString(sandbox.pid())));
         sandbox.descendants().forEach(p -> kill.add(Long.toString(p.pid())));
+        run(kill);
+    }
+
+    private static void run(List<String> command) throws IOException {
         try {
-            if (new ProcessBuilder(kill).inheritIO().start().waitFor() != 0) {
-                throw new IOException(String.join(" ", kill) + " failed");
+            if (new ProcessBuilder(command).inheritIO().start().waitFor() != 0) {
+                throw new IOException(String.join(" ", command) + " failed");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.vivarium.api.CheckpointInfo;
 import io.vivarium.api.SandboxStatus;
+import io.vivarium.api.spi.Checkpoints;
 import io.vivarium.api.spi.PauseControl;
 import io.vivarium.api.spi.PowerControl;
 import io.vivarium.api.spi.SandboxBackend;
 import io.vivarium.api.spi.SandboxInstance;
-import io.vivarium.testkit.SandboxBackendSuite;
+import io.vivarium.testkit.CheckpointsSuite;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,15 +24,16 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The backend conformance suite for a backend of VMM guests reached over vsock (the kit's
- * {@code VmmBackend}): each new backend is a new revision of its runtime, the one before let go of
+ * The backend and checkpoints conformance suites for a backend of VMM guests reached over vsock
+ * (the kit's {@code VmmBackend} and {@code VmmCheckpoints}): each new backend is a new revision of its runtime, the one before let go of
  * first, as OSGi deactivates it; a crash kills the VMM (the pid its state records), and a sandbox
  * process kills the agent, which the guest's /init starts again.
  */
-public abstract class VmmBackendSuite extends SandboxBackendSuite {
+public abstract class VmmBackendSuite extends CheckpointsSuite {
 
-    /** A revision of a VMM backend's runtime: its backend, its pause and power seams, and how it lets go at deactivation. */
-    public record Revision(SandboxBackend backend, PauseControl pause, PowerControl power, Runnable letGo) {
+    /** A revision of a VMM backend's runtime: its backend, its pause, power and checkpoints seams, and how it lets go at deactivation. */
+    public record Revision(SandboxBackend backend, PauseControl pause, PowerControl power, Checkpoints checkpoints,
+            Runnable letGo) {
     }
 
     /** The guest's workspace disk in its directory (the kit's {@code VmmLauncher.WORKSPACE}). */
@@ -63,6 +66,11 @@ public abstract class VmmBackendSuite extends SandboxBackendSuite {
         return revisionOf(backend).pause();
     }
 
+    @Override
+    protected Checkpoints checkpoints(SandboxBackend backend) {
+        return revisionOf(backend).checkpoints();
+    }
+
     private static Revision revisionOf(SandboxBackend backend) {
         return REVISIONS.stream().filter(r -> r.backend() == backend).findFirst().orElseThrow();
     }
@@ -89,6 +97,41 @@ public abstract class VmmBackendSuite extends SandboxBackendSuite {
         assertEquals(SandboxStatus.RUNNING, started.status());
         assertTrue(started.channel().ping().pong(), "and answers");
         assertNotEquals(vmm, started.state().pid(), "under a VMM of its own");
+    }
+
+    /**
+     * Checkpoints after the first build on the one before (a diff, where the VMM {@link #diffs}),
+     * also after a restore, and each restores whole: its files and none written since.
+     */
+    @Test
+    void laterCheckpointsBuildOnEarlierOnesAndEachRestoresWhole() throws Exception {
+        Created c = create();
+        Checkpoints cp = checkpoints(backend());
+        exec(c.instance(), "/bin/sh", "-c", "echo one > a");
+        cp.create(c.instance(), "t1", operation());
+        exec(c.instance(), "/bin/sh", "-c", "echo two > b");
+        CheckpointInfo second = cp.create(c.instance(), "t2", operation());
+        assertEquals(diffs(), second.mode().startsWith("diff+"), "the second checkpoint's mode: " + second.mode());
+
+        c = replace(c, cp.restore(c.instance(), "t1", operation()));
+        assertEquals("one\n", exec(c.instance(), "/bin/cat", "a").stdout());
+        assertEquals(1, exec(c.instance(), "/bin/sh", "-c", "test -e b").exitCode(), "b came after t1");
+        exec(c.instance(), "/bin/sh", "-c", "echo three > c");
+        CheckpointInfo third = cp.create(c.instance(), "t3", operation());
+        assertEquals(diffs(), third.mode().startsWith("diff+"), "a checkpoint after a restore builds on what was restored");
+
+        c = replace(c, cp.restore(c.instance(), "t2", operation()));
+        assertEquals("one\ntwo\n", exec(c.instance(), "/bin/sh", "-c", "cat a b").stdout(), "t2 is whole");
+        assertEquals(1, exec(c.instance(), "/bin/sh", "-c", "test -e c").exitCode());
+        c = replace(c, cp.restore(c.instance(), "t3", operation()));
+        assertEquals("one\nthree\n", exec(c.instance(), "/bin/sh", "-c", "cat a c").stdout(), "t3 is whole");
+        assertEquals(1, exec(c.instance(), "/bin/sh", "-c", "test -e b").exitCode());
+        assertEquals(List.of("t1", "t2", "t3"), cp.list(c.instance()).stream().map(CheckpointInfo::tag).toList());
+    }
+
+    /** Whether the VMM's checkpoints after the first are diffs on the one before (Firecracker's). */
+    protected boolean diffs() {
+        return false;
     }
 
     /** Whether process {@code pid} runs: not gone, and not a zombie its parent has yet to reap. */

@@ -17,8 +17,9 @@ import java.util.Set;
  * A backend of VMM guests on a {@link VmmRuntime}: machines with commands, guest memory
  * ({@code memory_limit_mib}), the workspace disk's size ({@code disk_limit_mib}) and a choice of
  * image; create, adopt (the VMM by pid and start time, or a guest stopped on purpose) and destroy.
- * No snapshots, so core offers none of what derives from them. The backend bundle's component extends
- * it with its name, and registers {@link VmmPause} and {@link VmmPower} beside it.
+ * No forkable snapshots, so core offers none of what derives from them. The backend bundle's component
+ * extends it with its name, and registers {@link VmmPause} and {@link VmmPower} beside it, and {@link
+ * VmmCheckpoints} where the VMM saves a guest's state.
  */
 public abstract class VmmBackend implements SandboxBackend {
 
@@ -63,18 +64,18 @@ public abstract class VmmBackend implements SandboxBackend {
 
     /**
      * The VMM the state records, if that very process still runs (a pid that went to another process
-     * is not it); or the guest stopped on purpose, as stopped.
+     * is not it), else the one its pid file names if that serves this sandbox (a restore relaunched
+     * it, and the daemon died before core recorded it); or the guest stopped on purpose, as stopped.
      */
     @Override
     public SandboxInstance adopt(InstanceSpec spec, InstanceState state) throws InstanceGoneException {
         if (VmmInstance.stopped(state)) {
             return runtime.instances().put(runtime.launcher().stopped(spec));
         }
-        VmmProcess vmm = VmmInstance.processOf(state).orElseThrow(() -> new InstanceGoneException(
+        VmmProcess recorded = VmmInstance.processOf(state).orElseThrow(() -> new InstanceGoneException(
                 "its record names no VMM process (pid and start time)"));
-        if (!vmm.isRunning()) {
-            throw new InstanceGoneException("its VMM process (pid " + vmm.pid() + ") is gone");
-        }
+        VmmProcess vmm = recorded.isRunning() ? recorded : runtime.launcher().launchedFor(spec)
+                .orElseThrow(() -> new InstanceGoneException("its VMM process (pid " + recorded.pid() + ") is gone"));
         return runtime.instances().put(runtime.launcher().attach(spec, vmm));
     }
 

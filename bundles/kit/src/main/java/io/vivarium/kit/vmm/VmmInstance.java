@@ -7,6 +7,7 @@ import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.kit.guest.ClientGuestChannel;
 import io.vivarium.kit.guest.GuestAgentClient;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -32,6 +33,7 @@ public final class VmmInstance implements SandboxInstance, AutoCloseable {
     private final GuestAgentClient client;
     private final ClientGuestChannel channel;
     private volatile boolean paused;
+    private volatile Path base;
 
     /**
      * @param spec what it was created with, which a start after a stop boots again
@@ -97,6 +99,19 @@ public final class VmmInstance implements SandboxInstance, AutoCloseable {
 
     void paused(boolean now) {
         paused = now;
+    }
+
+    /**
+     * The directory of the state this VMM process last saved or loaded, which its next save may
+     * build on ({@link VmmSnapshots#save}); empty when unknown (none yet, or adopted by a new
+     * revision), and the next save is then whole.
+     */
+    Optional<Path> base() {
+        return Optional.ofNullable(base);
+    }
+
+    void base(Path dir) {
+        base = dir;
     }
 
     @Override

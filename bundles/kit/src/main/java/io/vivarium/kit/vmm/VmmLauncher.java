@@ -3,6 +3,7 @@ package io.vivarium.kit.vmm;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.OperationContext;
@@ -171,26 +172,58 @@ public final class VmmLauncher {
      * it started and throws with the last words of the VMM and the guest's console.
      */
     public VmmInstance start(InstanceSpec spec, OperationContext context) {
-        long deadline = System.nanoTime() + settings.bootTimeout().toNanos();
         VmmGuestImage image;
         try {
             image = VmmGuestImage.load(settings.imageDir(), spec.image() != null ? spec.image() : settings.defaultImage());
         } catch (IOException e) {
             throw new ApiException(503, driver.name() + " cannot boot sandbox " + spec.id() + ": " + e.getMessage());
         }
+        Path workspace;
         try {
             context.checkpoint("making the workspace disk of sandbox " + spec.id());
-            Path workspace = workspace(spec);
+            workspace = workspace(spec);
+        } catch (IOException e) {
+            throw failure(spec, e.getMessage());
+        }
+        return bringUp(spec, context, (api, vsock) -> {
+            context.checkpoint("booting sandbox " + spec.id());
+            driver.boot(api, new VmmBoot(spec.vcpus() != null ? spec.vcpus() : settings.defaultVcpus(),
+                    spec.memoryLimitMib() != null ? spec.memoryLimitMib() : settings.memoryMib(), image.kernel(),
+                    image.initramfs(), cmdline(image), workspace, vsock, GUEST_CID));
+        });
+    }
+
+    /**
+     * Starts a VMM for {@code spec} and loads into it the state {@link #save} wrote into {@code
+     * saved} ({@link VmmSnapshots#load}); the guest runs on from there once its agent answers. The
+     * VMM before must be gone ({@link #end}) and the workspace disk be the one saved with the state.
+     * On any failure it ends what it started and throws, as {@link #start} does.
+     */
+    VmmInstance load(InstanceSpec spec, Path saved, OperationContext context) {
+        VmmSnapshots snapshots = snapshots().orElseThrow();
+        VmmInstance loaded = bringUp(spec, context, (api, vsock) -> {
+            context.checkpoint("loading the state of sandbox " + spec.id());
+            snapshots.load(api, saved, vsock);
+        });
+        loaded.base(saved);
+        return loaded;
+    }
+
+    /** How a VMM just started, its API answering, gets its guest: {@code api} and {@code vsock} are its sockets. */
+    private interface GuestSetup {
+        void run(Path api, Path vsock) throws IOException;
+    }
+
+    private VmmInstance bringUp(InstanceSpec spec, OperationContext context, GuestSetup setup) {
+        long deadline = System.nanoTime() + settings.bootTimeout().toNanos();
+        try {
             Path sockets = socketsOf(spec);
             Files.deleteIfExists(sockets.resolve(API_SOCKET));
             Files.deleteIfExists(sockets.resolve(VSOCK_SOCKET));
             context.checkpoint("starting the " + driver.name() + " of sandbox " + spec.id());
             VmmProcess process = launch(spec);
             awaitApi(spec, process, deadline, context);
-            context.checkpoint("booting sandbox " + spec.id());
-            driver.boot(sockets.resolve(API_SOCKET), new VmmBoot(spec.vcpus() != null ? spec.vcpus() : settings.defaultVcpus(),
-                    spec.memoryLimitMib() != null ? spec.memoryLimitMib() : settings.memoryMib(), image.kernel(),
-                    image.initramfs(), cmdline(image), workspace, sockets.resolve(VSOCK_SOCKET), GUEST_CID));
+            setup.run(sockets.resolve(API_SOCKET), sockets.resolve(VSOCK_SOCKET));
             VmmInstance instance = running(spec, process, false);
             try {
                 awaitAgent(spec, instance, deadline, context);
@@ -204,6 +237,40 @@ public final class VmmLauncher {
         } catch (RuntimeException e) {
             throw abandon(spec, e);
         }
+    }
+
+    /** The driver's snapshots, if its VMM saves and loads a guest's state. */
+    public Optional<VmmSnapshots> snapshots() {
+        return driver instanceof VmmSnapshots s ? Optional.of(s) : Optional.empty();
+    }
+
+    /**
+     * Writes {@code instance}'s guest state into the empty directory {@code dir} ({@link
+     * VmmSnapshots#save}, on the {@link VmmInstance#base} where there is one), the guest paused
+     * meanwhile unless it was already; returns with it as it was, and what the VMM wrote. {@code
+     * whilePaused} runs before it runs again (a copy of its disk, consistent with the state saved).
+     */
+    String save(VmmInstance instance, Path dir, IoAction whilePaused) throws IOException {
+        VmmSnapshots snapshots = snapshots().orElseThrow();
+        Path api = sockets(instance.id()).resolve(API_SOCKET);
+        boolean running = instance.status() != SandboxStatus.PAUSED;
+        if (running) {
+            driver.pause(api);
+        }
+        try {
+            String kind = snapshots.save(api, dir, instance.base().filter(Files::isDirectory).orElse(null));
+            whilePaused.run();
+            return kind;
+        } finally {
+            if (running) {
+                driver.resume(api);
+            }
+        }
+    }
+
+    /** Work on files that may fail. */
+    interface IoAction {
+        void run() throws IOException;
     }
 
     /**
@@ -386,8 +453,11 @@ public final class VmmLauncher {
         }
     }
 
-    /** The process the pid file names, if its command line names this sandbox's API socket. */
-    private Optional<VmmProcess> launchedFor(InstanceSpec spec) {
+    /**
+     * The VMM the pid file names, if its command line names this sandbox's API socket: the one the
+     * last start or restore launched, which a state from before a restore does not record.
+     */
+    Optional<VmmProcess> launchedFor(InstanceSpec spec) {
         String socket = sockets(spec.id()).resolve(API_SOCKET).toString();
         return readPid(spec.dir()).filter(pid -> commandLine(pid).contains(socket)).flatMap(VmmProcess::find);
     }

@@ -41,7 +41,7 @@ class CloudHypervisorBackendConformanceTest extends VmmBackendSuite {
     protected Revision newRevision() {
         CloudHypervisorRuntime runtime = new CloudHypervisorRuntime(settings,
                 new HostKvm(true, "emulated: the fake VMM uses no KVM"), home.resolve("agent"));
-        return new Revision(new CloudHypervisorBackend(runtime), new CloudHypervisorPause(runtime), new CloudHypervisorPower(runtime),
+        return new Revision(new CloudHypervisorBackend(runtime), new CloudHypervisorPause(runtime), new CloudHypervisorPower(runtime), new CloudHypervisorCheckpoints(runtime),
                 runtime::close);
     }
 }

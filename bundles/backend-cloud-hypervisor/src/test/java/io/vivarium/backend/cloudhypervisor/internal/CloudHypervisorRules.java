@@ -27,6 +27,8 @@ final class CloudHypervisorRules implements Rules {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String PREFIX = "/api/v1";
+    /** The guest's memory in a snapshot's directory. */
+    private static final String MEMORY = "memory-ranges";
 
     private final FakeGuest guest;
     private JsonNode config;
@@ -72,7 +74,7 @@ final class CloudHypervisorRules implements Rules {
                 if (!state.equals("Created") && !state.equals("Shutdown")) {
                     return Answer.text(500, "Error booting VM: InvalidStateTransition(" + state + ", Running)");
                 }
-                return bindVsock("Running");
+                return bindVsock("Running", null);
             case "PUT /vm.pause":
                 if (state.equals("Running")) {
                     guest.pause();
@@ -122,7 +124,7 @@ final class CloudHypervisorRules implements Rules {
         }
         Files.writeString(dir.resolve("config.json"), JSON.writeValueAsString(config));
         Files.writeString(dir.resolve("state.json"), "{}");
-        Files.writeString(dir.resolve("memory-ranges"), "guest memory");
+        guest.save(dir.resolve(MEMORY));
         return Answer.done();
     }
 
@@ -136,7 +138,7 @@ final class CloudHypervisorRules implements Rules {
         }
         config = JSON.readTree(Files.readString(dir.resolve("config.json")));
         state = "Paused";
-        Answer bound = bindVsock(body.path("resume").asBoolean() ? "Running" : "Paused");
+        Answer bound = bindVsock(body.path("resume").asBoolean() ? "Running" : "Paused", dir.resolve(MEMORY));
         if (bound.status() != 204) {
             config = null;
             state = null;
@@ -144,15 +146,22 @@ final class CloudHypervisorRules implements Rules {
         return bound;
     }
 
-    /** Binds the vsock's socket as Cloud Hypervisor does when the device comes up, then is in state {@code to}. */
-    private Answer bindVsock(String to) throws IOException {
+    /**
+     * Binds the vsock's socket as Cloud Hypervisor does when the device comes up, for a guest booted
+     * or, with the {@code memory} a snapshot wrote, restored; then is in state {@code to}.
+     */
+    private Answer bindVsock(String to, Path memory) throws IOException {
         String socket = config.path("vsock").path("socket").asText(null);
         if (socket != null) {
             if (Files.exists(Path.of(socket))) {
                 return Answer.text(500, "Error: VmBoot(DeviceManager(CreateVirtioVsock(BindUnixSocket(Os { code: 98, "
                         + "kind: AddrInUse, message: \"Address in use\" }))))");
             }
-            guest.boot(Path.of(socket));
+            if (memory == null) {
+                guest.boot(Path.of(socket));
+            } else {
+                guest.restore(memory, Path.of(socket));
+            }
         }
         return moveTo(to);
     }

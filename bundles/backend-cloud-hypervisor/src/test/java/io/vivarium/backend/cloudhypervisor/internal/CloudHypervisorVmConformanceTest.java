@@ -39,7 +39,7 @@ class CloudHypervisorVmConformanceTest extends VmmBackendSuite {
     @Override
     protected Revision newRevision() {
         CloudHypervisorRuntime runtime = new CloudHypervisorRuntime(settings(), KVM, home.resolve("agent"));
-        return new Revision(new CloudHypervisorBackend(runtime), new CloudHypervisorPause(runtime), new CloudHypervisorPower(runtime),
+        return new Revision(new CloudHypervisorBackend(runtime), new CloudHypervisorPause(runtime), new CloudHypervisorPower(runtime), new CloudHypervisorCheckpoints(runtime),
                 runtime::close);
     }
 }

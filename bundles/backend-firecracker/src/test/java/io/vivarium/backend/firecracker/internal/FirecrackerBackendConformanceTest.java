@@ -39,10 +39,15 @@ class FirecrackerBackendConformanceTest extends VmmBackendSuite {
     }
 
     @Override
+    protected boolean diffs() {
+        return true;
+    }
+
+    @Override
     protected Revision newRevision() {
         FirecrackerRuntime runtime = new FirecrackerRuntime(settings, new HostKvm(true, "emulated: the fake VMM uses no KVM"),
                 home.resolve("agent"));
-        return new Revision(new FirecrackerBackend(runtime), new FirecrackerPause(runtime), new FirecrackerPower(runtime),
+        return new Revision(new FirecrackerBackend(runtime), new FirecrackerPause(runtime), new FirecrackerPower(runtime), new FirecrackerCheckpoints(runtime),
                 runtime::close);
     }
 }

@@ -37,9 +37,14 @@ class FirecrackerMicroVmConformanceTest extends VmmBackendSuite {
     }
 
     @Override
+    protected boolean diffs() {
+        return true;
+    }
+
+    @Override
     protected Revision newRevision() {
         FirecrackerRuntime runtime = new FirecrackerRuntime(settings(), KVM, home.resolve("agent"));
-        return new Revision(new FirecrackerBackend(runtime), new FirecrackerPause(runtime), new FirecrackerPower(runtime),
+        return new Revision(new FirecrackerBackend(runtime), new FirecrackerPause(runtime), new FirecrackerPower(runtime), new FirecrackerCheckpoints(runtime),
                 runtime::close);
     }
 }

@@ -32,7 +32,8 @@ final class FirecrackerRules implements Rules {
     private final FakeGuest guest;
     private final Set<String> configured = new HashSet<>();
     private String state = "Not started";
-    private JsonNode machine;
+    /** Whether the microVM tracks the pages its guest writes: set by its machine configuration or its load. */
+    private boolean tracksDirtyPages;
     private String vsockSocket;
 
     /** A guest of nothing: its vsock socket a plain file, enough to be in a relaunch's way. */
@@ -65,7 +66,7 @@ final class FirecrackerRules implements Rules {
                 }
                 configured.add(operation);
                 if (operation.equals("PUT /machine-config")) {
-                    machine = body;
+                    tracksDirtyPages = body.path("track_dirty_pages").asBoolean();
                 } else if (operation.equals("PUT /vsock")) {
                     vsockSocket = body.get("uds_path").asText();
                 }
@@ -109,7 +110,7 @@ final class FirecrackerRules implements Rules {
         if (!configured.contains("PUT /boot-source")) {
             return refusal("Cannot start microvm without kernel configuration.");
         }
-        Answer bound = bindVsock();
+        Answer bound = bindVsock(null);
         if (bound != null) {
             return bound;
         }
@@ -122,12 +123,12 @@ final class FirecrackerRules implements Rules {
             return refusal("Cannot save the microVM state: the microVM is not paused.");
         }
         boolean diff = body.path("snapshot_type").asText("Full").equals("Diff");
-        if (diff && (machine == null || !machine.path("track_dirty_pages").asBoolean())) {
+        if (diff && !tracksDirtyPages) {
             return refusal("Diff snapshots are not allowed on uVMs with dirty page tracking disabled.");
         }
         ObjectNode saved = JSON.createObjectNode().put("vsock", vsockSocket).put("diff", diff);
         Files.writeString(Path.of(body.get("snapshot_path").asText()), JSON.writeValueAsString(saved));
-        Files.writeString(Path.of(body.get("mem_file_path").asText()), "guest memory");
+        guest.save(Path.of(body.get("mem_file_path").asText()));
         return Answer.done();
     }
 
@@ -142,7 +143,8 @@ final class FirecrackerRules implements Rules {
         }
         vsockSocket = body.has("vsock_override") ? body.get("vsock_override").get("uds_path").asText()
                 : JSON.readTree(Files.readString(snapshot)).path("vsock").asText(null);
-        Answer bound = bindVsock();
+        tracksDirtyPages = body.path("track_dirty_pages").asBoolean();
+        Answer bound = bindVsock(memory);
         if (bound != null) {
             return bound;
         }
@@ -150,8 +152,11 @@ final class FirecrackerRules implements Rules {
         return Answer.done();
     }
 
-    /** Binds the vsock's socket as Firecracker does when its device comes up: a file already there is in the way. */
-    private Answer bindVsock() throws IOException {
+    /**
+     * Binds the vsock's socket as Firecracker does when its device comes up (a file already there is
+     * in the way), for a guest booted or, with the {@code memory} a snapshot wrote, restored.
+     */
+    private Answer bindVsock(Path memory) throws IOException {
         if (vsockSocket == null) {
             return null;
         }
@@ -160,7 +165,11 @@ final class FirecrackerRules implements Rules {
             return refusal("Cannot create the vsock device: Error binding the host-side Unix socket: "
                     + "Address in use (os error 98)");
         }
-        guest.boot(path);
+        if (memory == null) {
+            guest.boot(path);
+        } else {
+            guest.restore(memory, path);
+        }
         return null;
     }
 }
