@@ -112,6 +112,8 @@ class CapabilitiesIT {
         JsonNode fc = BACKENDS.get("firecracker");
         assertTrue(fc != null, "the firecracker feature's backend is listed: " + BACKENDS.keySet());
         assertTrue(fc.get("details").get("api").asText().startsWith("Firecracker API 1.17"), fc.toString());
+        assertTrue(capabilities(fc).containsAll(Set.of(Capability.CHECKPOINTS, Capability.DRY_RUN)),
+                "its bundle registers the checkpoints seam, whether or not it runs here: " + fc);
         Assumptions.assumeFalse(fc.get("available").asBoolean(), "firecracker runs on this host: its table row is checked");
         String reason = fc.get("reason").asText();
         assertTrue(reason.contains("firecracker is missing") || reason.contains("KVM") || reason.contains("guest image"),
@@ -132,6 +134,7 @@ class CapabilitiesIT {
         assertTrue(ch != null, "the cloud-hypervisor feature's backend is listed: " + BACKENDS.keySet());
         assertTrue(ch.get("machine").asBoolean(), ch.toString());
         assertTrue(ch.get("details").get("api").asText().startsWith("Cloud Hypervisor API 0.3.0"), ch.toString());
+        assertTrue(capabilities(ch).contains(Capability.CHECKPOINTS), "its bundle registers the checkpoints seam: " + ch);
         Api.Response sandbox = api.post("/v1/sandboxes", Map.of("backend", "cloud-hypervisor"));
         assertEquals(400, sandbox.status(), sandbox.raw().body());
         assertEquals("backend cloud-hypervisor runs plain virtual machines, not sandboxes: create them with POST /v1/vms",
