@@ -43,6 +43,11 @@ public final class ApiDocument {
         }
     }
 
+    /** The document as pinned. */
+    public String text() {
+        return text;
+    }
+
     /** The document's {@code info.version}, as written. */
     public String version() {
         Matcher m = Pattern.compile("(?m)^info:\\n(?:  .*\\n)*?  version: *\"?([^\"\\n]+)")
