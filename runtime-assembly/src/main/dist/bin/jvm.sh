@@ -53,7 +53,9 @@ find_java() {
 # - Java 24+ warns when the Felix framework uses sun.misc.Unsafe; allow it quietly.
 # - The heap a burst grew is given back once the daemon is idle: G1 starts a collection after 10 s
 #   without one, and shrinks the heap to at most 30% free (the default keeps 70% free) — an idle
-#   daemon after 1,000 sandboxes held 395 MiB resident, twice what it holds after its start.
+#   daemon after 1,000 sandboxes held 395 MiB resident, twice what it holds after its start. It never
+#   shrinks below the initial heap, which the JVM sizes at 1/64 of the host's memory (384 MiB on a
+#   24 GiB host, all of it touched by the first thousand requests): -Xms32m lets it go back down.
 # - A class-data sharing archive of the launcher's class path (Felix, Jackson, the launcher and the
 #   JDK classes they use), DIST/daemon-STAMP.jsa, written when the first daemon exits and mapped by
 #   the next ones: it saves class loading at every start (docs/benchmarks.md, cold start). The JVM
@@ -93,7 +95,7 @@ daemon_java_opts() {
   v="$(java_major "$jhome")"
   daemon_opts=()
   (( v >= 24 )) && daemon_opts+=(--sun-misc-unsafe-memory-access=allow)
-  daemon_opts+=(-XX:G1PeriodicGCInterval=10000 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30)
+  daemon_opts+=(-Xms32m -XX:TrimNativeHeapInterval=5000 -XX:G1PeriodicGCInterval=10000 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30)
   if (( v >= 19 )) && [[ "${VIVARIUM_CDS:-on}" != off && -w "$dist" ]]; then
     daemon_opts+=(-XX:+AutoCreateSharedArchive "-XX:SharedArchiveFile=$(archive_for "$dist" daemon)" -Xlog:cds=off -Xlog:cds+dynamic=off)
   fi
