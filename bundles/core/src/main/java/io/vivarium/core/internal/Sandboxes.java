@@ -82,7 +82,14 @@ final class Sandboxes {
         for (String id : dirs.without(StateCollections.RECORD)) {
             if (opened.get(StateCollections.SANDBOXES, id).isEmpty()) {
                 opened.deleteIfPresent(StateCollections.DRY_RUNS, id);
-                dirs.remove(id);
+                try {
+                    dirs.remove(id);
+                } catch (IOException e) {
+                    // a create that never finished, whose directory something still holds (a mount of a
+                    // process that outlived the daemon): it names no sandbox, so it keeps no start from going on
+                    LOG.log(Level.WARNING, "cannot remove the directory of sandbox " + id + ", which has no record (a create "
+                            + "the daemon did not see finish): " + e.getMessage() + "; tried again at the next start");
+                }
             }
         }
         state = opened;
