@@ -15,14 +15,21 @@ import java.util.Arrays;
  * {@link Deadline}. The channel is non-blocking and waited on with selectors (one for reads, one
  * for writes, so a reader thread and writers can share the stream). Failures are {@link
  * GuestAgentException}s; after one the connection must be dropped (or resynchronised).
+ *
+ * <p>A daemon keeps one of these per live sandbox, so what each holds counts a thousand times: a
+ * 16 KiB read buffer, a response line grown from 1 KiB as it needs, and the write selector opened
+ * only when a write first finds the socket full (each selector is an epoll and an eventfd descriptor
+ * and a native event array).
  */
 final class LineConnection implements Closeable {
-    private static final int READ_CHUNK = 64 * 1024;
+    private static final int READ_CHUNK = 16 * 1024;
+    private static final int FIRST_LINE_BYTES = 1024;
     private static final byte DELIMITER = (byte) 0xFF;
 
     private final SocketChannel channel;
     private final Selector readSelector;
-    private final Selector writeSelector;
+    /** Opened by the first write that finds the socket full; guarded by {@code this}. */
+    private Selector writeSelector;
     private final ByteBuffer readBuffer = ByteBuffer.allocate(READ_CHUNK).flip();
     private final String name;
     private volatile boolean closed;
@@ -32,9 +39,18 @@ final class LineConnection implements Closeable {
         this.name = name;
         channel.configureBlocking(false);
         readSelector = Selector.open();
-        writeSelector = Selector.open();
         channel.register(readSelector, SelectionKey.OP_READ);
-        channel.register(writeSelector, SelectionKey.OP_WRITE);
+    }
+
+    private synchronized Selector writeSelector() throws IOException {
+        if (closed) {
+            throw new IOException("the connection was closed");
+        }
+        if (writeSelector == null) {
+            writeSelector = Selector.open();
+            channel.register(writeSelector, SelectionKey.OP_WRITE);
+        }
+        return writeSelector;
     }
 
     /** Connects to a Unix socket, waiting at most until the deadline (a full backlog blocks). */
@@ -93,8 +109,9 @@ final class LineConnection implements Closeable {
             while (buffer.hasRemaining()) {
                 if (channel.write(buffer) == 0) {
                     deadline.check("writing a request to " + name);
-                    writeSelector.select(deadline.selectMillis());
-                    writeSelector.selectedKeys().clear();
+                    Selector selector = writeSelector();
+                    selector.select(deadline.selectMillis());
+                    selector.selectedKeys().clear();
                 }
             }
         } catch (IOException | ClosedSelectorException e) {
@@ -107,7 +124,7 @@ final class LineConnection implements Closeable {
      * is misbehaving; drop the connection). A {@code null} deadline waits until data or close.
      */
     byte[] readLine(int maxBytes, Deadline deadline) {
-        byte[] line = new byte[Math.min(maxBytes, READ_CHUNK)];
+        byte[] line = new byte[Math.min(maxBytes, FIRST_LINE_BYTES)];
         int length = 0;
         while (true) {
             while (readBuffer.hasRemaining()) {
@@ -175,12 +192,18 @@ final class LineConnection implements Closeable {
     /** Closes the stream; a thread blocked in {@link #readLine} without a deadline wakes and fails. */
     @Override
     public void close() {
-        closed = true;
+        Selector writes;
+        synchronized (this) {
+            closed = true;
+            writes = writeSelector;
+        }
         readSelector.wakeup();
-        writeSelector.wakeup();
+        if (writes != null) {
+            writes.wakeup();
+        }
         closeQuietly(channel);
         closeQuietly(readSelector);
-        closeQuietly(writeSelector);
+        closeQuietly(writes);
     }
 
     private static void closeQuietly(Closeable closeable) {
