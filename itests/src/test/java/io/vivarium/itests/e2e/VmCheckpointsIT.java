@@ -4,7 +4,6 @@ import static io.vivarium.itests.e2e.ChangeSetIT.assertError;
 import static io.vivarium.itests.e2e.ChangeSetIT.ok;
 import static io.vivarium.itests.e2e.ChangeSetIT.strings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;

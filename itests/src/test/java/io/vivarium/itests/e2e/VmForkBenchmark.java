@@ -16,8 +16,6 @@ import io.vivarium.itests.bench.Stats;
 import io.vivarium.itests.bench.Table;
 import io.vivarium.testkit.Bounded;
 
-import com.fasterxml.jackson.databind.JsonNode;
-
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;

@@ -1,6 +1,5 @@
 package io.vivarium.core.internal;
 
-import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxStatus;

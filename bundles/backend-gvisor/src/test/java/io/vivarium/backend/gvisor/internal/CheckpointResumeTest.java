@@ -14,7 +14,6 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.common.files.AtomicFiles;
-import io.vivarium.common.files.FileClones;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
