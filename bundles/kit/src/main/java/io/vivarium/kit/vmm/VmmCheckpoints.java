@@ -1,7 +1,5 @@
 package io.vivarium.kit.vmm;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vivarium.api.ApiException;
 import io.vivarium.api.CheckpointInfo;
 import io.vivarium.api.spi.Checkpoints;
@@ -9,41 +7,34 @@ import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.OperationContext;
 import io.vivarium.api.spi.SandboxInstance;
 import io.vivarium.common.exec.HostCommand;
-import io.vivarium.common.files.AtomicFiles;
+import io.vivarium.common.files.CheckpointDirectory;
 import io.vivarium.common.files.FileClones;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 
 /**
  * A VMM backend's checkpoints, for a driver that is also {@link VmmSnapshots}: each a directory
- * {@code checkpoints/TAG} in the sandbox's directory with the state the VMM saved of the paused
- * guest (whole, or only what changed since the checkpoint this VMM process last took or was
- * restored from, written onto a copy of it), a copy of the workspace disk taken in the same pause (a
- * reflink where the filesystem clones) and {@value #INFO}, whose mode says both ({@code diff+reflink}). Staged as {@code .TAG.staging} and renamed into place last, so a
- * daemon killed meanwhile leaves the whole checkpoint or none. A restore relaunches: the VMM is
- * ended, the disk replaced by a fresh copy of the checkpoint's, and a new VMM loads the state, which
- * the kit's adoption finds through the pid file even from the state before the restore. A VMM loads
- * only what its own version saved, so a checkpoint taken under another version is refused. The
- * backend bundle registers a component that extends it as the backend's {@link Checkpoints}.
+ * {@code checkpoints/TAG} in the sandbox's directory (common's {@link CheckpointDirectory}: staged,
+ * renamed into place last, so a daemon killed meanwhile leaves the whole checkpoint or none) with
+ * the state the VMM saved of the paused guest (whole, or only what changed since the checkpoint
+ * this VMM process last took or was restored from, written onto a copy of it) and a copy of the
+ * workspace disk taken in the same pause (a reflink where the filesystem clones); its mode says
+ * both ({@code diff+reflink}). A restore relaunches: the VMM is ended, the disk replaced by a fresh
+ * copy of the checkpoint's, and a new VMM loads the state, which the kit's adoption finds through
+ * the pid file even from the state before the restore. A VMM loads only what its own version saved,
+ * so a checkpoint taken under another version is refused. The backend bundle registers a component
+ * that extends it as the backend's {@link Checkpoints}.
  *
  * @since 1.1
  */
 public abstract class VmmCheckpoints implements Checkpoints {
 
     private static final String DIR = "checkpoints";
-    private static final String INFO = "checkpoint.json";
-    private static final String STAGING_SUFFIX = ".staging";
     private static final FileClones CLONES = new FileClones();
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final VmmRuntime runtime;
 
@@ -55,8 +46,9 @@ public abstract class VmmCheckpoints implements Checkpoints {
         this.runtime = runtime;
     }
 
-    private static Path dir(VmmInstance instance) {
-        return instance.spec().dir().resolve(DIR);
+    /** The checkpoints of {@code instance}; a listing sizes each by the files in it (state, memory, disk). */
+    private static CheckpointDirectory checkpoints(VmmInstance instance) {
+        return new CheckpointDirectory(instance.spec().dir().resolve(DIR), instance.id(), CheckpointDirectory::filesIn);
     }
 
     @Override
@@ -66,29 +58,23 @@ public abstract class VmmCheckpoints implements Checkpoints {
             throw ApiException.conflict("sandbox " + instance.id() + " is " + instance.status().name().toLowerCase()
                     + " (" + instance.reason() + "): start it before taking a checkpoint");
         }
-        Path target = dir(instance).resolve(tag);
-        if (Files.exists(target)) {
-            throw ApiException.conflict("sandbox " + instance.id() + " already has a checkpoint " + tag + "; choose another tag");
-        }
-        Path staging = dir(instance).resolve("." + tag + STAGING_SUFFIX);
+        CheckpointDirectory checkpoints = checkpoints(instance);
+        Path staging = null;
         try {
-            FileClones.deleteTree(staging);
-            Files.createDirectories(staging);
+            staging = checkpoints.stage(tag);
+            Path into = staging;
             String[] disk = new String[1];
             context.checkpoint("saving the state of sandbox " + instance.id());
-            String kind = runtime.launcher().save(instance, staging, () -> disk[0] = CLONES.cloneOrCopy(
-                    instance.spec().dir().resolve(VmmLauncher.WORKSPACE), staging.resolve(VmmLauncher.WORKSPACE),
+            String kind = runtime.launcher().save(instance, into, () -> disk[0] = CLONES.cloneOrCopy(
+                    instance.spec().dir().resolve(VmmLauncher.WORKSPACE), into.resolve(VmmLauncher.WORKSPACE),
                     () -> HostCommand.timeFor(context.remaining())));
-            Map<String, Object> info = new LinkedHashMap<>();
-            info.put("created", Instant.now().getEpochSecond());
-            info.put("mode", kind + "+" + disk[0]);
-            info.put("vmm", vmmVersion());
-            AtomicFiles.write(staging.resolve(INFO), JSON.writeValueAsBytes(info));
-            Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
-            instance.base(target);
-            return info(target);
+            CheckpointInfo info = checkpoints.publish(tag, staging, kind + "+" + disk[0], Map.of("vmm", vmmVersion()));
+            instance.base(checkpoints.existing(tag));
+            return info;
         } catch (IOException e) {
-            deleteQuietly(staging);
+            if (staging != null) {
+                checkpoints.discard(staging);
+            }
             throw ApiException.internal("cannot checkpoint sandbox " + instance.id() + " as " + tag + ": "
                     + e.getMessage(), e);
         }
@@ -98,11 +84,9 @@ public abstract class VmmCheckpoints implements Checkpoints {
     @Override
     public SandboxInstance restore(SandboxInstance sandbox, String tag, OperationContext context) {
         VmmInstance instance = runtime.instances().own(sandbox);
-        Path checkpoint = dir(instance).resolve(tag);
-        if (!Files.isDirectory(checkpoint)) {
-            throw ApiException.notFound("sandbox " + instance.id() + " has no checkpoint " + tag);
-        }
-        String takenWith = read(instance, checkpoint).path("vmm").asText("");
+        CheckpointDirectory checkpoints = checkpoints(instance);
+        Path checkpoint = checkpoints.existing(tag);
+        String takenWith = checkpoints.info(tag).path("vmm").asText("");
         String now = vmmVersion();
         if (!takenWith.equals(now)) {
             throw ApiException.conflict("checkpoint " + tag + " was taken with " + (takenWith.isEmpty() ? "an unknown version"
@@ -128,71 +112,16 @@ public abstract class VmmCheckpoints implements Checkpoints {
 
     @Override
     public boolean delete(SandboxInstance sandbox, String tag) {
-        VmmInstance instance = runtime.instances().own(sandbox);
-        Path checkpoint = dir(instance).resolve(tag);
-        if (!Files.isDirectory(checkpoint)) {
-            return false;
-        }
-        try {
-            FileClones.deleteTree(checkpoint);
-        } catch (IOException e) {
-            throw ApiException.internal("cannot delete checkpoint " + tag + " of sandbox " + instance.id() + ": "
-                    + e.getMessage(), e);
-        }
-        return true;
+        return checkpoints(runtime.instances().own(sandbox)).delete(tag);
     }
 
     @Override
     public List<CheckpointInfo> list(SandboxInstance sandbox) {
-        VmmInstance instance = runtime.instances().own(sandbox);
-        Path dir = dir(instance);
-        if (!Files.isDirectory(dir)) {
-            return List.of();
-        }
-        List<CheckpointInfo> all = new ArrayList<>();
-        try (Stream<Path> dirs = Files.list(dir)) {
-            for (Path d : dirs.filter(d -> !d.getFileName().toString().startsWith(".")).toList()) {
-                all.add(info(d));
-            }
-        } catch (IOException e) {
-            throw ApiException.internal("cannot list the checkpoints of sandbox " + instance.id() + ": " + e.getMessage(), e);
-        }
-        all.sort(Comparator.comparingLong(CheckpointInfo::createdAtUnix).thenComparing(CheckpointInfo::tag));
-        return all;
+        return checkpoints(runtime.instances().own(sandbox)).list();
     }
 
     /** The first line the VMM's executable prints for {@code --version}, or what says it could not be asked. */
     private String vmmVersion() {
         return runtime.details().getOrDefault("version", "an unknown version");
-    }
-
-    private static JsonNode read(VmmInstance instance, Path checkpoint) {
-        try {
-            return JSON.readTree(checkpoint.resolve(INFO).toFile());
-        } catch (IOException e) {
-            throw ApiException.conflict("checkpoint " + checkpoint.getFileName() + " of sandbox " + instance.id()
-                    + " is unreadable (" + e.getMessage() + "): delete it");
-        }
-    }
-
-    private static CheckpointInfo info(Path checkpoint) throws IOException {
-        JsonNode info = JSON.readTree(checkpoint.resolve(INFO).toFile());
-        long size = 0;
-        try (Stream<Path> files = Files.list(checkpoint)) {
-            for (Path file : files.toList()) {
-                size += Files.size(file);
-            }
-        }
-        return new CheckpointInfo(checkpoint.getFileName().toString(), info.path("created").asLong(), size,
-                info.path("mode").asText());
-    }
-
-    private static void deleteQuietly(Path path) {
-        try {
-            FileClones.deleteTree(path);
-        } catch (IOException e) {
-            System.getLogger(VmmCheckpoints.class.getName()).log(System.Logger.Level.WARNING,
-                    "cannot delete " + path + ": " + e.getMessage());
-        }
     }
 }
