@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -39,8 +40,11 @@ public abstract class PrismFixtureSuite {
     /** The document's server path its requests carry (e.g. {@code /api/v1}), or empty. */
     protected abstract String serverPath();
 
-    /** Every golden fixture of the version targeted, by its name, with {@code ${dir}} as {@code dir}. */
-    protected abstract Map<String, List<JsonNode>> fixtures(Path dir) throws IOException;
+    /** The class path directory of the golden fixtures of the version targeted, e.g. {@code /firecracker/1.17.0-dev/}. */
+    protected abstract String fixtureDirectory();
+
+    /** The names of the golden fixtures in it, e.g. {@code boot} for {@code boot.json}. */
+    protected abstract List<String> scenarios();
 
     /** A request the document forbids (a value of the wrong type), as method, path and body. */
     protected abstract FakeVmm.Received forbidden();
@@ -74,7 +78,11 @@ public abstract class PrismFixtureSuite {
     @TestFactory
     Stream<DynamicTest> everyFixtureRequestIsOneTheDocumentAllows() throws IOException {
         List<DynamicTest> checks = new ArrayList<>();
-        fixtures(dir).forEach((scenario, requests) -> requests.forEach(r -> checks.add(DynamicTest.dynamicTest(
+        Map<String, List<JsonNode>> fixtures = new LinkedHashMap<>();
+        for (String scenario : scenarios()) {
+            fixtures.put(scenario, FakeVmm.fixture(getClass(), fixtureDirectory() + scenario + ".json", dir));
+        }
+        fixtures.forEach((scenario, requests) -> requests.forEach(r -> checks.add(DynamicTest.dynamicTest(
                 scenario + ": " + r.get("method").asText() + " " + r.get("path").asText(),
                 () -> assertEquals(2, send(socket, r.get("method").asText(), r.get("path").asText(),
                         r.path("body").isNull() || r.path("body").isMissingNode() ? null : r.get("body")) / 100,

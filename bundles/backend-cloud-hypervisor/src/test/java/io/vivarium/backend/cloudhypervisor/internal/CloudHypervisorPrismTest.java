@@ -10,9 +10,7 @@ import io.vivarium.testkit.vmm.PrismFixtureSuite;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 
 /** Cloud Hypervisor's golden fixtures, judged again by Prism on its pinned document ({@link PrismFixtureSuite}). */
@@ -31,12 +29,13 @@ class CloudHypervisorPrismTest extends PrismFixtureSuite {
     }
 
     @Override
-    protected Map<String, List<JsonNode>> fixtures(Path dir) throws IOException {
-        Map<String, List<JsonNode>> all = new LinkedHashMap<>();
-        for (String scenario : SCENARIOS) {
-            all.put(scenario, FakeVmm.fixture(getClass(), "/cloud-hypervisor/" + CloudHypervisorApi.TARGET + "/" + scenario + ".json", dir));
-        }
-        return all;
+    protected String fixtureDirectory() {
+        return "/cloud-hypervisor/" + CloudHypervisorApi.TARGET + "/";
+    }
+
+    @Override
+    protected List<String> scenarios() {
+        return SCENARIOS;
     }
 
     @Override
