@@ -94,14 +94,25 @@ public abstract class VmmCheckpoints implements Checkpoints {
                     + ": take it again");
         }
         InstanceSpec spec = instance.spec();
+        Path disk = spec.dir().resolve(VmmLauncher.WORKSPACE);
+        Path fresh = spec.dir().resolve(VmmLauncher.WORKSPACE + ".restoring");
+        try {
+            // the copy first, while the guest runs on: a copy that fails (a full disk) leaves it as it was
+            context.checkpoint("copying the disk of checkpoint " + tag + " of sandbox " + spec.id());
+            Files.deleteIfExists(fresh);
+            CLONES.cloneOrCopy(checkpoint.resolve(VmmLauncher.WORKSPACE), fresh, () -> HostCommand.timeFor(context.remaining()));
+        } catch (IOException e) {
+            try {
+                Files.deleteIfExists(fresh);
+            } catch (IOException left) {
+                e.addSuppressed(left); // the next restore removes it first
+            }
+            throw ApiException.internal("cannot restore sandbox " + spec.id() + " to checkpoint " + tag + ", which runs on "
+                    + "as it was: the copy of the checkpoint's disk failed: " + e.getMessage(), e);
+        }
         instance.close();
         runtime.launcher().end(spec, instance.state());
         try {
-            context.checkpoint("copying the disk of checkpoint " + tag + " of sandbox " + spec.id());
-            Path disk = spec.dir().resolve(VmmLauncher.WORKSPACE);
-            Path fresh = spec.dir().resolve(VmmLauncher.WORKSPACE + ".restoring");
-            Files.deleteIfExists(fresh);
-            CLONES.cloneOrCopy(checkpoint.resolve(VmmLauncher.WORKSPACE), fresh, () -> HostCommand.timeFor(context.remaining()));
             Files.move(fresh, disk, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             return runtime.instances().put(runtime.launcher().load(spec, checkpoint, context));
         } catch (IOException | ApiException e) {
