@@ -1,6 +1,5 @@
 package io.vivarium.kit.vmm;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.SandboxStatus;
@@ -13,22 +12,16 @@ import io.vivarium.kit.guest.GuestAgentException;
 import io.vivarium.kit.guest.GuestTransport;
 import java.io.File;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.lang.ProcessBuilder.Redirect;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
 
 /**
  * How a guest of a VMM that serves an HTTP API on a Unix socket starts and ends, whatever the VMM
@@ -60,27 +53,25 @@ public final class VmmLauncher {
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
     /** How long a guest gets to shut down on its own before its VMM is killed. */
     private static final long SHUTDOWN_SECONDS = 10;
-    private static final Duration MKFS_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration PING_WAIT = Duration.ofMillis(500);
     private static final long POLL_MILLIS = 10;
-    private static final int LOG_TAIL_BYTES = 2048;
-    /** The longest path a Unix socket address holds (sun_path is 108 bytes with its terminating NUL). */
-    private static final int MAX_SOCKET_PATH = 107;
 
     private final VmmSettings settings;
+    private final VmmFiles files;
     private final VmmDriver driver;
     private final Path agentBinary;
 
     /** @param agentBinary the kit's agent binary ({@link io.vivarium.kit.agent.AgentBinary}), whose launch mode starts the VMM */
     public VmmLauncher(VmmSettings settings, VmmDriver driver, Path agentBinary) {
         this.settings = settings;
+        this.files = new VmmFiles(settings);
         this.driver = driver;
         this.agentBinary = agentBinary;
     }
 
     /** The directory of sandbox {@code id}'s sockets. */
     public Path sockets(String id) {
-        return settings.socketDir().resolve(id);
+        return files.sockets(id);
     }
 
     /** The kernel command line of a guest of {@code image}: the image's, the driver's, and the agent on vsock. */
@@ -181,7 +172,7 @@ public final class VmmLauncher {
         Path workspace;
         try {
             context.checkpoint("making the workspace disk of sandbox " + spec.id());
-            workspace = workspace(spec);
+            workspace = files.workspace(spec);
         } catch (IOException e) {
             throw failure(spec, e.getMessage());
         }
@@ -217,7 +208,7 @@ public final class VmmLauncher {
     private VmmInstance bringUp(InstanceSpec spec, OperationContext context, GuestSetup setup) {
         long deadline = System.nanoTime() + settings.bootTimeout().toNanos();
         try {
-            Path sockets = socketsOf(spec);
+            Path sockets = files.socketDirectory(spec);
             Files.deleteIfExists(sockets.resolve(API_SOCKET));
             Files.deleteIfExists(sockets.resolve(VSOCK_SOCKET));
             context.checkpoint("starting the " + driver.name() + " of sandbox " + spec.id());
@@ -273,65 +264,6 @@ public final class VmmLauncher {
         void run() throws IOException;
     }
 
-    /**
-     * The sandbox's socket directory, in the configured one, which must be this daemon's user's
-     * own: it is in a shared place (the temporary directory), where another user could have made it
-     * first to take the sockets. A socket's path must fit a Unix socket address.
-     */
-    private Path socketsOf(InstanceSpec spec) throws IOException {
-        Path shared = settings.socketDir();
-        try {
-            Files.createDirectories(shared.getParent());
-            Files.createDirectory(shared, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (FileAlreadyExistsException e) {
-            // made by an earlier start; checked below
-        }
-        if (!Files.isDirectory(shared, LinkOption.NOFOLLOW_LINKS) || !Files.getAttribute(shared, "unix:uid",
-                LinkOption.NOFOLLOW_LINKS).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"))) {
-            throw new IOException(shared + " is not a directory of this daemon's user: remove it or configure another");
-        }
-        Path sockets = sockets(spec.id());
-        if (sockets.resolve(VSOCK_SOCKET).toString().getBytes(UTF_8).length > MAX_SOCKET_PATH) {
-            throw new IOException("the socket path " + sockets.resolve(VSOCK_SOCKET) + " is longer than " + MAX_SOCKET_PATH
-                    + " bytes: configure a shorter socket directory");
-        }
-        return Files.createDirectories(sockets);
-    }
-
-    /** An empty ext4 file system labelled {@code work}, sparse, of the spec's disk limit or the configured size. */
-    private Path workspace(InstanceSpec spec) throws IOException {
-        Path disk = spec.dir().resolve(WORKSPACE);
-        if (Files.exists(disk)) {
-            return disk;
-        }
-        long mib = spec.diskLimitMib() != null ? spec.diskLimitMib() : settings.workspaceMib();
-        Path partial = spec.dir().resolve(WORKSPACE + ".partial");
-        try (RandomAccessFile file = new RandomAccessFile(partial.toFile(), "rw")) {
-            file.setLength(mib << 20);
-        }
-        run(List.of("mkfs.ext4", "-q", "-F", "-L", "work", partial.toString()), MKFS_TIMEOUT);
-        Files.move(partial, disk);
-        return disk;
-    }
-
-    private static void run(List<String> command, Duration timeout) throws IOException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        try {
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.destroyForcibly();
-                throw new IOException(command.get(0) + " did not finish within " + timeout.toSeconds() + " s");
-            }
-        } catch (InterruptedException e) {
-            p.destroyForcibly();
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while running " + command.get(0), e);
-        }
-        if (p.exitValue() != 0) {
-            throw new IOException(String.join(" ", command) + " failed (exit status " + p.exitValue() + "): "
-                    + new String(p.getInputStream().readAllBytes(), UTF_8).strip());
-        }
-    }
-
     private VmmProcess launch(InstanceSpec spec) throws IOException {
         if (agentBinary == null) {
             throw new IOException("the agent binary that starts each " + driver.name() + " could not be written: "
@@ -359,7 +291,7 @@ public final class VmmLauncher {
         }
         long deadline = System.nanoTime() + API_TIMEOUT.toNanos();
         while (true) {
-            Optional<Long> pid = readPid(dir);
+            Optional<Long> pid = VmmFiles.readPid(dir);
             if (pid.isPresent()) {
                 return VmmProcess.find(pid.get()).orElseThrow(() -> new IOException(driver.name() + " exited right after start"));
             }
@@ -418,7 +350,7 @@ public final class VmmLauncher {
     /** A 500 that says what went wrong, with the end of the VMM's output and the guest's console. */
     private ApiException failure(InstanceSpec spec, String what) {
         return new ApiException(500, "sandbox " + spec.id() + " did not start: " + what + "; " + driver.name()
-                + " and the guest said: " + logTail(spec.dir().resolve(LOG)));
+                + " and the guest said: " + VmmFiles.logTail(spec.dir().resolve(LOG)));
     }
 
     private RuntimeException abandon(InstanceSpec spec, RuntimeException failure) {
@@ -441,14 +373,10 @@ public final class VmmLauncher {
             throw new ApiException(500, "the " + driver.name() + " of sandbox " + spec.id() + " (pid " + process.get().pid()
                     + ") or a process below it is still there " + STOP_TIMEOUT.toSeconds() + " s after SIGKILL");
         }
-        Path sockets = sockets(spec.id());
-        try (Stream<Path> files = Files.exists(sockets) ? Files.walk(sockets) : Stream.empty()) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-            Files.deleteIfExists(spec.dir().resolve(PID_FILE));
+        try {
+            files.removeSockets(spec);
         } catch (IOException e) {
-            throw ApiException.internal("cannot remove the sockets of sandbox " + spec.id() + " in " + sockets + ": "
+            throw ApiException.internal("cannot remove the sockets of sandbox " + spec.id() + " in " + sockets(spec.id()) + ": "
                     + e.getMessage(), e);
         }
     }
@@ -459,35 +387,6 @@ public final class VmmLauncher {
      */
     Optional<VmmProcess> launchedFor(InstanceSpec spec) {
         String socket = sockets(spec.id()).resolve(API_SOCKET).toString();
-        return readPid(spec.dir()).filter(pid -> commandLine(pid).contains(socket)).flatMap(VmmProcess::find);
-    }
-
-    private static String commandLine(long pid) {
-        try {
-            return new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")), UTF_8).replace('\0', ' ');
-        } catch (IOException e) {
-            return "";
-        }
-    }
-
-    private static Optional<Long> readPid(Path dir) {
-        try {
-            return Optional.of(Long.parseLong(Files.readString(dir.resolve(PID_FILE), UTF_8).strip()));
-        } catch (IOException | NumberFormatException e) {
-            return Optional.empty(); // not yet written, or written half
-        }
-    }
-
-    private static String logTail(Path log) {
-        try (RandomAccessFile file = new RandomAccessFile(log.toFile(), "r")) {
-            long from = Math.max(0, file.length() - LOG_TAIL_BYTES);
-            byte[] tail = new byte[(int) (file.length() - from)];
-            file.seek(from);
-            file.readFully(tail);
-            String text = new String(tail, UTF_8).strip();
-            return text.isEmpty() ? "nothing" : text;
-        } catch (IOException e) {
-            return "nothing (" + e.getMessage() + ")";
-        }
+        return VmmFiles.readPid(spec.dir()).filter(pid -> VmmFiles.commandLine(pid).contains(socket)).flatMap(VmmProcess::find);
     }
 }
