@@ -58,6 +58,35 @@ public final class CheckpointDirectory {
         }
     }
 
+    /** What a backend saves into a checkpoint's staging directory. */
+    @FunctionalInterface
+    public interface Save {
+        /** Writes the checkpoint into {@code staging}; returns its mode and what its info adds. */
+        Saved into(Path staging) throws IOException;
+    }
+
+    /** What {@link Save} wrote: the checkpoint's mode and the fields its info adds. */
+    public record Saved(String mode, Map<String, ?> extra) {
+    }
+
+    /**
+     * Takes checkpoint {@code tag}: stages it, has {@code save} write it, publishes it; a failure
+     * leaves none (a 500 that says why). 409 if the tag is taken.
+     */
+    public CheckpointInfo take(String tag, Save save) {
+        Path staging = null;
+        try {
+            staging = stage(tag);
+            Saved saved = save.into(staging);
+            return publish(tag, staging, saved.mode(), saved.extra());
+        } catch (IOException e) {
+            if (staging != null) {
+                discard(staging);
+            }
+            throw ApiException.internal("cannot checkpoint sandbox " + sandbox + " as " + tag + ": " + e.getMessage(), e);
+        }
+    }
+
     /** A new, empty staging directory for {@code tag} (a leftover one is cleared); 409 if the tag is taken. */
     public Path stage(String tag) throws IOException {
         if (Files.exists(dir.resolve(tag))) {

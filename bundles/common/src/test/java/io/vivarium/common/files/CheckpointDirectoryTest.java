@@ -53,6 +53,22 @@ class CheckpointDirectoryTest {
     }
 
     @Test
+    void aSaveThatFailsLeavesNoCheckpointAndSaysWhy() throws Exception {
+        CheckpointDirectory checkpoints = new CheckpointDirectory(dir, "sb-1", CheckpointDirectory::filesIn);
+        ApiException e = assertThrows(ApiException.class, () -> checkpoints.take("t1", staging -> {
+            Files.writeString(staging.resolve("memory"), "half");
+            throw new java.io.IOException("No space left on device");
+        }));
+        assertEquals(500, e.status());
+        assertTrue(e.getMessage().contains("cannot checkpoint sandbox sb-1 as t1: No space left on device"), e.getMessage());
+        try (var files = Files.list(dir)) {
+            assertEquals(0, files.count(), "neither the checkpoint nor its staging directory is left");
+        }
+        CheckpointInfo taken = checkpoints.take("t1", staging -> new CheckpointDirectory.Saved("full+copy", Map.of()));
+        assertEquals(List.of(taken), checkpoints.list());
+    }
+
+    @Test
     void anUnreadableInfoIsAConflictThatSaysToDeleteIt() throws Exception {
         CheckpointDirectory checkpoints = new CheckpointDirectory(dir, "sb-1", CheckpointDirectory::filesIn);
         Files.createDirectories(dir.resolve("t1"));

@@ -59,25 +59,16 @@ public abstract class VmmCheckpoints implements Checkpoints {
                     + " (" + instance.reason() + "): start it before taking a checkpoint");
         }
         CheckpointDirectory checkpoints = checkpoints(instance);
-        Path staging = null;
-        try {
-            staging = checkpoints.stage(tag);
-            Path into = staging;
+        CheckpointInfo info = checkpoints.take(tag, staging -> {
             String[] disk = new String[1];
             context.checkpoint("saving the state of sandbox " + instance.id());
-            String kind = runtime.launcher().save(instance, into, () -> disk[0] = CLONES.cloneOrCopy(
-                    instance.spec().dir().resolve(VmmLauncher.WORKSPACE), into.resolve(VmmLauncher.WORKSPACE),
+            String kind = runtime.launcher().save(instance, staging, () -> disk[0] = CLONES.cloneOrCopy(
+                    instance.spec().dir().resolve(VmmLauncher.WORKSPACE), staging.resolve(VmmLauncher.WORKSPACE),
                     () -> HostCommand.timeFor(context.remaining())));
-            CheckpointInfo info = checkpoints.publish(tag, staging, kind + "+" + disk[0], Map.of("vmm", vmmVersion()));
-            instance.base(checkpoints.existing(tag));
-            return info;
-        } catch (IOException e) {
-            if (staging != null) {
-                checkpoints.discard(staging);
-            }
-            throw ApiException.internal("cannot checkpoint sandbox " + instance.id() + " as " + tag + ": "
-                    + e.getMessage(), e);
-        }
+            return new CheckpointDirectory.Saved(kind + "+" + disk[0], Map.of("vmm", vmmVersion()));
+        });
+        instance.base(checkpoints.existing(tag));
+        return info;
     }
 
     /** By relaunch: the VMM before ends, a new one loads the checkpoint's state onto a copy of its disk. */

@@ -48,25 +48,15 @@ public final class GvisorCheckpoints implements Checkpoints {
     @Override
     public CheckpointInfo create(SandboxInstance sandbox, String tag, OperationContext context) {
         GvisorInstance instance = runtime.instances().own(sandbox);
-        CheckpointDirectory checkpoints = checkpoints(instance);
         Path workspace = instance.record().files().workspace();
-        Path staging = null;
-        try {
-            staging = checkpoints.stage(tag);
-            Path into = staging;
+        return checkpoints(instance).take(tag, staging -> {
             String[] mode = new String[1];
             runtime.checkpointer().checkpointAndResume(instance, staging.resolve(GvisorImage.MEMORY),
-                    () -> mode[0] = CLONES.cloneOrCopy(workspace, into.resolve(GvisorImage.WORK),
+                    () -> mode[0] = CLONES.cloneOrCopy(workspace, staging.resolve(GvisorImage.WORK),
                             () -> HostCommand.timeFor(context.remaining())),
                     context);
-            return checkpoints.publish(tag, staging, "checkpoint+" + mode[0], Map.of("runsc", runtime.probe().runscVersion()));
-        } catch (IOException e) {
-            if (staging != null) {
-                checkpoints.discard(staging);
-            }
-            throw ApiException.internal("cannot checkpoint sandbox " + instance.id() + " as " + tag + ": "
-                    + e.getMessage(), e);
-        }
+            return new CheckpointDirectory.Saved("checkpoint+" + mode[0], Map.of("runsc", runtime.probe().runscVersion()));
+        });
     }
 
     /** In place: the container is replaced by one restored from the checkpoint, the instance stays. */
