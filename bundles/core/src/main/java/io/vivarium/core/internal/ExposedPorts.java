@@ -14,6 +14,7 @@ import io.vivarium.api.ExposedPort;
 import io.vivarium.api.PortService;
 import io.vivarium.api.Role;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.ports.PortTokens;
 
 /**
  * The exposed ports of every sandbox ({@link PortService}): kept in the sandbox's record (port and
@@ -31,11 +32,8 @@ final class ExposedPorts {
     }
 
     ExposedPort expose(Caller caller, String sandboxId, int port, Duration lifetime) {
-        checkPort(port);
-        if (lifetime.compareTo(Duration.ofSeconds(1)) < 0 || lifetime.compareTo(PortService.MAX_TOKEN_LIFETIME) > 0) {
-            throw ApiException.badRequest("expires_in_secs must be 1 to " + PortService.MAX_TOKEN_LIFETIME.toSeconds()
-                    + " (7 days), not " + lifetime.toSeconds());
-        }
+        PortTokens.checkPort(port);
+        PortTokens.checkLifetime(lifetime);
         Sandbox sb = sandboxes.find(caller, sandboxId);
         address(sb, live.of(sb));
         String nonce;
@@ -58,32 +56,32 @@ final class ExposedPorts {
         } finally {
             sb.lifecycle.unlock(sandboxes.observer());
         }
-        return grant(sandboxId, port, nonce, lifetime);
+        return tokens.grant(sandboxId, port, nonce, lifetime);
     }
 
     List<ExposedPort> list(Caller caller, String sandboxId) {
         Sandbox sb = sandboxes.find(caller, sandboxId);
         return sb.record().exposedPorts().entrySet().stream()
-                .map(e -> grant(sandboxId, e.getKey(), e.getValue(), PortService.DEFAULT_TOKEN_LIFETIME)).toList();
+                .map(e -> tokens.grant(sandboxId, e.getKey(), e.getValue(), PortService.DEFAULT_TOKEN_LIFETIME)).toList();
     }
 
     ExposedPort get(Caller caller, String sandboxId, int port) {
-        checkPort(port);
+        PortTokens.checkPort(port);
         String nonce = sandboxes.find(caller, sandboxId).record().exposedPorts().get(port);
         if (nonce == null) {
-            throw notExposed(sandboxId, port);
+            throw PortTokens.notExposed(sandboxId, port);
         }
-        return grant(sandboxId, port, nonce, PortService.DEFAULT_TOKEN_LIFETIME);
+        return tokens.grant(sandboxId, port, nonce, PortService.DEFAULT_TOKEN_LIFETIME);
     }
 
     void close(Caller caller, String sandboxId, int port) {
-        checkPort(port);
+        PortTokens.checkPort(port);
         Sandbox sb = sandboxes.find(caller, sandboxId);
         sb.lifecycle.lock();
         try {
             Map<Integer, String> ports = sb.record().exposedPorts();
             if (sb.deleted() || ports.remove(port) == null) {
-                throw notExposed(sandboxId, port);
+                throw PortTokens.notExposed(sandboxId, port);
             }
             persist(sb, ports);
         } finally {
@@ -111,10 +109,10 @@ final class ExposedPorts {
 
     /** The caller's sandbox that exposes {@code port}: 404 for another's, or a port it does not expose. */
     private Sandbox exposing(Caller caller, String sandboxId, int port) {
-        checkPort(port);
+        PortTokens.checkPort(port);
         Sandbox sb = sandboxes.find(caller, sandboxId);
         if (!sb.record().exposedPorts().containsKey(port)) {
-            throw notExposed(sandboxId, port);
+            throw PortTokens.notExposed(sandboxId, port);
         }
         return sb;
     }
@@ -124,11 +122,6 @@ final class ExposedPorts {
             String nonce = sb.record().exposedPorts().get(port);
             return nonce != null && tokens.valid(token, sandboxId, port, nonce, Instant.now());
         }).map(sb -> new Caller(sb.record().tenant(), Role.USER));
-    }
-
-    private ExposedPort grant(String sandboxId, int port, String nonce, Duration lifetime) {
-        Instant expires = Instant.now().plus(lifetime).plusSeconds(1).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
-        return new ExposedPort(port, tokens.sign(sandboxId, port, nonce, expires), expires);
     }
 
     private static String address(Sandbox sb, SandboxInstance instance) {
@@ -146,16 +139,5 @@ final class ExposedPorts {
         } catch (io.vivarium.api.state.StaleRevisionException e) {
             throw ApiException.conflict("sandbox " + sb.record().id() + " changed meanwhile; try again");
         }
-    }
-
-    private static void checkPort(int port) {
-        if (port < 1 || port > 65535) {
-            throw ApiException.badRequest("port must be 1 to 65535, not " + port);
-        }
-    }
-
-    private static ApiException notExposed(String sandboxId, int port) {
-        return ApiException.notFound("port " + port + " of sandbox " + sandboxId + " is not exposed (POST /v1/sandboxes/"
-                + sandboxId + "/ports {\"port\": " + port + "})");
     }
 }

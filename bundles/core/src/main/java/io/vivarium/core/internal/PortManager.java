@@ -12,6 +12,7 @@ import org.osgi.service.component.annotations.Reference;
 import io.vivarium.api.Caller;
 import io.vivarium.api.ExposedPort;
 import io.vivarium.api.PortService;
+import io.vivarium.common.ports.PortTokens;
 
 /** The {@link PortService} ({@code /v1/sandboxes/{id}/ports}) as a component: {@link ExposedPorts} over the {@link Core} of the {@link SandboxManager}. */
 @Component(service = PortService.class)

@@ -1,4 +1,4 @@
-package io.vivarium.core.internal;
+package io.vivarium.common.ports;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,28 +10,34 @@ import java.security.InvalidKeyException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Base64;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
+import io.vivarium.api.ApiException;
+import io.vivarium.api.ExposedPort;
+import io.vivarium.api.PortService;
 import io.vivarium.common.files.AtomicFiles;
 
 /**
  * Signs and checks the tokens of exposed ports: {@code <expiry epoch seconds>.<HMAC-SHA256>} over
  * the sandbox, the port, the nonce of its exposure and the expiry, with a key of this daemon's
  * ({@value #KEY_FILE} in its state directory, made once, root only), so that tokens outlive a
- * restart and a port closed and exposed again (a new nonce) refuses the old ones.
+ * restart and a port closed and exposed again (a new nonce) refuses the old ones. Core signs those
+ * of its own sandboxes; a fleet's master those of its nodes' sandboxes, with the same key.
  */
-final class PortTokens {
-    static final String KEY_FILE = "port-tokens.key";
+public final class PortTokens {
+    public static final String KEY_FILE = "port-tokens.key";
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
 
     private final byte[] key;
 
-    PortTokens(Path stateDir) {
+    public PortTokens(Path stateDir) {
         Path file = stateDir.resolve(KEY_FILE);
         try {
             byte[] fresh = new byte[32];
@@ -48,19 +54,19 @@ final class PortTokens {
     }
 
     /** A new nonce for an exposure. */
-    static String nonce() {
+    public static String nonce() {
         byte[] b = new byte[12];
         RANDOM.nextBytes(b);
         return B64.encodeToString(b);
     }
 
-    String sign(String sandboxId, int port, String nonce, Instant expiresAt) {
+    public String sign(String sandboxId, int port, String nonce, Instant expiresAt) {
         long exp = expiresAt.getEpochSecond();
         return exp + "." + mac(sandboxId, port, nonce, exp);
     }
 
     /** Whether {@code token} was signed for this exposure and has not expired at {@code now}. */
-    boolean valid(String token, String sandboxId, int port, String nonce, Instant now) {
+    public boolean valid(String token, String sandboxId, int port, String nonce, Instant now) {
         int dot = token.indexOf('.');
         if (dot <= 0) {
             return false;
@@ -76,6 +82,36 @@ final class PortTokens {
         }
         return MessageDigest.isEqual(mac(sandboxId, port, nonce, exp).getBytes(StandardCharsets.US_ASCII),
                 token.substring(dot + 1).getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /**
+     * A token of {@code lifetime} for an exposure, as the routes give it: expiring on a whole second,
+     * a second past the lifetime (so that it lasts at least that long).
+     */
+    public ExposedPort grant(String sandboxId, int port, String nonce, Duration lifetime) {
+        Instant expires = Instant.now().plus(lifetime).plusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
+        return new ExposedPort(port, sign(sandboxId, port, nonce, expires), expires);
+    }
+
+    /** A caller's port (1 to 65535); 400 otherwise. */
+    public static void checkPort(int port) {
+        if (port < 1 || port > 65535) {
+            throw ApiException.badRequest("port must be 1 to 65535, not " + port);
+        }
+    }
+
+    /** A caller's token lifetime (1 s to {@link PortService#MAX_TOKEN_LIFETIME}); 400 otherwise. */
+    public static void checkLifetime(Duration lifetime) {
+        if (lifetime.compareTo(Duration.ofSeconds(1)) < 0 || lifetime.compareTo(PortService.MAX_TOKEN_LIFETIME) > 0) {
+            throw ApiException.badRequest("expires_in_secs must be 1 to " + PortService.MAX_TOKEN_LIFETIME.toSeconds()
+                    + " (7 days), not " + lifetime.toSeconds());
+        }
+    }
+
+    /** The 404 of a port that is not exposed, saying how to expose it. */
+    public static ApiException notExposed(String sandboxId, int port) {
+        return ApiException.notFound("port " + port + " of sandbox " + sandboxId + " is not exposed (POST /v1/sandboxes/"
+                + sandboxId + "/ports {\"port\": " + port + "})");
     }
 
     private String mac(String sandboxId, int port, String nonce, long exp) {

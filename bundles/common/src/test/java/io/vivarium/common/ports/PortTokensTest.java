@@ -1,4 +1,4 @@
-package io.vivarium.core.internal;
+package io.vivarium.common.ports;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
