@@ -3,7 +3,10 @@ package io.vivarium.api;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+
+import javax.net.ssl.SSLContext;
 
 import org.osgi.annotation.versioning.ProviderType;
 
@@ -61,10 +64,24 @@ public interface PortService {
     /**
      * A request being forwarded to an exposed port ({@link #forward}).
      *
-     * @param upstream where the port is reached
+     * @param upstream where the port is reached: {@code http://<address>:<port>/}, or the {@code https}
+     *        route of the port on the daemon that runs the sandbox (a fleet's master forwarding to its node)
      * @param done to run once when the forwarded exchange has ended; running it again does nothing
+     * @param tls for an {@code https} upstream, the context that trusts its certificate; null otherwise (since 2.12)
+     * @param headers set on the forwarded request in place of the caller's of those names: how the
+     *        upstream knows the daemon (since 2.12)
+     * @param unreachable what the 502 says when the upstream cannot be reached, or null for "nothing
+     *        answers on the port" (since 2.12)
      */
-    record Forwarding(URI upstream, Runnable done) {
+    record Forwarding(URI upstream, Runnable done, SSLContext tls, Map<String, String> headers, String unreachable) {
+        public Forwarding {
+            headers = headers == null ? Map.of() : Map.copyOf(headers);
+        }
+
+        /** A port reached at the sandbox's own address (2.8). */
+        public Forwarding(URI upstream, Runnable done) {
+            this(upstream, done, null, null, null);
+        }
     }
 
     /** The caller a signed token stands for, if it was signed for this sandbox's exposed port and has not expired. */

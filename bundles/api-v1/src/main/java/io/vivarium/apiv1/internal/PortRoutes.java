@@ -48,9 +48,11 @@ final class PortRoutes {
                     String id = r.pathParam("id");
                     PortService.Forwarding forwarding = ports.forward(r.caller(), id, port);
                     try {
-                        return new Upstream(URI.create(forwarding.upstream() + r.pathParam("path")), "nothing answers on port "
+                        String unreachable = forwarding.unreachable() != null ? forwarding.unreachable() : "nothing answers on port "
                                 + port + " in sandbox " + id + ": start a server there that listens on 0.0.0.0:" + port
-                                + " (not only 127.0.0.1)", forwarding.done());
+                                + " (not only 127.0.0.1)";
+                        return new Upstream(URI.create(forwarding.upstream() + r.pathParam("path")), unreachable, forwarding.done(),
+                                forwarding.tls(), forwarding.headers());
                     } catch (RuntimeException e) {
                         forwarding.done().run();
                         throw e;

@@ -4,6 +4,7 @@ import java.util.Optional;
 
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 
 import io.vivarium.api.Caller;
 import io.vivarium.api.PortService;
@@ -12,7 +13,8 @@ import io.vivarium.api.http.ScopedTokens;
 /** The signed URLs of exposed ports: a token is good on {@code /v1/sandboxes/{id}/ports/{port}/...} of the port it was signed for. */
 @Component(service = ScopedTokens.class)
 public class SignedPortUrls implements ScopedTokens {
-    @Reference
+    /** Greedy: a fleet's master ranks its own above core's, for the tokens it signs for its nodes' sandboxes. */
+    @Reference(policyOption = ReferencePolicyOption.GREEDY)
     private PortService ports;
 
     @Override

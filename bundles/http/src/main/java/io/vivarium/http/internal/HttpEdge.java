@@ -289,6 +289,7 @@ public class HttpEdge extends HttpServlet {
         if (nodeSecret != null) {
             try {
                 if (nodeSecret.matches(token)) {
+                    req.setAttribute(UpstreamProxy.FROM_MASTER, Boolean.TRUE);
                     return NodeSecret.masterCaller(req.getHeader(NodeSecret.TENANT_HEADER), req.getHeader(NodeSecret.ROLE_HEADER));
                 }
             } catch (IOException e) {

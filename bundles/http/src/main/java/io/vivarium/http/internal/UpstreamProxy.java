@@ -13,10 +13,13 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+
+import javax.net.ssl.SSLContext;
 
 import org.apache.hc.client5.http.ConnectTimeoutException;
 import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
@@ -26,6 +29,8 @@ import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.client5.http.ssl.ClientTlsStrategyBuilder;
+import org.apache.hc.client5.http.ssl.NoopHostnameVerifier;
 import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpEntity;
@@ -37,6 +42,7 @@ import org.apache.hc.core5.util.TimeValue;
 import org.apache.hc.core5.util.Timeout;
 
 import io.vivarium.api.ApiException;
+import io.vivarium.api.http.NodeHeaders;
 import io.vivarium.api.http.ScopedTokens;
 import io.vivarium.api.http.Upstream;
 import jakarta.servlet.http.HttpServletRequest;
@@ -53,15 +59,18 @@ import jakarta.servlet.http.HttpServletResponse;
  */
 final class UpstreamProxy implements AutoCloseable {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /** The request attribute that marks a request of a fleet's master (its node secret): its forwarding headers are kept. */
+    static final String FROM_MASTER = "io.vivarium.http.fromMaster";
     /** The answer to a page opened by its signed URL: see other, the same URL without the token (its cookie set). */
     static final int TOKEN_REDIRECT = 303;
     /** How long the upstream may take to begin its answer (its headers); the body then streams for as long as it runs. */
     static final Duration ANSWER_TIMEOUT = Duration.ofMinutes(5);
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-authenticate",
             "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade");
-    /** Set by the client itself or never passed on. */
+    /** Set by the client itself or never passed on (the tenant and role a fleet's master acts with are for this daemon alone). */
     private static final Set<String> NOT_FORWARDED = Set.of("host", "content-length", "expect", "authorization",
-            "http2-settings", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-prefix");
+            "http2-settings", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-prefix",
+            NodeHeaders.TENANT.toLowerCase(Locale.ROOT), NodeHeaders.ROLE.toLowerCase(Locale.ROOT));
 
     /** Connections kept to one upstream, and to all: a request beyond them waits for one to come free. */
     private static final int CONNECTIONS_PER_UPSTREAM = 256;
@@ -96,15 +105,33 @@ final class UpstreamProxy implements AutoCloseable {
         }
     }
 
-    /** The HTTP client, the JDK's for WebSockets, and the timer of the upstreams' first answers. */
-    private record Clients(CloseableHttpClient http, HttpClient webSockets, ScheduledThreadPoolExecutor timer) {
-        static Clients make() {
+    /** An HTTP client and the JDK's for WebSockets, for upstreams of one kind (plain, or trusted by one TLS context). */
+    private record ClientPair(CloseableHttpClient http, HttpClient webSockets) {
+        /** @param tls the context an {@code https} upstream is trusted by; null for plain HTTP */
+        static ClientPair make(SSLContext tls) {
+            HttpClient.Builder webSockets = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER);
+            return new ClientPair(http(tls), (tls == null ? webSockets : webSockets.sslContext(tls)).build());
+        }
+
+        void close() {
+            http.close(CloseMode.IMMEDIATE);
+            webSockets.shutdownNow();
+        }
+
+        private static CloseableHttpClient http(SSLContext tls) {
             ConnectionConfig connections = ConnectionConfig.custom().setConnectTimeout(Timeout.of(CONNECT_TIMEOUT))
                     .setValidateAfterInactivity(Timeout.of(CHECK_AFTER_IDLE)).build();
-            CloseableHttpClient http = HttpClients.custom()
-                    .setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create()
-                            .setDefaultConnectionConfig(connections).setMaxConnPerRoute(CONNECTIONS_PER_UPSTREAM)
-                            .setMaxConnTotal(CONNECTIONS).build())
+            PoolingHttpClientConnectionManagerBuilder manager = PoolingHttpClientConnectionManagerBuilder.create()
+                    .setDefaultConnectionConfig(connections).setMaxConnPerRoute(CONNECTIONS_PER_UPSTREAM)
+                    .setMaxConnTotal(CONNECTIONS);
+            if (tls != null) {
+                // the context's trust managers are the whole check (Upstream#tls): no host name besides
+                manager.setTlsSocketStrategy(ClientTlsStrategyBuilder.create().setSslContext(tls)
+                        .setHostnameVerifier(NoopHostnameVerifier.INSTANCE).buildClassic());
+            }
+            return HttpClients.custom()
+                    .setConnectionManager(manager.build())
                     // the answer's bytes as the upstream sent them: no redirects followed, no decompression,
                     // no cookies kept, nothing sent twice
                     .disableRedirectHandling().disableContentCompression().disableCookieManagement()
@@ -114,14 +141,26 @@ final class UpstreamProxy implements AutoCloseable {
                     // the connections of sandboxes that went away, and those idle for long, are closed
                     .evictExpiredConnections().evictIdleConnections(TimeValue.of(IDLE_KEPT))
                     .build();
+        }
+    }
+
+    /**
+     * The clients of plain upstreams, those of each TLS context an upstream came with (a fleet's
+     * master has one per node), and the timer of the upstreams' first answers.
+     */
+    private record Clients(ClientPair plain, Map<SSLContext, ClientPair> secure, ScheduledThreadPoolExecutor timer) {
+        static Clients make() {
             ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
                 Thread t = new Thread(r, "vivarium-upstream-answers");
                 t.setDaemon(true);
                 return t;
             });
             timer.setRemoveOnCancelPolicy(true);
-            return new Clients(http, HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                    .connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER).build(), timer);
+            return new Clients(ClientPair.make(null), new ConcurrentHashMap<>(), timer);
+        }
+
+        ClientPair of(Upstream upstream) {
+            return upstream.tls() == null ? plain : secure.computeIfAbsent(upstream.tls(), ClientPair::make);
         }
     }
 
@@ -170,8 +209,8 @@ final class UpstreamProxy implements AutoCloseable {
         Clients c = clients;
         clients = null;
         if (c != null) {
-            c.http().close(CloseMode.IMMEDIATE);
-            c.webSockets().shutdownNow();
+            c.plain().close();
+            c.secure().values().forEach(ClientPair::close);
             c.timer().shutdownNow();
         }
     }
@@ -201,7 +240,8 @@ final class UpstreamProxy implements AutoCloseable {
         if (!cookies.isEmpty()) {
             headers.put("Cookie", cookies); // the app's own session, as its pages have it
         }
-        UpstreamSocket socket = UpstreamSocket.open(clients().webSockets(), upstream, req.getQueryString(), headers, done);
+        headers.putAll(upstream.headers());
+        UpstreamSocket socket = UpstreamSocket.open(clients().of(upstream).webSockets(), upstream, req.getQueryString(), headers, done);
         try {
             WebSocketUpgrader.upgrade(req, socket);
         } catch (IOException | RuntimeException e) {
@@ -238,6 +278,7 @@ final class UpstreamProxy implements AutoCloseable {
             }
         }
         forwardedHeaders(req, prefix).forEach(out::addHeader);
+        upstream.headers().forEach(out::setHeader);
         out.setEntity(body(req));
         Clients c = clients();
         AtomicBoolean late = new AtomicBoolean();
@@ -247,7 +288,7 @@ final class UpstreamProxy implements AutoCloseable {
         }, ANSWER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         ClassicHttpResponse answer;
         try {
-            answer = c.http().executeOpen(null, out, null);
+            answer = c.of(upstream).http().executeOpen(null, out, null);
         } catch (ConnectException | ConnectTimeoutException e) {
             throw new ApiException(502, upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")");
         } catch (IOException e) {
@@ -317,7 +358,7 @@ final class UpstreamProxy implements AutoCloseable {
      * {@code proxy_redirect default} does); a relative one, or another host's, stays as it is.
      */
     static String location(String location, URI target, String prefix) {
-        String own = "http://" + target.getRawAuthority() + "/";
+        String own = target.getScheme() + "://" + target.getRawAuthority() + "/";
         if (location.startsWith(own)) {
             return prefix + location.substring(own.length());
         }
@@ -333,10 +374,20 @@ final class UpstreamProxy implements AutoCloseable {
         return URI.create(upstream.target().toString() + (q.isEmpty() ? "" : "?" + q));
     }
 
+    /**
+     * The forwarding headers: how the caller reached this daemon; for a request a fleet's master
+     * passed on ({@link #FROM_MASTER}), how the caller reached the master, as it said.
+     */
     static Map<String, String> forwardedHeaders(HttpServletRequest req, String prefix) {
         String host = req.getHeader("Host");
-        return Map.of("X-Forwarded-For", req.getRemoteAddr(), "X-Forwarded-Proto", req.getScheme(),
+        Map<String, String> own = Map.of("X-Forwarded-For", req.getRemoteAddr(), "X-Forwarded-Proto", req.getScheme(),
                 "X-Forwarded-Host", host == null ? req.getServerName() : host, "X-Forwarded-Prefix", prefix);
+        if (req.getAttribute(FROM_MASTER) == null) {
+            return own;
+        }
+        Map<String, String> relayed = new LinkedHashMap<>();
+        own.forEach((name, value) -> relayed.put(name, req.getHeader(name) != null ? req.getHeader(name) : value));
+        return relayed;
     }
 
     /** The request's body as it arrives, or none; its length where the caller gave one, else chunked. */

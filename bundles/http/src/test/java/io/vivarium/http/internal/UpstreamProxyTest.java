@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.net.URI;
+import java.util.Map;
+
+import javax.net.ssl.SSLContext;
 
 import io.vivarium.api.http.Upstream;
 
@@ -39,8 +42,22 @@ class UpstreamProxyTest {
     }
 
     @Test
-    void anUpstreamIsPlainHttpWithoutAQuery() {
+    void aLocationOnAnHttpsUpstreamStaysUnderThePrefixToo() throws Exception {
+        URI target = URI.create("https://10.213.0.2:8889/v1/sandboxes/sb-1/ports/8000/");
+        String prefix = "/v1/sandboxes/sb-1/ports/8000/";
+        assertEquals(prefix + "x", UpstreamProxy.location("https://10.213.0.2:8889/x", target, prefix));
+        assertEquals("http://10.213.0.2:8889/x", UpstreamProxy.location("http://10.213.0.2:8889/x", target, prefix));
+    }
+
+    @Test
+    void anUpstreamIsPlainHttpOrHttpsWithItsTlsContextWithoutAQuery() throws Exception {
+        SSLContext tls = SSLContext.getDefault();
         assertThrows(IllegalArgumentException.class, () -> new Upstream(URI.create("https://h:1/"), "x"));
         assertThrows(IllegalArgumentException.class, () -> new Upstream(URI.create("http://h:1/?q"), "x"));
+        assertThrows(IllegalArgumentException.class, () -> new Upstream(URI.create("http://h:1/"), "x", null, tls, null),
+                "a TLS context for plain HTTP is a mistake of the caller's");
+        Upstream secure = new Upstream(URI.create("https://h:1/"), "x", null, tls, Map.of("Authorization", "Bearer s"));
+        assertEquals(Map.of("Authorization", "Bearer s"), secure.headers());
+        assertEquals(Map.of(), upstream.headers());
     }
 }
