@@ -308,6 +308,59 @@ class FleetIT {
     }
 
     @Test
+    @Order(31)
+    void aPortOfANodesSandboxIsReachedThroughTheMasterByBearerTokenWebSocketAndTheMastersSignedUrl() throws Exception {
+        String id = SandboxPortsIT.serving(api, SandboxPortsIT.PORT);
+        assertTrue(nodeOf(id) != null, "placed on a node");
+        String sb = "/v1/sandboxes/" + id;
+        String base = sb + "/ports/" + SandboxPortsIT.PORT + "/";
+        JsonNode port = Api.expect(201, api.post(sb + "/ports", Map.of("port", SandboxPortsIT.PORT, "expires_in_secs", 600)));
+        assertEquals(base, port.get("url").asText());
+        assertEquals(List.of(String.valueOf(SandboxPortsIT.PORT)), Api.expect(200, api.get(sb + "/ports")).findValuesAsText("port"));
+
+        JsonNode got = SandboxPortsIT.echo(api.raw("GET", base + "some/page?x=1&y=%20z", null));
+        assertEquals("/some/page?x=1&y=%20z", got.get("path").asText(), "the path and query, through the master and its node");
+        JsonNode headers = got.get("headers");
+        assertFalse(headers.has("authorization"), "neither the caller's token nor the node's secret reaches the server: " + headers);
+        assertFalse(headers.has("vivarium-tenant"), headers.toString());
+        assertEquals(base, headers.get("x-forwarded-prefix").asText());
+        assertEquals(java.net.URI.create(master.baseUrl()).getAuthority(), headers.get("x-forwarded-host").asText(),
+                "the server sees the host the caller asked, the master's, not the node's");
+        byte[] big = "0123456789abcdef".repeat(1 << 16).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        JsonNode posted = SandboxPortsIT.echo(api.raw("POST", base + "upload", big));
+        assertEquals(big.length, posted.get("body").asText().length(), "a 1 MiB body streamed through both daemons");
+        try (var socket = new SandboxPortsIT.Echo(master.baseUrl().replaceFirst("^http", "ws") + base + "ws", master.adminToken())) {
+            assertEquals("echo hello", socket.exchange("hello"), "a WebSocket through the master and its node");
+        }
+
+        String signed = port.get("signed_url").asText();
+        java.net.http.HttpClient browser = java.net.http.HttpClient.newBuilder().cookieHandler(new java.net.CookieManager())
+                .followRedirects(java.net.http.HttpClient.Redirect.NORMAL).build();
+        java.net.http.HttpResponse<byte[]> opened = Api.judged(browser.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create(master.baseUrl() + signed)).build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray()), null);
+        assertEquals(200, opened.statusCode(), "the master's signed URL, checked at the master: "
+                + new String(opened.body(), java.nio.charset.StandardCharsets.UTF_8));
+
+        if (!Files.readString(master.stateDir().resolve("tokens")).contains(OTHER_TENANT_TOKEN)) {
+            Files.writeString(master.stateDir().resolve("tokens"), "\n" + OTHER_TENANT_TOKEN + " other admin\n",
+                    java.nio.file.StandardOpenOption.APPEND);
+        }
+        Api other = api.as(OTHER_TENANT_TOKEN);
+        assertEquals(404, other.get(sb + "/ports").status(), "another tenant's sandbox is 404 at the master");
+        assertEquals(404, other.raw("GET", base, null).statusCode());
+        assertEquals(404, other.post(sb + "/ports", Map.of("port", 9000)).status());
+
+        Api.expect(204, api.delete(sb + "/ports/" + SandboxPortsIT.PORT));
+        assertEquals(401, Api.judged(browser.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(master.baseUrl() + signed))
+                .build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray()), null).statusCode(),
+                "a closed port's signed URL is refused at the master");
+        Api.Response closed = api.get(base);
+        assertEquals(404, closed.status());
+        assertTrue(closed.error().contains("not exposed"), "the node's own answer: " + closed.error());
+        Api.expect(204, api.delete(sb));
+    }
+
+    @Test
     @Order(4)
     void aNodeThatLacksATagsImageFetchesItOnceFromItsHolderAndADeleteDropsEveryCopy() throws Exception {
         String parent = api.createSandbox();
@@ -573,6 +626,8 @@ class FleetIT {
         assertTrue(placed != null, "the least loaded node, n4, got a sandbox");
         assertEquals("polled\n", Api.sh(api, placed, "echo polled | tee /work/p.txt"));
         assertEquals("polled\n", new String(api.raw("GET", "/v1/sandboxes/" + placed + "/files?path=/work/p.txt", null).body()));
+        assertError(409, api.post("/v1/sandboxes/" + placed + "/ports", Map.of("port", SandboxPortsIT.PORT)),
+                "dials in to the master and has no address");
         Api.expect(201, api.post("/v1/sandboxes/" + placed + "/branch", Map.of("tag", "fleet-pulled")));
         assertError(409, api.post("/v1/sandboxes", Map.of("snapshot_tag", "fleet-pulled", "node_id", "n1")),
                 "dials in and has no address");

@@ -142,7 +142,7 @@ class SandboxPortsIT {
         return id;
     }
 
-    private static JsonNode echo(HttpResponse<byte[]> r) throws Exception {
+    static JsonNode echo(HttpResponse<byte[]> r) throws Exception {
         assertEquals(200, r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         return Api.JSON.readTree(r.body());
     }

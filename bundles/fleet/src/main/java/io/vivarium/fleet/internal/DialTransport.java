@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -111,6 +112,11 @@ final class DialTransport implements NodeLink.Transport {
                 severed.remove(connection);
             }
         }
+    }
+
+    @Override
+    public Optional<NodeLink.Direct> direct() {
+        return Optional.of(new NodeLink.Direct(url, PinnedTrust.context(certificateSha256), secret));
     }
 
     /** Closes the connections of every call under way: the node stopped answering, so they end now, as 503s. */

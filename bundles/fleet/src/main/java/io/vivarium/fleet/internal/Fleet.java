@@ -23,6 +23,7 @@ import io.vivarium.api.SandboxService;
 import io.vivarium.api.SnapshotService;
 import io.vivarium.api.VmService;
 import io.vivarium.api.CommandService;
+import io.vivarium.api.PortService;
 import io.vivarium.api.http.ApiSurface;
 import io.vivarium.api.http.BearerTokens;
 import io.vivarium.api.spi.HeldImage;
@@ -32,6 +33,7 @@ import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.StaleRevisionException;
 import io.vivarium.api.state.StateStoreProvider;
 import io.vivarium.api.state.StoreEvents;
+import io.vivarium.common.ports.PortTokens;
 import io.vivarium.common.state.NodeId;
 
 import org.osgi.framework.BundleContext;
@@ -50,9 +52,9 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 /**
  * The fleet on this daemon. As a master it keeps its nodes and placements in a store of its own
  * (beside core's, from the same provider), greets every node every {@value #WATCH_PERIOD_SECONDS}
- * s, reconciles a node's sandboxes each time it connects, and offers the {@link SandboxService}
- * and {@link VmService} that place and forward ({@link FleetSandboxes}, {@link FleetVms}, ranked
- * above core's own, which they wrap). As a node it answers the master's hello. Both halves are on
+ * s, reconciles a node's sandboxes each time it connects, and offers the services that place and
+ * forward ({@link FleetSandboxes}, {@link FleetVms}, {@link FleetCommands}, {@link FleetSnapshots},
+ * {@link FleetPorts}, ranked above core's own, which they wrap). As a node it answers the master's hello. Both halves are on
  * every daemon with the fleet feature: a daemon without nodes serves its own sandboxes, exactly as
  * without the feature.
  *
@@ -102,6 +104,7 @@ public class Fleet {
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") SnapshotService localSnapshots,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") VmService localVms,
             @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") CommandService localCommands,
+            @Reference(target = "(!(" + FleetSandboxes.FLEET_PROPERTY + "=*))") PortService localPorts,
             @Reference StateStoreProvider stores, @Reference SnapshotCopies copies) throws IOException {
         this.local = local;
         // read first (a node's pull-mode files): a failure here leaves nothing open
@@ -128,6 +131,8 @@ public class Fleet {
                 context.registerService(SandboxService.class, sandboxes, ranked),
                 context.registerService(VmService.class, new FleetVms(localVms, nodes, sandboxes, forwarding), ranked),
                 context.registerService(CommandService.class, new FleetCommands(localCommands, forwarding), ranked),
+                context.registerService(PortService.class, new FleetPorts(localPorts, forwarding, placements,
+                        new PortTokens(stateDir)), ranked),
                 context.registerService(SnapshotService.class, new FleetSnapshots(localSnapshots, nodes, placements, forwarding, this::observer), ranked),
                 context.registerService(ApiSurface.class, new FleetSurface(nodes, registrations, this::hello, local::census), null),
                 context.registerService(ApiSurface.class, new ImageSurface(copies, tickets), null),

@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Optional;
+
+import javax.net.ssl.SSLContext;
 
 
 import io.vivarium.api.ApiException;
@@ -51,6 +54,19 @@ final class NodeLink {
         /** Ends the calls under way, each with a {@link NodeFailure} saying why; a transport that ends them itself does nothing. */
         default void cut(String why) {
         }
+
+        /** How the node's API is dialled by other means than {@link #send} (a request streamed through); empty when it dials in. */
+        default Optional<Direct> direct() {
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * A listening node's API as any HTTPS client reaches it: its origin ({@code https://HOST:PORT}),
+     * the TLS context that trusts only its certificate, and its pairing secret, the bearer token of
+     * calls made for a caller with {@link NodeHeaders}.
+     */
+    record Direct(String origin, SSLContext tls, DialTransport.Secret secret) {
     }
 
     /** A node's answer: its status, its body, its Retry-After if any. */
@@ -69,6 +85,11 @@ final class NodeLink {
     /** A link the master dials: the node's certificate pinned by its pairing code, its secret presented. */
     static NodeLink dialled(NodeAddress address, PairingCode code) {
         return new NodeLink("the node at " + address, DialTransport.toNode(address, code));
+    }
+
+    /** {@link Transport#direct()}. */
+    Optional<Direct> direct() {
+        return transport.direct();
     }
 
     /** Ends the calls to the node under way: it was disconnected. */

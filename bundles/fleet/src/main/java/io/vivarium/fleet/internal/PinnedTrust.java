@@ -16,7 +16,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509ExtendedTrustManager;
 
@@ -48,20 +47,28 @@ final class PinnedTrust extends X509ExtendedTrustManager {
      */
     static HttpsURLConnection open(String url, String sha256) throws IOException {
         HttpsURLConnection c = (HttpsURLConnection) URI.create(url).toURL().openConnection();
-        c.setSSLSocketFactory(FACTORIES.computeIfAbsent(sha256, PinnedTrust::factory));
+        c.setSSLSocketFactory(context(sha256).getSocketFactory());
         c.setHostnameVerifier((host, session) -> true);
         c.setUseCaches(false);
         return c;
     }
 
-    /** One factory per pin, so that the JDK keeps connections alive across calls to the same node. */
-    private static final Map<String, SSLSocketFactory> FACTORIES = new ConcurrentHashMap<>();
+    /**
+     * One context per pin (and so one socket factory: the JDK keeps connections alive across calls
+     * to the same node, and the http bundle keeps one client per context).
+     */
+    private static final Map<String, SSLContext> CONTEXTS = new ConcurrentHashMap<>();
 
-    private static SSLSocketFactory factory(String sha256) {
+    /** The TLS context that trusts only the certificate {@code sha256} names. */
+    static SSLContext context(String sha256) {
+        return CONTEXTS.computeIfAbsent(sha256, PinnedTrust::make);
+    }
+
+    private static SSLContext make(String sha256) {
         try {
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(null, new TrustManager[] {new PinnedTrust(sha256)}, null);
-            return context.getSocketFactory();
+            return context;
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("cannot set up TLS for node links", e);
         }

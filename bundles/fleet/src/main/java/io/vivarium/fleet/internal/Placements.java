@@ -17,6 +17,7 @@ import io.vivarium.api.state.StaleRevisionException;
 import io.vivarium.api.state.StateStore;
 import io.vivarium.api.state.Stored;
 import io.vivarium.api.state.Transaction;
+import io.vivarium.common.ports.PortTokens;
 
 /**
  * Which node each placed sandbox runs on, kept in the master's store. Written after the node
@@ -41,7 +42,7 @@ final class Placements {
     }
 
     private Placement placement(String node, SandboxInfo info) {
-        return new Placement(info.id(), node, info.tenant(), info, nowUnix.getAsLong());
+        return new Placement(info.id(), node, info.tenant(), info, nowUnix.getAsLong(), null);
     }
 
     Optional<Placement> of(String sandbox) {
@@ -55,12 +56,15 @@ final class Placements {
         return store.all(FleetCollections.PLACEMENTS).stream().map(Stored::body).toList();
     }
 
-    /** Records (or refreshes) where a sandbox runs. */
+    /** Records (or refreshes) where a sandbox runs; the ports it exposes on the same node stay exposed. */
     void put(String node, SandboxInfo info) throws IOException {
         for (int attempt = 1;; attempt++) {
             Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, info.id());
+            Placement p = placement(node, info);
+            Map<Integer, String> ports = now.filter(s -> s.body().node().equals(node)).map(s -> s.body().ports()).orElse(Map.of());
             try {
-                store.put(FleetCollections.PLACEMENTS, info.id(), placement(node, info),
+                store.put(FleetCollections.PLACEMENTS, info.id(),
+                        new Placement(p.sandbox(), p.node(), p.tenant(), p.last(), p.recordedAtUnix(), ports),
                         now.map(Stored::revision).orElse(Stored.ABSENT));
                 return;
             } catch (StaleRevisionException e) {
@@ -80,6 +84,42 @@ final class Placements {
             tx.put(FleetCollections.PLACEMENTS, info.id(), placement(node, info), revision);
         }
         store.commit(tx);
+    }
+
+    /**
+     * The nonce of the master's tokens for {@code port} of a placed sandbox: the one it has, or a new
+     * one recorded now (compare-and-set); empty when the sandbox is no longer placed.
+     */
+    Optional<String> portNonce(String sandbox, int port) throws IOException {
+        while (true) {
+            Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, sandbox);
+            if (now.isEmpty() || now.get().body().ports().containsKey(port)) {
+                return now.map(s -> s.body().ports().get(port));
+            }
+            String nonce = PortTokens.nonce();
+            try {
+                store.put(FleetCollections.PLACEMENTS, sandbox, now.get().body().withPort(port, nonce), now.get().revision());
+                return Optional.of(nonce);
+            } catch (StaleRevisionException e) {
+                // refreshed or given another port meanwhile: look again
+            }
+        }
+    }
+
+    /** Forgets the nonce of {@code port} of a placed sandbox: the master's tokens for it stop working. */
+    void closePort(String sandbox, int port) throws IOException {
+        while (true) {
+            Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, sandbox);
+            if (now.isEmpty() || !now.get().body().ports().containsKey(port)) {
+                return;
+            }
+            try {
+                store.put(FleetCollections.PLACEMENTS, sandbox, now.get().body().withoutPort(port), now.get().revision());
+                return;
+            } catch (StaleRevisionException e) {
+                // refreshed meanwhile: look again
+            }
+        }
     }
 
     /** The node that holds a tenant's snapshot tag, if a node does. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -54,6 +55,32 @@ class PlacementsTest {
         try (StateStore again = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
             assertEquals(4, new Placements(again).all().size(), "placements are durable records");
             assertTrue(new Placements(again).of("../x").isEmpty(), "a key that cannot be a record is no placement");
+        }
+    }
+
+    @Test
+    void aPortsNonceIsMadeOnceKeptAcrossRefreshesAndRestartsAndForgottenWhenClosedOrMoved() throws Exception {
+        try (StateStore store = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
+            Placements placements = new Placements(store);
+            assertTrue(placements.portNonce("nowhere", 8000).isEmpty(), "no placement, no nonce");
+            placements.put("n1", sandbox("sb", "t1", "running"));
+            String nonce = placements.portNonce("sb", 8000).orElseThrow();
+            assertEquals(nonce, placements.portNonce("sb", 8000).orElseThrow(), "made once");
+            String other = placements.portNonce("sb", 8001).orElseThrow();
+            placements.put("n1", sandbox("sb", "t1", "paused"));
+            placements.reconcile("n1", List.of(sandbox("sb", "t1", "running")), 0);
+            assertEquals(Map.of(8000, nonce, 8001, other), placements.of("sb").orElseThrow().ports(),
+                    "a refresh and a reconciliation keep the ports");
+            placements.closePort("sb", 8000);
+            placements.closePort("sb", 8000);
+            assertEquals(Map.of(8001, other), placements.of("sb").orElseThrow().ports());
+        }
+        try (StateStore again = FileStateStore.open(dir, "m.fleet", FleetCollections.ALL)) {
+            Placements placements = new Placements(again);
+            assertEquals(Map.of(8001, placements.of("sb").orElseThrow().ports().get(8001)),
+                    placements.of("sb").orElseThrow().ports(), "kept in the record");
+            placements.put("n2", sandbox("sb", "t1", "running"));
+            assertEquals(Map.of(), placements.of("sb").orElseThrow().ports(), "placed on another node: its ports are not");
         }
     }
 
