@@ -1,5 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -15,6 +17,15 @@ record InitProcess(long pid, String startTime) {
 
     boolean isRunning() {
         return ProcFs.liveStartTime(pid).map(startTime::equals).orElse(false);
+    }
+
+    /**
+     * Whether a process of this pid exists (a stat of {@code /proc/PID}, without reading its
+     * {@code stat}, which costs the kernel far more): false means this one is gone; true alone does not
+     * tell it from a later process that took its pid.
+     */
+    boolean pidExists() {
+        return Files.exists(Path.of("/proc", Long.toString(pid)));
     }
 
     /** Sends SIGKILL if this is still the same process, then waits up to {@code wait} for it to go. */
