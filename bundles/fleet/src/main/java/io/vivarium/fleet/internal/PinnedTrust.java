@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509ExtendedTrustManager;
 
@@ -47,28 +48,37 @@ final class PinnedTrust extends X509ExtendedTrustManager {
      */
     static HttpsURLConnection open(String url, String sha256) throws IOException {
         HttpsURLConnection c = (HttpsURLConnection) URI.create(url).toURL().openConnection();
-        c.setSSLSocketFactory(context(sha256).getSocketFactory());
+        c.setSSLSocketFactory(pinned(sha256).factory());
         c.setHostnameVerifier((host, session) -> true);
         c.setUseCaches(false);
         return c;
     }
 
     /**
-     * One context per pin (and so one socket factory: the JDK keeps connections alive across calls
-     * to the same node, and the http bundle keeps one client per context).
+     * A pin's context and the one socket factory made of it: the JDK keeps a connection alive for
+     * the next call only with the same factory ({@link SSLContext#getSocketFactory()} makes a new
+     * one at every call: each call was a new TLS handshake), and the http bundle keeps one client
+     * per context.
      */
-    private static final Map<String, SSLContext> CONTEXTS = new ConcurrentHashMap<>();
+    private record Pinned(SSLContext context, SSLSocketFactory factory) {
+    }
+
+    private static final Map<String, Pinned> PINNED = new ConcurrentHashMap<>();
 
     /** The TLS context that trusts only the certificate {@code sha256} names. */
     static SSLContext context(String sha256) {
-        return CONTEXTS.computeIfAbsent(sha256, PinnedTrust::make);
+        return pinned(sha256).context();
     }
 
-    private static SSLContext make(String sha256) {
+    private static Pinned pinned(String sha256) {
+        return PINNED.computeIfAbsent(sha256, PinnedTrust::make);
+    }
+
+    private static Pinned make(String sha256) {
         try {
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(null, new TrustManager[] {new PinnedTrust(sha256)}, null);
-            return context;
+            return new Pinned(context, context.getSocketFactory());
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("cannot set up TLS for node links", e);
         }
