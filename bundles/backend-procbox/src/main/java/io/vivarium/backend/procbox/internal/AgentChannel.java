@@ -65,10 +65,13 @@ final class AgentChannel extends AgentGuestChannel implements AutoCloseable {
         return new AgentChannel(sandboxId, init, socket, pooled);
     }
 
-    /** Also keeps a call out of an unrelated process that reused a dead init's pid. */
+    /**
+     * {@link InitProcess#runs}: a call over a pooled connection reaches the agent it connected to or
+     * fails; a new connection checks in full ({@link #client}) that no other process took the pid.
+     */
     @Override
     protected boolean running() {
-        return init.isRunning();
+        return init.runs();
     }
 
     /**

@@ -3,29 +3,65 @@ package io.vivarium.backend.procbox.internal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
  * A sandbox's PID-1 on the host, named by pid and start time so that a reused pid is never
  * mistaken for it. Killing it makes the kernel kill everything else in its PID namespace.
+ * Equal by pid and start time; it also remembers when it was last found running ({@link #runs}).
  */
-record InitProcess(long pid, String startTime) {
+final class InitProcess {
+    /** How long a full look ({@link #isRunning}) stands for {@link #runs} while the pid exists. */
+    private static final Duration RECHECK_AFTER = Duration.ofSeconds(1);
+
+    private final long pid;
+    private final String startTime;
+    /** Whether the last full look found it running, and when ({@link System#nanoTime()}). */
+    private volatile boolean foundRunning;
+    private volatile long foundAt;
+
+    InitProcess(long pid, String startTime) {
+        this.pid = pid;
+        this.startTime = Objects.requireNonNull(startTime, "startTime");
+    }
 
     static Optional<InitProcess> find(long pid) {
         return ProcFs.liveStartTime(pid).map(startTime -> new InitProcess(pid, startTime));
     }
 
+    long pid() {
+        return pid;
+    }
+
+    String startTime() {
+        return startTime;
+    }
+
+    /** Whether this very process runs: its start time read from {@code /proc/PID/stat} (a zombie does not). */
     boolean isRunning() {
         return ProcFs.liveStartTime(pid).map(startTime::equals).orElse(false);
     }
 
     /**
-     * Whether a process of this pid exists (a stat of {@code /proc/PID}, without reading its
-     * {@code stat}, which costs the kernel far more): false means this one is gone; true alone does not
-     * tell it from a later process that took its pid.
+     * {@link #isRunning} at most every {@link #RECHECK_AFTER}; in between, while it was last found
+     * running, whether its pid still exists (a stat of {@code /proc/PID}). Every call through the
+     * guest channel asks (the instance's status, the channel before its call), and reading the stat
+     * file, which the kernel builds at each read, was a third of the daemon's CPU for a request
+     * passed on to a sandbox's exposed port (async-profiler). A process that is gone is seen at
+     * once; a pid is not taken by another process within a second of its owner's end. What must
+     * never reach another process (a new connection through {@code /proc/PID/root}) asks
+     * {@link #isRunning}.
      */
-    boolean pidExists() {
-        return Files.exists(Path.of("/proc", Long.toString(pid)));
+    boolean runs() {
+        long now = System.nanoTime();
+        if (foundRunning && now - foundAt < RECHECK_AFTER.toNanos()) {
+            return Files.exists(Path.of("/proc", Long.toString(pid)));
+        }
+        boolean running = isRunning();
+        foundAt = now;
+        foundRunning = running;
+        return running;
     }
 
     /** Sends SIGKILL if this is still the same process, then waits up to {@code wait} for it to go. */
@@ -38,5 +74,21 @@ record InitProcess(long pid, String startTime) {
         while (isRunning() && System.nanoTime() < deadline && Sleep.briefly(5)) {
             // polling
         }
+        foundRunning = false;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof InitProcess other && other.pid == pid && other.startTime.equals(startTime);
+    }
+
+    @Override
+    public int hashCode() {
+        return Long.hashCode(pid) * 31 + startTime.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "InitProcess[pid=" + pid + ", startTime=" + startTime + "]";
     }
 }

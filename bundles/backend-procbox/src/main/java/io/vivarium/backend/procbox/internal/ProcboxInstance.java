@@ -11,7 +11,6 @@ import io.vivarium.api.spi.SandboxInstance;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -25,8 +24,6 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     private static final String AGENT_DIR = "agent";
     /** Where a sandbox taken from the pool keeps its files, in the directory core gave it. */
     private static final String POOLED_HOME = "pooled";
-    /** How long a full look at the init ({@link #alive()}) stands while its pid exists. */
-    private static final Duration RECHECK_AFTER = Duration.ofSeconds(1);
 
     private final String id;
     private final Path dir;
@@ -38,9 +35,6 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     /** Whether its cgroup is frozen ({@link ProcboxPause}): read once when made or adopted, then kept by pause and resume. */
     private volatile boolean paused;
     private final SandboxNetworks.KnownAddress address;
-    /** Whether {@link #alive()}'s last full look at the init found it running, and when ({@link System#nanoTime()}). */
-    private volatile boolean foundRunning;
-    private volatile long foundAt;
 
     /**
      * @param dir the directory of the sandbox's files, which holds its workspace: core's directory
@@ -126,24 +120,10 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
         return new InstanceState(sandbox.init().pid(), sandbox.toData());
     }
 
-    /**
-     * Whether its init runs: {@link InitProcess#isRunning} (its start time read from
-     * {@code /proc/PID/stat}) at most every {@link #RECHECK_AFTER}; in between, while it was last
-     * found running, only whether its pid still exists. Every call through the guest channel asks
-     * (twice), and reading the stat file was a third of the daemon's work for a request passed on
-     * to a sandbox's exposed port; a pid is not taken by another process within a second of its
-     * owner's end, and a gone process is seen at once.
-     */
+    /** {@link InitProcess#runs}. */
     @Override
     public boolean alive() {
-        long now = System.nanoTime();
-        if (foundRunning && now - foundAt < RECHECK_AFTER.toNanos()) {
-            return sandbox.init().pidExists();
-        }
-        boolean running = sandbox.init().isRunning();
-        foundAt = now;
-        foundRunning = running;
-        return running;
+        return sandbox.init().runs();
     }
 
     @Override
