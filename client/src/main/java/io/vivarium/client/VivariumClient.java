@@ -97,6 +97,8 @@ public final class VivariumClient implements AutoCloseable {
                 HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10));
                 if (ssl != null) {
                     b.sslContext(ssl);
+                } else if ("http".equalsIgnoreCase(baseUrl.getScheme())) {
+                    b.sslContext(NoTls.CONTEXT);
                 }
                 client = b.build();
             }
