@@ -128,6 +128,10 @@ final class SandboxCli {
         } catch (IOException e) {
             err.println("vivarium: " + e.getMessage());
             return 1;
+        } finally {
+            // its selector thread sits in epoll_wait, native code, for which the JVM's exit waits
+            // 300 ms before it gives up: most of what a command waited after its work was done
+            client.close();
         }
     }
 
