@@ -14,9 +14,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.net.ssl.SSLContext;
@@ -146,17 +143,11 @@ final class UpstreamProxy implements AutoCloseable {
 
     /**
      * The clients of plain upstreams, those of each TLS context an upstream came with (a fleet's
-     * master has one per node), and the timer of the upstreams' first answers.
+     * master has one per node), and the deadlines of the upstreams' first answers.
      */
-    private record Clients(ClientPair plain, Map<SSLContext, ClientPair> secure, ScheduledThreadPoolExecutor timer) {
+    private record Clients(ClientPair plain, Map<SSLContext, ClientPair> secure, AnswerDeadlines deadlines) {
         static Clients make() {
-            ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
-                Thread t = new Thread(r, "vivarium-upstream-answers");
-                t.setDaemon(true);
-                return t;
-            });
-            timer.setRemoveOnCancelPolicy(true);
-            return new Clients(ClientPair.make(null), new ConcurrentHashMap<>(), timer);
+            return new Clients(ClientPair.make(null), new ConcurrentHashMap<>(), new AnswerDeadlines(Duration.ofSeconds(1)));
         }
 
         ClientPair of(Upstream upstream) {
@@ -211,7 +202,7 @@ final class UpstreamProxy implements AutoCloseable {
         if (c != null) {
             c.plain().close();
             c.secure().values().forEach(ClientPair::close);
-            c.timer().shutdownNow();
+            c.deadlines().close();
         }
     }
 
@@ -281,11 +272,7 @@ final class UpstreamProxy implements AutoCloseable {
         upstream.headers().forEach(out::setHeader);
         out.setEntity(body(req));
         Clients c = clients();
-        AtomicBoolean late = new AtomicBoolean();
-        ScheduledFuture<?> deadline = c.timer().schedule(() -> {
-            late.set(true);
-            out.cancel();
-        }, ANSWER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        AtomicBoolean late = c.deadlines().await(out, ANSWER_TIMEOUT);
         ClassicHttpResponse answer;
         try {
             answer = c.of(upstream).http().executeOpen(null, out, null);
@@ -303,7 +290,7 @@ final class UpstreamProxy implements AutoCloseable {
             }
             throw new ApiException(502, "the upstream " + target.getHost() + ":" + target.getPort() + " failed: " + e.getMessage());
         } finally {
-            deadline.cancel(false);
+            c.deadlines().done(out);
         }
         try (answer) {
             resp.setStatus(answer.getCode());
