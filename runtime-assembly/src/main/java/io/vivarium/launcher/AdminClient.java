@@ -132,7 +132,8 @@ final class AdminClient {
                 builder.sslContext(TlsFiles.trusting(List.of()));
             }
         } catch (GeneralSecurityException e) {
-            throw new TlsFiles.Refused("--cacert " + cacert + ": cannot trust its certificates (" + e.getMessage() + ")");
+            throw new TlsFiles.Refused((cacert != null ? "--cacert " + cacert + ": cannot trust its certificates"
+                    : "cannot set up the client's TLS") + " (" + e.getMessage() + ")");
         }
         return builder.build();
     }

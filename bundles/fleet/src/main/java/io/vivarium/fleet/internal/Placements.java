@@ -42,7 +42,11 @@ final class Placements {
     }
 
     private Placement placement(String node, SandboxInfo info) {
-        return new Placement(info.id(), node, info.tenant(), info, nowUnix.getAsLong(), null);
+        return placement(node, info, null);
+    }
+
+    private Placement placement(String node, SandboxInfo info, Map<Integer, String> ports) {
+        return new Placement(info.id(), node, info.tenant(), info, nowUnix.getAsLong(), ports);
     }
 
     Optional<Placement> of(String sandbox) {
@@ -60,11 +64,9 @@ final class Placements {
     void put(String node, SandboxInfo info) throws IOException {
         for (int attempt = 1;; attempt++) {
             Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, info.id());
-            Placement p = placement(node, info);
-            Map<Integer, String> ports = now.filter(s -> s.body().node().equals(node)).map(s -> s.body().ports()).orElse(Map.of());
+            Map<Integer, String> ports = now.filter(s -> s.body().node().equals(node)).map(s -> s.body().ports()).orElse(null);
             try {
-                store.put(FleetCollections.PLACEMENTS, info.id(),
-                        new Placement(p.sandbox(), p.node(), p.tenant(), p.last(), p.recordedAtUnix(), ports),
+                store.put(FleetCollections.PLACEMENTS, info.id(), placement(node, info, ports),
                         now.map(Stored::revision).orElse(Stored.ABSENT));
                 return;
             } catch (StaleRevisionException e) {
@@ -88,36 +90,37 @@ final class Placements {
 
     /**
      * The nonce of the master's tokens for {@code port} of a placed sandbox: the one it has, or a new
-     * one recorded now (compare-and-set); empty when the sandbox is no longer placed.
+     * one recorded now; empty when the sandbox is no longer placed.
      */
     Optional<String> portNonce(String sandbox, int port) throws IOException {
-        while (true) {
-            Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, sandbox);
-            if (now.isEmpty() || now.get().body().ports().containsKey(port)) {
-                return now.map(s -> s.body().ports().get(port));
-            }
-            String nonce = PortTokens.nonce();
-            try {
-                store.put(FleetCollections.PLACEMENTS, sandbox, now.get().body().withPort(port, nonce), now.get().revision());
-                return Optional.of(nonce);
-            } catch (StaleRevisionException e) {
-                // refreshed or given another port meanwhile: look again
-            }
-        }
+        return update(sandbox, p -> p.ports().containsKey(port) ? p : p.withPort(port, PortTokens.nonce()))
+                .map(p -> p.ports().get(port));
     }
 
     /** Forgets the nonce of {@code port} of a placed sandbox: the master's tokens for it stop working. */
     void closePort(String sandbox, int port) throws IOException {
+        update(sandbox, p -> p.withoutPort(port));
+    }
+
+    /**
+     * Rewrites a placement by {@code change}, compare-and-set (a refresh meanwhile is looked at again),
+     * writing nothing when the change changes nothing; empty when the sandbox is not placed.
+     */
+    private Optional<Placement> update(String sandbox, java.util.function.UnaryOperator<Placement> change) throws IOException {
         while (true) {
             Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, sandbox);
-            if (now.isEmpty() || !now.get().body().ports().containsKey(port)) {
-                return;
+            if (now.isEmpty()) {
+                return Optional.empty();
+            }
+            Placement changed = change.apply(now.get().body());
+            if (changed.equals(now.get().body())) {
+                return Optional.of(changed);
             }
             try {
-                store.put(FleetCollections.PLACEMENTS, sandbox, now.get().body().withoutPort(port), now.get().revision());
-                return;
+                store.put(FleetCollections.PLACEMENTS, sandbox, changed, now.get().revision());
+                return Optional.of(changed);
             } catch (StaleRevisionException e) {
-                // refreshed meanwhile: look again
+                // refreshed or given another port meanwhile: look again
             }
         }
     }
