@@ -6,7 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <limits.h>
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
@@ -102,16 +102,20 @@ static void stream_watch(struct stream *st)
 	watch_set(&st->w, ev, &st->events);
 }
 
-/* Reads once from an output pipe. Returns 1 if something was read, 0 at EAGAIN or when full, -1 at EOF. */
+/*
+ * Reads once from an output pipe. Returns 1 if something was read, 0 at EAGAIN or when full, -1 at
+ * EOF. It reads into one buffer of the agent's and keeps what came: reserving the room in the
+ * stream's own buffer first would allocate (and map) 64 KiB for every command, however little it
+ * writes.
+ */
 static int stream_read(struct exec *ex, struct stream *st)
 {
-	static char discard[65536];
+	static char chunk[65536];
 	if (st->w.fd < 0)
 		return -1;
 	if (stream_full(ex, st))
 		return 0;
-	size_t room = sizeof discard;
-	char *dst = discard;
+	size_t room = sizeof chunk;
 	int keep = !st->drain && st->kept < ex->cap;
 	if (keep) {
 		size_t left = ex->hold_max - st->hold.len;
@@ -119,10 +123,8 @@ static int stream_read(struct exec *ex, struct stream *st)
 			left = (size_t)(ex->cap - st->kept);
 		if (left < room)
 			room = left;
-		buf_reserve(&st->hold, room);
-		dst = st->hold.p + st->hold.len;
 	}
-	ssize_t n = read(st->w.fd, dst, room);
+	ssize_t n = read(st->w.fd, chunk, room);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n <= 0) {
@@ -130,7 +132,7 @@ static int stream_read(struct exec *ex, struct stream *st)
 		return -1;
 	}
 	if (keep) {
-		st->hold.len += (size_t)n;
+		buf_put(&st->hold, chunk, (size_t)n);
 		st->kept += n;
 	} else if (ex->capture && !st->drain) {
 		st->truncated = 1;
@@ -487,13 +489,6 @@ void child_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static void child_fail(int fd, int stage)
-{
-	int msg[2] = {stage, errno};
-	(void)!write(fd, msg, sizeof msg);
-	_exit(127);
-}
-
 static void close_pipes(int (*p)[2], int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -533,9 +528,144 @@ static int make_tty(int (*p)[2], struct winsize *size)
 	return 0;
 }
 
+/* What a child could not do before its command ran: the step (STAGE_NONE: none failed) and errno. */
+enum { STAGE_NONE = -1, STAGE_STDIO, STAGE_IDS, STAGE_CWD, STAGE_EXEC };
+struct child_failure {
+	int stage, err;
+};
+
+/*
+ * In a child before its command: default signals, a session of its own (on the terminal, if it
+ * runs on one), stdio, the open-file limit, uid and gid, and cwd. Returns STAGE_NONE, or the step
+ * that failed with errno set. System calls only: in spawn's vfork child the memory is the agent's,
+ * and musl's setuid, setgroups and setrlimit would coordinate with the agent's threads.
+ */
+static int child_prepare(const struct spawn *sp, int in, int out, int err)
+{
+	child_signals();
+	setsid();
+	if (sp->tty && ioctl(in, TIOCSCTTY, 0) < 0)
+		return STAGE_STDIO;
+	if (sp->tty && sp->set_ids)
+		(void)!fchown(in, sp->uid, sp->gid); /* the terminal is the user's, as login would make it */
+	if (child_nofile.rlim_cur != RLIM_INFINITY)
+		syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &child_nofile, NULL);
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		return STAGE_STDIO;
+	if (sp->set_ids && (syscall(SYS_setgroups, 1, &sp->gid) < 0 || syscall(SYS_setgid, sp->gid) < 0 ||
+			    syscall(SYS_setuid, sp->uid) < 0))
+		return STAGE_IDS;
+	if (chdir(sp->cwd) < 0)
+		return STAGE_CWD;
+	return STAGE_NONE;
+}
+
+/*
+ * Executes argv as execvp would, but looks argv[0] up in the PATH of envp (the command's own
+ * environment, not the agent's; musl's default without one) and changes no memory of the agent's.
+ * Returns only on failure, errno set: EACCES if a candidate was refused and none ran.
+ */
+static void exec_search(char *const argv[], char *const envp[])
+{
+	const char *file = argv[0], *path = "/usr/local/bin:/bin:/usr/bin";
+	if (strchr(file, '/')) {
+		execve(file, argv, envp);
+		return;
+	}
+	for (char *const *e = envp; *e; e++)
+		if (!strncmp(*e, "PATH=", 5))
+			path = *e + 5;
+	size_t flen = strlen(file);
+	int refused = 0;
+	char candidate[PATH_MAX];
+	for (const char *dir = path;;) {
+		const char *end = strchrnul(dir, ':');
+		size_t dlen = (size_t)(end - dir);
+		if (dlen + 1 + flen < sizeof candidate) {
+			memcpy(candidate, dir, dlen);
+			candidate[dlen] = '/';
+			memcpy(candidate + dlen + !!dlen, file, flen + 1); /* an empty entry is the cwd */
+			execve(candidate, argv, envp);
+			if (errno == EACCES)
+				refused = 1;
+			else if (errno != ENOENT && errno != ENOTDIR)
+				return;
+		}
+		if (!*end)
+			break;
+		dir = end + 1;
+	}
+	errno = refused ? EACCES : ENOENT;
+}
+
+/*
+ * A builtin runs in a forked child, without an exec: the child tells its failure through a pipe
+ * and, when it is ready, closes the agent's fds (connections, other execs' stdin pipes), the
+ * pipe's end among them.
+ */
+static pid_t fork_builtin(const struct spawn *sp, int in, int out, int err, struct child_failure *failed)
+{
+	int rep[2];
+	if (make_pipe(rep, -1) < 0) {
+		failed->err = errno;
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct child_failure f = {child_prepare(sp, in, out, err), errno};
+		if (f.stage != STAGE_NONE) {
+			(void)!write(rep[1], &f, sizeof f);
+			_exit(127);
+		}
+		if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
+			for (long fd = 3, max = sysconf(_SC_OPEN_MAX); fd < max; fd++)
+				close((int)fd);
+		_exit(sp->builtin(sp->argv));
+	}
+	failed->err = errno;
+	close(rep[1]);
+	if (pid > 0) {
+		ssize_t n;
+		do
+			n = read(rep[0], failed, sizeof *failed);
+		while (n < 0 && errno == EINTR);
+		if (n != sizeof *failed)
+			failed->stage = STAGE_NONE;
+	}
+	close(rep[0]);
+	return pid;
+}
+
+/*
+ * Starts sp's process with in, out and err as its stdio. Its pid, and in *failed the step it did
+ * not get past (it exited then); or -1 when there is no child (errno in failed->err). A command
+ * starts in a vfork child, which shares the agent's memory until its exec and so copies no page
+ * table: the agent waits for the exec anyway, to answer a command that cannot start with an error.
+ */
+static pid_t start_child(const struct spawn *sp, int in, int out, int err, struct child_failure *failed)
+{
+	if (sp->builtin)
+		return fork_builtin(sp, in, out, err, failed);
+	volatile struct child_failure shared = {STAGE_NONE, 0};
+	pid_t pid = vfork();
+	if (pid == 0) {
+		int stage = child_prepare(sp, in, out, err);
+		if (stage == STAGE_NONE) {
+			exec_search(sp->argv, sp->envp);
+			stage = STAGE_EXEC;
+		}
+		shared.err = errno;
+		shared.stage = stage;
+		_exit(127);
+	}
+	failed->stage = shared.stage;
+	failed->err = pid < 0 ? errno : shared.err;
+	return pid;
+}
+
 static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 {
-	int p[4][2], *in = p[0], *out = p[1], *err = p[2], *rep = p[3], made = 0;
+	int p[3][2], *in = p[0], *out = p[1], *err = p[2], made = 0;
 	if (nexecs >= MAX_EXECS)
 		return fail(k, "LimitExceeded", "at most %d exec handles alive; poll finished ones to free them", MAX_EXECS);
 	if (sp->tty) {
@@ -543,66 +673,27 @@ static int spawn(struct call *k, struct exec *ex, const struct spawn *sp)
 			return fail_errno(k, errno, "openpty", "terminal");
 		made = 3;
 	}
-	while (made < 4 && make_pipe(p[made], made == 0 ? 1 : made < 3 ? 0 : -1) == 0)
+	while (made < 3 && make_pipe(p[made], made == 0 ? 1 : 0) == 0)
 		made++;
-	if (made < 4) {
+	if (made < 3) {
 		int e = errno;
 		close_pipes(p, made);
 		return fail_errno(k, e, "pipe", made ? "output" : "stdin");
 	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close_pipes(p, 4);
-		return fail_errno(k, e, "fork", "process");
-	}
-	if (pid == 0) {
-		child_signals();
-		setsid();
-		if (sp->tty && ioctl(in[0], TIOCSCTTY, 0) < 0)
-			child_fail(rep[1], 0);
-		if (sp->tty && sp->set_ids)
-			(void)!fchown(in[0], sp->uid, sp->gid); /* the terminal is the user's, as login would make it */
-		if (child_nofile.rlim_cur != RLIM_INFINITY)
-			setrlimit(RLIMIT_NOFILE, &child_nofile);
-		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
-			child_fail(rep[1], 0);
-		if (sp->set_ids) {
-			if (setgroups(1, &sp->gid) < 0 || setgid(sp->gid) < 0)
-				child_fail(rep[1], 1);
-			if (setuid(sp->uid) < 0)
-				child_fail(rep[1], 1);
-		}
-		if (chdir(sp->cwd) < 0)
-			child_fail(rep[1], 2);
-		if (sp->builtin) {
-			/* without an execve nothing closes on exec: drop the agent's fds (connections,
-			 * other execs' stdin pipes), rep[1] among them, which tells the parent it started */
-			if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
-				for (long fd = 3, max = sysconf(_SC_OPEN_MAX); fd < max; fd++)
-					close((int)fd);
-			_exit(sp->builtin(sp->argv));
-		}
-		environ = sp->envp;
-		execvp(sp->argv[0], sp->argv);
-		child_fail(rep[1], 3);
-	}
-	close(in[0]), close(out[1]), close(err[1]), close(rep[1]);
-	int msg[2];
-	ssize_t n;
-	do
-		n = read(rep[0], msg, sizeof msg);
-	while (n < 0 && errno == EINTR);
-	close(rep[0]);
-	if (n == sizeof msg) {
-		/* The child is reaped by the SIGCHLD loop like any orphan. */
+	struct child_failure failed = {STAGE_NONE, 0};
+	pid_t pid = start_child(sp, in[0], out[1], err[1], &failed);
+	close(in[0]), close(out[1]), close(err[1]);
+	if (pid < 0 || failed.stage != STAGE_NONE) {
+		/* A child that failed is reaped by the SIGCHLD loop like any orphan. */
 		close(in[1]), close(out[0]);
 		if (err[0] >= 0)
 			close(err[0]);
+		if (pid < 0)
+			return fail_errno(k, failed.err, "fork", "process");
 		static const char *const stages[] = {"redirect stdio of", "set uid/gid for", "chdir to cwd of", "execute"};
-		if (msg[0] == 2)
-			return fail_errno(k, msg[1], "cannot chdir to", sp->cwd);
-		return fail_errno(k, msg[1], stages[msg[0] & 3], sp->argv[0]);
+		if (failed.stage == STAGE_CWD)
+			return fail_errno(k, failed.err, "cannot chdir to", sp->cwd);
+		return fail_errno(k, failed.err, stages[failed.stage], sp->argv[0]);
 	}
 	ex->pid = pid;
 	ex->start = now_ms();

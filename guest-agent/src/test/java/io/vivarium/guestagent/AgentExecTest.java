@@ -178,6 +178,24 @@ class AgentExecTest {
     }
 
     @Test
+    void argv0IsLookedUpInThePathOfTheCommandsOwnEnvironment() throws IOException {
+        Path bin = Files.createDirectories(dir.resolve("bin"));
+        Path tool = bin.resolve("only-here");
+        Files.writeString(tool, "#!/bin/sh\necho found \"$0\"\n");
+        tool.toFile().setExecutable(true);
+        Map<String, Object> inItsPath = with(cmd("only-here"), "env", Map.of("PATH", "/nonexistent:" + bin));
+        assertEquals("found " + tool + "\n", run(inItsPath).out());
+        assertEquals("NotFound", conn.call("vivarium-exec", cmd("only-here")).get("error").get("class").asText(),
+                "not in the agent's PATH either: the command's PATH is the only one searched");
+
+        Path notExecutable = Files.writeString(bin.resolve("not-executable"), "#!/bin/sh\n");
+        JsonNode refused = conn.call("vivarium-exec", with(cmd("not-executable"), "env", Map.of("PATH", bin.toString())));
+        assertEquals("PermissionDenied", refused.get("error").get("class").asText(), refused.toString());
+        assertEquals("PermissionDenied",
+                conn.call("vivarium-exec", cmd(notExecutable.toString())).get("error").get("class").asText());
+    }
+
+    @Test
     void cwdAndStdin() throws IOException {
         Path real = dir.toRealPath();
         assertEquals(real + "\n", run(with(cmd("pwd"), "cwd", real.toString())).out());
