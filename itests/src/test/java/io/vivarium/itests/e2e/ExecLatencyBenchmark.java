@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Side by side, in one run, alternating rounds so that machine noise hits every contender alike:
  * the HTTP exec round trip of {@code true} in a live sandbox (through its guest agent, over a
- * kept-alive connection) against the same command run by {@code nsenter} into a live bare bwrap
+ * kept-alive connection, timed with the least client there is: {@link KeptAliveHttp}; the same
+ * through the JDK's HttpClient is reported beside it) against the same command run by {@code nsenter} into a live bare bwrap
  * sandbox (procbox's exec before the agent) and against a bare {@code bwrap ... true} spawn with
  * a sandbox's own options (the historic contender); the two bare ones timed in a shell loop. Every
  * contender gets the same untimed warm-up. Then create latency against the same bare spawn (a new
@@ -68,6 +69,7 @@ class ExecLatencyBenchmark {
      */
     static final int WARM_UP = 15_000;
     static final List<String> TRUE = List.of("/usr/bin/true");
+    static final String EXEC_TRUE = "{\"args\":[\"/usr/bin/true\"]}";
 
     @TempDir
     Path dir;
@@ -82,20 +84,26 @@ class ExecLatencyBenchmark {
         Path work = Files.createDirectories(dir.resolve("bare-work"));
         List<String> spawn = BareSandbox.argv(work, "bare-spawn", TRUE);
         Process live = startLiveBareSandbox(Files.createDirectories(dir.resolve("live-work")));
-        try {
+        try (KeptAliveHttp http = new KeptAliveHttp(daemon.baseUrl(), daemon.adminToken())) {
             List<String> enter = BareSandbox.enter(processIn(live, "sleep"), TRUE);
-            for (int i = 0; i < WARM_UP; i++) {
-                exec(api, id);
-            }
+            // the bare contenders first: the connection, made at the first exec, would sit idle through their loops
             timedLoop(enter, WARM_UP);
             timedLoop(spawn, WARM_UP);
+            for (int i = 0; i < WARM_UP; i++) {
+                exec(http, id);
+                exec(api, id);
+            }
 
             List<Double> exec = new ArrayList<>();
+            List<Double> execJdkClient = new ArrayList<>();
             List<Double> nsenter = new ArrayList<>();
             List<Double> bare = new ArrayList<>();
             for (int round = 0; round < ROUNDS; round++) {
                 for (int i = 0; i < PER_ROUND; i++) {
-                    exec.add(exec(api, id));
+                    exec.add(exec(http, id));
+                }
+                for (int i = 0; i < PER_ROUND; i++) {
+                    execJdkClient.add(exec(api, id));
                 }
                 nsenter.addAll(timedLoop(enter, PER_ROUND));
                 bare.addAll(timedLoop(spawn, PER_ROUND));
@@ -119,7 +127,9 @@ class ExecLatencyBenchmark {
             api.delete("/v1/sandboxes/" + id);
 
             report.add(Table.latencies()
-                    .latency("HTTP exec `true` in a live sandbox (its agent; kept-alive connection)", exec)
+                    .latency("HTTP exec `true` in a live sandbox (its agent; one kept-alive connection, a plain HTTP/1.1 client)", exec)
+                    .latency("the same exec through the JDK's HttpClient (kept alive; its selector thread hands each answer over)",
+                            execJdkClient)
                     .latency("`nsenter` into a live bare bwrap sandbox running `true`, from a bash loop", nsenter)
                     .latency("bare `bwrap ... true` spawn with a sandbox's options, from a bash loop", bare)
                     .latency("HTTP create (POST /v1/sandboxes), default spec: procbox's sandbox pool", create)
@@ -141,10 +151,21 @@ class ExecLatencyBenchmark {
         }
     }
 
-    /** One HTTP exec of {@code true}, checked for exit code 0 outside the timed call; its milliseconds. */
+    /** One HTTP exec of {@code true} on {@code http}'s connection, checked for exit code 0 outside the timed call; its milliseconds. */
+    private static double exec(KeptAliveHttp http, String id) throws Exception {
+        long t0 = System.nanoTime();
+        KeptAliveHttp.Answer ran = http.post("/v1/sandboxes/" + id + "/exec", EXEC_TRUE);
+        double ms = Stats.millisSince(t0);
+        if (ran.status() != 200 || Api.JSON.readTree(ran.body()).get("exit_code").asInt() != 0) {
+            throw new AssertionError("exec failed: " + ran);
+        }
+        return ms;
+    }
+
+    /** The same through the e2e client (the JDK's HttpClient). */
     private static double exec(Api api, String id) throws Exception {
         long t0 = System.nanoTime();
-        JsonNode ran = api.exec(id, "true");
+        JsonNode ran = api.exec(id, TRUE.get(0));
         double ms = Stats.millisSince(t0);
         if (ran.get("exit_code").asInt() != 0) {
             throw new AssertionError("exec failed: " + ran);
