@@ -61,6 +61,8 @@ public final class SandboxNetworks {
     private static final Pattern CHAIN = Pattern.compile("chain sb_([0-9a-f]{12})");
     private static final Pattern LINK = Pattern.compile("^\\d+: (" + PREFIX + "[0-9a-f]{12})[@:]", Pattern.MULTILINE);
     private static final long TOOL_SECONDS = 20;
+    /** Whether this process's effective uid is 0: read once, a backend asks at every create. */
+    private static final boolean RUNS_AS_ROOT = effectiveUidIsRoot();
 
     private final Path resolvConf;
     /** The part of {@link #POOL} this copy hands out. */
@@ -118,7 +120,7 @@ public final class SandboxNetworks {
 
     /** Whether this host can give sandboxes a network: root, {@code ip} and {@code nft}. */
     public static String unsupportedReason() {
-        if (!runsAsRoot()) {
+        if (!RUNS_AS_ROOT) {
             return "the daemon does not run as root";
         }
         for (String tool : List.of("/usr/sbin/nft", "/usr/sbin/ip")) {
@@ -130,7 +132,7 @@ public final class SandboxNetworks {
     }
 
     /** Whether this process's effective uid is 0 ({@code /proc/self/status}). */
-    private static boolean runsAsRoot() {
+    private static boolean effectiveUidIsRoot() {
         try {
             return Files.readAllLines(Path.of("/proc/self/status")).stream().filter(l -> l.startsWith("Uid:"))
                     .map(l -> l.split("\\s+")[2]).findFirst().orElse("").equals("0");
