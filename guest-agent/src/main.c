@@ -785,6 +785,7 @@ static void usage(FILE *f, int code)
 {
 	fputs("usage: vivarium-agent [--user UID:GID] [--listen unix:PATH|vsock:PORT]... [--serial PATH]... [--serial-name NAME]...\n"
 	      "       vivarium-agent --run-as UID:GID -- COMMAND...   (becomes UID:GID for good, then runs COMMAND)\n"
+	      "       vivarium-agent --set-hostname   (reads a hostname on stdin, sets it in its UTS namespace)\n"
 	      "       vivarium-agent --version\n"
 	      "Speaks the QEMU guest agent protocol plus vivarium-* extensions (see PROTOCOL.md).\n",
 	      f);
@@ -880,8 +881,49 @@ static int run_as_main(int argc, char **argv)
 	return 127;
 }
 
+/*
+ * --set-hostname: reads one line, a hostname (a lowercase letter or digit, then up to 62 of those
+ * or '-'), and makes it the hostname of this process's UTS namespace. The host starts it in a
+ * pooled sandbox's namespace ahead of time and writes the name when the sandbox is handed over:
+ * a waiting shell would exec hostname(1) then, a dynamically linked start-up, at every create.
+ */
+static int set_hostname_main(void)
+{
+	char name[80];
+	size_t n = 0;
+	char *end = NULL;
+	while (!end && n < sizeof name) {
+		ssize_t r = read(0, name + n, sizeof name - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		end = memchr(name + n, '\n', (size_t)r);
+		n += (size_t)r;
+	}
+	if (!end) {
+		fputs("vivarium-agent: --set-hostname: no line on stdin\n", stderr);
+		return 2;
+	}
+	size_t len = (size_t)(end - name);
+	int ok = len >= 1 && len <= 63 && name[0] != '-';
+	for (size_t i = 0; ok && i < len; i++)
+		ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '-';
+	if (!ok) {
+		fputs("vivarium-agent: --set-hostname: not a hostname\n", stderr);
+		return 2;
+	}
+	if (sethostname(name, len) < 0) {
+		fprintf(stderr, "vivarium-agent: --set-hostname: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--set-hostname"))
+		return set_hostname_main();
 	if (argc > 1 && !strcmp(argv[1], "--launch"))
 		return launch_main(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "--run-as"))

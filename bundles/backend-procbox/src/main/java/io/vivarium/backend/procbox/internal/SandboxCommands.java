@@ -38,6 +38,8 @@ final class SandboxCommands {
      * bounds a fork of many children.
      */
     static final String LAUNCH = "--launch";
+    /** The agent's mode that reads a hostname on its stdin and sets it. */
+    static final String SET_HOSTNAME = "--set-hostname";
     /** {@link #LAUNCH}'s first option: fork, return at once, and start in a session of its own. */
     static final String DETACH = "--detach";
     /** Joins the cgroups listed up to {@code --} before exec'ing the rest, so the whole command tree is charged to them. */
@@ -161,16 +163,16 @@ final class SandboxCommands {
     }
 
     /**
-     * Runs {@code command} in the sandbox's UTS namespace (where its hostname is set), with the
-     * powers of its user namespace's root if it has one; in the host's PID and mount namespaces.
+     * The agent's {@value #SET_HOSTNAME} in the sandbox's UTS namespace (where its hostname is set),
+     * with the powers of its user namespace's root if it has one; in the host's PID and mount
+     * namespaces, the binary the host's.
      */
-    List<String> inUtsNamespace(ProcboxRecord sandbox, List<String> command) {
+    List<String> settingHostname(ProcboxRecord sandbox) {
         List<String> argv = new ArrayList<>(List.of(NSENTER, "-t", Long.toString(sandbox.init().pid())));
         if (sandbox.userNamespace()) {
             argv.addAll(List.of("-U", "--preserve-credentials"));
         }
-        argv.addAll(List.of("-u", "--"));
-        argv.addAll(command);
+        argv.addAll(List.of("-u", "--", agentBinary.toString(), SET_HOSTNAME));
         return argv;
     }
 

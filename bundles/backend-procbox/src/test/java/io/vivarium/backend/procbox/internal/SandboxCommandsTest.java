@@ -60,14 +60,10 @@ class SandboxCommandsTest {
 
     @Test
     void theHostnameOfAPooledSandboxIsSetInItsUtsNamespaceFromAUserNamespaceItsRootHasPowerIn() {
-        List<String> setter = List.of("/bin/sh", "-c", HostnameSetter.SCRIPT, "sh");
-
-        assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-u", "--", "/bin/sh", "-c", HostnameSetter.SCRIPT, "sh"),
-                commands.inUtsNamespace(sandbox(null, false), setter));
-        assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-U", "--preserve-credentials", "-u", "--", "/bin/sh",
-                "-c", HostnameSetter.SCRIPT, "sh"), commands.inUtsNamespace(sandbox(null, true), setter));
-        assertEquals("read -r name && exec hostname \"$name\"", HostnameSetter.SCRIPT,
-                "the name read is used quoted, once, and nothing else of the input is");
+        assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-u", "--", AGENT.toString(), "--set-hostname"),
+                commands.settingHostname(sandbox(null, false)));
+        assertEquals(List.of("/usr/bin/nsenter", "-t", "4242", "-U", "--preserve-credentials", "-u", "--", AGENT.toString(),
+                "--set-hostname"), commands.settingHostname(sandbox(null, true)));
     }
 
     @Test
