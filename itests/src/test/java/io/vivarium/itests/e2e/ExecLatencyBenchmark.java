@@ -110,19 +110,21 @@ class ExecLatencyBenchmark {
             }
 
             // untimed: the first cold create formats its template (the first create above started the pools)
-            create(api, Map.of());
-            create(api, COLD);
+            create(http, api, Map.of());
+            create(http, api, COLD);
             List<Double> create = new ArrayList<>();
             List<Double> coldCreate = new ArrayList<>();
+            List<Double> createJdkClient = new ArrayList<>();
             int servedByPool = 0;
             double stateWritesBefore = stateWriteSeconds(api);
             for (int i = 0; i < CREATES; i++) {
-                Created pooled = create(api, Map.of());
+                Created pooled = create(http, api, Map.of());
                 create.add(pooled.ms());
                 servedByPool += pooled.fromPool() ? 1 : 0;
-                coldCreate.add(create(api, COLD).ms());
+                coldCreate.add(create(http, api, COLD).ms());
+                createJdkClient.add(create(api, Map.of()));
             }
-            double stateWriteMsPerCreate = (stateWriteSeconds(api) - stateWritesBefore) * 1000 / (2.0 * CREATES);
+            double stateWriteMsPerCreate = (stateWriteSeconds(api) - stateWritesBefore) * 1000 / (3.0 * CREATES);
             long agentRssKib = agentRssKib(init);
             api.delete("/v1/sandboxes/" + id);
 
@@ -133,6 +135,7 @@ class ExecLatencyBenchmark {
                     .latency("`nsenter` into a live bare bwrap sandbox running `true`, from a bash loop", nsenter)
                     .latency("bare `bwrap ... true` spawn with a sandbox's options, from a bash loop", bare)
                     .latency("HTTP create (POST /v1/sandboxes), default spec: procbox's sandbox pool", create)
+                    .latency("the same create through the JDK's HttpClient", createJdkClient)
                     .latency("HTTP create, launched at create, workspace image copied (cold: `disk_limit_mib` 1023, not pooled)",
                             coldCreate));
             report.add(String.format("default-spec creates served by the sandbox pool: %d of %d; of a create, core's two "
@@ -226,18 +229,32 @@ class ExecLatencyBenchmark {
      * Times one create (checked for 201), then deletes the sandbox outside the timed section; the
      * delete gives the pools the time to replace what the create took, as a gap between creates would.
      */
-    private Created create(Api api, Map<String, Object> body) throws Exception {
+    /** A create timed on {@code http}'s connection, like the execs; deleted through {@code api}, untimed. */
+    private Created create(KeptAliveHttp http, Api api, Map<String, Object> body) throws Exception {
+        String json = Api.JSON.writeValueAsString(body);
+        long t0 = System.nanoTime();
+        KeptAliveHttp.Answer r = http.post("/v1/sandboxes", json);
+        double ms = Stats.millisSince(t0);
+        if (r.status() != 201) {
+            throw new AssertionError("create failed: " + r);
+        }
+        String id = Api.JSON.readTree(r.body()).get("id").asText();
+        // procbox moves a pooled sandbox's files into a "pooled" folder of the sandbox's directory
+        boolean fromPool = Files.isDirectory(dir.resolve("state").resolve("sandboxes").resolve(id).resolve("pooled"));
+        api.delete("/v1/sandboxes/" + id);
+        return new Created(ms, fromPool);
+    }
+
+    /** A create of {@code body} through the e2e client (the JDK's HttpClient), deleted after, untimed; its milliseconds. */
+    private static double create(Api api, Map<String, Object> body) throws Exception {
         long t0 = System.nanoTime();
         Api.Response r = api.post("/v1/sandboxes", body);
         double ms = Stats.millisSince(t0);
         if (r.status() != 201) {
             throw new AssertionError("create failed: " + r.status() + " " + r.raw().body());
         }
-        String id = r.body().get("id").asText();
-        // procbox moves a pooled sandbox's files into a "pooled" folder of the sandbox's directory
-        boolean fromPool = Files.isDirectory(dir.resolve("state").resolve("sandboxes").resolve(id).resolve("pooled"));
-        api.delete("/v1/sandboxes/" + id);
-        return new Created(ms, fromPool);
+        api.delete("/v1/sandboxes/" + r.body().get("id").asText());
+        return ms;
     }
 
     private record Created(double ms, boolean fromPool) {
