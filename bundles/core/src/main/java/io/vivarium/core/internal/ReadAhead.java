@@ -2,14 +2,13 @@ package io.vivarium.core.internal;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.security.MessageDigest;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 
 /**
- * Reads a stream ahead of its consumer on a thread of its own, in chunks, hashing them as it goes,
- * so that the source (a network transfer, decrypted on this thread), the hashing and the
- * consumer's work (writing) overlap instead of taking turns. At most {@value #AHEAD} chunks wait;
+ * Reads a stream ahead of its consumer on a thread of its own, in chunks, so that the source (a
+ * network transfer, decrypted on this thread) and the consumer's work (hashing and writing)
+ * overlap instead of taking turns. At most {@value #AHEAD} chunks wait;
  * the reader stops when the stream ends, fails, or the consumer closes this.
  */
 final class ReadAhead implements AutoCloseable {
@@ -25,11 +24,7 @@ final class ReadAhead implements AutoCloseable {
     /** The end or failure once the consumer met it: every later call gives it again. */
     private Chunk last;
 
-    /**
-     * @param digest updated with every byte read, in order, on the reader's thread: the consumer
-     *        reads it once {@link #next} gave the end
-     */
-    ReadAhead(InputStream in, int chunk, MessageDigest digest) {
+    ReadAhead(InputStream in, int chunk) {
         for (int i = 0; i <= AHEAD; i++) {
             free.add(new byte[chunk]);
         }
@@ -38,7 +33,6 @@ final class ReadAhead implements AutoCloseable {
                 while (true) {
                     byte[] bytes = free.take();
                     int n = in.readNBytes(bytes, 0, bytes.length);
-                    digest.update(bytes, 0, n);
                     ready.put(new Chunk(bytes, n, null));
                     if (n == 0) {
                         return;
