@@ -30,8 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
  * fetch it first, each from n1 over HTTPS in its network namespace. The fetch's rate (the image's
  * bytes over the time from the holder's ticket to the copy published, as the master's
  * {@code vivarium_image_fetch_seconds} times it) is compared with a local copy of the same file
- * on n1's disk ({@code cp -a --sparse=always}, how a fork copies a workspace image here), the
- * median of three. The nodes that fetch fork first, and every step starts after a {@code sync} and
+ * on n1's disk ({@code cp -a --sparse=always}, how a fork copies a workspace image here, then
+ * {@code sync --data} of the copy: a fetched copy is on the disk, {@code fdatasync}, before it is
+ * published), the median of three. The nodes that fetch fork first, and every step starts after a {@code sync} and
  * with the page cache dropped, so that each reads from the disk and no step pays for the writes
  * an earlier one left. Then the same three forks again: the second round
  * fetches nothing.
@@ -100,10 +101,10 @@ class ImageFetchBenchmark {
             Path copy = holder.stateDir().resolve("bench-copy-" + i);
             sync();
             long t0 = System.nanoTime();
-            Process cp = new ProcessBuilder("cp", "-a", "--sparse=always", "--reflink=never", image.toString(), copy.toString())
-                    .inheritIO().start();
+            Process cp = new ProcessBuilder("sh", "-c", "cp -a --sparse=always --reflink=never \"$1\" \"$2\" && sync --data \"$2\"",
+                    "sh", image.toString(), copy.toString()).inheritIO().start();
             if (Bounded.waitFor(cp, Duration.ofMinutes(10), "cp of the image") != 0) {
-                throw new AssertionError("cp of the image failed");
+                throw new AssertionError("cp (and sync) of the image failed");
             }
             copies.add(Stats.millisSince(t0));
             Files.delete(copy);
@@ -131,7 +132,8 @@ class ImageFetchBenchmark {
             }
         }
         double secondRoundFetches = metric(api, "vivarium_image_fetches_total{outcome=\"ok\"}") - fetchesBefore;
-        table.row("local copy of the image file (`cp -a --sparse=always`), median of " + LOCAL_COPIES, "", copyMillis,
+        table.row("local copy of the image file (`cp -a --sparse=always`, then `sync --data` of the copy), median of "
+                + LOCAL_COPIES, "", copyMillis,
                 bytes / 1048576.0 / (copyMillis / 1000));
         report.add(table);
         report.add("image file " + bytes / 1048576 + " MiB apparent, 1024 MiB of it data; fetches in round 1: " + fetchMillis.size());
