@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -568,14 +569,24 @@ static int child_prepare(const struct spawn *sp, int in, int out, int err)
 static void exec_search(char *const argv[], char *const envp[])
 {
 	const char *file = argv[0], *path = "/usr/local/bin:/bin:/usr/bin";
+	if (!*file) {
+		errno = ENOENT;
+		return;
+	}
 	if (strchr(file, '/')) {
 		execve(file, argv, envp);
 		return;
 	}
-	for (char *const *e = envp; *e; e++)
-		if (!strncmp(*e, "PATH=", 5))
-			path = *e + 5;
 	size_t flen = strlen(file);
+	if (flen > NAME_MAX) {
+		errno = ENAMETOOLONG;
+		return;
+	}
+	for (char *const *e = envp; *e; e++)
+		if (!strncmp(*e, "PATH=", 5)) {
+			path = *e + 5; /* the first, as getenv would */
+			break;
+		}
 	int refused = 0;
 	char candidate[PATH_MAX];
 	for (const char *dir = path;;) {
@@ -612,7 +623,8 @@ static pid_t fork_builtin(const struct spawn *sp, int in, int out, int err, stru
 	}
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct child_failure f = {child_prepare(sp, in, out, err), errno};
+		int stage = child_prepare(sp, in, out, err);
+		struct child_failure f = {stage, errno};
 		if (f.stage != STAGE_NONE) {
 			(void)!write(rep[1], &f, sizeof f);
 			_exit(127);
@@ -637,6 +649,24 @@ static pid_t fork_builtin(const struct spawn *sp, int in, int out, int err, stru
 }
 
 /*
+ * The vfork child: prepares, executes the command, and on failure leaves the step and errno in
+ * *shared. A function of its own, never inlined: its locals then live in a frame below the
+ * parent's, never in a spill slot of the parent's frame that the parent still needs.
+ */
+__attribute__((noinline, noreturn)) static void vfork_child(const struct spawn *sp, int in, int out, int err,
+							    volatile struct child_failure *shared)
+{
+	int stage = child_prepare(sp, in, out, err);
+	if (stage == STAGE_NONE) {
+		exec_search(sp->argv, sp->envp);
+		stage = STAGE_EXEC;
+	}
+	shared->err = errno;
+	shared->stage = stage;
+	_exit(127);
+}
+
+/*
  * Starts sp's process with in, out and err as its stdio. Its pid, and in *failed the step it did
  * not get past (it exited then); or -1 when there is no child (errno in failed->err). A command
  * starts in a vfork child, which shares the agent's memory until its exec and so copies no page
@@ -648,18 +678,14 @@ static pid_t start_child(const struct spawn *sp, int in, int out, int err, struc
 		return fork_builtin(sp, in, out, err, failed);
 	volatile struct child_failure shared = {STAGE_NONE, 0};
 	pid_t pid = vfork();
-	if (pid == 0) {
-		int stage = child_prepare(sp, in, out, err);
-		if (stage == STAGE_NONE) {
-			exec_search(sp->argv, sp->envp);
-			stage = STAGE_EXEC;
-		}
-		shared.err = errno;
-		shared.stage = stage;
-		_exit(127);
-	}
+	if (pid == 0)
+		vfork_child(sp, in, out, err, &shared);
 	failed->stage = shared.stage;
 	failed->err = pid < 0 ? errno : shared.err;
+	/* the child's uid change reset the dumpable flag of the memory it shared, the agent's, to
+	 * fs.suid_dumpable: not dumpable again (main.c) */
+	if (pid > 0 && sp->set_ids)
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	return pid;
 }
 

@@ -193,6 +193,13 @@ class AgentExecTest {
         assertEquals("PermissionDenied", refused.get("error").get("class").asText(), refused.toString());
         assertEquals("PermissionDenied",
                 conn.call("vivarium-exec", cmd(notExecutable.toString())).get("error").get("class").asText());
+
+        assertEquals("NotFound", conn.call("guest-exec", Map.of("path", "", "arg", List.of())).get("error").get("class").asText(),
+                "an empty name is not found, not searched for as the directories of PATH");
+        assertEquals("InvalidParameter", conn.call("vivarium-exec", cmd("x".repeat(300))).get("error").get("class").asText(),
+                "a name longer than a file name may be");
+        JsonNode first = conn.call("guest-exec", Map.of("path", "only-here", "env", List.of("PATH=" + bin, "PATH=/nonexistent")));
+        assertTrue(first.has("return"), "the first PATH of the environment is the one searched: " + first);
     }
 
     @Test
