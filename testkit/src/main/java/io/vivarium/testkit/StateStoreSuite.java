@@ -166,6 +166,25 @@ public abstract class StateStoreSuite {
     }
 
     @Test
+    void aTransactionThatDoesNotAwaitTheDiskIsStillCheckedAppliedAndKept() throws Exception {
+        StateStore store = open();
+        store.put(THINGS, "a", new Thing("a", 1), Stored.ABSENT);
+
+        Transaction stale = new Transaction().put(THINGS, "a", new Thing("a", 9), 7).withoutAwaitingDurability();
+        assertThrows(StaleRevisionException.class, () -> store.commit(stale));
+        store.commit(new Transaction().put(THINGS, "a", new Thing("a", 2), 1).withoutAwaitingDurability());
+        store.commit(new Transaction().put(BOXES, "x", new Box("x"), Stored.ABSENT).put(THINGS, "b", new Thing("b", 3),
+                Stored.ABSENT).withoutAwaitingDurability());
+
+        assertEquals(new Thing("a", 2), store.get(THINGS, "a").orElseThrow().body());
+        StateStore reopened = open();
+        assertEquals(2, reopened.get(THINGS, "a").orElseThrow().revision(), "kept past the store's close, as a daemon's death");
+        assertEquals(new Thing("a", 2), reopened.get(THINGS, "a").orElseThrow().body());
+        assertEquals(List.of(new Stored<>("x", new Box("x"), 1, "node-a")), reopened.all(BOXES));
+        assertEquals(3, reopened.put(THINGS, "a", new Thing("a", 4), 2).revision(), "and written over as any record");
+    }
+
+    @Test
     void aDeletedRecordIsGoneAndCanBeWrittenAnew() throws Exception {
         StateStore store = open();
         store.put(THINGS, "a", new Thing("a", 1), Stored.ABSENT);

@@ -20,6 +20,7 @@ public final class Transaction {
 
     private final List<Op> ops = new ArrayList<>();
     private final Set<String> touched = new HashSet<>();
+    private boolean awaitsDurability = true;
 
     /** Writes {@code body} as revision {@code expectedRevision + 1} ({@link Stored#ABSENT} for a new record). */
     public <T> Transaction put(RecordCollection<T> c, String key, T body, long expectedRevision) {
@@ -28,6 +29,23 @@ public final class Transaction {
 
     public Transaction delete(RecordCollection<?> c, String key, long expectedRevision) {
         return add(new Op(c, key, null, expectedRevision));
+    }
+
+    /**
+     * Lets {@link StateStore#commit} return before the writes are on the disk: they are still applied
+     * all or nothing, in order with every other commit, read back at once and kept when the daemon
+     * dies, but a crash of the host (or of the database's server) may lose the whole transaction,
+     * never a part of it. For records that only guide the clean-up after such a crash (a create
+     * under way) or that a reconciliation makes again. Since 1.1.
+     */
+    public Transaction withoutAwaitingDurability() {
+        awaitsDurability = false;
+        return this;
+    }
+
+    /** Whether {@link StateStore#commit} returns only once the writes are durable (the default). Since 1.1. */
+    public boolean awaitsDurability() {
+        return awaitsDurability;
     }
 
     /** The writes, in the order they were added. */

@@ -36,7 +36,16 @@ public final class AtomicFiles {
 
     /** Replaces {@code target} (or creates it) with {@code content}; its folder must exist. */
     public static void write(Path target, byte[] content) throws IOException {
-        DEFAULT.replace(target, content);
+        DEFAULT.replace(target, content, true);
+    }
+
+    /**
+     * As {@link #write}, without waiting for the disk: a crash of this process still leaves the old
+     * content or the new, but a loss of power may leave the old content, the new, or an empty file
+     * (the rename on the disk before the data), never a part of the new.
+     */
+    public static void writeWithoutSync(Path target, byte[] content) throws IOException {
+        DEFAULT.replace(target, content, false);
     }
 
     /**
@@ -67,16 +76,18 @@ public final class AtomicFiles {
         }
     }
 
-    void replace(Path target, byte[] content) throws IOException {
+    void replace(Path target, byte[] content, boolean sync) throws IOException {
         Path dir = folderOf(target);
-        Path tmp = writeTemp(dir, target, content);
+        Path tmp = writeTemp(dir, target, content, sync);
         try {
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
                 throw new IOException("the file system of " + dir + " does not support atomic rename", e);
             }
-            syncDirectory(dir);
+            if (sync) {
+                syncDirectory(dir);
+            }
         } finally {
             Files.deleteIfExists(tmp);
         }
@@ -87,7 +98,7 @@ public final class AtomicFiles {
             return false;
         }
         Path dir = folderOf(target);
-        Path tmp = writeTemp(dir, target, content, attributes);
+        Path tmp = writeTemp(dir, target, content, true, attributes);
         try {
             Files.createLink(target, tmp);
         } catch (FileAlreadyExistsException raced) {
@@ -113,15 +124,18 @@ public final class AtomicFiles {
         }
     }
 
-    /** A hidden temporary file in {@code dir} holding all of {@code content}, fsynced. */
-    private Path writeTemp(Path dir, Path target, byte[] content, FileAttribute<?>... attributes) throws IOException {
+    /** A hidden temporary file in {@code dir} holding all of {@code content}, fsynced if {@code sync}. */
+    private Path writeTemp(Path dir, Path target, byte[] content, boolean sync, FileAttribute<?>... attributes)
+            throws IOException {
         Path tmp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp", attributes);
         try (FileChannel ch = channels.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
             ByteBuffer buf = ByteBuffer.wrap(content);
             while (buf.hasRemaining()) {
                 ch.write(buf); // a write may take fewer bytes than asked
             }
-            ch.force(true);
+            if (sync) {
+                ch.force(true);
+            }
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(tmp);
             throw e;

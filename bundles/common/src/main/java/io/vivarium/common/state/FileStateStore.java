@@ -103,12 +103,15 @@ public final class FileStateStore implements StateStore {
         List<Transaction.Op> ops = tx.ops();
         try (CommitLocks.Held held = locks.lock(ops, () -> pending != null)) {
             applyPending();
-            commit(ops);
+            commit(ops, tx.awaitsDurability());
         }
     }
 
-    /** Checks every expected revision, makes the writes durable, then updates the cache. */
-    private void commit(List<Transaction.Op> ops) throws IOException {
+    /**
+     * Checks every expected revision, writes (durably if {@code durable}; a transaction of several
+     * writes always is, through the journal), then updates the cache.
+     */
+    private void commit(List<Transaction.Op> ops, boolean durable) throws IOException {
         List<IntentJournal.Entry> entries = new ArrayList<>();
         for (Transaction.Op op : ops) {
             long stored = cache.get(op.collection(), op.key()).map(Stored::revision).orElse(Stored.ABSENT);
@@ -119,7 +122,7 @@ public final class FileStateStore implements StateStore {
                     op.delete() ? null : codec.envelope(op.collection(), op.body(), op.expected() + 1, node)));
         }
         if (entries.size() == 1) {
-            apply(entries);
+            apply(entries, durable);
         } else if (entries.size() > 1) {
             journal.write(entries);
             pending = entries;
@@ -149,7 +152,7 @@ public final class FileStateStore implements StateStore {
             return;
         }
         if (intent.isPresent()) {
-            apply(intent.get());
+            apply(intent.get(), true);
             journal.clear();
             LOG.log(Level.WARNING, "replayed a transaction of " + intent.get().size() + " writes the daemon committed "
                     + "but had not finished applying when it stopped");
@@ -158,14 +161,14 @@ public final class FileStateStore implements StateStore {
 
     private void applyPending() throws IOException {
         if (pending != null) {
-            apply(pending);
+            apply(pending, true);
             journal.clear();
             pending = null;
         }
     }
 
     /** Writes each entry; each write is atomic and the same intent may be applied again. */
-    private void apply(List<IntentJournal.Entry> entries) throws IOException {
+    private void apply(List<IntentJournal.Entry> entries, boolean durable) throws IOException {
         for (IntentJournal.Entry e : entries) {
             RecordCollection<?> c = cache.collection(e.collection()).orElse(null);
             if (c == null) {
@@ -178,7 +181,11 @@ public final class FileStateStore implements StateStore {
                 AtomicFiles.delete(file);
             } else {
                 ensureDirectory(file.getParent());
-                AtomicFiles.write(file, codec.bytes(e.record()));
+                if (durable) {
+                    AtomicFiles.write(file, codec.bytes(e.record()));
+                } else {
+                    AtomicFiles.writeWithoutSync(file, codec.bytes(e.record()));
+                }
             }
         }
     }
@@ -186,7 +193,15 @@ public final class FileStateStore implements StateStore {
     private void load(RecordCollection<?> c) throws IOException {
         for (Map.Entry<String, Path> f : files(c).entrySet()) {
             try {
-                cache.put(c, codec.decode(c, f.getKey(), Files.readAllBytes(f.getValue()), node));
+                byte[] bytes = Files.readAllBytes(f.getValue());
+                if (bytes.length == 0) {
+                    // no record is ever empty: a write that did not await the disk, whose rename the
+                    // power cut before its data (Transaction#withoutAwaitingDurability); there is none
+                    AtomicFiles.delete(f.getValue());
+                    LOG.log(Level.WARNING, "removed the empty record " + f.getValue() + ", a write the host's crash cut short");
+                    continue;
+                }
+                cache.put(c, codec.decode(c, f.getKey(), bytes, node));
             } catch (IOException | RuntimeException e) {
                 LOG.log(Level.ERROR, "cannot read record " + f.getValue() + "; leaving it alone: " + e);
             }

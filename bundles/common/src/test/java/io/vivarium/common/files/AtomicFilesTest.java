@@ -50,7 +50,7 @@ class AtomicFilesTest {
     void shortWritesAreContinuedUntilEveryByteIsWritten() throws IOException {
         byte[] content = "a record longer than one short write\n".getBytes(StandardCharsets.UTF_8);
         Path target = dir.resolve("sandbox.json");
-        recorded.replace(target, content);
+        recorded.replace(target, content, true);
         assertArrayEquals(content, Files.readAllBytes(target));
         long writes = events.stream().filter(e -> e.startsWith("write")).count();
         assertEquals((content.length + 2) / 3, writes, events.toString());
@@ -60,9 +60,19 @@ class AtomicFilesTest {
     void theTempFileIsForcedBeforeTheRenameAndTheDirectoryAfterIt() throws IOException {
         Path target = dir.resolve("features.json");
         Files.writeString(target, "old");
-        recorded.replace(target, "new".getBytes(StandardCharsets.UTF_8));
+        recorded.replace(target, "new".getBytes(StandardCharsets.UTF_8), true);
         List<String> syncs = events.stream().filter(e -> e.startsWith("force") || e.startsWith("open")).toList();
         assertEquals(List.of("open temp", "force temp, target holds old", "open dir", "force dir, target holds new"), syncs);
+        assertEquals("new", Files.readString(target));
+        assertEquals(List.of(target), listing(), "no temporary file is left");
+    }
+
+    @Test
+    void withoutSyncTheSameRenameHappensAndNothingIsForced() throws IOException {
+        Path target = dir.resolve("sandbox.json");
+        Files.writeString(target, "old");
+        recorded.replace(target, "new".getBytes(StandardCharsets.UTF_8), false);
+        assertEquals(List.of("open temp"), events.stream().filter(e -> e.startsWith("force") || e.startsWith("open")).toList());
         assertEquals("new", Files.readString(target));
         assertEquals(List.of(target), listing(), "no temporary file is left");
     }
@@ -74,7 +84,7 @@ class AtomicFilesTest {
         AtomicFiles failing = new AtomicFiles((path, options) -> {
             throw new IOException("disk full");
         });
-        assertThrows(IOException.class, () -> failing.replace(target, "new".getBytes(StandardCharsets.UTF_8)));
+        assertThrows(IOException.class, () -> failing.replace(target, "new".getBytes(StandardCharsets.UTF_8), true));
         assertEquals("old", Files.readString(target));
         assertEquals(List.of(target), listing());
     }

@@ -58,6 +58,20 @@ class FileStateStoreTest extends StateStoreSuite {
     }
 
     @Test
+    void anEmptyRecordFileIsAWriteAPowerLossCutShortAndIsRemovedAtOpen() throws Exception {
+        FileStateStore store = store();
+        store.put(THINGS, "a", new Thing("a", 1), Stored.ABSENT);
+        store.put(THINGS, "b", new Thing("b", 1), Stored.ABSENT);
+        Files.write(state.resolve("things/b.json"), new byte[0]);
+
+        FileStateStore reopened = store();
+        assertTrue(reopened.get(THINGS, "b").isEmpty());
+        assertFalse(Files.exists(state.resolve("things/b.json")), "no record is ever empty: the file goes");
+        assertEquals(1, reopened.get(THINGS, "a").orElseThrow().revision());
+        assertEquals(1, reopened.put(THINGS, "b", new Thing("b", 2), Stored.ABSENT).revision());
+    }
+
+    @Test
     void aTransactionLeavesNoIntentBehindWhetherRefusedOrApplied() throws Exception {
         FileStateStore store = store();
         store.put(THINGS, "a", new Thing("a", 1), Stored.ABSENT);

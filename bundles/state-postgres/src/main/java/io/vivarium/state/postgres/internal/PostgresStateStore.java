@@ -5,6 +5,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
 import java.util.Optional;
 
@@ -113,12 +114,13 @@ final class PostgresStateStore implements StateStore {
                 LOG.log(Level.INFO, "reloaded node " + node + "'s records after a commit the database did not confirm");
             }
             cache.check(ops);
-            write(ops);
+            write(ops, tx.awaitsDurability());
             cache.apply(ops, node);
         }
     }
 
-    private void write(List<Transaction.Op> ops) throws IOException {
+    /** @param durable false: the commit returns before the server's WAL is flushed ({@code synchronous_commit} off for it) */
+    private void write(List<Transaction.Op> ops, boolean durable) throws IOException {
         Connection c;
         try {
             c = db.connection();
@@ -128,6 +130,11 @@ final class PostgresStateStore implements StateStore {
         boolean sent = false;
         try (c) {
             c.setAutoCommit(false);
+            if (!durable) {
+                try (Statement relaxed = c.createStatement()) {
+                    relaxed.execute("SET LOCAL synchronous_commit TO OFF");
+                }
+            }
             for (Transaction.Op op : ops) {
                 if (rows.write(c, op) == 0) {
                     long stored = rows.revision(c, op);
