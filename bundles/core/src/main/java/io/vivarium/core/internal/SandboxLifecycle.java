@@ -241,7 +241,7 @@ final class SandboxLifecycle {
         try {
             try {
                 dirs.createDir(id);
-                sandboxes.persist(sb, record);
+                sandboxes.persistCreating(sb, record);
             } catch (IOException io) {
                 throw ApiException.internal("cannot write sandbox record under " + dirs.dirOf(id), io);
             }

@@ -178,10 +178,25 @@ final class Sandboxes {
 
     /** Stores {@code r} over the revision {@code sb} holds, then holds it; callers hold its lifecycle lock. */
     void persist(Sandbox sb, SandboxRecord r) throws IOException {
+        write(sb, new Transaction().put(StateCollections.SANDBOXES, r.id(), r, sb.revision()), r);
+    }
+
+    /**
+     * {@link #persist} of a create's first record, which only tells a later start what to clean up
+     * if the create does not finish: it does not wait for the disk. A daemon killed mid-create
+     * leaves it all the same; a crash of the host ends the processes it would name, and a start
+     * removes a sandbox directory that has no record. The record of the made sandbox, which the
+     * caller is answered with, is durable ({@link #persist}).
+     */
+    void persistCreating(Sandbox sb, SandboxRecord r) throws IOException {
+        write(sb, new Transaction().put(StateCollections.SANDBOXES, r.id(), r, sb.revision()).withoutAwaitingDurability(), r);
+    }
+
+    private void write(Sandbox sb, Transaction tx, SandboxRecord r) throws IOException {
         removeUndoneCreates();
         long start = System.nanoTime();
-        Stored<SandboxRecord> stored = state.put(StateCollections.SANDBOXES, r.id(), r, sb.revision());
-        sb.record(stored.body(), stored.revision());
+        state.commit(tx);
+        sb.record(r, sb.revision() + 1);
         observer().stateWritten(System.nanoTime() - start);
     }
 

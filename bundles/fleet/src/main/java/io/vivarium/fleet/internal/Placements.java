@@ -60,14 +60,18 @@ final class Placements {
         return store.all(FleetCollections.PLACEMENTS).stream().map(Stored::body).toList();
     }
 
-    /** Records (or refreshes) where a sandbox runs; the ports it exposes on the same node stay exposed. */
+    /**
+     * Records (or refreshes) where a sandbox runs; the ports it exposes on the same node stay exposed.
+     * Placements do not await the disk (Transaction#withoutAwaitingDurability): one that a crash of
+     * the database's host loses, the node's next reconciliation adopts again.
+     */
     void put(String node, SandboxInfo info) throws IOException {
         for (int attempt = 1;; attempt++) {
             Optional<Stored<Placement>> now = store.get(FleetCollections.PLACEMENTS, info.id());
             Map<Integer, String> ports = now.filter(s -> s.body().node().equals(node)).map(s -> s.body().ports()).orElse(null);
             try {
-                store.put(FleetCollections.PLACEMENTS, info.id(), placement(node, info, ports),
-                        now.map(Stored::revision).orElse(Stored.ABSENT));
+                store.commit(new Transaction().put(FleetCollections.PLACEMENTS, info.id(), placement(node, info, ports),
+                        now.map(Stored::revision).orElse(Stored.ABSENT)).withoutAwaitingDurability());
                 return;
             } catch (StaleRevisionException e) {
                 if (attempt == 3) {
@@ -78,14 +82,14 @@ final class Placements {
         }
     }
 
-    /** Records where the children of a fork run, all at once. */
+    /** Records where the children of a fork run, all at once, not awaiting the disk ({@link #put}). */
     void putAll(String node, List<SandboxInfo> children) throws IOException {
         Transaction tx = new Transaction();
         for (SandboxInfo info : children) {
             long revision = store.get(FleetCollections.PLACEMENTS, info.id()).map(Stored::revision).orElse(Stored.ABSENT);
             tx.put(FleetCollections.PLACEMENTS, info.id(), placement(node, info), revision);
         }
-        store.commit(tx);
+        store.commit(tx.withoutAwaitingDurability());
     }
 
     /**
