@@ -67,8 +67,18 @@ final class InitProcess {
     }
 
     /**
+     * Whether this process is on its way out: it still runs ({@link #isRunning}) but has let go of
+     * its executable. A sandbox's init killed with SIGKILL stays so while the kernel ends everything
+     * else in its PID namespace, which on a loaded host takes long enough to be seen.
+     */
+    boolean isExiting() {
+        return isRunning() && !stillLive();
+    }
+
+    /**
      * Whether a live process has this pid: {@code /proc/PID/exe} resolves (a process that is gone has
-     * no such link, a zombie's no longer resolves). A daemon not allowed to read the link looks in full.
+     * no such link, a zombie's or an exiting one's no longer resolves). A daemon not allowed to read
+     * the link looks in full.
      */
     private boolean stillLive() {
         try {
