@@ -133,7 +133,7 @@ final class SandboxLauncher {
         }
     }
 
-    /** The agent is bwrap's init's child, or the init itself once it has exec'd it ({@code --as-pid-1}). */
+    /** The agent is the init itself once bwrap has exec'd it ({@code --as-pid-1}), or, in a sandbox an earlier procbox launched, its child. */
     private static boolean agentRuns(InitProcess init) {
         if (isAgent(init.pid())) {
             return true;

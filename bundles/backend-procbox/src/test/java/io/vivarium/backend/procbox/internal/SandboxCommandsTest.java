@@ -127,7 +127,7 @@ class SandboxCommandsTest {
         assertEquals(List.of("--dir", "/run", "--ro-bind", AGENT.toString(), "/run/vivarium-agent",
                 "--bind", dir.resolve("agent").toString(), "/run/vivarium", "--remount-ro", "/",
                 "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
-                "--", "/run/vivarium-agent", "--listen", "unix:/run/vivarium/agent.sock", "--user", "65534:65534"),
+                "--as-pid-1", "--", "/run/vivarium-agent", "--listen", "unix:/run/vivarium/agent.sock", "--user", "65534:65534"),
                 argv.subList(run, argv.size()));
         assertFalse(argv.contains("--unshare-user"));
         assertFalse(argv.contains("/usr/bin/setpriv"), "the agent drops to the sandbox user by itself");
