@@ -271,8 +271,10 @@ class ExecLatencyBenchmark {
 
     /** VmRSS of the sandbox's agent processes (its root supervisor and the worker), from /proc. */
     private static long agentRssKib(long init) {
-        List<Long> agents = ProcessHandle.of(init).orElseThrow().descendants().map(ProcessHandle::pid)
-                .filter(pid -> "vivarium-agent".equals(HostProcesses.comm(pid))).toList();
+        ProcessHandle root = ProcessHandle.of(init).orElseThrow();
+        // the init is the agent's supervisor itself (bwrap --as-pid-1)
+        List<Long> agents = java.util.stream.Stream.concat(java.util.stream.Stream.of(root), root.descendants())
+                .map(ProcessHandle::pid).filter(pid -> "vivarium-agent".equals(HostProcesses.comm(pid))).toList();
         if (agents.size() != 2) {
             throw new AssertionError("expected the agent's supervisor and worker under " + init + ", found " + agents);
         }
