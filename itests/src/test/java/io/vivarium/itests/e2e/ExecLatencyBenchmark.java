@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import io.vivarium.backend.procbox.internal.BareSandbox;
 import io.vivarium.itests.bench.Bench;
@@ -273,7 +274,7 @@ class ExecLatencyBenchmark {
     private static long agentRssKib(long init) {
         ProcessHandle root = ProcessHandle.of(init).orElseThrow();
         // the init is the agent's supervisor itself (bwrap --as-pid-1)
-        List<Long> agents = java.util.stream.Stream.concat(java.util.stream.Stream.of(root), root.descendants())
+        List<Long> agents = Stream.concat(Stream.of(root), root.descendants())
                 .map(ProcessHandle::pid).filter(pid -> "vivarium-agent".equals(HostProcesses.comm(pid))).toList();
         if (agents.size() != 2) {
             throw new AssertionError("expected the agent's supervisor and worker under " + init + ", found " + agents);

@@ -178,7 +178,7 @@ final class Sandboxes {
 
     /** Stores {@code r} over the revision {@code sb} holds, then holds it; callers hold its lifecycle lock. */
     void persist(Sandbox sb, SandboxRecord r) throws IOException {
-        write(sb, new Transaction().put(StateCollections.SANDBOXES, r.id(), r, sb.revision()), r);
+        write(sb, r, true);
     }
 
     /**
@@ -189,10 +189,14 @@ final class Sandboxes {
      * caller is answered with, is durable ({@link #persist}).
      */
     void persistCreating(Sandbox sb, SandboxRecord r) throws IOException {
-        write(sb, new Transaction().put(StateCollections.SANDBOXES, r.id(), r, sb.revision()).withoutAwaitingDurability(), r);
+        write(sb, r, false);
     }
 
-    private void write(Sandbox sb, Transaction tx, SandboxRecord r) throws IOException {
+    private void write(Sandbox sb, SandboxRecord r, boolean durable) throws IOException {
+        Transaction tx = new Transaction().put(StateCollections.SANDBOXES, r.id(), r, sb.revision());
+        if (!durable) {
+            tx.withoutAwaitingDurability();
+        }
         removeUndoneCreates();
         long start = System.nanoTime();
         state.commit(tx);

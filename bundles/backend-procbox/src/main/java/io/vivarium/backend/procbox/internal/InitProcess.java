@@ -67,12 +67,12 @@ final class InitProcess {
     }
 
     /**
-     * Whether this process is on its way out: it still runs ({@link #isRunning}) but has let go of
-     * its executable. A sandbox's init killed with SIGKILL stays so while the kernel ends everything
-     * else in its PID namespace, which on a loaded host takes long enough to be seen.
+     * {@link #isRunning}, and not on its way out: a sandbox's init killed with SIGKILL keeps its pid
+     * and start time, without its executable, while the kernel ends everything else in its PID
+     * namespace, which on a loaded host takes long enough to be seen.
      */
-    boolean isExiting() {
-        return isRunning() && !stillLive();
+    boolean isRunningOn() {
+        return isRunning() && stillLive();
     }
 
     /**

@@ -107,7 +107,7 @@ public final class ProcboxBackend implements SandboxBackend {
         } catch (IllegalArgumentException e) {
             throw new InstanceGoneException(e.getMessage());
         }
-        if (!sandbox.init().isRunning() || sandbox.init().isExiting()) {
+        if (!sandbox.init().isRunningOn()) {
             throw new InstanceGoneException("init process " + sandbox.init().pid() + " is gone");
         }
         Path home = ProcboxInstance.home(spec.dir());
