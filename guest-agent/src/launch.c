@@ -2,10 +2,16 @@
  * cp and util-linux mount did, in the one process the start needs anyway. Mount's own loop set-up
  * reads every loop device's backing file to find one already backing the image (milliseconds of
  * CPU per sandbox, more with every sandbox running); here the kernel hands out a free device
- * (LOOP_CTL_GET_FREE) and LOOP_CONFIGURE attaches the image in one call. */
+ * (LOOP_CTL_GET_FREE) and LOOP_CONFIGURE attaches the image in one call.
+ *
+ * What it mounts goes into a mount namespace of the launch's own, which the sandbox's is copied
+ * from, never into the host's: every bwrap copies its caller's mount table and reads it back once
+ * per mount it makes, so two host mounts per live sandbox made each start slower than the last
+ * (12.9 starts/s with 1,000 live sandboxes, against 58/s with a few). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +162,26 @@ static void mount_image(const char *image, const char *dir)
 	close(ctl);
 }
 
+/* A mount namespace for this launch, a slave of the host's: the host's later mounts still reach it
+ * (as they reach the sandbox's), its own do not reach the host. */
+static void own_mount_namespace(void)
+{
+	if (unshare(CLONE_NEWNS) < 0)
+		die("cannot make a mount namespace", "for the launch");
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		die("cannot make the mounts of", "/ a slave");
+}
+
+/* The daemon's walk view of the workspace: a bind that follows no symlink. nosuid and nodev too, so
+ * that bwrap, which binds it on into the sandbox with those, finds nothing to remount (a bind
+ * remount would drop nosymfollow, which it does not know); the daemon checks the result. */
+static void mount_view(const char *workdir, const char *view)
+{
+	if (mount(workdir, view, NULL, MS_BIND, NULL) < 0
+	    || mount(NULL, view, NULL, MS_REMOUNT | MS_BIND | MS_NOSYMFOLLOW | MS_NOSUID | MS_NODEV, NULL) < 0)
+		die("cannot mount the walk view at", view);
+}
+
 /* argv: [--detach] PIDFILE INFOFILE TEMPLATE IMAGE WORKDIR WALKVIEW PROCS... -- COMMAND...
  * (empty TEMPLATE, IMAGE or WALKVIEW: that step is skipped). */
 int launch_main(int argc, char **argv)
@@ -187,11 +213,12 @@ int launch_main(int argc, char **argv)
 		die("cannot open", infofile);
 	if (*template)
 		copy_sparse(template, image);
+	if (*image || *view)
+		own_mount_namespace();
 	if (*image)
 		mount_image(image, workdir);
-	/* the daemon's walks check the view and mount it themselves if this failed */
-	if (*view && mount(workdir, view, NULL, MS_BIND, NULL) == 0)
-		mount(NULL, view, NULL, MS_REMOUNT | MS_BIND | MS_NOSYMFOLLOW | MS_NOSUID | MS_NODEV, NULL);
+	if (*view)
+		mount_view(workdir, view);
 	for (; i < argc && strcmp(argv[i], "--"); i++)
 		write_pid(argv[i]);
 	if (i + 1 >= argc) {
@@ -202,3 +229,4 @@ int launch_main(int argc, char **argv)
 	die("cannot run", argv[i + 1]);
 	return 1;
 }
+

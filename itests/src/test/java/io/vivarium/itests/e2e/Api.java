@@ -1,6 +1,7 @@
 package io.vivarium.itests.e2e;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
@@ -260,6 +261,15 @@ final class Api {
             throw new AssertionError("create failed: " + r.status() + " " + r.body());
         }
         return r.body().get("id").asText();
+    }
+
+    /**
+     * The workspace of procbox sandbox {@code id} as the host reaches it: through its init's root,
+     * since procbox mounts it in the sandbox's own mount namespace only.
+     */
+    Path procboxWorkspace(String id) throws IOException, InterruptedException {
+        long pid = expect(200, get("/v1/sandboxes/" + id)).get("pid").asLong();
+        return Path.of("/proc", Long.toString(pid), "root", "work");
     }
 
     /** Waits (bounded by {@code patience}) until sandbox {@code id} shows {@code tier}; returns what it showed then. */

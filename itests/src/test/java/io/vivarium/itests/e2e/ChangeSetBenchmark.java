@@ -66,7 +66,7 @@ class ChangeSetBenchmark {
             // 1 GiB of test data does not fit the default 1 GiB workspace image, nor does the dry-run's copy
             String id = api.createSandbox(Map.of("disk_limit_mib", WORKSPACE_MIB));
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
-            Path work = sandboxDir.resolve("work");
+            Path work = api.procboxWorkspace(id);
             smallFiles(work.resolve("small"), 10_000, 4096);
             bigFile(work.resolve("big").resolve("one.bin"), 1L << 30);
 
@@ -129,7 +129,7 @@ class ChangeSetBenchmark {
             // 200,000 files need more inodes than the default 1 GiB workspace image has (one per 16 KiB)
             String id = api.createSandbox(Map.of("disk_limit_mib", WORKSPACE_MIB));
             Path sandboxDir = daemon.stateDir().resolve("sandboxes").resolve(id);
-            smallFiles(sandboxDir.resolve("work").resolve("many"), 200_000, 0);
+            smallFiles(api.procboxWorkspace(id).resolve("many"), 200_000, 0);
             List<Double> stat = new ArrayList<>();
             timeBaseline(api, id, sandboxDir, "/work/many");
             for (int i = 0; i < ROUNDS; i++) {

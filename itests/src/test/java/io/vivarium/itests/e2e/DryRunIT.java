@@ -57,14 +57,8 @@ class DryRunIT {
         admin = new Api(daemon.baseUrl(), daemon.adminToken());
     }
 
-    private static Path workspace(String id) {
-        return workspace(daemon.stateDir(), id);
-    }
-
-    /** The workspace on the host: in the sandbox's directory, or in the directory it came with from procbox's pool. */
-    private static Path workspace(Path stateDir, String id) {
-        Path dir = stateDir.resolve("sandboxes").resolve(id);
-        return Files.isDirectory(dir.resolve("pooled")) ? dir.resolve("pooled/work") : dir.resolve("work");
+    private static Path workspace(String id) throws Exception {
+        return admin.procboxWorkspace(id);
     }
 
     /** Every entry of the workspace: type, mode, owner, size, mtime, content hash or link target. */
@@ -179,7 +173,7 @@ class DryRunIT {
         Api api = new Api(first.baseUrl(), first.adminToken());
         String id = api.createSandbox();
         Api.sh(api, id, "echo 1 > /work/a");
-        Path work = workspace(state, id);
+        Path work = api.procboxWorkspace(id);
         Map<String, String> before = snapshot(work);
         CompletableFuture.runAsync(() -> {
             try {

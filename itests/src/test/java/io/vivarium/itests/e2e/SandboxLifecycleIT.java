@@ -89,8 +89,7 @@ class SandboxLifecycleIT {
         assertEquals("alive", Api.sh(api, id, "kill -0 " + pid + " && echo alive").strip());
         // the background child may still be the forked shell that is about to exec sleep
         awaitCommandLine(id, "sleep 300");
-        assertTrue(Files.exists(state.resolve("sandboxes").resolve(id).resolve("work").resolve("bg.pid")),
-                "the workspace is a directory on the host");
+        assertTrue(Files.exists(api.procboxWorkspace(id).resolve("bg.pid")), "the host reaches the workspace");
     }
 
     @Test

@@ -9,9 +9,9 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * This process's mount table ({@code /proc/self/mountinfo}): what is mounted where, from which
- * device, and which directory of that device. The one reader of it, embedded by the bundles that
- * mount.
+ * A process's mount table ({@code /proc/PID/mountinfo}), this process's unless a pid is given:
+ * what is mounted where, from which device, and which directory of that device. The one reader of
+ * it, embedded by the bundles that mount.
  */
 public final class MountTable {
     private static final Path MOUNTINFO = Path.of("/proc/self/mountinfo");
@@ -23,8 +23,9 @@ public final class MountTable {
      * @param root the directory of that file system mounted here, {@code /} for all of it (field 4)
      * @param mountPoint where it is mounted (field 5)
      * @param options the per-mount options (field 6)
+     * @param source what the file system was mounted from, {@code /dev/loop3} say (the field after its type)
      */
-    public record Mount(String device, String root, String mountPoint, String options) {
+    public record Mount(String device, String root, String mountPoint, String options, String source) {
     }
 
     private MountTable() {
@@ -32,7 +33,23 @@ public final class MountTable {
 
     /** The topmost mount at {@code dir}, if anything is mounted there. */
     public static Optional<Mount> at(Path dir) {
-        try (Stream<String> lines = Files.lines(MOUNTINFO)) {
+        return at(MOUNTINFO, dir);
+    }
+
+    /**
+     * The topmost mount at {@code dir} in the mount namespace of process {@code pid}, {@code dir}
+     * as that process sees it; empty also when the process is gone.
+     */
+    public static Optional<Mount> at(long pid, Path dir) {
+        try {
+            return at(Path.of("/proc", Long.toString(pid), "mountinfo"), dir);
+        } catch (UncheckedIOException gone) {
+            return Optional.empty();
+        }
+    }
+
+    private static Optional<Mount> at(Path mountinfo, Path dir) {
+        try (Stream<String> lines = Files.lines(mountinfo)) {
             return mountsAt(lines, dir).reduce((first, last) -> last).map(MountTable::parse);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -65,7 +82,9 @@ public final class MountTable {
 
     static Mount parse(String line) {
         String[] f = line.split(" ", 7);
-        return new Mount(f[2], unescape(f[3]), unescape(f[4]), f[5]);
+        // optional fields come before the " - ", then the type, the source and the super options
+        String[] after = line.substring(line.indexOf(" - ") + 3).split(" ", 3);
+        return new Mount(f[2], unescape(f[3]), unescape(f[4]), f[5], unescape(after[1]));
     }
 
     /** A path as the table shows it: space, tab, newline and backslash as octal escapes. */

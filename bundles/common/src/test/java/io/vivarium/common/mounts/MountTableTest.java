@@ -16,8 +16,11 @@ class MountTableTest {
     void parsesALineWhoseNamesTheKernelEscaped() {
         String line = "44 27 7:3 /sub\\040dir /var/lib/a\\040b\\134c/merged rw,relatime - ext4 /dev/loop3 rw";
 
-        assertEquals(new MountTable.Mount("7:3", "/sub dir", "/var/lib/a b\\c/merged", "rw,relatime"),
+        assertEquals(new MountTable.Mount("7:3", "/sub dir", "/var/lib/a b\\c/merged", "rw,relatime",
+                "/dev/loop3"),
                 MountTable.parse(line));
+        assertEquals(new MountTable.Mount("98:0", "/mnt1", "/mnt2", "rw,noatime", "/dev/root"),
+                MountTable.parse("36 35 98:0 /mnt1 /mnt2 rw,noatime shared:1 master:2 - ext3 /dev/root rw,errors=continue"));
     }
 
     @Test
@@ -38,5 +41,7 @@ class MountTableTest {
         assertTrue(MountTable.isMountPoint(Path.of("/proc")));
         assertFalse(MountTable.isMountPoint(Path.of("/proc/self")));
         assertEquals("/", MountTable.at(Path.of("/proc")).orElseThrow().root());
+        assertEquals("proc", MountTable.at(ProcessHandle.current().pid(), Path.of("/proc")).orElseThrow().source());
+        assertEquals(java.util.Optional.empty(), MountTable.at(Long.MAX_VALUE, Path.of("/proc")));
     }
 }

@@ -35,7 +35,7 @@ final class AgentChannel extends AgentGuestChannel implements AutoCloseable {
 
     /** Where the daemon finds {@code socket}, a path inside the sandbox with this init. */
     static Path socket(InitProcess init, Path socket) {
-        return Path.of("/proc", Long.toString(init.pid()), "root").resolve(Path.of("/").relativize(socket));
+        return init.throughRoot(socket);
     }
 
     /**

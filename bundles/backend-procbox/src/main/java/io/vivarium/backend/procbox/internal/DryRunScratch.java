@@ -16,7 +16,8 @@ import java.util.Optional;
 /**
  * A dry-run's private directory {@code dryrun-*} in the sandbox's directory, on the workspace's
  * filesystem: the overlay's {@code upper}, {@code wd} (its work dir) and {@code merged} mount
- * point, or a {@code copy} of the workspace, and the launch files of the command's twin sandbox.
+ * point, or a {@code copy} of the workspace, the {@code lower} mount point of a workspace mounted
+ * in the sandbox's namespace only, and the launch files of the command's twin sandbox.
  */
 final class DryRunScratch {
 
@@ -77,6 +78,10 @@ final class DryRunScratch {
         return dir.resolve("merged");
     }
 
+    Path lower() {
+        return dir.resolve("lower");
+    }
+
     Path copy() {
         return dir.resolve("copy");
     }
@@ -109,11 +114,13 @@ final class DryRunScratch {
         return ProcFs.commandLine(process.pid()).stream().anyMatch(arg -> arg.startsWith(inside));
     }
 
-    /** Ends the twin, unmounts the overlay and removes the directory; safe to repeat. */
+    /** Ends the twin, unmounts the overlay, then its lower layer if mounted here, and removes the directory; safe to repeat. */
     void discard(HostTools tools) throws IOException {
         killTwin();
-        if (ProcFs.isMountPoint(merged())) {
-            OverlayMount.unmount(merged());
+        for (Path mounted : List.of(merged(), lower())) {
+            if (ProcFs.isMountPoint(mounted)) {
+                OverlayMount.unmount(mounted);
+            }
         }
         if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
             tools.removeTree(dir);

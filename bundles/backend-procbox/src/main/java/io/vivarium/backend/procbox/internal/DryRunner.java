@@ -38,7 +38,6 @@ final class DryRunner {
         if (!sandbox.init().isRunning()) {
             throw new ApiException(503, "sandbox " + instance.id() + " is not running");
         }
-        HostFiles workspace = instance.workspaceOnHost();
         HostTools tools = HostTools.withAccessOf(sandbox);
         DryRunScratch scratch;
         try {
@@ -47,6 +46,7 @@ final class DryRunner {
             throw ApiException.internal("cannot make a scratch directory for the dry-run: " + e, e);
         }
         try {
+            HostFiles workspace = instance.workspaceOnHost(scratch);
             boolean overlay = overlays && ProcFs.effectiveUid() == 0 && mountOverlay(scratch, workspace);
             Path view = overlay ? scratch.merged() : copy(scratch, workspace, tools);
             ExecResult result = ProcessRunner.run(

@@ -36,6 +36,11 @@ final class InitProcess {
         return pid;
     }
 
+    /** {@code inside}, an absolute path as this process sees it, as the host reaches it: through {@code /proc/PID/root}. */
+    Path throughRoot(Path inside) {
+        return Path.of("/proc", Long.toString(pid), "root").resolve(Path.of("/").relativize(inside));
+    }
+
     String startTime() {
         return startTime;
     }

@@ -94,6 +94,11 @@ final class ProcboxHostProbe {
         return walkDegradation().map(reason -> new Availability(true, reason)).orElse(Availability.yes());
     }
 
+    /** Whether the daemon can give its walks a view that follows no symlink ({@link WalkView}). */
+    boolean walkViews() {
+        return walkDegradation().isEmpty();
+    }
+
     private Optional<String> walkDegradation() {
         Optional<String> known = walkDegradation;
         if (known == null) {

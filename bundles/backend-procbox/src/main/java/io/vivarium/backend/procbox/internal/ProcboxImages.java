@@ -61,16 +61,16 @@ public final class ProcboxImages implements Images {
             OperationContext context) {
         ProcboxInstance procbox = runtime.instances().own(instance);
         Path file = procbox.dir().resolve(WorkspaceImages.IMAGE);
-        Path workDir = ProcboxInstance.workspaceDir(procbox.dir());
         try {
             if (!Files.isRegularFile(file)) {
                 StoredArtifact tree = storage.choose(ArtifactKind.WORKSPACE, imageDir).store(ArtifactKind.WORKSPACE,
-                        workDir, null, imageDir.resolve(TREE), context);
+                        ProcboxInstance.workspaceDir(procbox.dir()), null, imageDir.resolve(TREE), context);
                 return new CapturedImage(List.of(tree), 0, Images.FILES);
             }
             StorageStrategy strategy = storage.choose(ArtifactKind.WORKSPACE, imageDir);
             context.checkpoint("freezing the workspace of sandbox " + procbox.id());
             long start = System.nanoTime();
+            Path workDir = procbox.workspaceMount();
             HostTools.AS_DAEMON.run("fsfreeze", "--freeze", workDir.toString());
             StoredArtifact stored;
             try {

@@ -9,6 +9,7 @@ import io.vivarium.api.spi.HostFiles;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxInstance;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -61,12 +62,12 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     }
 
     /**
-     * On the first walk rather than at create or adoption: a fork's children are launched without a
-     * view, and looking for one reads the whole mount table, which a fork of many makes long.
+     * On the first walk rather than at create or adoption: a sandbox whose mounts are the host's
+     * (an earlier procbox's) may have no view yet, and looking for one reads the host's whole mount table.
      */
     private synchronized Path walkRoot() {
         if (walkRoot == null) {
-            walkRoot = WalkView.ensure(dir);
+            walkRoot = sandbox.privateMounts() ? SandboxMounts.walkRoot(sandbox.init(), id) : WalkView.ensure(dir);
         }
         return walkRoot;
     }
@@ -162,10 +163,20 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
      * but that root is the daemon's unprivileged uid on the host: reporting uid 0 would claim
      * every file readable when the daemon, which reads them, cannot open those whose mode denies
      * their owner. (Inside, the sandbox's root may still read those: its namespace lets it
-     * override the modes of files its uid owns.)
+     * override the modes of files its uid owns.) A workspace image mounted in the sandbox's own
+     * namespace only is mounted in {@code scratch} for the dry-run's time ({@link SandboxMounts#mountWorkspace}).
      */
-    HostFiles workspaceOnHost() {
-        return new HostFiles(workspaceDir(dir), SandboxCommands.WORKSPACE, sandbox.uid(), sandbox.gid());
+    HostFiles workspaceOnHost(DryRunScratch scratch) throws IOException {
+        Path image = dir.resolve(WorkspaceImages.IMAGE);
+        Path onHost = sandbox.privateMounts() && Files.isRegularFile(image)
+                ? SandboxMounts.mountWorkspace(sandbox.init(), image, scratch.lower())
+                : workspaceDir(dir);
+        return new HostFiles(onHost, SandboxCommands.WORKSPACE, sandbox.uid(), sandbox.gid());
+    }
+
+    /** Where the host reaches the workspace's own mount (or directory), which {@code fsfreeze} takes. */
+    Path workspaceMount() {
+        return sandbox.privateMounts() ? SandboxMounts.workspace(sandbox.init()) : workspaceDir(dir);
     }
 
     /** Retires the agent channel's pooled connections: a request that still holds this instance connects for itself. */

@@ -103,15 +103,13 @@ final class ProcboxLauncher implements AutoCloseable {
             cgroup = limitMib == null ? null : createCgroup(cgroups, spec.id(), limitMib);
             pidsCgroup = pidsLimit == 0 ? null : createCgroup(pidsCgroups, spec.id(), pidsLimit);
             freezerCgroup = freezerCgroup(spec.id());
-            // a fork's children get their walk view on their first walk (WalkView.ensure), not here:
-            // a fork of many launches them side by side, and a view is one more mount in each launch
-            // and in the host's mount table, which every later loop mount and bwrap reads
-            Path view = copiedImage == null ? walkView(spec) : null;
+            Path view = probe.walkViews() ? walkView(spec) : null;
             SandboxLauncher.Started started = processes.launch(spec.id(), spec.dir(), workDir, view,
                     ProcboxRecord.cgroups(cgroup, pidsCgroup, freezerCgroup), image, agentDir, uid, gid, userNamespace,
                     spec.volumes(), rootfs);
+            // the launch mounts the image and the view in a namespace of its own (SandboxCommands.LAUNCH)
             ProcboxRecord sandbox = new ProcboxRecord(started.init(), uid, gid, cgroup, pidsCgroup, userNamespace,
-                    SandboxCommands.AGENT_SOCKET, freezerCgroup, rootfs);
+                    SandboxCommands.AGENT_SOCKET, freezerCgroup, rootfs, image != null || view != null);
             if (userNamespace) {
                 sealAgentDir(spec.id(), sandbox, started);
             }
@@ -156,7 +154,7 @@ final class ProcboxLauncher implements AutoCloseable {
         }
     }
 
-    /** Where the launch binds the workspace's walk view, made ready here; null where the daemon cannot mount. */
+    /** Where the launch binds the workspace's walk view, made ready here. */
     private static Path walkView(InstanceSpec spec) {
         try {
             return WalkView.forLaunch(spec.dir());

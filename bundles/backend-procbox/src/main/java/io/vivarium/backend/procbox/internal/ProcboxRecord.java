@@ -30,9 +30,18 @@ import java.util.stream.Stream;
  *        limit cgroup; a sandbox made before pauses has none)
  * @param rootfs the root file system it runs on (a template's image, {@link ImageRootLayout}), or null
  *        for the host's {@code /usr} and {@code /etc}
+ * @param privateMounts whether its workspace image and walk view are mounted in its own mount
+ *        namespace only, reached through {@code /proc/PID/root} ({@link SandboxMounts}); false for a
+ *        sandbox an earlier procbox mounted them for in the host's, and for one without either
  */
 record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
-        Path agentSocket, Path freezerCgroup, Path rootfs) {
+        Path agentSocket, Path freezerCgroup, Path rootfs, boolean privateMounts) {
+
+    /** A sandbox whose mounts, if it has any, are the host's. */
+    ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
+            Path agentSocket, Path freezerCgroup, Path rootfs) {
+        this(init, uid, gid, cgroup, pidsCgroup, userNamespace, agentSocket, freezerCgroup, rootfs, false);
+    }
 
     /** A sandbox on the host's root. */
     ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace,
@@ -47,6 +56,8 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
     }
 
     private static final String POOLED_FILE = "pooled-sandbox.properties";
+    private static final String MOUNTS = "mounts";
+    private static final String PRIVATE_MOUNTS = "sandbox";
 
     /** A sandbox without an agent, as procbox made them before it had one. */
     ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsCgroup, boolean userNamespace) {
@@ -79,6 +90,9 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
         }
         if (rootfs != null) {
             data.put("rootfs", rootfs.toString());
+        }
+        if (privateMounts) {
+            data.put(MOUNTS, PRIVATE_MOUNTS);
         }
         return Map.copyOf(data);
     }
@@ -132,7 +146,9 @@ record ProcboxRecord(InitProcess init, int uid, int gid, Path cgroup, Path pidsC
                     Boolean.parseBoolean(data.get("userns")),
                     agent.isEmpty() ? null : Path.of(agent),
                     freezer.isEmpty() ? null : Path.of(freezer),
-                    rootfs.isEmpty() ? null : Path.of(rootfs));
+                    rootfs.isEmpty() ? null : Path.of(rootfs),
+                    // absent from the records of sandboxes whose mounts are the host's
+                    PRIVATE_MOUNTS.equals(data.get(MOUNTS)));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("not a procbox instance state: " + data, e);
         }

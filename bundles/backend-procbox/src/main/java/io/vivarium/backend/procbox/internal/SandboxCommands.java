@@ -32,8 +32,9 @@ final class SandboxCommands {
      * twin: records its pid (the later bwrap's), opens bwrap's info file as fd 3, makes the workspace
      * when an image is given (a sparse copy of the template when one is named, then the image attached
      * to a free loop device and mounted at the workspace directory), binds the workspace's walk view
-     * when one is named ({@link WalkView}, which checks the result and mounts it itself if this
-     * failed), joins the cgroups listed up to {@code --}, then execs what follows. One process does
+     * when one is named ({@link WalkView}), both in a mount namespace of its own that the sandbox's is
+     * copied from (the host's mount table stays as it is), joins the cgroups listed up to {@code --},
+     * then execs what follows. One process does
      * what a shell, {@code setsid}, {@code cp} and {@code mount} did: the CPU a start costs is what
      * bounds a fork of many children.
      */
@@ -53,6 +54,14 @@ final class SandboxCommands {
      */
     static final String AGENT_BINARY = "/run/" + AgentBinary.FILE_NAME;
     static final String AGENT_DIR = "/run/vivarium";
+    /**
+     * Root's alone (0700) in every sandbox: what only the daemon reaches there, through
+     * {@code /proc/PID/root}. The sandbox user cannot enter it, the agent (root without
+     * {@code CAP_DAC_OVERRIDE}) only as its owner.
+     */
+    static final String DAEMON_DIR = "/run/vivarium-daemon";
+    /** Where the launch binds the workspace's {@link WalkView}, in the sandbox's own mount namespace. */
+    static final String WALK_VIEW = DAEMON_DIR + "/work";
     static final String AGENT_SOCKET_NAME = "agent.sock";
     static final Path AGENT_SOCKET = Path.of(AGENT_DIR, AGENT_SOCKET_NAME);
     /** The agent's name in {@code /proc/PID/comm}: the keep-alive and the sandbox's init ({@code --as-pid-1}). */
@@ -101,7 +110,8 @@ final class SandboxCommands {
      *
      * @param cgroups the cgroups to start in
      * @param image the workspace image to make and mount at {@code workDir}, or null to bind {@code workDir} as it is
-     * @param walkView where to bind the workspace for the daemon's walks, or null for no view
+     * @param walkView where the launch binds the workspace for the daemon's walks, bound on at
+     *        {@value #WALK_VIEW} in the sandbox; null for no view
      */
     List<String> launch(LaunchFiles files, List<Path> cgroups, WorkspaceImage image, Path workDir, Path walkView,
             Path agentDir, String sandboxId, int uid, int gid, boolean userNamespace, List<AttachedVolume> volumes,
@@ -109,9 +119,13 @@ final class SandboxCommands {
         List<String> argv = recording(true, files, cgroups, image, workDir, walkView);
         argv.addAll(reportingBwrap());
         argv.addAll(isolation(workDir, sandboxId, userNamespace, volumes, rootfs));
-        // the root last: read-only once everything is mounted in it, so /run cannot be swapped
         argv.addAll(List.of("--dir", "/run", "--ro-bind", agentBinary.toString(), AGENT_BINARY,
-                "--bind", agentDir.toString(), AGENT_DIR, "--remount-ro", "/"));
+                "--bind", agentDir.toString(), AGENT_DIR));
+        if (walkView != null) {
+            argv.addAll(List.of("--perms", "0700", "--dir", DAEMON_DIR, "--bind", walkView.toString(), WALK_VIEW));
+        }
+        // the root last: read-only once everything is mounted in it, so /run cannot be swapped
+        argv.addAll(List.of("--remount-ro", "/"));
         List<String> agent = new ArrayList<>(List.of(AGENT_BINARY, "--listen", "unix:" + AGENT_SOCKET));
         if (userNamespace) {
             // the agent itself is PID 1: bwrap's own init would run as the sandbox's uid, dumpable,

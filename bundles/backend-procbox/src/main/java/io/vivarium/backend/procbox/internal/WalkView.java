@@ -21,18 +21,18 @@ final class WalkView {
     }
 
     /**
-     * Where the launch of a new sandbox in {@code dir} binds the view (made empty here), or null
-     * where the daemon cannot mount (it is not root). {@link #ensure} then checks what it made.
+     * Where the launch of a new sandbox in {@code dir} mounts the view (made empty here), in the
+     * launch's own mount namespace, before it binds it on into the sandbox's
+     * ({@link SandboxMounts#walkRoot} then checks what it made). Only where {@link #degradation}
+     * found views can be made.
      */
     static Path forLaunch(Path dir) throws IOException {
-        if (ProcFs.effectiveUid() != 0) {
-            return null;
-        }
         return Files.createDirectories(dir.resolve(DIR));
     }
 
     /**
-     * The view of the workspace of the sandbox whose private directory is {@code dir}, mounted if
+     * The view of the workspace of the sandbox whose private directory is {@code dir}, for a
+     * sandbox whose workspace an earlier procbox mounted in the host's namespace: mounted there if
      * it is not yet; the workspace itself where the daemon cannot mount (it is not root).
      */
     static Path ensure(Path dir) {

@@ -119,6 +119,11 @@ class ProcboxDryRunTest {
         return new Procbox(new ProcboxRuntime(Procbox.rootSettings(userNamespace), overlay));
     }
 
+    /** The live workspace, as the host reaches it through the sandbox's root. */
+    private static Path workspace(Created sandbox) {
+        return ((ProcboxInstance) sandbox.instance()).workspaceMount();
+    }
+
     private Created create(Procbox on) throws IOException {
         return create(on, null);
     }
@@ -146,7 +151,7 @@ class ProcboxDryRunTest {
         Procbox on = procbox(overlay, userNamespace);
         Created sandbox = create(on);
         assertEquals(0, exec(sandbox.instance(), POPULATE).exitCode());
-        Path work = sandbox.spec().dir().resolve("work");
+        Path work = workspace(sandbox);
         SortedMap<String, String> before = snapshot(work);
 
         ScratchRun run = on.scratchRuns().run(sandbox.instance(), command(CHANGE, 30));
@@ -156,7 +161,8 @@ class ProcboxDryRunTest {
             assertFalse(run.result().timedOut());
             assertEquals(overlay ? "overlay" : "workspace-copy", run.mechanism());
             // the live workspace is walked through its nosymfollow view
-            assertEquals(new HostFiles(sandbox.spec().dir().resolve("view"), "/work", userNamespace ? 0 : 65534,
+            assertEquals(new HostFiles(((ProcboxInstance) sandbox.instance()).sandbox().init()
+                    .throughRoot(Path.of(SandboxCommands.WALK_VIEW)), "/work", userNamespace ? 0 : 65534,
                     userNamespace ? 0 : 65534), run.before());
             if (overlay) {
                 assertEquals(Optional.of(Set.of("/work/src/edit.txt", "/work/delete-me.txt", "/work/gone-dir",
@@ -188,7 +194,7 @@ class ProcboxDryRunTest {
     @Test
     void aTimeoutKillsTheCommandAndStillDiscardsItsEffects() throws Exception {
         Created sandbox = create(procbox);
-        SortedMap<String, String> before = snapshot(sandbox.spec().dir().resolve("work"));
+        SortedMap<String, String> before = snapshot(workspace(sandbox));
 
         ScratchRun run = procbox.scratchRuns().run(sandbox.instance(), command("echo x > partial; sleep " + LONG_NAP + " & sleep " + SHORT_NAP, 1));
         run.close();
@@ -196,7 +202,7 @@ class ProcboxDryRunTest {
         // both sleeps are killed: assertClean finds neither
         assertTrue(run.result().timedOut());
         assertEquals(137, run.result().exitCode());
-        assertEquals(before, snapshot(sandbox.spec().dir().resolve("work")));
+        assertEquals(before, snapshot(workspace(sandbox)));
         assertClean(sandbox);
     }
 
@@ -270,7 +276,7 @@ class ProcboxDryRunTest {
     void adoptAndDestroyDiscardWhatAnInterruptedDryRunLeft(boolean adopt) throws Exception {
         Created sandbox = create(procbox);
         exec(sandbox.instance(), "echo kept > kept.txt");
-        Path work = sandbox.spec().dir().resolve("work");
+        Path work = workspace(sandbox);
         SortedMap<String, String> before = snapshot(work);
         CompletableFuture<ScratchRun> interrupted = CompletableFuture.supplyAsync(
                 () -> procbox.scratchRuns().run(sandbox.instance(), command("rm kept.txt; echo x > new; sleep " + LONG_NAP, 60)));
@@ -291,7 +297,7 @@ class ProcboxDryRunTest {
         if (adopt) {
             assertEquals(before, snapshot(work));
         } else {
-            assertFalse(ProcFs.isMountPoint(work), "destroy unmounted the workspace image, files and all");
+            assertFalse(Files.exists(work), "destroy ended the sandbox, whose namespace alone had its workspace mounted");
         }
         assertEquals(adopt, sandbox.instance().alive());
         try {

@@ -12,13 +12,18 @@ import io.vivarium.api.ExecResult;
 import io.vivarium.api.spi.InstanceSpec;
 import io.vivarium.api.spi.InstanceState;
 import io.vivarium.api.spi.SandboxInstance;
+import io.vivarium.common.mounts.MountTable;
+import io.vivarium.testkit.Bounded;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -122,10 +127,9 @@ class ProcboxLimitsTest {
     @Test
     void theWorkspaceIsAnImageOfTheAskedSizeAndFillingItGivesEnospc() throws IOException {
         SandboxInstance sandbox = create("t-disk-32", null, 32);
-        Path work = ProcboxInstance.workspaceDir(tmp.resolve("t-disk-32"));
 
-        assertTrue(ProcFs.isMountPoint(work), "the workspace is mounted");
-        long total = Files.getFileStore(work).getTotalSpace();
+        assertTrue(workspaceSource(sandbox).startsWith("/dev/loop"), "the workspace is a loop-mounted image");
+        long total = workspaceBytes(sandbox);
         assertTrue(total > 24L << 20 && total <= 32L << 20, "a 32 MiB filesystem: " + total);
         assertEquals("", exec(sandbox, 10, "ls", "-A", "/work").stdout(), "an empty workspace, no lost+found");
         assertEquals("65534\n", exec(sandbox, 10, "stat", "-c", "%u", "/work").stdout(), "owned by the sandbox user");
@@ -151,7 +155,7 @@ class ProcboxLimitsTest {
             SandboxInstance sandbox = own.create(spec);
             try {
                 assertEquals(0, exec(sandbox, 10, "sh", "-c", "echo x > /work/f && cat /work/f").exitCode());
-                long total = Files.getFileStore(ProcboxInstance.workspaceDir(spec.dir())).getTotalSpace();
+                long total = workspaceBytes(sandbox);
                 assertTrue(total > 8L << 20 && total <= 16L << 20, "a 16 MiB filesystem: " + total);
             } finally {
                 own.backend().destroy(spec, sandbox.state());
@@ -169,9 +173,7 @@ class ProcboxLimitsTest {
 
     @Test
     void theDefaultWorkspaceIsOneGibibyte() throws IOException {
-        create("t-disk-default", null, null);
-
-        long total = Files.getFileStore(ProcboxInstance.workspaceDir(tmp.resolve("t-disk-default"))).getTotalSpace();
+        long total = workspaceBytes(create("t-disk-default", null, null));
         assertTrue(total > 900L << 20 && total <= 1L << 30, "a 1 GiB filesystem: " + total);
     }
 
@@ -179,15 +181,19 @@ class ProcboxLimitsTest {
     void destroyUnmountsTheWorkspaceAndSoDoesTheCleanupOfAnInterruptedCreate() throws IOException {
         SandboxInstance recorded = create("t-disk-destroy", null, 32);
         SandboxInstance unrecorded = create("t-disk-crash", null, 32);
-        Path recordedWork = ProcboxInstance.workspaceDir(tmp.resolve("t-disk-destroy"));
-        Path crashedWork = ProcboxInstance.workspaceDir(tmp.resolve("t-disk-crash"));
+        Path recordedImage = tmp.resolve("t-disk-destroy").resolve(WorkspaceImages.IMAGE).toRealPath();
+        Path crashedImage = tmp.resolve("t-disk-crash").resolve(WorkspaceImages.IMAGE).toRealPath();
+        assertTrue(loopBacked(recordedImage) && loopBacked(crashedImage), "each image is on a loop device");
 
         procbox.backend().destroy(specs.get(0), recorded.state());
         // as after a crash between launch and record: core only has the directory
         procbox.backend().destroy(specs.get(1), new InstanceState(0, Map.of()));
 
-        assertFalse(ProcFs.isMountPoint(recordedWork), "destroy unmounts the workspace");
-        assertFalse(ProcFs.isMountPoint(crashedWork), "so does the cleanup of a create the daemon did not record");
+        // the last mount of an image goes with the sandbox's namespace, and its device with it (autoclear)
+        Bounded.until(Duration.ofSeconds(10), "destroy frees the workspace image's loop device",
+                () -> !loopBacked(recordedImage));
+        Bounded.until(Duration.ofSeconds(10), "so does the cleanup of a create the daemon did not record",
+                () -> !loopBacked(crashedImage));
         assertFalse(unrecorded.alive(), "and it kills the unrecorded sandbox");
     }
 
@@ -204,7 +210,32 @@ class ProcboxLimitsTest {
         assertTrue(e.getMessage().startsWith("pids_limit is not supported on this host: "), e.getMessage());
         SandboxInstance unlimited = create("t-nolimits", null, null);
         assertEquals("", unlimited.state().data().get("pids_cgroup"), "without a pids cgroup the default is dropped");
-        assertFalse(ProcFs.isMountPoint(ProcboxInstance.workspaceDir(tmp.resolve("t-nolimits"))),
-                "a default disk limit of 0 binds a plain directory");
+        assertFalse(workspaceSource(unlimited).startsWith("/dev/loop"), "a default disk limit of 0 binds a plain directory");
+    }
+
+    /** What the sandbox's own mount table says its workspace is mounted from. */
+    private static String workspaceSource(SandboxInstance sandbox) {
+        return MountTable.at(((ProcboxInstance) sandbox).sandbox().init().pid(), Path.of("/work")).orElseThrow().source();
+    }
+
+    /** The size of the workspace's file system, as the sandbox sees it. */
+    private static long workspaceBytes(SandboxInstance sandbox) {
+        String[] blocks = exec(sandbox, 10, "stat", "-f", "-c", "%b %S", "/work").stdout().strip().split(" ");
+        return Long.parseLong(blocks[0]) * Long.parseLong(blocks[1]);
+    }
+
+    /** Whether a loop device is attached to {@code image}. */
+    private static boolean loopBacked(Path image) {
+        try (Stream<Path> devices = Files.list(Path.of("/sys/block"))) {
+            for (Path device : devices.filter(d -> d.getFileName().toString().startsWith("loop")).toList()) {
+                Path backing = device.resolve("loop/backing_file");
+                if (Files.exists(backing) && Files.readString(backing).strip().equals(image.toString())) {
+                    return true;
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return false;
     }
 }

@@ -1,7 +1,10 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.common.mounts.MountTable;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -159,7 +162,8 @@ class ProcboxSandboxTest {
     }
 
     @Test
-    void aForkedChildMountsItsWalkViewOnItsFirstWalkRatherThanAtLaunch() throws IOException {
+    void aSandboxAndAForkedChildMountNothingInTheHostsMountTable() throws IOException {
+        List<MountTable.Mount> before = MountTable.all();
         Created parent = create(null);
         exec(parent.instance(), "sh", "-c", "echo mine > /work/f");
         StorageStrategies storage = FixedStorage.of(new ReflinkStrategyComponent());
@@ -170,19 +174,22 @@ class ProcboxSandboxTest {
         SandboxInstance child = procbox.images().fork(spec, image, storage,
                 OperationContext.until(Instant.now().plusSeconds(60)));
         created.add(new Created(spec, child));
-        Path view = spec.dir().resolve("view");
-        assertFalse(ProcFs.isMountPoint(view), "the launch of a fork's child mounts no view");
 
-        assertEquals(view, child.hostFiles().orElseThrow().hostDir());
-        assertTrue(ProcFs.mountOptions(view).contains(WalkView.NOSYMFOLLOW), String.valueOf(ProcFs.mountOptions(view)));
-        assertEquals("mine\n", Files.readString(view.resolve("f")));
+        assertEquals(before, MountTable.all(), "the workspaces and their views are mounted in the sandboxes' namespaces");
+        for (SandboxInstance sandbox : List.of(parent.instance(), child)) {
+            Path view = sandbox.hostFiles().orElseThrow().hostDir();
+            assertEquals(((ProcboxInstance) sandbox).sandbox().init().throughRoot(Path.of(SandboxCommands.WALK_VIEW)), view);
+            assertEquals("mine\n", Files.readString(view.resolve("f")));
+        }
     }
 
     @Test
     void theDaemonWalksTheWorkspaceThroughAViewThatFollowsNoSymlink() throws IOException {
         Created sandbox = create(null);
         Path view = sandbox.instance().hostFiles().orElseThrow().hostDir();
-        assertEquals(sandbox.spec().dir().resolve("view"), view);
+        long init = ((ProcboxInstance) sandbox.instance()).sandbox().init().pid();
+        assertTrue(MountTable.at(init, Path.of(SandboxCommands.WALK_VIEW)).orElseThrow().options()
+                .contains(WalkView.NOSYMFOLLOW), "the sandbox's table shows the view without symlinks");
         exec(sandbox.instance(), "sh", "-c", "mkdir /work/d && echo mine > /work/d/f");
         assertEquals("mine\n", Files.readString(view.resolve("d/f")));
 
@@ -190,10 +197,8 @@ class ProcboxSandboxTest {
         exec(sandbox.instance(), "sh", "-c", "rm -r /work/d && ln -s /etc /work/d");
         assertThrows(java.nio.file.FileSystemException.class, () -> Files.readAttributes(view.resolve("d/passwd"),
                 java.nio.file.attribute.BasicFileAttributes.class), "the kernel refuses to follow d out of the workspace");
-
-        procbox.backend().destroy(sandbox.spec(), sandbox.instance().state());
-        assertFalse(Files.readString(Path.of("/proc/self/mountinfo")).contains(view.toString()), "the view is unmounted");
-        assertFalse(Files.exists(view));
+        assertNotEquals(0, exec(sandbox.instance(), "ls", SandboxCommands.DAEMON_DIR).exitCode(),
+                "the sandbox user cannot enter the daemon's directory");
     }
 
     @Test
@@ -367,12 +372,12 @@ class ProcboxSandboxTest {
     }
 
     @Test
-    void sharesTheWorkspaceWithTheHost() throws IOException {
+    void sharesTheWorkspaceWithTheHostThroughItsRoot() throws IOException {
         Created sandbox = create(null);
 
         exec(sandbox.instance(), "sh", "-c", "echo data > /work/f.txt");
 
-        Path file = sandbox.spec().dir().resolve("work/f.txt");
+        Path file = ((ProcboxInstance) sandbox.instance()).workspaceMount().resolve("f.txt");
         assertEquals("data\n", Files.readString(file));
         assertEquals(65534, Files.getAttribute(file, "unix:uid"));
     }

@@ -125,7 +125,9 @@ class SandboxCommandsTest {
         assertEquals(List.of("--symlink", "usr/bin", "/bin"), argv.subList(symlink, symlink + 3));
         int run = argv.indexOf("--dir");
         assertEquals(List.of("--dir", "/run", "--ro-bind", AGENT.toString(), "/run/vivarium-agent",
-                "--bind", dir.resolve("agent").toString(), "/run/vivarium", "--remount-ro", "/",
+                "--bind", dir.resolve("agent").toString(), "/run/vivarium",
+                "--perms", "0700", "--dir", "/run/vivarium-daemon", "--bind", dir.resolve("view").toString(),
+                "/run/vivarium-daemon/work", "--remount-ro", "/",
                 "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
                 "--as-pid-1", "--", "/run/vivarium-agent", "--listen", "unix:/run/vivarium/agent.sock", "--user", "65534:65534"),
                 argv.subList(run, argv.size()));
