@@ -151,8 +151,10 @@ int cmd_get_time(struct call *k);
 int cmd_set_time(struct call *k);
 int cmd_shutdown(struct call *k);
 
-/* launch.c: vivarium-agent --launch, the host side of a process sandbox's start */
+/* launch.c: vivarium-agent --launch, the host side of a process sandbox's start, and --launcher,
+ * which runs such launches for a daemon */
 int launch_main(int argc, char **argv);
+int launcher_main(void);
 /* Becomes uid:gid for good, no capabilities and no way back (supervisor.c); what failed, or NULL. */
 const char *become(uid_t uid, gid_t gid);
 

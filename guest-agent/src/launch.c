@@ -20,8 +20,10 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 int launch_main(int argc, char **argv); /* declared in agent.h, whose R_OK unistd.h has too */
+int launcher_main(void);
 
 #ifndef MS_NOSYMFOLLOW
 #define MS_NOSYMFOLLOW 256
@@ -230,3 +232,70 @@ int launch_main(int argc, char **argv)
 	return 1;
 }
 
+/* The most strings one request may hold: a launch's argv is a few hundred. */
+#define LAUNCHER_MAX_STRINGS 4096
+
+/* In the child of the launcher, what the daemon's own spawn of a launch gave it: stdin from
+ * /dev/null, stdout and stderr appended to log, / as its directory, PATH alone as its environment. */
+static void launch_stdio(const char *log)
+{
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int out = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (null < 0 || out < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+		_exit(126);
+	close(null);
+	close(out);
+	if (chdir("/") < 0 || clearenv() != 0 || setenv("PATH", "/usr/bin:/bin", 1) < 0)
+		_exit(126);
+}
+
+/* vivarium-agent --launcher: runs the launches of a daemon that would otherwise spawn each one
+ * itself (a JVM's spawn reads its whole table of descriptors, thousands with as many sandboxes,
+ * then execs a helper that execs this binary). Reads requests on stdin, each a line with a count
+ * N, then N strings each ended by a NUL: the log file, then the argv of a launch (this binary,
+ * --launch, its arguments); runs it in a child as that argv would run, answers the child's exit
+ * status on a line (128 + the signal that ended it), and exits at the end of its input (the
+ * daemon's end closes the pipe). A launch with --detach forks again at once, so each child is
+ * gone by the answer. */
+int launcher_main(void)
+{
+	char *strings[LAUNCHER_MAX_STRINGS + 1];
+	for (;;) {
+		unsigned long n;
+		int c;
+		if (scanf("%lu", &n) != 1)
+			return feof(stdin) ? 0 : 2;
+		if ((c = getchar()) != '\n' || n < 3 || n > LAUNCHER_MAX_STRINGS) {
+			fputs("vivarium-launcher: malformed request\n", stderr);
+			return 2;
+		}
+		for (unsigned long i = 0; i < n; i++) {
+			size_t cap = 0;
+			strings[i] = NULL;
+			if (getdelim(&strings[i], &cap, '\0', stdin) < 0) {
+				fputs("vivarium-launcher: request cut short\n", stderr);
+				return 2;
+			}
+		}
+		strings[n] = NULL;
+		int status = 2;
+		if (strcmp(strings[2], "--launch")) {
+			fprintf(stderr, "vivarium-launcher: not a launch: %s\n", strings[2]);
+		} else {
+			pid_t pid = fork();
+			if (pid == 0) {
+				launch_stdio(strings[0]);
+				_exit(launch_main((int)n - 3, strings + 3));
+			}
+			int waited;
+			if (pid < 0 || waitpid(pid, &waited, 0) < 0)
+				status = 127;
+			else
+				status = WIFEXITED(waited) ? WEXITSTATUS(waited) : 128 + WTERMSIG(waited);
+		}
+		for (unsigned long i = 0; i < n; i++)
+			free(strings[i]);
+		if (printf("%d\n", status) < 0 || fflush(stdout) != 0)
+			return 1;
+	}
+}

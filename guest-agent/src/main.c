@@ -926,6 +926,8 @@ int main(int argc, char **argv)
 		return set_hostname_main();
 	if (argc > 1 && !strcmp(argv[1], "--launch"))
 		return launch_main(argc - 2, argv + 2);
+	if (argc == 2 && !strcmp(argv[1], "--launcher"))
+		return launcher_main();
 	if (argc > 1 && !strcmp(argv[1], "--run-as"))
 		return run_as_main(argc - 2, argv + 2);
 	ensure_stdio();

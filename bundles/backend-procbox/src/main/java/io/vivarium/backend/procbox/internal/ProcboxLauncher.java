@@ -301,9 +301,10 @@ final class ProcboxLauncher implements AutoCloseable {
         return pool;
     }
 
-    /** Discards the pooled sandboxes; sandboxes handed out run on. */
+    /** Discards the pooled sandboxes and ends the launch server; sandboxes handed out run on. */
     @Override
     public void close() {
         pool.close();
+        processes.close();
     }
 }

@@ -104,6 +104,11 @@ final class SandboxCommands {
         this.agentBinary = agentBinary;
     }
 
+    /** The host's agent binary, whose {@value #LAUNCH} mode starts sandboxes; null if it could not be written. */
+    Path agentBinary() {
+        return agentBinary;
+    }
+
     /**
      * The detached launch ({@value #DETACH}): the sandbox is a session of its own, reparented away
      * from the daemon, so it survives the daemon's exit.

@@ -6,10 +6,8 @@ import io.vivarium.kit.guest.Deadline;
 import io.vivarium.kit.guest.GuestAgentClient;
 import io.vivarium.kit.guest.GuestAgentException;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +16,7 @@ import java.util.List;
 import java.util.Optional;
 
 /** Starts a detached sandbox and waits until its agent answers. */
-final class SandboxLauncher {
+final class SandboxLauncher implements AutoCloseable {
 
     private static final Duration START_TIMEOUT = Duration.ofSeconds(5);
     private static final long POLL_MILLIS = 2;
@@ -27,9 +25,11 @@ final class SandboxLauncher {
     private static final Duration PING_WAIT = Duration.ofMillis(500);
 
     private final SandboxCommands commands;
+    private final LaunchServer server;
 
     SandboxLauncher(SandboxCommands commands) {
         this.commands = commands;
+        this.server = new LaunchServer(commands.agentBinary());
     }
 
     /**
@@ -46,30 +46,28 @@ final class SandboxLauncher {
     Started launch(String sandboxId, Path dir, Path workDir, Path walkView, List<Path> cgroups, WorkspaceImage image,
             Path agentDir, int uid, int gid, boolean userNamespace, List<AttachedVolume> volumes, Path rootfs) {
         LaunchFiles files = LaunchFiles.in(dir);
-        ProcessBuilder builder = new ProcessBuilder(commands.launch(files, cgroups, image, workDir, walkView,
-                agentDir, sandboxId, uid, gid, userNamespace, volumes, rootfs))
-                .directory(new File("/"))
-                .redirectInput(Redirect.from(new File("/dev/null")))
-                .redirectOutput(Redirect.appendTo(files.logFile().toFile()))
-                .redirectErrorStream(true);
-        // the sandbox's processes can read their own environment: give them none of the daemon's
-        builder.environment().clear();
-        builder.environment().put("PATH", "/usr/bin:/bin");
+        List<String> argv = commands.launch(files, cgroups, image, workDir, walkView, agentDir, sandboxId, uid, gid,
+                userNamespace, volumes, rootfs);
         try {
             Files.deleteIfExists(files.pidFile());
             Files.deleteIfExists(files.infoFile());
-            // the launch forks the sandbox off and returns at once
-            int status = builder.start().waitFor();
+            // the launch forks the sandbox off and returns at once; the sandbox's processes can read
+            // their own environment, and the server gives them none of the daemon's
+            int status = server.launch(argv, files.logFile());
             if (status != 0) {
                 throw failure(sandboxId, files, "its launch exited with status " + status);
             }
         } catch (IOException e) {
+            killLaunch(files);
             throw ApiException.internal("cannot launch sandbox " + sandboxId + ": " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw abandon(sandboxId, files, "interrupted while starting");
         }
         return awaitAgent(sandboxId, files);
+    }
+
+    /** Ends the launch server; sandboxes launched run on. */
+    @Override
+    public void close() {
+        server.close();
     }
 
     /** A sandbox whose agent answered, where the daemon reaches its socket, and the client that did. */
