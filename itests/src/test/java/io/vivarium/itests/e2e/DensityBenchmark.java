@@ -38,7 +38,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@value #CLIENTS} clients at once (the create rate they sustain); with them: the exec round trip
  * in the first sandbox and spread over all of them, {@code GET /v1/sandboxes}, and the memory the
  * host, the daemon and the sandboxes' processes hold, against the one-sandbox figures. Every exec
- * figure gets the same untimed warm-up ({@value #WARM_UP} execs). The daemon's resident memory is
+ * figure gets the same untimed warm-up ({@value #WARM_UP} execs), and the creates theirs: as many
+ * creates and deletes by the same clients first, so that the rate is a compiled daemon's (a fresh
+ * one ran its first few hundred creates at three quarters of its later rate). The daemon's resident memory is
  * also read idle: after its start, and again once everything is deleted. {@value #SANDBOXES} is
  * core's default {@code max_sandboxes}; the host must have the processes, open files and loop
  * devices for them (checked first).
@@ -99,6 +101,13 @@ class DensityBenchmark {
             return null;
         });
         long idleKib = HostProcesses.rssKib(daemon.pid());
+        parallel(WARM_UP, () -> {
+            String id = api.createSandbox();
+            Api.Response r = api.delete("/v1/sandboxes/" + id);
+            if (r.status() / 100 != 2) {
+                throw new AssertionError("delete failed: " + r.status() + " " + r.raw().body());
+            }
+        });
 
         String first = api.createSandbox();
         List<Double> execOne = execs(api, List.of(first));

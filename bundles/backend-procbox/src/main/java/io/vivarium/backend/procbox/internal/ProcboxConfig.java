@@ -47,7 +47,9 @@ public @interface ProcboxConfig {
     @AttributeDefinition(description = "How many copies of the default workspace image are made ahead of time, in "
             + "the background after the first create, so that a create moves one into place instead of copying; 0 for "
             + "none. They are kept in the template directory, which must be on the filesystem of the state directory "
-            + "for them to be used (else the pool turns itself off and says so); each takes a few hundred KiB of disk.")
+            + "for them to be used (else the pool turns itself off and says so); each takes a few hundred KiB of disk. "
+            + "Off by default: each copy costs a process spawned by the daemon, more CPU than the sparse copy it "
+            + "saves a create, which the launch makes itself.")
     int workspace__pool__size() default ProcboxSettings.DEFAULT_WORKSPACE_POOL_SIZE;
 
     @AttributeDefinition(description = "How many sandboxes of the default spec (no memory, pids or disk limit asked for, "

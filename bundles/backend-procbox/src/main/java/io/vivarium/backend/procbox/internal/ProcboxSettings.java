@@ -24,7 +24,7 @@ record ProcboxSettings(Path bwrap, int uid, int gid, Path cgroupRoot, boolean us
     static final Path DEFAULT_CGROUP_ROOT = Path.of("/sys/fs/cgroup");
     static final int DEFAULT_PIDS_LIMIT = 512;
     static final int DEFAULT_DISK_LIMIT_MIB = 1024;
-    static final int DEFAULT_WORKSPACE_POOL_SIZE = 4;
+    static final int DEFAULT_WORKSPACE_POOL_SIZE = 0;
     static final int DEFAULT_SANDBOX_POOL_SIZE = 2;
 
     /** With the default limits and template directory. */
