@@ -72,6 +72,9 @@ final class FrameworkStarter {
         c.put("vivarium.state.dir", state.toString());
         c.put("vivarium.token.file", tokenFile.toString());
         c.put("felix.fileinstall.dir", deploy.toString());
+        // else a fileinstall-<random> directory in java.io.tmpdir per start, left by every daemon that
+        // does not exit normally (thousands in /tmp here); the framework's storage is emptied at each start
+        c.put("felix.fileinstall.tmpdir", state.resolve("felix-cache").resolve("fileinstall").toString());
         c.put("felix.fileinstall.poll", "500");
         // Scan first once the framework is started, not while FileInstall itself starts: by then the
         // plugins bundle's installer is there to take a jar of a feature bundle (a new procbox) as an

@@ -22,6 +22,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -52,7 +53,9 @@ class LauncherIT {
     void servesHealthzAndStopsOnSigterm() throws Exception {
         int port = freePort();
         Path state = tmp.resolve("state");
-        BlockingQueue<String> stdout = start("serve", "--state", state.toString(), "--port", Integer.toString(port));
+        Path javaTmp = Files.createDirectory(tmp.resolve("java-tmp"));
+        BlockingQueue<String> stdout = startJava(List.of("-Djava.io.tmpdir=" + javaTmp, "-jar", launcherJar().toString()),
+                "serve", "--state", state.toString(), "--port", Integer.toString(port));
 
         String listening = stdout.poll(60, TimeUnit.SECONDS);
         assertEquals("Vivarium is listening on http://127.0.0.1:" + port, listening, "first stdout line; stderr:\n" + stderr);
@@ -65,6 +68,16 @@ class LauncherIT {
         assertTrue(Files.readString(tokens).matches("(?s)" + Pattern.quote(Tokens.HEADER) + "[0-9a-f]{64} default operator\n"));
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(tokens)));
         assertTrue(Files.isDirectory(state.resolve("felix-cache")), "framework storage under the state dir");
+        Path scratch = state.resolve("felix-cache/fileinstall");
+        for (long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); !Files.isDirectory(scratch)
+                && System.nanoTime() < end; ) {
+            Thread.sleep(50);
+        }
+        assertTrue(Files.isDirectory(scratch), "FileInstall makes its scratch directory in the framework's storage");
+        try (Stream<Path> left = Files.list(javaTmp)) {
+            assertEquals(List.of(), left.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("fileinstall"))
+                    .toList(), "nothing of FileInstall's in java.io.tmpdir, which a killed daemon would leave there");
+        }
 
         process.destroy(); // SIGTERM
         // a deadline, not a timing: a stop that hangs is the failure (it takes well under a second)
@@ -149,11 +162,15 @@ class LauncherIT {
 
     /** {@code java -jar lib/vivarium-launcher.jar args...} */
     private BlockingQueue<String> start(String... args) throws IOException {
+        return startJava(List.of("-jar", launcherJar().toString()), args);
+    }
+
+    private static Path launcherJar() {
         String dist = System.getProperty("vivarium.dist");
         assertNotNull(dist, "failsafe sets vivarium.dist");
         Path jar = Path.of(dist, "lib", "vivarium-launcher.jar");
         assertTrue(Files.isRegularFile(jar), jar + " exists");
-        return startJava(List.of("-jar", jar.toString()), args);
+        return jar;
     }
 
     private BlockingQueue<String> startJava(List<String> javaArgs, String... args) throws IOException {

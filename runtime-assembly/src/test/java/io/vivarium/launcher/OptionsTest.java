@@ -101,6 +101,8 @@ class OptionsTest {
         Options o = Options.parse(List.of("--deploy", "/srv/plugins"), CWD);
         Map<String, Object> c = FrameworkStarter.config(o, CWD, o.state(), o.deploy(), o.state().resolve("tokens"), 2);
         assertEquals("/srv/plugins", c.get("felix.fileinstall.dir"));
+        assertEquals(o.state().resolve("felix-cache/fileinstall").toString(), c.get("felix.fileinstall.tmpdir"),
+                "its scratch directory in the framework's storage, emptied at each start");
         Pattern filter = Pattern.compile((String) c.get("felix.fileinstall.filter"));
         for (String seen : List.of("example-backend.jar", "io.vivarium.core.cfg", "x.config")) {
             assertTrue(filter.matcher(seen).matches(), seen);
