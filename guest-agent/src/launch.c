@@ -260,19 +260,23 @@ static void launch_stdio(const char *log)
 int launcher_main(void)
 {
 	char *strings[LAUNCHER_MAX_STRINGS + 1];
+	char count[16];
 	for (;;) {
-		unsigned long n;
-		int c;
-		if (scanf("%lu", &n) != 1)
+		if (!fgets(count, sizeof count, stdin))
 			return feof(stdin) ? 0 : 2;
-		if ((c = getchar()) != '\n' || n < 3 || n > LAUNCHER_MAX_STRINGS) {
+		char *end;
+		errno = 0;
+		unsigned long n = strtoul(count, &end, 10);
+		if (count[0] < '0' || count[0] > '9' || errno || strcmp(end, "\n") || n < 3 || n > LAUNCHER_MAX_STRINGS) {
 			fputs("vivarium-launcher: malformed request\n", stderr);
 			return 2;
 		}
 		for (unsigned long i = 0; i < n; i++) {
 			size_t cap = 0;
 			strings[i] = NULL;
-			if (getdelim(&strings[i], &cap, '\0', stdin) < 0) {
+			/* each string ends in a NUL: without one the input ended in the middle of it */
+			ssize_t len = getdelim(&strings[i], &cap, '\0', stdin);
+			if (len <= 0 || strings[i][len - 1] != '\0') {
 				fputs("vivarium-launcher: request cut short\n", stderr);
 				return 2;
 			}
@@ -282,6 +286,8 @@ int launcher_main(void)
 		if (strcmp(strings[2], "--launch")) {
 			fprintf(stderr, "vivarium-launcher: not a launch: %s\n", strings[2]);
 		} else {
+			/* the child leaves through exit() on an error, which flushes what it inherited */
+			fflush(NULL);
 			pid_t pid = fork();
 			if (pid == 0) {
 				launch_stdio(strings[0]);

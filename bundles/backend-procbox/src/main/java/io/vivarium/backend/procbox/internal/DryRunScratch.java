@@ -17,7 +17,9 @@ import java.util.Optional;
  * A dry-run's private directory {@code dryrun-*} in the sandbox's directory, on the workspace's
  * filesystem: the overlay's {@code upper}, {@code wd} (its work dir) and {@code merged} mount
  * point, or a {@code copy} of the workspace, the {@code lower} mount point of a workspace mounted
- * in the sandbox's namespace only, and the launch files of the command's twin sandbox.
+ * in the sandbox's namespace only, and the launch files of the command's twin sandbox. A snapshot
+ * of such a workspace freezes it through a scratch directory of the same kind, so that what a crash
+ * leaves of either is discarded the same way.
  */
 final class DryRunScratch {
 

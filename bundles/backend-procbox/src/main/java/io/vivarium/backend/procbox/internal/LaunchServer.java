@@ -2,7 +2,6 @@ package io.vivarium.backend.procbox.internal;
 
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -24,6 +23,7 @@ final class LaunchServer implements AutoCloseable {
 
     private final Path agentBinary;
     /** Guarded by this. */
+    private boolean closed;
     private Process process;
     private OutputStream requests;
     private BufferedReader answers;
@@ -33,16 +33,21 @@ final class LaunchServer implements AutoCloseable {
     }
 
     /**
-     * Runs {@code argv} (the agent binary's {@code --launch} and its arguments) with stdin from
-     * {@code /dev/null}, its output appended to {@code log}, in {@code /}, with only {@code PATH}
-     * in its environment, and returns its exit status.
+     * Runs {@code argv} (the agent binary's detached {@code --launch} and its arguments) with stdin
+     * from {@code /dev/null}, its output appended to {@code log}, in {@code /}, with only
+     * {@code PATH} in its environment, and returns its exit status. Only detached launches: one
+     * that did not return at once would hold up every other.
      *
      * @throws IOException if the server cannot be started or dies with the request: the launch may
      *         or may not have run
      */
     synchronized int launch(List<String> argv, Path log) throws IOException {
-        if (!argv.get(0).equals(agentBinary.toString()) || !argv.get(1).equals(SandboxCommands.LAUNCH)) {
-            throw new IllegalArgumentException("not a launch of " + agentBinary + ": " + argv);
+        if (argv.size() < 3 || !argv.get(0).equals(agentBinary.toString()) || !argv.get(1).equals(SandboxCommands.LAUNCH)
+                || !argv.get(2).equals(SandboxCommands.DETACH)) {
+            throw new IllegalArgumentException("not a detached launch of " + agentBinary + ": " + argv);
+        }
+        if (closed) {
+            throw new IOException("the backend's launcher is closed");
         }
         byte[] request = request(argv, log);
         if (process == null || !process.isAlive()) {
@@ -84,12 +89,8 @@ final class LaunchServer implements AutoCloseable {
     }
 
     private void start() throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(agentBinary.toString(), "--launcher")
-                .directory(new File("/"))
-                .redirectError(Redirect.INHERIT);
-        builder.environment().clear();
-        builder.environment().put("PATH", "/usr/bin:/bin");
-        process = builder.start();
+        // each launch's directory, environment and stdio are the launcher's to set (launch.c)
+        process = new ProcessBuilder(agentBinary.toString(), "--launcher").redirectError(Redirect.INHERIT).start();
         requests = process.getOutputStream();
         answers = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.US_ASCII));
     }
@@ -104,6 +105,7 @@ final class LaunchServer implements AutoCloseable {
     /** Closes the server's stdin, which ends it once a launch under way has been answered. */
     @Override
     public synchronized void close() {
+        closed = true;
         if (process != null) {
             try {
                 requests.close();

@@ -72,11 +72,6 @@ final class ProcFs {
         return MountTable.isMountPoint(dir);
     }
 
-    /** The per-mount options of the topmost mount at {@code dir}; empty if nothing is mounted there. */
-    static List<String> mountOptions(Path dir) {
-        return MountTable.at(dir).map(m -> List.of(m.options().split(","))).orElse(List.of());
-    }
-
     static int effectiveUid() {
         return OwnIds.UID;
     }

@@ -69,18 +69,30 @@ public final class ProcboxImages implements Images {
             }
             StorageStrategy strategy = storage.choose(ArtifactKind.WORKSPACE, imageDir);
             context.checkpoint("freezing the workspace of sandbox " + procbox.id());
-            long start = System.nanoTime();
-            Path workDir = procbox.workspaceMount();
-            HostTools.AS_DAEMON.run("fsfreeze", "--freeze", workDir.toString());
-            StoredArtifact stored;
+            // a workspace mounted in the sandbox's namespace only is frozen and thawed through a mount
+            // of it in the host's, in a scratch directory that the next start discards after a crash:
+            // a thaw through the sandbox's root finds nothing once the sandbox has ended, and its
+            // file system would stay frozen
+            DryRunScratch scratch = procbox.sandbox().privateMounts() ? DryRunScratch.create(procbox.dir()) : null;
             try {
-                stored = strategy.store(ArtifactKind.WORKSPACE, file, null, imageDir.resolve(WorkspaceImages.IMAGE),
-                        context);
+                Path workDir = scratch == null ? ProcboxInstance.workspaceDir(procbox.dir())
+                        : SandboxMounts.mountWorkspace(procbox.sandbox().init(), file, scratch.lower());
+                long start = System.nanoTime();
+                HostTools.AS_DAEMON.run("fsfreeze", "--freeze", workDir.toString());
+                StoredArtifact stored;
+                try {
+                    stored = strategy.store(ArtifactKind.WORKSPACE, file, null, imageDir.resolve(WorkspaceImages.IMAGE),
+                            context);
+                } finally {
+                    thaw(workDir);
+                }
+                long pauseMillis = (System.nanoTime() - start) / 1_000_000;
+                return new CapturedImage(List.of(stored), pauseMillis, Images.FILES);
             } finally {
-                thaw(workDir);
+                if (scratch != null) {
+                    scratch.discard(HostTools.AS_DAEMON);
+                }
             }
-            long pauseMillis = (System.nanoTime() - start) / 1_000_000;
-            return new CapturedImage(List.of(stored), pauseMillis, Images.FILES);
         } catch (IOException e) {
             throw ApiException.internal("cannot capture the workspace of sandbox " + procbox.id() + ": "
                     + e.getMessage(), e);

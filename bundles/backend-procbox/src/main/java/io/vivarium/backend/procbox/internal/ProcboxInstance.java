@@ -1,6 +1,7 @@
 package io.vivarium.backend.procbox.internal;
 
 import io.vivarium.common.net.SandboxNetworks;
+import io.vivarium.api.ApiException;
 import io.vivarium.api.SandboxStatus;
 import io.vivarium.api.spi.AttachedVolume;
 import io.vivarium.api.ResourceUsage;
@@ -63,11 +64,23 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
 
     /**
      * On the first walk rather than at create or adoption: a sandbox whose mounts are the host's
-     * (an earlier procbox's) may have no view yet, and looking for one reads the host's whole mount table.
+     * (an earlier procbox's) may have no view yet, and looking for one reads the host's whole mount
+     * table. One whose mounts are its own is reached through its init's root, which each walk first
+     * checks is still this init ({@link InitProcess#isRunning}): a pid taken by another sandbox's
+     * init would lead the walk into that sandbox.
      */
     private synchronized Path walkRoot() {
+        if (!sandbox.privateMounts()) {
+            if (walkRoot == null) {
+                walkRoot = WalkView.ensure(dir);
+            }
+            return walkRoot;
+        }
+        if (!sandbox.init().isRunning()) {
+            throw new ApiException(503, "sandbox " + id + " is not running: its workspace went with it");
+        }
         if (walkRoot == null) {
-            walkRoot = sandbox.privateMounts() ? SandboxMounts.walkRoot(sandbox.init(), id) : WalkView.ensure(dir);
+            walkRoot = SandboxMounts.walkRoot(sandbox.init(), id);
         }
         return walkRoot;
     }
@@ -75,7 +88,7 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     /**
      * Where procbox keeps the files of the sandbox whose directory (from core) is {@code dir}: that
      * directory, or for a sandbox taken from the pool the directory it was launched in, moved there
-     * as a whole (its mounts cannot be moved one by one).
+     * as a whole (that of an earlier procbox's pooled sandbox holds mounts, which cannot be moved one by one).
      */
     static Path home(Path dir) {
         Path pooled = pooledHome(dir);
@@ -87,7 +100,12 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
         return dir.resolve(POOLED_HOME);
     }
 
-    /** Where the workspace of the sandbox with the private directory {@code dir} lives on the host. */
+    /**
+     * The workspace directory of the sandbox with the private directory {@code dir} on the host:
+     * the workspace itself where it is a plain directory (or mounted in the host's namespace by an
+     * earlier procbox); where its image is mounted in the sandbox's own namespace, the empty
+     * directory the launch mounted it on ({@link #workspaceMount} reaches it).
+     */
     static Path workspaceDir(Path dir) {
         return dir.resolve(WORKSPACE_DIR);
     }
@@ -144,7 +162,9 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
 
     @Override
     public Optional<ResourceUsage> usage() {
-        return Optional.of(SandboxUsage.measure(sandbox.init().pid(), walkRoot()));
+        // a sandbox whose workspace went with it has its processes' share and no workspace size
+        Path workspace = sandbox.privateMounts() && !sandbox.init().isRunning() ? null : walkRoot();
+        return Optional.of(SandboxUsage.measure(sandbox.init().pid(), workspace));
     }
 
     @Override
@@ -174,10 +194,6 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
         return new HostFiles(onHost, SandboxCommands.WORKSPACE, sandbox.uid(), sandbox.gid());
     }
 
-    /** Where the host reaches the workspace's own mount (or directory), which {@code fsfreeze} takes. */
-    Path workspaceMount() {
-        return sandbox.privateMounts() ? SandboxMounts.workspace(sandbox.init()) : workspaceDir(dir);
-    }
 
     /** Retires the agent channel's pooled connections: a request that still holds this instance connects for itself. */
     @Override

@@ -225,9 +225,11 @@ final class ProcboxLauncher implements AutoCloseable {
     }
 
     /**
-     * Kills the sandbox's init, which takes its whole PID namespace with it, then unmounts its
-     * workspace image and removes its cgroups. Leaves {@code spec.dir()} to core, but not before any dry-run overlay mounted in it
-     * is gone: core's recursive delete would walk into it. Without a recorded state (the daemon
+     * Kills the sandbox's init, which takes its whole PID namespace with it (and the mount namespaces
+     * that alone hold its workspace image and view, {@link ProcboxRecord#privateMounts}; those of an
+     * earlier procbox's sandbox are unmounted from the host's), then removes its cgroups. Leaves
+     * {@code spec.dir()} to core, but not before any dry-run overlay mounted in it is gone: core's
+     * recursive delete would walk into it. Without a recorded state (the daemon
      * stopped before create returned) a sandbox from the pool is known by the record the pool
      * left in its directory, any other by its launch files. Idempotent.
      */
@@ -251,9 +253,13 @@ final class ProcboxLauncher implements AutoCloseable {
         thaw(spec.id(), sandbox);
         // while the init lives, the leftovers can be removed with its access to the workspace
         DryRunScratch.discardLeftovers(spec.id(), home, HostTools.withAccessOf(sandbox));
-        removeWalkView(spec.id(), home);
+        if (!sandbox.privateMounts()) {
+            removeWalkView(spec.id(), home);
+        }
         sandbox.init().kill(KILL_WAIT);
-        unmountWorkspace(spec.id(), home);
+        if (!sandbox.privateMounts()) {
+            unmountWorkspace(spec.id(), home);
+        }
         for (Path cgroup : sandbox.cgroups()) {
             if (!LimitCgroups.remove(cgroup, CGROUP_REMOVAL_WAIT)) {
                 throw ApiException.internal("the cgroup " + cgroup + " of sandbox " + spec.id()

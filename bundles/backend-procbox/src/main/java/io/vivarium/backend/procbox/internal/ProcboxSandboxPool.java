@@ -83,8 +83,9 @@ final class ProcboxSandboxPool implements AutoCloseable {
     }
 
     /**
-     * Links {@code work} in the sandbox's directory to the workspace of the pooled sandbox moved
-     * there, so that it is where operators (and every other sandbox's) have it. Failing, the create
+     * Links {@code work} in the sandbox's directory to the workspace directory of the pooled sandbox
+     * moved there, so that it is where every other sandbox's is (a plain directory's workspace, or
+     * the mount point of an image mounted in the sandbox's namespace). Failing, the create
      * fails, and its clean-up destroys the sandbox by the record in its directory.
      */
     private static void linkPooledWorkspace(InstanceSpec spec) {

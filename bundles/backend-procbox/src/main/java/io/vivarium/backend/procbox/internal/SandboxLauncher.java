@@ -24,6 +24,9 @@ final class SandboxLauncher implements AutoCloseable {
     /** Bounds one readiness ping: the agent's socket is bound before the ping, so it answers at once or is stuck. */
     private static final Duration PING_WAIT = Duration.ofMillis(500);
 
+    /** What a launch calls itself ({@code guest-agent/src/launch.c}) until it execs bwrap. */
+    private static final String LAUNCH_NAME = "vivarium-launch";
+
     private final SandboxCommands commands;
     private final LaunchServer server;
 
@@ -168,8 +171,9 @@ final class SandboxLauncher implements AutoCloseable {
 
     /**
      * Kills whatever a launch in {@code dir} left running: used when the daemon died between
-     * launching a sandbox and recording it. Only bubblewrap processes and an init that has become
-     * the agent are touched, so a pid reused since then by something else is left alone.
+     * launching a sandbox and recording it. Only a launch not yet past its exec, bubblewrap processes
+     * and an init that has become the agent are touched, so a pid reused since then by something
+     * else is left alone.
      */
     void killUnrecorded(Path dir) {
         killLaunch(LaunchFiles.in(dir));
@@ -178,8 +182,13 @@ final class SandboxLauncher implements AutoCloseable {
     private void killLaunch(LaunchFiles files) {
         files.childPid().filter(pid -> isBwrap(pid) || isAgent(pid)).flatMap(ProcessHandle::of)
                 .ifPresent(ProcessHandle::destroyForcibly);
-        files.bwrapPid().filter(SandboxLauncher::isBwrap).flatMap(ProcessHandle::of)
+        // before it execs bwrap, the launch that wrote the pid file goes by its own name
+        files.bwrapPid().filter(pid -> isBwrap(pid) || isLaunch(pid)).flatMap(ProcessHandle::of)
                 .ifPresent(ProcessHandle::destroyForcibly);
+    }
+
+    private static boolean isLaunch(long pid) {
+        return ProcFs.command(pid).filter(LAUNCH_NAME::equals).isPresent();
     }
 
     private static boolean isBwrap(long pid) {

@@ -6,8 +6,6 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Optional;
 
 /**
  * How the daemon reaches the mounts of a sandbox that has them in its own mount namespace only
@@ -31,8 +29,7 @@ final class SandboxMounts {
      * itself, and a warning.
      */
     static Path walkRoot(InitProcess init, String sandboxId) {
-        Optional<MountTable.Mount> view = MountTable.at(init.pid(), Path.of(SandboxCommands.WALK_VIEW));
-        if (view.isPresent() && List.of(view.get().options().split(",")).contains(WalkView.NOSYMFOLLOW)) {
+        if (WalkView.followsNoSymlink(MountTable.at(init.pid(), Path.of(SandboxCommands.WALK_VIEW)))) {
             return init.throughRoot(Path.of(SandboxCommands.WALK_VIEW));
         }
         LOG.log(Level.WARNING, "sandbox " + sandboxId + " has no " + WalkView.NOSYMFOLLOW + " view of its workspace at "

@@ -27,7 +27,7 @@ final class SandboxUsage {
 
     /**
      * @param initPid host pid of a process in the sandbox's PID namespace
-     * @param workspace the workspace on the host, through a view that follows no symlink
+     * @param workspace the workspace on the host, through a view that follows no symlink; null if it is gone
      */
     static ResourceUsage measure(long initPid, Path workspace) {
         Optional<Path> namespace = pidNamespace(Long.toString(initPid));
@@ -83,8 +83,11 @@ final class SandboxUsage {
         }
     }
 
-    /** Sizes of the regular files below {@code dir}, never following a symlink; null if it cannot be walked. */
+    /** Sizes of the regular files below {@code dir}, never following a symlink; null if it is null or cannot be walked. */
     private static Long workspaceBytes(Path dir) {
+        if (dir == null) {
+            return null;
+        }
         long[] total = { 0 };
         try {
             Files.walkFileTree(dir, new SimpleFileVisitor<>() {

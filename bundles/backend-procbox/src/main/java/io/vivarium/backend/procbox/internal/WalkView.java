@@ -1,9 +1,12 @@
 package io.vivarium.backend.procbox.internal;
 
+import io.vivarium.common.mounts.MountTable;
+
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -37,7 +40,7 @@ final class WalkView {
      */
     static Path ensure(Path dir) {
         Path view = dir.resolve(DIR);
-        if (ProcFs.mountOptions(view).contains(NOSYMFOLLOW)) {
+        if (followsNoSymlink(MountTable.at(view))) {
             return view;
         }
         Path workspace = ProcboxInstance.workspaceDir(dir);
@@ -99,9 +102,14 @@ final class WalkView {
         HostTools.AS_DAEMON.run("mount", "--bind", workspace.toString(), view.toString());
         // mount(8) passes an option the kernel does not know as filesystem data and a bind remount ignores it
         HostTools.AS_DAEMON.run("mount", "-o", "remount,bind," + NOSYMFOLLOW, view.toString());
-        if (!ProcFs.mountOptions(view).contains(NOSYMFOLLOW)) {
+        if (!followsNoSymlink(MountTable.at(view))) {
             throw new IOException("the kernel did not apply " + NOSYMFOLLOW + " to " + view + " (it needs Linux 5.10+)");
         }
+    }
+
+    /** Whether {@code mount} is there and follows no symlink: what makes it a view. */
+    static boolean followsNoSymlink(Optional<MountTable.Mount> mount) {
+        return mount.map(m -> List.of(m.options().split(",")).contains(NOSYMFOLLOW)).orElse(false);
     }
 
     /** Unmounts and removes the view; before the sandbox's directory is deleted, which must not walk into it. */

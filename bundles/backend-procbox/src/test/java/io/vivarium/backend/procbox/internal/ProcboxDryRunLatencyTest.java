@@ -45,7 +45,7 @@ class ProcboxDryRunLatencyTest {
         InstanceSpec spec = new InstanceSpec("bench", Files.createDirectory(tmp.resolve("bench")), null);
         SandboxInstance instance = overlay.create(spec);
         try {
-            populate(((ProcboxInstance) instance).workspaceMount());
+            populate(SandboxMounts.workspace(((ProcboxInstance) instance).sandbox().init()));
             double[] exec = new double[RUNS];
             for (int i = -2; i < RUNS; i++) {
                 long start = System.nanoTime();

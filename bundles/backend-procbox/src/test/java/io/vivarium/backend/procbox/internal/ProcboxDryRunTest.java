@@ -121,7 +121,7 @@ class ProcboxDryRunTest {
 
     /** The live workspace, as the host reaches it through the sandbox's root. */
     private static Path workspace(Created sandbox) {
-        return ((ProcboxInstance) sandbox.instance()).workspaceMount();
+        return SandboxMounts.workspace(((ProcboxInstance) sandbox.instance()).sandbox().init());
     }
 
     private Created create(Procbox on) throws IOException {

@@ -75,7 +75,7 @@ class ProcboxSandboxPoolTest {
         assertEquals(0, exec(instance, "sh", "-c", "echo x > /work/f").exitCode(), "a writable workspace");
         assertEquals(List.of("x"), Files.readAllLines(((ProcboxInstance) instance).forWalks().hostDir().resolve("f")),
                 "the daemon sees the workspace through its walk view");
-        assertEquals(List.of("x"), Files.readAllLines(((ProcboxInstance) instance).workspaceMount().resolve("f")),
+        assertEquals(List.of("x"), Files.readAllLines(SandboxMounts.workspace(((ProcboxInstance) instance).sandbox().init()).resolve("f")),
                 "the daemon reaches the workspace through the sandbox's root, as a cold sandbox's");
         assertEquals("", exec(cold, "ls", "-A", "/work").stdout(), "not shared with another sandbox");
         assertEquals(workspaceSize(cold), workspaceSize(instance), "the default workspace size");

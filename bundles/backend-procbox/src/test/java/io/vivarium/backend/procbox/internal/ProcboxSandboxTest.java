@@ -377,7 +377,7 @@ class ProcboxSandboxTest {
 
         exec(sandbox.instance(), "sh", "-c", "echo data > /work/f.txt");
 
-        Path file = ((ProcboxInstance) sandbox.instance()).workspaceMount().resolve("f.txt");
+        Path file = SandboxMounts.workspace(((ProcboxInstance) sandbox.instance()).sandbox().init()).resolve("f.txt");
         assertEquals("data\n", Files.readString(file));
         assertEquals(65534, Files.getAttribute(file, "unix:uid"));
     }
