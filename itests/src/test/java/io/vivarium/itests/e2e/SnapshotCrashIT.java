@@ -103,6 +103,8 @@ class SnapshotCrashIT {
     private static void haltedThere(Daemon daemon, String point, CompletableFuture<Api.Response> request)
             throws InterruptedException {
         assertTrue(daemon.awaitExit(Duration.ofSeconds(120)), "the daemon did not reach " + point);
+        Bounded.until(Duration.ofSeconds(30), "the halted daemon's procbox launcher ends with it (its stdin closed)",
+                () -> StateDirLeftovers.launchers(daemon.stateDir()).isEmpty());
         Api.Response answer = Bounded.get(request, Duration.ofSeconds(60), "the request ends once its daemon halted at " + point);
         assertTrue(answer == null, "the request never answered: " + answer);
     }

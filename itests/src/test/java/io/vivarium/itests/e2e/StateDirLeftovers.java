@@ -20,12 +20,28 @@ final class StateDirLeftovers {
     private StateDirLeftovers() {
     }
 
-    /** The processes whose command line names a path under {@code stateDir}. */
+    /**
+     * The processes whose command line names a path under {@code stateDir}, but for a running
+     * daemon's procbox launcher ({@link #launchers}), which runs no sandbox and ends with its daemon.
+     */
     static List<ProcessHandle> processes(Path stateDir) {
+        return naming(stateDir).filter(p -> !isLauncher(p)).toList();
+    }
+
+    /** The procbox launchers ({@code vivarium-agent --launcher}) whose binary lies under {@code stateDir}. */
+    static List<ProcessHandle> launchers(Path stateDir) {
+        return naming(stateDir).filter(StateDirLeftovers::isLauncher).toList();
+    }
+
+    private static java.util.stream.Stream<ProcessHandle> naming(Path stateDir) {
         String prefix = stateDir.toAbsolutePath() + "/";
         long self = ProcessHandle.current().pid();
         return ProcessHandle.allProcesses().filter(p -> p.pid() != self)
-                .filter(p -> HostProcesses.cmdline(p.pid()).contains(prefix)).toList();
+                .filter(p -> HostProcesses.cmdline(p.pid()).contains(prefix));
+    }
+
+    private static boolean isLauncher(ProcessHandle p) {
+        return HostProcesses.cmdline(p.pid()).endsWith(" --launcher");
     }
 
     /** Kills those processes and unmounts what is mounted under {@code stateDir}; returns what it found. */

@@ -156,7 +156,8 @@ public class UpgradeUnderLoadIT extends VivariumOsgiTestSupport {
                     expect(broken, "kill -0 of background process " + backgroundPids.get(id) + " in " + id + " (" + alive
                             + ")", 0, alive.exitCode());
                     expect(broken, "marker inside " + id, id, exec(sandboxes, id, "cat", "/work/marker").stdout().strip());
-                    Path onHost = Path.of(context().getProperty(VivariumOptions.STATE_DIR), "sandboxes", id, "work", "marker");
+                    // procbox mounts the workspace in the sandbox's own namespace: the host reaches it through the init's root
+                    Path onHost = Path.of("/proc", Long.toString(info.pid()), "root", "work", "marker");
                     expect(broken, "marker of " + id + " on the host (" + onHost + ")", id,
                             Files.readString(onHost, StandardCharsets.UTF_8).strip());
                 } catch (RuntimeException | IOException e) {
