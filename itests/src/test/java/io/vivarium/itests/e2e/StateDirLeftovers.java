@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import io.vivarium.testkit.Bounded;
 
@@ -33,7 +34,7 @@ final class StateDirLeftovers {
         return naming(stateDir).filter(StateDirLeftovers::isLauncher).toList();
     }
 
-    private static java.util.stream.Stream<ProcessHandle> naming(Path stateDir) {
+    private static Stream<ProcessHandle> naming(Path stateDir) {
         String prefix = stateDir.toAbsolutePath() + "/";
         long self = ProcessHandle.current().pid();
         return ProcessHandle.allProcesses().filter(p -> p.pid() != self)

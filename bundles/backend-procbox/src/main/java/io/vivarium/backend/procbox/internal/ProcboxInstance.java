@@ -69,20 +69,26 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
      * checks is still this init ({@link InitProcess#isRunning}): a pid taken by another sandbox's
      * init would lead the walk into that sandbox.
      */
-    private synchronized Path walkRoot() {
+    private Path walkRoot() {
+        return liveWalkRoot().orElseThrow(
+                () -> new ApiException(503, "sandbox " + id + " is not running: its workspace went with it"));
+    }
+
+    /** {@link #walkRoot}, empty for a sandbox whose workspace went with its init. */
+    private synchronized Optional<Path> liveWalkRoot() {
         if (!sandbox.privateMounts()) {
             if (walkRoot == null) {
                 walkRoot = WalkView.ensure(dir);
             }
-            return walkRoot;
+            return Optional.of(walkRoot);
         }
         if (!sandbox.init().isRunning()) {
-            throw new ApiException(503, "sandbox " + id + " is not running: its workspace went with it");
+            return Optional.empty();
         }
         if (walkRoot == null) {
             walkRoot = SandboxMounts.walkRoot(sandbox.init(), id);
         }
-        return walkRoot;
+        return Optional.of(walkRoot);
     }
 
     /**
@@ -163,8 +169,7 @@ final class ProcboxInstance implements SandboxInstance, AutoCloseable {
     @Override
     public Optional<ResourceUsage> usage() {
         // a sandbox whose workspace went with it has its processes' share and no workspace size
-        Path workspace = sandbox.privateMounts() && !sandbox.init().isRunning() ? null : walkRoot();
-        return Optional.of(SandboxUsage.measure(sandbox.init().pid(), workspace));
+        return Optional.of(SandboxUsage.measure(sandbox.init().pid(), liveWalkRoot().orElse(null)));
     }
 
     @Override

@@ -26,6 +26,7 @@ final class SandboxLauncher implements AutoCloseable {
 
     /** What a launch calls itself ({@code guest-agent/src/launch.c}) until it execs bwrap. */
     private static final String LAUNCH_NAME = "vivarium-launch";
+    private static final String BWRAP_NAME = "bwrap";
 
     private final SandboxCommands commands;
     private final LaunchServer server;
@@ -145,7 +146,12 @@ final class SandboxLauncher implements AutoCloseable {
     }
 
     private static boolean isAgent(long pid) {
-        return ProcFs.command(pid).filter(SandboxCommands.AGENT_NAME::equals).isPresent();
+        return named(pid, SandboxCommands.AGENT_NAME);
+    }
+
+    /** Whether process {@code pid} runs under {@code name} ({@code /proc/PID/comm}). */
+    private static boolean named(long pid, String name) {
+        return ProcFs.command(pid).filter(name::equals).isPresent();
     }
 
     /** Waits a moment before the next look, or abandons the launch once {@code deadline} has passed. */
@@ -180,20 +186,13 @@ final class SandboxLauncher implements AutoCloseable {
     }
 
     private void killLaunch(LaunchFiles files) {
-        files.childPid().filter(pid -> isBwrap(pid) || isAgent(pid)).flatMap(ProcessHandle::of)
+        files.childPid().filter(pid -> named(pid, BWRAP_NAME) || isAgent(pid)).flatMap(ProcessHandle::of)
                 .ifPresent(ProcessHandle::destroyForcibly);
         // before it execs bwrap, the launch that wrote the pid file goes by its own name
-        files.bwrapPid().filter(pid -> isBwrap(pid) || isLaunch(pid)).flatMap(ProcessHandle::of)
+        files.bwrapPid().filter(pid -> named(pid, BWRAP_NAME) || named(pid, LAUNCH_NAME)).flatMap(ProcessHandle::of)
                 .ifPresent(ProcessHandle::destroyForcibly);
     }
 
-    private static boolean isLaunch(long pid) {
-        return ProcFs.command(pid).filter(LAUNCH_NAME::equals).isPresent();
-    }
-
-    private static boolean isBwrap(long pid) {
-        return ProcFs.command(pid).filter("bwrap"::equals).isPresent();
-    }
 
     private static ApiException failure(String sandboxId, LaunchFiles files, String why) {
         return ApiException.internal(
