@@ -182,6 +182,8 @@ public abstract class StateStoreSuite {
         assertEquals(new Thing("a", 2), reopened.get(THINGS, "a").orElseThrow().body());
         assertEquals(List.of(new Stored<>("x", new Box("x"), 1, "node-a")), reopened.all(BOXES));
         assertEquals(3, reopened.put(THINGS, "a", new Thing("a", 4), 2).revision(), "and written over as any record");
+        reopened.commit(new Transaction().delete(THINGS, "a", 3).withoutAwaitingDurability());
+        assertTrue(open().get(THINGS, "a").isEmpty(), "a delete that does not await the disk is kept too");
     }
 
     @Test

@@ -168,9 +168,9 @@ class PostgresStateIT {
     }
 
     @Test
-    void aKill9InTheMiddleOfACommitLeavesNoHalfWrittenRecord() throws Exception {
+    void aKill9RightAfterACreatesFirstRecordLeavesNoSandboxBehind() throws Exception {
         Path state = tmp.resolve("k");
-        // the first commit is a create's first record: its row is written but not committed when the daemon dies
+        // the first commit is a create's first record, one write: its own transaction, committed when the daemon dies
         Daemon dying = daemons.start(state, List.of("--features", FEATURES, "--state-url", url()),
                 List.of("-Dvivarium.test.halt.at=store.postgres.written#1"));
         Api api = new Api(dying.baseUrl(), dying.adminToken());
@@ -183,11 +183,12 @@ class PostgresStateIT {
                 return false;
             }
         });
-        assertEquals(0, rows(node(dying)), "the transaction the daemon did not commit left nothing");
+        assertEquals(1, rows(node(dying)), "the create's first record, which names what a start cleans up");
 
         Daemon again = onPostgres(state);
         Api apiAgain = new Api(again.baseUrl(), again.adminToken());
         assertEquals(Set.of(), ids(apiAgain));
+        assertEquals(0, rows(node(again)), "the start removed the unfinished create's record");
         try (var dirs = Files.list(state.resolve("sandboxes"))) {
             assertEquals(List.of(), dirs.toList(), "the create's directory, without a record, is removed at start");
         }

@@ -29,6 +29,8 @@ final class RecordRows {
     private static final String UPDATE = "UPDATE vivarium_records SET schema = ?, revision = ?, body = ?::jsonb, updated_at = now() "
             + "WHERE node = ? AND collection = ? AND key = ? AND revision = ?";
     private static final String DELETE = "DELETE FROM vivarium_records WHERE node = ? AND collection = ? AND key = ? AND revision = ?";
+    /** Put before a write: its transaction's commit does not wait for the WAL to be flushed. */
+    private static final String RELAXED = "SELECT set_config('synchronous_commit', 'off', true); ";
     private static final String REVISION = "SELECT revision FROM vivarium_records WHERE node = ? AND collection = ? AND key = ?";
     private static final String DESCRIBE = "INSERT INTO vivarium_collections (name, schema, layout) VALUES (?, ?, ?) "
             + "ON CONFLICT (name) DO UPDATE SET schema = excluded.schema, layout = excluded.layout "
@@ -82,22 +84,27 @@ final class RecordRows {
         return records;
     }
 
-    /** Applies {@code op} if its record is at the revision it expects: the number of rows it wrote (0: stale). */
-    int write(Connection c, Transaction.Op op) throws SQLException, IOException {
+    /**
+     * Applies {@code op} if its record is at the revision it expects: the number of rows it wrote (0:
+     * stale). {@code relaxed}: the statement first turns {@code synchronous_commit} off for the rest of
+     * its transaction, in the same round trip ({@code set_config} with {@code is_local}; {@code SET
+     * LOCAL} would warn in the implicit transaction of an autocommit statement).
+     */
+    int write(Connection c, Transaction.Op op, boolean relaxed) throws SQLException, IOException {
         RecordCollection<?> col = op.collection();
         if (op.delete()) {
-            try (PreparedStatement st = c.prepareStatement(DELETE)) {
+            try (PreparedStatement st = c.prepareStatement(relaxed ? RELAXED + DELETE : DELETE)) {
                 st.setString(1, node);
                 st.setString(2, col.name());
                 st.setString(3, op.key());
                 st.setLong(4, op.expected());
-                return st.executeUpdate();
+                return rowsWritten(st, relaxed);
             }
         }
         if (op.expected() == Stored.ABSENT) {
-            return insert(c, col, op.key(), 1, op.body());
+            return insert(c, col, op.key(), 1, op.body(), relaxed);
         }
-        try (PreparedStatement st = c.prepareStatement(UPDATE)) {
+        try (PreparedStatement st = c.prepareStatement(relaxed ? RELAXED + UPDATE : UPDATE)) {
             st.setInt(1, col.schema());
             st.setLong(2, op.expected() + 1);
             st.setString(3, codec.json().writeValueAsString(op.body()));
@@ -105,13 +112,18 @@ final class RecordRows {
             st.setString(5, col.name());
             st.setString(6, op.key());
             st.setLong(7, op.expected());
-            return st.executeUpdate();
+            return rowsWritten(st, relaxed);
         }
     }
 
     /** Inserts a record at {@code revision} unless the node has one of that key: the rows written (0 or 1). */
     int insert(Connection c, RecordCollection<?> col, String key, long revision, Object body) throws SQLException, IOException {
-        try (PreparedStatement st = c.prepareStatement(INSERT)) {
+        return insert(c, col, key, revision, body, false);
+    }
+
+    private int insert(Connection c, RecordCollection<?> col, String key, long revision, Object body, boolean relaxed)
+            throws SQLException, IOException {
+        try (PreparedStatement st = c.prepareStatement(relaxed ? RELAXED + INSERT : INSERT)) {
             st.setString(1, node);
             st.setString(2, col.name());
             st.setString(3, key);
@@ -119,8 +131,18 @@ final class RecordRows {
             st.setLong(5, revision);
             st.setString(6, codec.json().writeValueAsString(body));
             st.setString(7, col.file(key));
+            return rowsWritten(st, relaxed);
+        }
+    }
+
+    /** Runs a write, after the {@link #RELAXED} select when it begins with one: the rows it wrote. */
+    private static int rowsWritten(PreparedStatement st, boolean relaxed) throws SQLException {
+        if (!relaxed) {
             return st.executeUpdate();
         }
+        st.execute();
+        st.getMoreResults();
+        return st.getUpdateCount();
     }
 
     /** The revision the node's record holds, or {@link Stored#ABSENT}. */
