@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -34,7 +35,9 @@ import org.junit.jupiter.api.io.TempDir;
  * procbox sandbox (Python's, keep-alive) through its exposed port against the same request sent to
  * the sandbox's address from the host: the same JDK client, alternating one by one,
  * {@value #REQUESTS} of each after {@value #WARM_UP} of each untimed (with, for scale, the daemon's
- * {@code /healthz}: what its HTTP edge costs before any route runs). A bulk download of
+ * {@code /healthz}: what its HTTP edge costs before any route runs, and the same request through
+ * nginx in the daemon's place where nginx is installed: what a reference reverse proxy's hop
+ * costs on the same host). A bulk download of
  * {@value #BULK_MIB} MiB from a server in a network namespace this test makes (the "internet")
  * into an {@code egress} sandbox against the same download into a second plain namespace (both
  * cross two veth pairs and the host's forwarding; the sandbox's also its nftables chain and
@@ -120,23 +123,38 @@ class PortBenchmark {
         HttpRequest direct = HttpRequest.newBuilder(URI.create("http://" + m.group(1) + ":" + SandboxPortsIT.PORT + "/bench"))
                 .timeout(Duration.ofSeconds(30)).build();
         HttpRequest edge = HttpRequest.newBuilder(URI.create(daemon.baseUrl() + "/healthz")).timeout(Duration.ofSeconds(30)).build();
-        List<Double> viaPort = new ArrayList<>();
-        List<Double> toSandbox = new ArrayList<>();
-        List<Double> edgeAlone = new ArrayList<>();
-        for (int i = 0; i < WARM_UP + REQUESTS; i++) {
-            double p = timed(client, through);
-            double d = timed(client, direct);
-            double e = timed(client, edge);
-            if (i >= WARM_UP) {
-                viaPort.add(p);
-                toSandbox.add(d);
-                edgeAlone.add(e);
+        Optional<String> nginxVersion = NginxProxy.version();
+        try (NginxProxy nginx = nginxVersion.isEmpty() ? null
+                : NginxProxy.start(dir.resolve("nginx"), m.group(1) + ":" + SandboxPortsIT.PORT, daemon.adminToken())) {
+            HttpRequest viaNginx = nginx == null ? null : HttpRequest.newBuilder(URI.create(nginx.origin() + "/bench"))
+                    .header("Authorization", "Bearer " + daemon.adminToken()).timeout(Duration.ofSeconds(30)).build();
+            List<Double> viaPort = new ArrayList<>();
+            List<Double> toSandbox = new ArrayList<>();
+            List<Double> edgeAlone = new ArrayList<>();
+            List<Double> throughNginx = new ArrayList<>();
+            for (int i = 0; i < WARM_UP + REQUESTS; i++) {
+                double p = timed(client, through);
+                double d = timed(client, direct);
+                double n = viaNginx == null ? 0 : timed(client, viaNginx);
+                double e = timed(client, edge);
+                if (i >= WARM_UP) {
+                    viaPort.add(p);
+                    toSandbox.add(d);
+                    throughNginx.add(n);
+                    edgeAlone.add(e);
+                }
             }
+            Table table = Table.latencies().latency("GET through the exposed port (daemon, bearer token)", viaPort)
+                    .latency("GET sent to the sandbox's address from the host", toSandbox);
+            if (nginx != null) {
+                table.latency("for scale: GET through " + nginxVersion.get() + " (a reference reverse proxy: kept upstream "
+                        + "connections, the same forwarding headers, the token compared)", throughNginx);
+            }
+            report.add(table.latency("for scale: GET /healthz of the daemon (its HTTP edge alone, no token)", edgeAlone));
+            report.add(nginx == null ? NginxProxy.MISSING : String.format(java.util.Locale.ROOT,
+                    "nginx through the same hop / sent directly: %.2f×.", Stats.p50(throughNginx) / Stats.p50(toSandbox)));
+            report.check(PORT, Stats.p50(viaPort) / Stats.p50(toSandbox));
         }
-        report.add(Table.latencies().latency("GET through the exposed port (daemon, bearer token)", viaPort)
-                .latency("GET sent to the sandbox's address from the host", toSandbox)
-                .latency("for scale: GET /healthz of the daemon (its HTTP edge alone, no token)", edgeAlone));
-        report.check(PORT, Stats.p50(viaPort) / Stats.p50(toSandbox));
         api.delete(sb);
     }
 
