@@ -43,7 +43,7 @@ class FleetBenchmark {
      * fresh daemon's request path reaches C2 only after several thousand calls (ExecLatencyBenchmark).
      */
     static final int WARM_UP_EXECS = 10_000;
-    static final int ROUNDS = 40;
+    static final int ROUNDS = 100;
 
     @RegisterExtension
     static final Daemons daemons = new Daemons();
