@@ -121,7 +121,7 @@ final class PostgresStateStore implements StateStore {
     /**
      * Writes {@code ops} in one database transaction. A single write goes as one statement in
      * autocommit, which is its own transaction: one round trip to the server instead of three
-     * (begin, write, commit), a third of what a placement or a sandbox record cost under load.
+     * (begin, write, commit); on a busy host each one waits for the server's backend to be scheduled.
      *
      * @param durable false: the commit returns before the server's WAL is flushed ({@code synchronous_commit} off for it)
      */
