@@ -4,7 +4,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.HttpURLConnection;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -114,7 +113,7 @@ class ColdStartBenchmark {
     }
 
     private static Start start(Path script, boolean cds, Path state) throws Exception {
-        int port = freePort();
+        int port = Daemon.freePort();
         ProcessBuilder pb = new ProcessBuilder(script.toString(), "serve", "--state", state.toString(),
                 "--port", Integer.toString(port)).redirectErrorStream(true);
         pb.environment().put("VIVARIUM_JAVA_OPTS", "-Dvivarium.startup.trace=true");
@@ -199,11 +198,5 @@ class ColdStartBenchmark {
 
     private static String totals(List<Start> starts) {
         return starts.stream().map(s -> String.format("%.0f", s.totalMillis())).toList().toString();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }

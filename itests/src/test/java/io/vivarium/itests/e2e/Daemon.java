@@ -267,7 +267,8 @@ final class Daemon {
                 .map(l -> l.split("\\s+")[0]).toList();
     }
 
-    private static int freePort() throws IOException {
+    /** A TCP port no one listens on now, for a server a test starts. */
+    static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }

@@ -1,7 +1,6 @@
 package io.vivarium.itests.e2e;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,10 +46,7 @@ final class NginxProxy implements AutoCloseable {
     /** Starts nginx in {@code dir}, passing requests that carry {@code token} on to {@code upstream} ({@code HOST:PORT}). */
     static NginxProxy start(Path dir, String upstream, String token) throws Exception {
         Files.createDirectories(dir.resolve("tmp"));
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = Daemon.freePort();
         String tmp = dir.resolve("tmp").toString();
         Files.writeString(dir.resolve("nginx.conf"), """
                 worker_processes 1;
