@@ -200,6 +200,42 @@ public abstract class StateStoreSuite {
         assertEquals(5, open().get(THINGS, "a").orElseThrow().body().size());
     }
 
+    /** A delete "whatever its revision" deletes also a record rewritten between its read and its commit. */
+    @Test
+    void deleteIfPresentWinsOverAWriterThatKeepsRewritingTheRecord() throws Exception {
+        StateStore store = open();
+        for (int round = 0; round < 20; round++) {
+            store.put(THINGS, "busy", new Thing("busy", 0), Stored.ABSENT);
+            java.util.concurrent.atomic.AtomicBoolean deleted = new java.util.concurrent.atomic.AtomicBoolean();
+            ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+            Thread writer = Thread.ofPlatform().start(() -> {
+                try {
+                    while (!deleted.get()) {
+                        Optional<Stored<Thing>> now = store.get(THINGS, "busy");
+                        if (now.isEmpty()) {
+                            return;
+                        }
+                        try {
+                            store.put(THINGS, "busy", new Thing("busy", now.get().body().size() + 1), now.get().revision());
+                        } catch (StaleRevisionException deletedMeanwhile) {
+                            // the delete got in: the next read finds nothing
+                        }
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            try {
+                store.deleteIfPresent(THINGS, "busy");
+            } finally {
+                deleted.set(true);
+                Bounded.join(writer, Duration.ofSeconds(60), "the writer stops");
+            }
+            assertEquals(List.of(), List.copyOf(failures));
+            assertTrue(store.get(THINGS, "busy").isEmpty(), "round " + round + ": the record is gone");
+        }
+    }
+
     @Test
     void eachNodeSeesAndWritesOnlyItsOwnRecords() throws Exception {
         StateStore a = open("node-a");

@@ -41,11 +41,19 @@ public interface StateStore extends AutoCloseable {
         return new Stored<>(key, body, expectedRevision + 1, node());
     }
 
-    /** Deletes the record if there is one, whatever its revision. */
+    /** Deletes the record if there is one, whatever its revision (one written meanwhile too). */
     default void deleteIfPresent(RecordCollection<?> c, String key) throws IOException {
-        Optional<? extends Stored<?>> now = get(c, key);
-        if (now.isPresent()) {
-            commit(new Transaction().delete(c, key, now.get().revision()));
+        while (true) {
+            Optional<? extends Stored<?>> now = get(c, key);
+            if (now.isEmpty()) {
+                return;
+            }
+            try {
+                commit(new Transaction().delete(c, key, now.get().revision()));
+                return;
+            } catch (StaleRevisionException written) {
+                // another writer got in between the read and the delete: delete what it wrote
+            }
         }
     }
 

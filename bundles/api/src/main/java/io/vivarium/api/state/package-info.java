@@ -4,7 +4,7 @@
  * bundle is the provider.
  */
 @Export
-@Version("1.1.0")
+@Version("1.1.1")
 package io.vivarium.api.state;
 
 import org.osgi.annotation.bundle.Export;
