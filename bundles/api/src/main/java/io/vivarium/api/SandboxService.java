@@ -1,6 +1,7 @@
 package io.vivarium.api;
 
 import java.util.List;
+import java.util.Optional;
 
 import org.osgi.annotation.versioning.ProviderType;
 
@@ -109,4 +110,14 @@ public interface SandboxService {
      * 404 if its directory does not exist, 413 past {@link #MAX_FILE_BYTES}. Since 1.3.
      */
     void writeFile(Caller caller, String id, String path, byte[] content);
+
+    /**
+     * The daemon that runs the caller's sandbox {@code id}, when it is another one that the routes
+     * which only reach into the sandbox (ping, exec, eval, files, baseline, changes, dry-run) may be passed
+     * on to as they came, its answer being theirs; empty to serve them here, through this service.
+     * 404 for another tenant's sandbox, 503 (with a retry) while that daemon is away. Since 2.13.
+     */
+    default Optional<Relay> relay(Caller caller, String id) {
+        return Optional.empty();
+    }
 }

@@ -3,7 +3,7 @@
  * results, callers, and the one exception type every layer uses to say what went wrong.
  */
 @Export
-@Version("2.12.0")
+@Version("2.13.0")
 package io.vivarium.api;
 
 import org.osgi.annotation.bundle.Export;

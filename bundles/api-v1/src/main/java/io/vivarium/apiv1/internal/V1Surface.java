@@ -82,29 +82,30 @@ public class V1Surface implements ApiSurface {
                     sandboxes.delete(r.caller(), r.pathParam("id"), CommandRoutes.flag(r, "force"));
                     return null;
                 }),
-                new Route("POST", "/sandboxes/{id}/ping", Role.ADMIN, 200,
-                        r -> sandboxes.ping(r.caller(), r.pathParam("id"))),
-                new Route("POST", "/sandboxes/{id}/exec", Role.ADMIN, 200,
-                        r -> sandboxes.exec(r.caller(), r.pathParam("id"), r.body(ExecRequest.class))),
-                new Route("POST", "/sandboxes/{id}/eval", Role.ADMIN, 200,
-                        r -> sandboxes.eval(r.caller(), r.pathParam("id"), r.body(EvalRequest.class))),
+                new Route("POST", "/sandboxes/{id}/ping", Role.ADMIN, 200, RelayedRoutes.orHere(sandboxes, "/ping",
+                        r -> sandboxes.ping(r.caller(), r.pathParam("id")))),
+                new Route("POST", "/sandboxes/{id}/exec", Role.ADMIN, 200, RelayedRoutes.orHere(sandboxes, "/exec",
+                        r -> sandboxes.exec(r.caller(), r.pathParam("id"), r.body(ExecRequest.class)))),
+                new Route("POST", "/sandboxes/{id}/eval", Role.ADMIN, 200, RelayedRoutes.orHere(sandboxes, "/eval",
+                        r -> sandboxes.eval(r.caller(), r.pathParam("id"), r.body(EvalRequest.class)))),
                 new Route("POST", "/sandboxes/{id}/pause", Role.USER, 200,
                         r -> sandboxes.pause(r.caller(), r.pathParam("id"))),
                 new Route("POST", "/sandboxes/{id}/resume", Role.USER, 200,
                         r -> sandboxes.resume(r.caller(), r.pathParam("id"))),
-                new Route("POST", "/sandboxes/{id}/baseline", Role.ADMIN, 200,
-                        r -> sandboxes.baseline(r.caller(), r.pathParam("id"), r.body(BaselineRequest.class))),
-                new Route("POST", "/sandboxes/{id}/changes", Role.ADMIN, 200,
+                new Route("POST", "/sandboxes/{id}/baseline", Role.ADMIN, 200, RelayedRoutes.orHere(sandboxes, "/baseline",
+                        r -> sandboxes.baseline(r.caller(), r.pathParam("id"), r.body(BaselineRequest.class)))),
+                new Route("POST", "/sandboxes/{id}/changes", Role.ADMIN, 200, RelayedRoutes.orHere(sandboxes, "/changes",
                         r -> sandboxes.changes(r.caller(), r.pathParam("id"),
-                                r.optionalBody(ChangesRequest.class).orElse(null))),
-                new Route("POST", "/sandboxes/{id}/dry-run", Role.ADMIN, 200,
-                        r -> sandboxes.dryRun(r.caller(), r.pathParam("id"), r.body(DryRunRequest.class))),
-                new Route("GET", "/sandboxes/{id}/files", Role.ADMIN, 200, r -> BinaryBody.of(OCTET_STREAM,
-                        sandboxes.readFile(r.caller(), r.pathParam("id"), r.queryParam("path").orElse(null)))),
-                new Route("PUT", "/sandboxes/{id}/files", Role.ADMIN, 204, r -> {
+                                r.optionalBody(ChangesRequest.class).orElse(null)))),
+                new Route("POST", "/sandboxes/{id}/dry-run", Role.ADMIN, 200, RelayedRoutes.orHere(sandboxes, "/dry-run",
+                        r -> sandboxes.dryRun(r.caller(), r.pathParam("id"), r.body(DryRunRequest.class)))),
+                new Route("GET", "/sandboxes/{id}/files", Role.ADMIN, 200, RelayedRoutes.orHere(sandboxes, "/files",
+                        r -> BinaryBody.of(OCTET_STREAM,
+                                sandboxes.readFile(r.caller(), r.pathParam("id"), r.queryParam("path").orElse(null))))),
+                new Route("PUT", "/sandboxes/{id}/files", Role.ADMIN, 204, RelayedRoutes.orHere(sandboxes, "/files", r -> {
                     sandboxes.writeFile(r.caller(), r.pathParam("id"), r.queryParam("path").orElse(null), r.rawBody());
                     return null;
-                }, SandboxService.MAX_FILE_BYTES));
+                }), SandboxService.MAX_FILE_BYTES));
         this.routes = Stream.of(sandboxRoutes, SnapshotRoutes.of(snapshots), vmRoutes(vms),
                 CheckpointRoutes.of(sandboxes, vms), CommandRoutes.of(commands), PortRoutes.of(ports),
                 VolumeRoutes.of(volumes), TemplateRoutes.of(templates),

@@ -15,7 +15,8 @@ import io.vivarium.api.Role;
  *        none)
  * @param role the least role a caller needs; weaker callers get 403
  * @param status the status of a successful answer (200, 201, 204)
- * @param handler what to do; its return value is written as JSON (nothing for 204)
+ * @param handler what to do; its return value is written as JSON (nothing for 204), or an
+ *        {@link Upstream} the request is passed on to with the body read (since 1.10)
  * @param maxBodyBytes the largest body accepted (413 beyond it)
  */
 public record Route(String method, String template, Role role, int status, RouteHandler handler, long maxBodyBytes) {

@@ -5,7 +5,8 @@ package io.vivarium.api.http;
 public interface RouteHandler {
     /**
      * @return the response body, serialised as JSON with snake_case names, or a {@link BinaryBody}
-     *         written as is; ignored for 204
+     *         written as is (ignored for 204), or an {@link Upstream} the request is passed on to
+     *         (since 1.10)
      * @throws io.vivarium.api.ApiException for anything the caller can fix
      */
     Object handle(RouteRequest request);

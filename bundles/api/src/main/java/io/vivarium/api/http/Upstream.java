@@ -1,14 +1,18 @@
 package io.vivarium.api.http;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 
 import javax.net.ssl.SSLContext;
 
+import io.vivarium.api.Relay;
+
 /**
  * What the handler of a route of method {@link Route#ANY_METHOD} returns to pass the request on to
- * another HTTP server: the http bundle forwards it to {@code target} (the request's query string
+ * another HTTP server, or (since 1.10) the handler of any other route, whose request then goes with
+ * the body the edge read: the http bundle forwards it to {@code target} (the request's query string
  * appended as it came, less the edge's own {@code vivarium_token}), streaming its body and the
  * answer, and passes a WebSocket upgrade through. It never forwards the caller's credentials (the
  * {@code Authorization} header, {@code vivarium_*} cookies) and adds {@code X-Forwarded-For},
@@ -27,8 +31,16 @@ import javax.net.ssl.SSLContext;
  *        {@code http}; since 1.9
  * @param headers set on the forwarded request and its WebSocket handshake, in place of any the caller
  *        sent under those names (how the upstream knows the daemon: its credentials); since 1.9
+ * @param answerTimeout how long the upstream may take to begin its answer (504 after it); null for the
+ *        edge's own bound, 5 minutes; since 1.10
+ * @param retryAfterSecs above 0, an upstream that cannot be reached is a 503 that asks the caller to
+ *        retry after this many seconds (another daemon that is away for now), not a 502; since 1.10
+ * @param cuts where the upstream is known to have gone away: the exchange under way with it ends then,
+ *        as a 503 saying what the cut said (retry as {@code retryAfterSecs}) if its answer has not
+ *        begun, cut short if it has; null for never; since 1.10
  */
-public record Upstream(URI target, String unreachable, Runnable done, SSLContext tls, Map<String, String> headers) {
+public record Upstream(URI target, String unreachable, Runnable done, SSLContext tls, Map<String, String> headers,
+        Duration answerTimeout, int retryAfterSecs, Relay.Cuts cuts) {
     public Upstream {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(unreachable, "unreachable");
@@ -40,6 +52,15 @@ public record Upstream(URI target, String unreachable, Runnable done, SSLContext
         }
         done = done == null ? () -> { } : done;
         headers = headers == null ? Map.of() : Map.copyOf(headers);
+        if (answerTimeout != null && (answerTimeout.isNegative() || answerTimeout.isZero()) || retryAfterSecs < 0) {
+            throw new IllegalArgumentException("an answer timeout is positive and a retry not negative: " + answerTimeout
+                    + ", " + retryAfterSecs);
+        }
+    }
+
+    /** An upstream with the edge's answer timeout, a 502 when it cannot be reached (1.9). */
+    public Upstream(URI target, String unreachable, Runnable done, SSLContext tls, Map<String, String> headers) {
+        this(target, unreachable, done, tls, headers, null, 0, null);
     }
 
     /** An upstream over plain HTTP, nothing added to its requests (1.7). */

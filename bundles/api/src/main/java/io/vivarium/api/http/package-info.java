@@ -5,7 +5,7 @@
  * {@code {"error": "..."}}.
  */
 @Export
-@Version("1.9.0")
+@Version("1.10.0")
 package io.vivarium.api.http;
 
 import org.osgi.annotation.bundle.Export;

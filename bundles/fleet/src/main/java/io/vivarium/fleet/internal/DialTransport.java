@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 import javax.net.ssl.HttpsURLConnection;
 
@@ -33,6 +34,8 @@ final class DialTransport implements NodeLink.Transport {
     private final Set<HttpsURLConnection> open = ConcurrentHashMap.newKeySet();
     /** The connections {@link #cut} closed, and why, for the failure their calls end with. */
     private final Map<HttpsURLConnection, String> severed = new ConcurrentHashMap<>();
+    /** What the exchanges under way through {@link #direct()} do when {@link #cut} ends them. */
+    private final Set<Consumer<String>> watchers = ConcurrentHashMap.newKeySet();
 
     /**
      * @param url the API's origin, {@code https://HOST:PORT}
@@ -102,8 +105,7 @@ final class DialTransport implements NodeLink.Transport {
             throw e;
         } catch (IOException e) {
             String severedWhy = connection == null ? null : severed.get(connection);
-            throw new NodeLink.NodeFailure(severedWhy != null ? where + " was disconnected while the call was under way ("
-                    + severedWhy + ")" : why(e), e);
+            throw new NodeLink.NodeFailure(severedWhy != null ? severedMessage(severedWhy) : why(e), e);
         } catch (IllegalArgumentException e) {
             throw new NodeLink.NodeFailure(where + " cannot be asked for " + path + ": " + e.getMessage(), e);
         } finally {
@@ -116,7 +118,10 @@ final class DialTransport implements NodeLink.Transport {
 
     @Override
     public Optional<NodeLink.Direct> direct() {
-        return Optional.of(new NodeLink.Direct(url, PinnedTrust.context(certificateSha256), secret));
+        return Optional.of(new NodeLink.Direct(url, PinnedTrust.context(certificateSha256), secret, watcher -> {
+            watchers.add(watcher);
+            return () -> watchers.remove(watcher);
+        }));
     }
 
     /** Closes the connections of every call under way: the node stopped answering, so they end now, as 503s. */
@@ -128,6 +133,15 @@ final class DialTransport implements NodeLink.Transport {
                 c.disconnect();
             }
         }
+        for (Consumer<String> w : watchers) {
+            if (watchers.remove(w)) {
+                w.accept(severedMessage(why));
+            }
+        }
+    }
+
+    private String severedMessage(String why) {
+        return where + " was disconnected while the call was under way (" + why + ")";
     }
 
     private String why(IOException e) {

@@ -6,8 +6,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 
 import io.vivarium.api.ApiException;
@@ -15,7 +13,6 @@ import io.vivarium.api.Caller;
 import io.vivarium.api.ExposedPort;
 import io.vivarium.api.PortService;
 import io.vivarium.api.Role;
-import io.vivarium.api.http.NodeHeaders;
 import io.vivarium.common.ports.PortTokens;
 import io.vivarium.fleet.internal.Forwarding.Remote;
 
@@ -122,16 +119,9 @@ final class FleetPorts implements PortService {
         }
         PortTokens.checkPort(port);
         NodeLink.Direct node = direct(r);
-        String secret;
-        try {
-            secret = node.secret().get();
-        } catch (IOException e) {
-            throw ApiException.unavailable("cannot read node " + r.node() + "'s pairing secret: " + e.getMessage(), 2);
-        }
         // the node answers 404 itself for a port it does not expose, and 502 for one nothing listens on
         return new PortService.Forwarding(URI.create(node.origin() + r.path("/ports/" + port + "/")), () -> { }, node.tls(),
-                Map.of("Authorization", "Bearer " + secret, NodeHeaders.TENANT, caller.tenant(),
-                        NodeHeaders.ROLE, caller.role().name().toLowerCase(Locale.ROOT)),
+                io.vivarium.fleet.internal.Forwarding.credentials(r.node(), node, caller),
                 "node " + r.node() + ", which runs sandbox " + sandboxId + ", cannot be reached; retry once it is back");
     }
 

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 import io.vivarium.api.ApiException;
@@ -26,6 +27,7 @@ import io.vivarium.api.EvalResult;
 import io.vivarium.api.ExecRequest;
 import io.vivarium.api.ExecResult;
 import io.vivarium.api.PingResult;
+import io.vivarium.api.Relay;
 import io.vivarium.api.SandboxInfo;
 import io.vivarium.api.SandboxService;
 import io.vivarium.api.spi.RuntimeObserver;
@@ -371,7 +373,13 @@ final class FleetSandboxes implements SandboxService {
         }
     }
 
-    private byte[] bytes(Remote r, String method, Caller caller, String path, byte[] content) {
+    @Override
+    public Optional<Relay> relay(Caller caller, String id) {
+        Remote r = remote(caller, id);
+        return r == null ? Optional.empty() : forwarding.relay(r, caller);
+    }
+
+        private byte[] bytes(Remote r, String method, Caller caller, String path, byte[] content) {
         if (path == null) {
             throw ApiException.badRequest("query parameter 'path' is required: the file's absolute path inside the sandbox");
         }

@@ -1,13 +1,19 @@
 package io.vivarium.fleet.internal;
 
+import java.io.IOException;
+import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
+import io.vivarium.api.Relay;
+import io.vivarium.api.http.NodeHeaders;
 
 /**
  * How the master's services reach a placed sandbox: found by its placement, refused as 404 to
@@ -22,6 +28,9 @@ final class Forwarding {
         this.nodes = nodes;
         this.placements = placements;
     }
+
+    /** When a caller asks again after a node did not answer. */
+    static final int RETRY_AFTER_SECS = 2;
 
     /** The routes of one sandbox, on the master and its nodes alike. */
     static final String SANDBOXES = "/v1/sandboxes";
@@ -58,6 +67,30 @@ final class Forwarding {
             throw ApiException.notFound("no sandbox " + id);
         }
         return new Remote(p, nodes.link(p.node()), collection);
+    }
+
+    /**
+     * The node of a placed sandbox as the routes that only reach into it are passed on there, with
+     * the node's secret and the caller's tenant and role; empty for a node that dials in (no address
+     * to pass a request to: its calls go through its poll).
+     */
+    Optional<Relay> relay(Remote r, Caller caller) {
+        return r.link().direct().map(node -> new Relay(URI.create(node.origin()), node.tls(), credentials(r.node(), node, caller),
+                NodeLink.CALL_TIMEOUT, "node " + r.node() + ", which runs sandbox " + r.placement().sandbox()
+                        + ", cannot be reached; retry once it is back", RETRY_AFTER_SECS,
+                exchange -> node.cuts().onCut(why -> exchange.accept(lostMessage(r.node(), why)))));
+    }
+
+    /** What a request passed on to {@code node} carries: its pairing secret as the bearer token, the caller's tenant and role. */
+    static Map<String, String> credentials(String nodeId, NodeLink.Direct node, Caller caller) {
+        String secret;
+        try {
+            secret = node.secret().get();
+        } catch (IOException e) {
+            throw ApiException.unavailable("cannot read node " + nodeId + "'s pairing secret: " + e.getMessage(), RETRY_AFTER_SECS);
+        }
+        return Map.of("Authorization", "Bearer " + secret, NodeHeaders.TENANT, caller.tenant(),
+                NodeHeaders.ROLE, caller.role().name().toLowerCase(Locale.ROOT));
     }
 
     <T> T call(Remote r, String method, String suffix, Caller caller, Object body, Class<T> type) {
@@ -125,6 +158,10 @@ final class Forwarding {
     }
 
     private static ApiException lost(String node, NodeLink.NodeFailure e) {
-        return new ApiException(503, "node " + node + " did not answer: " + e.getMessage() + "; retry once it is back", 2, e);
+        return new ApiException(503, lostMessage(node, e.getMessage()), RETRY_AFTER_SECS, e);
+    }
+
+    private static String lostMessage(String node, String why) {
+        return "node " + node + " did not answer: " + why + "; retry once it is back";
     }
 }

@@ -11,6 +11,7 @@ import javax.net.ssl.SSLContext;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.Caller;
+import io.vivarium.api.Relay;
 import io.vivarium.api.http.NodeHeaders;
 
 /**
@@ -63,10 +64,11 @@ final class NodeLink {
 
     /**
      * A listening node's API as any HTTPS client reaches it: its origin ({@code https://HOST:PORT}),
-     * the TLS context that trusts only its certificate, and its pairing secret, the bearer token of
-     * calls made for a caller with {@link NodeHeaders}.
+     * the TLS context that trusts only its certificate, its pairing secret, the bearer token of
+     * calls made for a caller with {@link NodeHeaders}, and its {@link Transport#cut}s, which such
+     * a client's exchanges under way end with.
      */
-    record Direct(String origin, SSLContext tls, DialTransport.Secret secret) {
+    record Direct(String origin, SSLContext tls, DialTransport.Secret secret, Relay.Cuts cuts) {
     }
 
     /** A node's answer: its status, its body, its Retry-After if any. */

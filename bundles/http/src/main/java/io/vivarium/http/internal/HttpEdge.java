@@ -236,15 +236,20 @@ public class HttpEdge extends HttpServlet {
         if (!caller.role().allows(route.role())) {
             throw ApiException.forbidden(forbidden(method + " " + req.getRequestURI(), route.role(), caller.role()));
         }
+        byte[] body = passedOn ? null : readBody(req, route.maxBodyBytes());
         var request = new ParsedRequest(caller, m.params(), query(req.getQueryString()), req::getHeader,
-                passedOn ? new byte[0] : readBody(req, route.maxBodyBytes()), json);
+                body == null ? new byte[0] : body, json);
         Object result = route.handler().handle(request);
         if (passedOn) {
             if (!(result instanceof Upstream upstream)) {
                 throw new IllegalStateException(routeLabel[0] + " matches every method but did not answer with an Upstream");
             }
             proxy.passOn(req, resp, upstream, router.prefix() + Router.tailBase(route, path.subList(1, path.size())),
-                    ScopedCredentials.inQuery(req));
+                    ScopedCredentials.inQuery(req), null);
+            return;
+        }
+        if (result instanceof Upstream relayed) {
+            proxy.passOn(req, resp, relayed, router.prefix(), null, body);
             return;
         }
         if (route.status() == 204 || result == null) {

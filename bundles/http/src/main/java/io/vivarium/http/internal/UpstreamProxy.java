@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import javax.net.ssl.SSLContext;
 
@@ -33,6 +34,7 @@ import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.HttpResponse;
 import org.apache.hc.core5.http.protocol.HttpContext;
+import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
 import org.apache.hc.core5.http.io.entity.InputStreamEntity;
 import org.apache.hc.core5.io.CloseMode;
 import org.apache.hc.core5.util.TimeValue;
@@ -162,13 +164,14 @@ final class UpstreamProxy implements AutoCloseable {
      * a signed URL loads next (relative links, scripts) are let in; a {@code GET} or {@code HEAD} of
      * one is sent to the same URL without the token first ({@value #TOKEN_REDIRECT}), so that the
      * token does not stay in the address bar, the history or the {@code Referer} the page sends on.
+     * {@code body} is the request's body if the edge has read it, null to stream it as it arrives.
      */
-    void passOn(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix, String queryToken)
-            throws IOException {
+    void passOn(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix, String queryToken,
+            byte[] body) throws IOException {
         Runnable done = once(upstream.done());
         boolean toSocket = false;
         try {
-            toSocket = passOn(req, resp, upstream, prefix, queryToken, done);
+            toSocket = passOn(req, resp, upstream, prefix, queryToken, body, done);
         } finally {
             if (!toSocket) {
                 done.run();
@@ -208,7 +211,7 @@ final class UpstreamProxy implements AutoCloseable {
 
     /** {@link #passOn}; true once a WebSocket took the exchange over, which then runs {@code done} itself. */
     private boolean passOn(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix,
-            String queryToken, Runnable done) throws IOException {
+            String queryToken, byte[] body, Runnable done) throws IOException {
         if (queryToken != null) {
             resp.addHeader("Set-Cookie", ScopedTokens.PARAMETER + "=" + queryToken + "; Path=" + prefix + "; HttpOnly; SameSite=Lax"
                     + (req.isSecure() ? "; Secure" : ""));
@@ -223,7 +226,7 @@ final class UpstreamProxy implements AutoCloseable {
             }
         }
         if (!WebSocketUpgrader.isUpgrade(req)) {
-            forward(req, resp, upstream, prefix);
+            forward(req, resp, upstream, prefix, body);
             return false;
         }
         Map<String, String> headers = new LinkedHashMap<>(forwardedHeaders(req, prefix));
@@ -253,7 +256,8 @@ final class UpstreamProxy implements AutoCloseable {
     }
 
     /** Forwards {@code req} to {@code upstream} as HTTP, {@code prefix} being the path its tail hangs off. */
-    private void forward(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix) throws IOException {
+    private void forward(HttpServletRequest req, HttpServletResponse resp, Upstream upstream, String prefix, byte[] body)
+            throws IOException {
         URI target = target(upstream, req.getQueryString());
         HttpUriRequestBase out = new HttpUriRequestBase(req.getMethod(), target);
         for (String name : Collections.list(req.getHeaderNames())) {
@@ -270,28 +274,56 @@ final class UpstreamProxy implements AutoCloseable {
         }
         forwardedHeaders(req, prefix).forEach(out::addHeader);
         upstream.headers().forEach(out::setHeader);
-        out.setEntity(body(req));
-        Clients c = clients();
-        AtomicBoolean late = c.deadlines().await(out, ANSWER_TIMEOUT);
-        ClassicHttpResponse answer;
+        out.setEntity(body == null ? body(req) : body.length == 0 ? null : new ByteArrayEntity(body, null));
+        AtomicReference<String> cut = new AtomicReference<>();
+        Runnable unwatch = upstream.cuts() == null ? () -> { } : upstream.cuts().onCut(why -> {
+            cut.set(why);
+            out.cancel();
+        });
         try {
-            answer = c.of(upstream).http().executeOpen(null, out, null);
-        } catch (ConnectException | ConnectTimeoutException e) {
-            throw new ApiException(502, upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")");
+            passAnswer(execute(out, upstream, target, cut), resp, upstream, prefix, out);
+        } finally {
+            unwatch.run();
+        }
+    }
+
+    /** The upstream's answer to {@code out}, its head read; the failure to begin it as the {@link ApiException} the caller gets. */
+    private ClassicHttpResponse execute(HttpUriRequestBase out, Upstream upstream, URI target, AtomicReference<String> cut) {
+        Clients c = clients();
+        Duration answerTimeout = upstream.answerTimeout() == null ? ANSWER_TIMEOUT : upstream.answerTimeout();
+        AtomicBoolean late = c.deadlines().await(out, answerTimeout);
+        try {
+            return c.of(upstream).http().executeOpen(null, out, null);
         } catch (IOException e) {
-            if (late.get()) {
-                throw new ApiException(504, "the upstream " + target.getHost() + ":" + target.getPort()
-                        + " did not begin its answer within " + ANSWER_TIMEOUT.toMinutes() + " minutes");
+            if (cut.get() != null) {
+                throw ApiException.unavailable(cut.get(), Math.max(1, upstream.retryAfterSecs()));
             }
-            if (e instanceof InterruptedIOException) {
-                // no connection came free in time, the daemon is stopping, or the thread was interrupted
-                throw ApiException.unavailable("the request to " + target.getHost() + ":" + target.getPort()
-                        + " was not sent: " + e.getMessage(), 1);
-            }
-            throw new ApiException(502, "the upstream " + target.getHost() + ":" + target.getPort() + " failed: " + e.getMessage());
+            throw failure(e, upstream, target, late.get() ? answerTimeout : null);
         } finally {
             c.deadlines().done(out);
         }
+    }
+
+    private static ApiException failure(IOException e, Upstream upstream, URI target, Duration timedOut) {
+        if (e instanceof ConnectException || e instanceof ConnectTimeoutException) {
+            String why = upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")";
+            return upstream.retryAfterSecs() > 0 ? ApiException.unavailable(why, upstream.retryAfterSecs()) : new ApiException(502, why);
+        }
+        if (timedOut != null) {
+            return new ApiException(504, "the upstream " + target.getHost() + ":" + target.getPort()
+                    + " did not begin its answer within " + timedOut.toSeconds() + " s");
+        }
+        if (e instanceof InterruptedIOException) {
+            // no connection came free in time, the daemon is stopping, or the thread was interrupted
+            return ApiException.unavailable("the request to " + target.getHost() + ":" + target.getPort()
+                    + " was not sent: " + e.getMessage(), 1);
+        }
+        return new ApiException(502, "the upstream " + target.getHost() + ":" + target.getPort() + " failed: " + e.getMessage());
+    }
+
+    /** The upstream's answer passed on as it streams in; {@code out} dropped with its connection if either side goes away. */
+    private static void passAnswer(ClassicHttpResponse answer, HttpServletResponse resp, Upstream upstream, String prefix,
+            HttpUriRequestBase out) throws IOException {
         try (answer) {
             resp.setStatus(answer.getCode());
             resp.setHeader("WWW-Authenticate", null); // the edge's challenge is not the upstream's answer

@@ -166,6 +166,126 @@ class HttpEdgeTest {
         assertEquals(List.of("GET /v1/things/{id} 200", "POST /v1/full 503", "GET unmatched 404", "GET /healthz 200"), seen);
     }
 
+    /** An upstream of the relay tests: it records what reached it and answers, or holds the answer until released. */
+    private static final class Upstream implements AutoCloseable {
+        final com.sun.net.httpserver.HttpServer server;
+        final List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+        final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+
+        Upstream() throws java.io.IOException {
+            server = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+            server.createContext("/", x -> {
+                try (x) {
+                    String body = new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+                    seen.add(x.getRequestMethod() + " " + x.getRequestURI() + " " + body + " "
+                            + x.getRequestHeaders().getFirst("Authorization"));
+                    if (x.getRequestURI().getPath().endsWith("/hang")) {
+                        release.await();
+                    }
+                    byte[] answer = "{\"from\":\"upstream\"}".getBytes(StandardCharsets.UTF_8);
+                    x.getResponseHeaders().set("Content-Type", "application/json");
+                    x.sendResponseHeaders(209, answer.length);
+                    x.getResponseBody().write(answer);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            server.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
+            server.start();
+        }
+
+        String base() {
+            return "http://127.0.0.1:" + server.getAddress().getPort();
+        }
+
+        @Override
+        public void close() {
+            release.countDown();
+            server.stop(0);
+        }
+    }
+
+    /** A surface whose one route answers with an upstream at {@code base}, for the sandbox of its path. */
+    private void relayTo(String base, int retryAfterSecs, io.vivarium.api.Relay.Cuts cuts) {
+        edge.bindSurface(new ApiSurface() {
+            @Override
+            public String prefix() {
+                return "/r";
+            }
+
+            @Override
+            public List<Route> routes() {
+                return List.of(new Route("POST", "/sandboxes/{id}/{action}", Role.USER, 200,
+                        r -> new io.vivarium.api.http.Upstream(java.net.URI.create(base + "/v1/sandboxes/" + r.pathParam("id") + "/"
+                                + r.pathParam("action")), "the node is away", null, null, Map.of("Authorization", "Bearer s3cret"),
+                                java.time.Duration.ofSeconds(30), retryAfterSecs, cuts)));
+            }
+        }, proxy(ServiceReference.class, Map.of("getProperty", 2L)));
+    }
+
+    @Test
+    void aRouteThatAnswersWithAnUpstreamPassesTheRequestOnWithItsBodyAndGivesTheUpstreamsAnswer() throws Exception {
+        try (Upstream upstream = new Upstream()) {
+            relayTo(upstream.base(), 0, null);
+            Answer a = call(edge, "POST", "/r/sandboxes/sb-1/exec", "x=1", "{\"args\":[\"true\"]}".getBytes(StandardCharsets.UTF_8),
+                    Map.of("Authorization", "Bearer t0ken", "Content-Type", "application/json"));
+            assertEquals(209, a.status, a.text());
+            assertEquals("{\"from\":\"upstream\"}", a.text());
+            assertEquals(List.of("POST /v1/sandboxes/sb-1/exec?x=1 {\"args\":[\"true\"]} Bearer s3cret"), upstream.seen,
+                    "the body the edge read goes on, the caller's token does not");
+        }
+    }
+
+    @Test
+    void anExchangeUnderWayEndsAsA503WhenItsUpstreamIsCutAndStopsWatchingWhenItEnds() throws Exception {
+        List<java.util.function.Consumer<String>> watching = new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.vivarium.api.Relay.Cuts cuts = exchange -> {
+            watching.add(exchange);
+            return () -> watching.remove(exchange);
+        };
+        try (Upstream upstream = new Upstream()) {
+            relayTo(upstream.base(), 4, cuts);
+            java.util.concurrent.CompletableFuture<Answer> hung = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return call(edge, "POST", "/r/sandboxes/sb-1/hang", null, new byte[0], Map.of("Authorization", "Bearer t0ken"));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            for (long end = System.nanoTime() + 10_000_000_000L; upstream.seen.isEmpty() || watching.isEmpty();) {
+                assertTrue(System.nanoTime() < end, "the request reaches the upstream within 10 s");
+                Thread.sleep(10);
+            }
+            assertEquals(1, watching.size());
+            watching.get(0).accept("the node went away");
+            Answer cut = hung.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(503, cut.status, cut.text());
+            assertEquals("4", cut.headers.get("Retry-After"));
+            assertTrue(cut.text().contains("the node went away"), cut.text());
+            assertEquals(List.of(), watching, "the ended exchange no longer watches");
+
+            Answer done = call(edge, "POST", "/r/sandboxes/sb-2/exec", null, new byte[0], Map.of("Authorization", "Bearer t0ken"));
+            assertEquals(209, done.status);
+            assertEquals(List.of(), watching);
+        }
+    }
+
+    @Test
+    void anUpstreamThatCannotBeReachedIsA503WithItsRetryWhenItAsksForOneElseA502() throws Exception {
+        int closed;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        relayTo("http://127.0.0.1:" + closed, 3, null);
+        Answer away = call(edge, "POST", "/r/sandboxes/sb-1/exec", null, new byte[0], Map.of("Authorization", "Bearer t0ken"));
+        assertEquals(503, away.status, away.text());
+        assertEquals("3", away.headers.get("Retry-After"));
+        assertTrue(away.text().contains("the node is away"), away.text());
+        relayTo("http://127.0.0.1:" + closed, 0, null);
+        Answer gone = call(edge, "POST", "/r/sandboxes/sb-1/exec", null, new byte[0], Map.of("Authorization", "Bearer t0ken"));
+        assertEquals(502, gone.status, gone.text());
+    }
+
     @Test
     void versionListsVersionedSurfacesOnly() throws Exception {
         edge.bindSurface(new ApiSurface() {
@@ -347,14 +467,29 @@ class HttpEdgeTest {
 
     /** A request with exactly {@code headers} (by exact name). */
     private Answer call(HttpEdge to, String method, String uri, Map<String, String> headers) throws Exception {
+        return call(to, method, uri, null, new byte[0], headers);
+    }
+
+    /** A request with a query string (or null) and a body as well. */
+    private Answer call(HttpEdge to, String method, String uri, String query, byte[] body, Map<String, String> headers)
+            throws Exception {
         Map<String, Object> answers = new HashMap<>();
         answers.put("getMethod", method);
         answers.put("getRequestURI", uri);
-        answers.put("getContentLengthLong", 0L);
-        answers.put("getInputStream", new Input(new byte[0]));
+        answers.put("getQueryString", query);
+        answers.put("getContentLengthLong", (long) body.length);
+        answers.put("getInputStream", new Input(body));
+        answers.put("getRemoteAddr", "127.0.0.1");
+        answers.put("getScheme", "http");
+        answers.put("getServerName", "localhost");
         HttpServletRequest req = (HttpServletRequest) Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] { HttpServletRequest.class },
-                (p, m, args) -> m.getName().equals("getHeader") ? headers.get((String) args[0]) : answers.get(m.getName()));
+                new Class<?>[] { HttpServletRequest.class }, (p, m, args) -> switch (m.getName()) {
+                    case "getHeader" -> headers.get((String) args[0]);
+                    case "getHeaderNames" -> java.util.Collections.enumeration(headers.keySet());
+                    case "getHeaders" -> java.util.Collections.enumeration(
+                            headers.containsKey((String) args[0]) ? List.of(headers.get((String) args[0])) : List.of());
+                    default -> answers.get(m.getName());
+                });
         Answer answer = new Answer();
         HttpServletResponse resp = (HttpServletResponse) Proxy.newProxyInstance(getClass().getClassLoader(),
                 new Class<?>[] { HttpServletResponse.class }, (p, m, args) -> {
