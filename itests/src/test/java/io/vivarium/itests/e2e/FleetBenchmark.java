@@ -35,7 +35,12 @@ class FleetBenchmark {
     static final Goal EXEC = Goal.atMost("exec of `true` through the master / directly on the node, p50", 1.3, "×", 24);
     static final Goal DELETE = Goal.atMost("delete through the master / directly on the node, p50", 1.3, "×", 24);
 
-    static final int WARM_UP = 10;
+    /**
+     * Untimed rounds of create, exec and delete on each path. Creates and deletes through the
+     * master take a forwarding path of their own (execs are relayed, {@code SandboxService#relay}),
+     * which 10 rounds left to the interpreter: 400 rounds took both paths' creates down by a third.
+     */
+    static final int WARM_UP = 300;
     /**
      * Execs on a kept sandbox before the rounds, through each path alike: a daemon serves many
      * calls, and the master's forwarding code, which only its path runs, is otherwise measured
