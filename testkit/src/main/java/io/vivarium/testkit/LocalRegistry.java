@@ -1,8 +1,6 @@
 package io.vivarium.testkit;
 
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,25 +27,15 @@ public final class LocalRegistry implements AutoCloseable {
 
     /** Starts a registry storing under {@code dir}, and waits until it listens. */
     public static LocalRegistry start(Path dir) throws IOException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = TcpPorts.free();
         Files.createDirectories(dir);
         Path config = Files.writeString(dir.resolve("registry.yml"), "version: 0.1\nlog:\n  level: error\nstorage:\n"
                 + "  filesystem:\n    rootdirectory: " + dir.resolve("storage") + "\nhttp:\n  addr: 127.0.0.1:" + port + "\n");
         Process process = new ProcessBuilder(BINARY, "serve", config.toString()).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("registry.log").toFile()).start();
         LocalRegistry registry = new LocalRegistry(process, "127.0.0.1:" + port);
-        int listening = port;
         try {
-            Bounded.until(Duration.ofSeconds(20), "the registry listens on 127.0.0.1:" + port, () -> {
-                try (Socket probe = new Socket("127.0.0.1", listening)) {
-                    return true;
-                } catch (IOException notYet) {
-                    return false;
-                }
-            });
+            Bounded.until(Duration.ofSeconds(20), "the registry listens on 127.0.0.1:" + port, () -> TcpPorts.listening("127.0.0.1", port));
         } catch (AssertionError e) {
             registry.close();
             throw e;

@@ -1,7 +1,6 @@
 package io.vivarium.testkit;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -62,7 +61,7 @@ public final class PostgresCluster implements AutoCloseable {
             Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
             run(List.of("chown", "postgres:postgres", dir.toString()), false);
         }
-        PostgresCluster c = new PostgresCluster(bin.get(), dir, freePort(), root, fsync);
+        PostgresCluster c = new PostgresCluster(bin.get(), dir, TcpPorts.free(), root, fsync);
         run(c.as(List.of(bin.get().resolve("initdb").toString(), "-D", dir.resolve("data").toString(), "-A", "trust",
                 "-U", "postgres", "--no-sync", "-E", "UTF8")), true);
         c.startServer();
@@ -120,12 +119,6 @@ public final class PostgresCluster implements AutoCloseable {
             throw new IOException(String.join(" ", command) + " exited " + p.exitValue() + ": " + text);
         }
         return text;
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     @Override

@@ -21,6 +21,7 @@ import io.vivarium.itests.bench.Goal;
 import io.vivarium.itests.bench.Stats;
 import io.vivarium.itests.bench.Table;
 import io.vivarium.testkit.Bounded;
+import io.vivarium.testkit.TcpPorts;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -113,7 +114,7 @@ class ColdStartBenchmark {
     }
 
     private static Start start(Path script, boolean cds, Path state) throws Exception {
-        int port = Daemon.freePort();
+        int port = TcpPorts.free();
         ProcessBuilder pb = new ProcessBuilder(script.toString(), "serve", "--state", state.toString(),
                 "--port", Integer.toString(port)).redirectErrorStream(true);
         pb.environment().put("VIVARIUM_JAVA_OPTS", "-Dvivarium.startup.trace=true");

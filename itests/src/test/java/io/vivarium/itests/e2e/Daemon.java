@@ -4,7 +4,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import io.vivarium.testkit.Bounded;
+import io.vivarium.testkit.TcpPorts;
 
 /**
  * The assembled daemon, started as a separate process exactly as {@code ./vivarium serve} does,
@@ -33,7 +33,7 @@ final class Daemon {
     private Process process;
 
     Daemon(Path stateDir, List<String> extraArgs, List<String> jvmOptions) throws IOException {
-        this(stateDir, extraArgs, jvmOptions, null, freePort());
+        this(stateDir, extraArgs, jvmOptions, null, TcpPorts.free());
     }
 
     private Daemon(Path stateDir, List<String> extraArgs, List<String> jvmOptions, NetNamespace namespace, int port) {
@@ -54,7 +54,7 @@ final class Daemon {
 
     static Daemon node(Path stateDir, NetNamespace namespace, String nodeId, List<String> extraArgs, List<String> jvmOptions)
             throws IOException {
-        int port = namespace == null ? freePort() : NODE_PORT;
+        int port = namespace == null ? TcpPorts.free() : NODE_PORT;
         String host = namespace == null ? "127.0.0.1" : namespace.address();
         List<String> args = new ArrayList<>(List.of("--node", "--node-id", nodeId, "--listen", host + ":" + port));
         args.addAll(extraArgs);
@@ -265,12 +265,5 @@ final class Daemon {
         Path file = i >= 0 ? Path.of(extraArgs.get(i + 1)) : stateDir.resolve("tokens");
         return Files.readAllLines(file).stream().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#"))
                 .map(l -> l.split("\\s+")[0]).toList();
-    }
-
-    /** A TCP port no one listens on now, for a server a test starts. */
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }

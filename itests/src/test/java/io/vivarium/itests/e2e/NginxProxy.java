@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
+import io.vivarium.testkit.TcpPorts;
+
 /**
  * nginx as a reverse proxy in front of one upstream, as a benchmark's reference for what a proxy
  * hop costs on this host: its own prefix directory, one worker, kept connections to the upstream
@@ -46,7 +48,7 @@ final class NginxProxy implements AutoCloseable {
     /** Starts nginx in {@code dir}, passing requests that carry {@code token} on to {@code upstream} ({@code HOST:PORT}). */
     static NginxProxy start(Path dir, String upstream, String token) throws Exception {
         Files.createDirectories(dir.resolve("tmp"));
-        int port = Daemon.freePort();
+        int port = TcpPorts.free();
         String tmp = dir.resolve("tmp").toString();
         Files.writeString(dir.resolve("nginx.conf"), """
                 worker_processes 1;
@@ -78,18 +80,15 @@ final class NginxProxy implements AutoCloseable {
                 "-g", "daemon off;")).redirectErrorStream(true).redirectOutput(dir.resolve("stdout.log").toFile()).start();
         NginxProxy proxy = new NginxProxy(p, port);
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (true) {
-            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
-                return proxy;
-            } catch (IOException notYet) {
-                if (!p.isAlive() || System.nanoTime() > deadline) {
-                    proxy.close();
-                    throw new AssertionError("nginx did not start listening on 127.0.0.1:" + port + ": "
-                            + Files.readString(dir.resolve("stdout.log")) + readIfThere(dir.resolve("error.log")));
-                }
-                Thread.sleep(20);
+        while (!TcpPorts.listening("127.0.0.1", port)) {
+            if (!p.isAlive() || System.nanoTime() > deadline) {
+                proxy.close();
+                throw new AssertionError("nginx did not start listening on 127.0.0.1:" + port + ": "
+                        + Files.readString(dir.resolve("stdout.log")) + readIfThere(dir.resolve("error.log")));
             }
+            Thread.sleep(20);
         }
+        return proxy;
     }
 
     private static String readIfThere(Path file) throws IOException {

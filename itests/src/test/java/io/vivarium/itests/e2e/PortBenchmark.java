@@ -20,6 +20,7 @@ import io.vivarium.itests.bench.Goal;
 import io.vivarium.itests.bench.Stats;
 import io.vivarium.itests.bench.Table;
 import io.vivarium.testkit.Bounded;
+import io.vivarium.testkit.TcpPorts;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -175,7 +176,8 @@ class PortBenchmark {
             serve.addAll(List.of("python3", server.toString(), Integer.toString(BULK_MIB)));
             Process serving = new ProcessBuilder(serve).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             try {
-                awaitListening(outside.address(), 8080);
+                Bounded.until(Duration.ofSeconds(20), "the bulk server in the outside namespace listens on "
+                        + outside.address() + ":8080", () -> TcpPorts.listening(outside.address(), 8080));
                 Daemon daemon = daemons.start(dir.resolve("state-bulk"), List.of(), List.of("-Dvivarium.network.allow=10.231.0.0/16"));
                 Api api = new Api(daemon.baseUrl(), daemon.adminToken());
                 String id = api.createSandbox(Map.of("network", Map.of("mode", "egress", "allow", List.of(outside.address() + "/32:8080"))));
@@ -204,20 +206,6 @@ class PortBenchmark {
         }
     }
 
-    private static void awaitListening(String host, int port) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (true) {
-            try (java.net.Socket s = new java.net.Socket()) {
-                s.connect(new java.net.InetSocketAddress(host, port), 1000);
-                return;
-            } catch (java.io.IOException notYet) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("the bulk server in the outside namespace does not listen on " + host + ":" + port);
-                }
-                Thread.sleep(50);
-            }
-        }
-    }
 
     private static double inSandbox(Api api, String id, String url) throws Exception {
         JsonNode r = Api.expect(200, api.post("/v1/sandboxes/" + id + "/exec",

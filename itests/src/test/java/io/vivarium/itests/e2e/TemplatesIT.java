@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +23,7 @@ import io.vivarium.client.VivariumException;
 import io.vivarium.testkit.Bounded;
 import io.vivarium.testkit.LocalRegistry;
 import io.vivarium.testkit.OciTestImages;
+import io.vivarium.testkit.TcpPorts;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -344,10 +344,7 @@ class TemplatesIT {
         assertEquals(400, unknownField.status(), unknownField.raw().body());
         assertEquals(404, user.post("/v1/sandboxes", Map.of("template", "none")).status());
 
-        int closed;
-        try (ServerSocket s = new ServerSocket(0)) {
-            closed = s.getLocalPort();
-        }
+        int closed = TcpPorts.free();
         JsonNode failed = made(template("unreachable", "procbox", "docker://127.0.0.1:" + closed + "/vivarium/test:1"));
         assertEquals("failed", failed.get("state").asText(), failed.toString());
         assertTrue(failed.get("build").get("error").asText().contains("(502)"), failed.toString());

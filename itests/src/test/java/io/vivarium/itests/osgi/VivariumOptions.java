@@ -10,8 +10,6 @@ import static org.ops4j.pax.exam.CoreOptions.workingDirectory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +22,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import io.vivarium.common.framework.HostLogging;
+import io.vivarium.testkit.TcpPorts;
 
 import org.ops4j.pax.exam.Option;
 
@@ -86,7 +85,7 @@ final class VivariumOptions {
         options.add(systemPackage(HostLogging.systemPackagesExtra(VivariumOptions.class.getClassLoader())));
         // With no console, gogo would otherwise stop the framework after about 2 s.
         options.add(frameworkProperty("gosh.args").value("--nointeractive"));
-        options.add(frameworkProperty(HTTP_PORT).value(String.valueOf(freePort())));
+        options.add(frameworkProperty(HTTP_PORT).value(String.valueOf(TcpPorts.free())));
         options.add(frameworkProperty(HTTP_HOST).value("127.0.0.1"));
         options.add(frameworkProperty(STATE_DIR).value(state.toString()));
         options.add(frameworkProperty(TOKEN_FILE).value(tokenFile.toString()));
@@ -109,14 +108,6 @@ final class VivariumOptions {
         return options.toArray(Option[]::new);
     }
 
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot find a free port", e);
-        }
-    }
 
     private static void deleteRecursively(Path dir) throws IOException {
         if (!Files.exists(dir)) {

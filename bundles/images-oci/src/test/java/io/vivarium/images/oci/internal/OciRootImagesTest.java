@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,6 +26,7 @@ import io.vivarium.api.spi.RootImage;
 import io.vivarium.api.spi.RootImages;
 import io.vivarium.testkit.LocalRegistry;
 import io.vivarium.testkit.OciTestImages;
+import io.vivarium.testkit.TcpPorts;
 
 /** Pulls of real images, made by umoci, through skopeo: layouts, docker archives, refusals. */
 class OciRootImagesTest {
@@ -153,10 +153,7 @@ class OciRootImagesTest {
                 Progress.NONE));
         assertEquals(400, missing.status(), missing.getMessage());
 
-        int closed;
-        try (ServerSocket s = new ServerSocket(0)) {
-            closed = s.getLocalPort();
-        }
+        int closed = TcpPorts.free();
         OciRootImages insecure = new OciRootImages(OciImagesSettings.defaults(Set.of("127.0.0.1:" + closed)), cache);
         ApiException unreachable = assertThrows(ApiException.class, () -> insecure.pull("docker://127.0.0.1:" + closed
                 + "/vivarium/test:1", Progress.NONE));
