@@ -33,8 +33,10 @@ import io.vivarium.api.Relay;
  *        sent under those names (how the upstream knows the daemon: its credentials); since 1.9
  * @param answerTimeout how long the upstream may take to begin its answer (504 after it); null for the
  *        edge's own bound, 5 minutes; since 1.10
- * @param retryAfterSecs above 0, an upstream that cannot be reached is a 503 that asks the caller to
- *        retry after this many seconds (another daemon that is away for now), not a 502; since 1.10
+ * @param retryAfterSecs above 0, the upstream is another daemon of this one's, which may be away for
+ *        now: when it cannot be reached, fails before its answer begins, or refuses the credentials
+ *        of {@code headers} (401), that is a 503 asking the caller to retry after this many seconds,
+ *        not a 502 (nor that 401, which is not the caller's); since 1.10
  * @param cuts where the upstream is known to have gone away: the exchange under way with it ends then,
  *        as a 503 saying what the cut said (retry as {@code retryAfterSecs}) if its answer has not
  *        begun, cut short if it has; null for never; since 1.10

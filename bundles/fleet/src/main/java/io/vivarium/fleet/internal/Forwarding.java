@@ -83,6 +83,7 @@ final class Forwarding {
 
     /** What a request passed on to {@code node} carries: its pairing secret as the bearer token, the caller's tenant and role. */
     static Map<String, String> credentials(String nodeId, NodeLink.Direct node, Caller caller) {
+        NodeLink.checkTenant(caller);
         String secret;
         try {
             secret = node.secret().get();

@@ -89,6 +89,15 @@ final class NodeLink {
         return new NodeLink("the node at " + address, DialTransport.toNode(address, code));
     }
 
+    /** 400 for a caller whose tenant a node cannot be told (in {@link NodeHeaders#TENANT}). */
+    static void checkTenant(Caller caller) {
+        if (!NodeHeaders.TENANT_NAME.matcher(caller.tenant()).matches()) {
+            throw ApiException.badRequest("tenant '" + caller.tenant() + "' cannot be driven on a fleet node: a node takes tenant "
+                    + "names of letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit); rename it in the "
+                    + "master's token file");
+        }
+    }
+
     /** {@link Transport#direct()}. */
     Optional<Direct> direct() {
         return transport.direct();
@@ -122,11 +131,7 @@ final class NodeLink {
     }
 
     <T> T call(String method, String path, Caller caller, Object body, Class<T> type, Duration timeout) throws NodeFailure {
-        if (!NodeHeaders.TENANT_NAME.matcher(caller.tenant()).matches()) {
-            throw ApiException.badRequest("tenant '" + caller.tenant() + "' cannot be driven on a fleet node: a node takes tenant "
-                    + "names of letters, digits, '.', '_' and '-' (up to 64, starting with a letter or digit); rename it in the "
-                    + "master's token file");
-        }
+        checkTenant(caller);
         Answer r = transport.send(method, path, caller, body == null ? null : FleetJson.write(body), "application/json", timeout);
         failOnError(r);
         if (type == null || r.status() == 204) {

@@ -249,7 +249,7 @@ public class HttpEdge extends HttpServlet {
             return;
         }
         if (result instanceof Upstream relayed) {
-            proxy.passOn(req, resp, relayed, router.prefix(), null, body);
+            proxy.passOn(req, resp, relayed, "/", null, body); // the same path on the upstream: its root is ours
             return;
         }
         if (route.status() == 204 || result == null) {

@@ -9,6 +9,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -122,7 +123,9 @@ final class UpstreamProxy implements AutoCloseable {
             ConnectionConfig connections = ConnectionConfig.custom().setConnectTimeout(Timeout.of(CONNECT_TIMEOUT))
                     .setValidateAfterInactivity(Timeout.of(CHECK_AFTER_IDLE)).build();
             PoolingHttpClientConnectionManagerBuilder manager = PoolingHttpClientConnectionManagerBuilder.create()
-                    .setDefaultConnectionConfig(connections).setMaxConnPerRoute(CONNECTIONS_PER_UPSTREAM)
+                    .setDefaultConnectionConfig(connections)
+                    // an https upstream is another daemon, one route for every sandbox it runs: as many as all
+                    .setMaxConnPerRoute(tls == null ? CONNECTIONS_PER_UPSTREAM : CONNECTIONS)
                     .setMaxConnTotal(CONNECTIONS);
             if (tls != null) {
                 // the context's trust managers are the whole check (Upstream#tls): no host name besides
@@ -225,7 +228,7 @@ final class UpstreamProxy implements AutoCloseable {
                 return false;
             }
         }
-        if (!WebSocketUpgrader.isUpgrade(req)) {
+        if (body != null || !WebSocketUpgrader.isUpgrade(req)) { // a body the edge read: a route of its own, never a WebSocket
             forward(req, resp, upstream, prefix, body);
             return false;
         }
@@ -305,9 +308,13 @@ final class UpstreamProxy implements AutoCloseable {
     }
 
     private static ApiException failure(IOException e, Upstream upstream, URI target, Duration timedOut) {
-        if (e instanceof ConnectException || e instanceof ConnectTimeoutException) {
-            String why = upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")";
-            return upstream.retryAfterSecs() > 0 ? ApiException.unavailable(why, upstream.retryAfterSecs()) : new ApiException(502, why);
+        boolean unreachable = e instanceof ConnectException || e instanceof ConnectTimeoutException;
+        if (upstream.retryAfterSecs() > 0 && timedOut == null) {
+            return ApiException.unavailable(upstream.unreachable() + " (" + (unreachable || e.getMessage() == null
+                    ? e.getClass().getSimpleName() : e.getMessage()) + ")", upstream.retryAfterSecs());
+        }
+        if (unreachable) {
+            return new ApiException(502, upstream.unreachable() + " (" + e.getClass().getSimpleName() + ")");
         }
         if (timedOut != null) {
             return new ApiException(504, "the upstream " + target.getHost() + ":" + target.getPort()
@@ -325,6 +332,10 @@ final class UpstreamProxy implements AutoCloseable {
     private static void passAnswer(ClassicHttpResponse answer, HttpServletResponse resp, Upstream upstream, String prefix,
             HttpUriRequestBase out) throws IOException {
         try (answer) {
+            if (answer.getCode() == 401 && upstream.retryAfterSecs() > 0) {
+                throw ApiException.unavailable(upstream.unreachable() + " (it refused this daemon's credentials: "
+                        + refusal(answer) + ")", upstream.retryAfterSecs());
+            }
             resp.setStatus(answer.getCode());
             resp.setHeader("WWW-Authenticate", null); // the edge's challenge is not the upstream's answer
             Set<String> set = new java.util.HashSet<>();
@@ -371,6 +382,16 @@ final class UpstreamProxy implements AutoCloseable {
         }
     }
 
+    /** The start of a refusal's body, as text. */
+    private static String refusal(ClassicHttpResponse answer) throws IOException {
+        HttpEntity entity = answer.getEntity();
+        if (entity == null) {
+            return "no body";
+        }
+        byte[] start = entity.getContent().readNBytes(500);
+        return new String(start, java.nio.charset.StandardCharsets.UTF_8).strip();
+    }
+
     /**
      * A {@code Location} the upstream answered, as the client must follow it: one on the upstream's
      * own address, or a path from its root, is put under {@code prefix} (as nginx's
@@ -389,8 +410,30 @@ final class UpstreamProxy implements AutoCloseable {
 
     /** The upstream's URI with the request's query, less the scoped token. */
     static URI target(Upstream upstream, String rawQuery) {
-        String q = withoutToken(rawQuery);
+        String q = escaped(withoutToken(rawQuery));
         return URI.create(upstream.target().toString() + (q.isEmpty() ? "" : "?" + q));
+    }
+
+    /**
+     * A query as the caller sent it, with what may not stand in a URI's query as it is ({@code |},
+     * a space, a {@code %} that escapes nothing, a letter beyond ASCII) percent-encoded in UTF-8.
+     */
+    static String escaped(String query) {
+        StringBuilder out = new StringBuilder(query.length());
+        for (int i = 0; i < query.length();) {
+            int c = query.codePointAt(i);
+            boolean escapes = c == '%' && i + 2 < query.length() && HexFormat.isHexDigit(query.charAt(i + 1))
+                    && HexFormat.isHexDigit(query.charAt(i + 2));
+            if (escapes || c < 128 && (Character.isLetterOrDigit(c) || "-._~!$&'()*+,;=:@/?".indexOf(c) >= 0)) {
+                out.append((char) c);
+            } else {
+                for (byte b : new String(Character.toChars(c)).getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+                    out.append('%').append(HexFormat.of().withUpperCase().toHexDigits(b));
+                }
+            }
+            i += Character.charCount(c);
+        }
+        return out.toString();
     }
 
     /**

@@ -182,6 +182,16 @@ class HttpEdgeTest {
                     if (x.getRequestURI().getPath().endsWith("/hang")) {
                         release.await();
                     }
+                    if (x.getRequestURI().getPath().endsWith("/drop")) {
+                        throw new IllegalStateException("the connection goes without an answer");
+                    }
+                    if (x.getRequestURI().getPath().endsWith("/refuse")) {
+                        byte[] refused = "{\"error\":\"invalid bearer token\"}".getBytes(StandardCharsets.UTF_8);
+                        x.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+                        x.sendResponseHeaders(401, refused.length);
+                        x.getResponseBody().write(refused);
+                        return;
+                    }
                     byte[] answer = "{\"from\":\"upstream\"}".getBytes(StandardCharsets.UTF_8);
                     x.getResponseHeaders().set("Content-Type", "application/json");
                     x.sendResponseHeaders(209, answer.length);
@@ -267,6 +277,36 @@ class HttpEdgeTest {
             Answer done = call(edge, "POST", "/r/sandboxes/sb-2/exec", null, new byte[0], Map.of("Authorization", "Bearer t0ken"));
             assertEquals(209, done.status);
             assertEquals(List.of(), watching);
+        }
+    }
+
+    @Test
+    void anotherDaemonThatDropsTheRequestOrRefusesOurCredentialsIsA503WithItsRetryNotItsAnswer() throws Exception {
+        try (Upstream upstream = new Upstream()) {
+            relayTo(upstream.base(), 2, null);
+            Answer dropped = call(edge, "POST", "/r/sandboxes/sb-1/drop", null, new byte[0], Map.of("Authorization", "Bearer t0ken"));
+            assertEquals(503, dropped.status, dropped.text());
+            assertEquals("2", dropped.headers.get("Retry-After"));
+            Answer refused = call(edge, "POST", "/r/sandboxes/sb-1/refuse", null, new byte[0], Map.of("Authorization", "Bearer t0ken"));
+            assertEquals(503, refused.status, refused.text());
+            assertEquals("2", refused.headers.get("Retry-After"));
+            assertTrue(refused.text().contains("it refused this daemon's credentials"), refused.text());
+            assertTrue(refused.text().contains("invalid bearer token"), refused.text());
+
+            relayTo(upstream.base(), 0, null);
+            Answer passed = call(edge, "POST", "/r/sandboxes/sb-1/refuse", null, new byte[0], Map.of("Authorization", "Bearer t0ken"));
+            assertEquals(401, passed.status, "an app's own 401 through an exposed port is its answer");
+        }
+    }
+
+    @Test
+    void aRelayedRouteAskedToUpgradeIsStillPassedOnAsHttpWithAQueryOfAnyCharacters() throws Exception {
+        try (Upstream upstream = new Upstream()) {
+            relayTo(upstream.base(), 2, null);
+            Answer a = call(edge, "POST", "/r/sandboxes/sb-1/exec", "path=/tmp/a|b c", new byte[0],
+                    Map.of("Authorization", "Bearer t0ken", "Upgrade", "websocket", "Connection", "Upgrade"));
+            assertEquals(209, a.status, a.text());
+            assertEquals(List.of("POST /v1/sandboxes/sb-1/exec?path=/tmp/a%7Cb%20c  Bearer s3cret"), upstream.seen);
         }
     }
 

@@ -60,4 +60,12 @@ class UpstreamProxyTest {
         assertEquals(Map.of("Authorization", "Bearer s"), secure.headers());
         assertEquals(Map.of(), upstream.headers());
     }
+
+    @Test
+    void aQueryIsPassedOnAsItCameWithWhatCannotStandInAUriEscaped() {
+        assertEquals("path=/a/b&x=%41+1", UpstreamProxy.escaped("path=/a/b&x=%41+1"));
+        assertEquals("path=/tmp/a%7Cb%20c%7B%7D", UpstreamProxy.escaped("path=/tmp/a|b c{}"));
+        assertEquals("p=%25zz&q=%25", UpstreamProxy.escaped("p=%zz&q=%"));
+        assertEquals("q=%C3%A9%F0%9F%99%82", UpstreamProxy.escaped("q=\u00e9\ud83d\ude42"));
+    }
 }
