@@ -6,7 +6,6 @@ import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HexFormat;
@@ -14,32 +13,16 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
-import javax.net.ssl.SSLContext;
-
 import org.apache.hc.client5.http.ConnectTimeoutException;
 import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
-import org.apache.hc.client5.http.config.ConnectionConfig;
-import org.apache.hc.client5.http.config.RequestConfig;
-import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.HttpClients;
-import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
-import org.apache.hc.client5.http.ssl.ClientTlsStrategyBuilder;
-import org.apache.hc.client5.http.ssl.NoopHostnameVerifier;
 import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpEntity;
-import org.apache.hc.core5.http.HttpResponse;
-import org.apache.hc.core5.http.protocol.HttpContext;
 import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
 import org.apache.hc.core5.http.io.entity.InputStreamEntity;
-import org.apache.hc.core5.io.CloseMode;
-import org.apache.hc.core5.util.TimeValue;
-import org.apache.hc.core5.util.Timeout;
 
 import io.vivarium.api.ApiException;
 import io.vivarium.api.http.NodeHeaders;
@@ -49,7 +32,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 /**
- * Passes a request on to an {@link Upstream} over one shared Apache HttpClient 5 (classic: the
+ * Passes a request on to an {@link Upstream} over an Apache HttpClient 5 of {@link UpstreamClients} (classic: the
  * exchange runs in the request's own thread, with no hand-over to a selector thread and back,
  * which cost the JDK client ~0.2 ms of each request here; it keeps connections to an upstream open
  * between requests), streaming the body in both directions. Headers go through but for the
@@ -72,14 +55,6 @@ final class UpstreamProxy implements AutoCloseable {
             "http2-settings", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-prefix",
             NodeHeaders.TENANT.toLowerCase(Locale.ROOT), NodeHeaders.ROLE.toLowerCase(Locale.ROOT));
 
-    /** Connections kept to one upstream, and to all: a request beyond them waits for one to come free. */
-    private static final int CONNECTIONS_PER_UPSTREAM = 256;
-    private static final int CONNECTIONS = 4096;
-    /** A kept connection idle this long is checked before it is used again (a gVisor checkpoint resets them). */
-    private static final Duration CHECK_AFTER_IDLE = Duration.ofSeconds(1);
-    /** A kept connection idle this long is closed. */
-    private static final Duration IDLE_KEPT = Duration.ofMinutes(1);
-
     /**
      * Built at the first request passed on, not with the edge: building one loads TLS providers,
      * about 0.1 s of every daemon start otherwise.
@@ -88,76 +63,8 @@ final class UpstreamProxy implements AutoCloseable {
     /** Set by {@link #close}: no client is made again. */
     private boolean closed;
 
-    /**
-     * Sends an idempotent request once more on another connection when the kept one it went out on
-     * turned out dead before any answer (its sandbox deleted, or a gVisor checkpoint reset it, and a
-     * new sandbox took the address); never anything that has begun to answer, nor a retry that an
-     * upstream's 503 or 429 would ask the client for: those answers are the caller's.
-     */
-    private static final class StaleConnectionRetries extends DefaultHttpRequestRetryStrategy {
-        StaleConnectionRetries() {
-            super(1, TimeValue.ZERO_MILLISECONDS);
-        }
-
-        @Override
-        public boolean retryRequest(HttpResponse response, int execCount, HttpContext context) {
-            return false;
-        }
-    }
-
-    /** An HTTP client and the JDK's for WebSockets, for upstreams of one kind (plain, or trusted by one TLS context). */
-    private record ClientPair(CloseableHttpClient http, HttpClient webSockets) {
-        /** @param tls the context an {@code https} upstream is trusted by; null for plain HTTP */
-        static ClientPair make(SSLContext tls) {
-            HttpClient.Builder webSockets = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                    .connectTimeout(CONNECT_TIMEOUT).followRedirects(HttpClient.Redirect.NEVER);
-            return new ClientPair(http(tls), (tls == null ? webSockets : webSockets.sslContext(tls)).build());
-        }
-
-        void close() {
-            http.close(CloseMode.IMMEDIATE);
-            webSockets.shutdownNow();
-        }
-
-        private static CloseableHttpClient http(SSLContext tls) {
-            ConnectionConfig connections = ConnectionConfig.custom().setConnectTimeout(Timeout.of(CONNECT_TIMEOUT))
-                    .setValidateAfterInactivity(Timeout.of(CHECK_AFTER_IDLE)).build();
-            PoolingHttpClientConnectionManagerBuilder manager = PoolingHttpClientConnectionManagerBuilder.create()
-                    .setDefaultConnectionConfig(connections)
-                    // an https upstream is another daemon, one route for every sandbox it runs: as many as all
-                    .setMaxConnPerRoute(tls == null ? CONNECTIONS_PER_UPSTREAM : CONNECTIONS)
-                    .setMaxConnTotal(CONNECTIONS);
-            if (tls != null) {
-                // the context's trust managers are the whole check (Upstream#tls): no host name besides
-                manager.setTlsSocketStrategy(ClientTlsStrategyBuilder.create().setSslContext(tls)
-                        .setHostnameVerifier(NoopHostnameVerifier.INSTANCE).buildClassic());
-            }
-            return HttpClients.custom()
-                    .setConnectionManager(manager.build())
-                    // the answer's bytes as the upstream sent them: no redirects followed, no decompression,
-                    // no cookies kept, nothing sent twice
-                    .disableRedirectHandling().disableContentCompression().disableCookieManagement()
-                    .disableAuthCaching().disableDefaultUserAgent().setRetryStrategy(new StaleConnectionRetries())
-                    .setDefaultRequestConfig(RequestConfig.custom().setResponseTimeout(Timeout.DISABLED)
-                            .setProtocolUpgradeEnabled(false).setAuthenticationEnabled(false).build())
-                    // the connections of sandboxes that went away, and those idle for long, are closed
-                    .evictExpiredConnections().evictIdleConnections(TimeValue.of(IDLE_KEPT))
-                    .build();
-        }
-    }
-
-    /**
-     * The clients of plain upstreams, those of each TLS context an upstream came with (a fleet's
-     * master has one per node), and the deadlines of the upstreams' first answers.
-     */
-    private record Clients(ClientPair plain, Map<SSLContext, ClientPair> secure, AnswerDeadlines deadlines) {
-        static Clients make() {
-            return new Clients(ClientPair.make(null), new ConcurrentHashMap<>(), new AnswerDeadlines(Duration.ofSeconds(1)));
-        }
-
-        ClientPair of(Upstream upstream) {
-            return upstream.tls() == null ? plain : secure.computeIfAbsent(upstream.tls(), ClientPair::make);
-        }
+    /** The clients and the deadlines of the upstreams' first answers. */
+    private record Clients(UpstreamClients pairs, AnswerDeadlines deadlines) {
     }
 
     /**
@@ -191,7 +98,7 @@ final class UpstreamProxy implements AutoCloseable {
                     if (closed) {
                         throw ApiException.unavailable("the HTTP edge is stopping: ask again", 1);
                     }
-                    c = Clients.make();
+                    c = new Clients(new UpstreamClients(), new AnswerDeadlines(Duration.ofSeconds(1)));
                     clients = c;
                 }
             }
@@ -206,8 +113,7 @@ final class UpstreamProxy implements AutoCloseable {
         Clients c = clients;
         clients = null;
         if (c != null) {
-            c.plain().close();
-            c.secure().values().forEach(ClientPair::close);
+            c.pairs().close();
             c.deadlines().close();
         }
     }
@@ -238,7 +144,21 @@ final class UpstreamProxy implements AutoCloseable {
             headers.put("Cookie", cookies); // the app's own session, as its pages have it
         }
         headers.putAll(upstream.headers());
-        UpstreamSocket socket = UpstreamSocket.open(clients().of(upstream).webSockets(), upstream, req.getQueryString(), headers, done);
+        UpstreamClients pairs = clients().pairs();
+        UpstreamClients.Pair pair = pairs.lease(upstream);
+        UpstreamSocket socket;
+        try {
+            socket = UpstreamSocket.open(pair.webSockets(), upstream, req.getQueryString(), headers, once(() -> {
+                try {
+                    done.run();
+                } finally {
+                    pairs.release(pair);
+                }
+            }));
+        } catch (RuntimeException e) {
+            pairs.release(pair);
+            throw e;
+        }
         try {
             WebSocketUpgrader.upgrade(req, socket);
         } catch (IOException | RuntimeException e) {
@@ -283,20 +203,23 @@ final class UpstreamProxy implements AutoCloseable {
             cut.set(why);
             out.cancel();
         });
+        Clients c = clients();
+        UpstreamClients.Pair pair = c.pairs().lease(upstream);
         try {
-            passAnswer(execute(out, upstream, target, cut), resp, upstream, prefix, out);
+            passAnswer(execute(c, pair, out, upstream, target, cut), resp, upstream, prefix, out);
         } finally {
+            c.pairs().release(pair);
             unwatch.run();
         }
     }
 
     /** The upstream's answer to {@code out}, its head read; the failure to begin it as the {@link ApiException} the caller gets. */
-    private ClassicHttpResponse execute(HttpUriRequestBase out, Upstream upstream, URI target, AtomicReference<String> cut) {
-        Clients c = clients();
+    private static ClassicHttpResponse execute(Clients c, UpstreamClients.Pair pair, HttpUriRequestBase out, Upstream upstream,
+            URI target, AtomicReference<String> cut) {
         Duration answerTimeout = upstream.answerTimeout() == null ? ANSWER_TIMEOUT : upstream.answerTimeout();
         AtomicBoolean late = c.deadlines().await(out, answerTimeout);
         try {
-            return c.of(upstream).http().executeOpen(null, out, null);
+            return pair.http().executeOpen(null, out, null);
         } catch (IOException e) {
             if (cut.get() != null) {
                 throw ApiException.unavailable(cut.get(), Math.max(1, upstream.retryAfterSecs()));
