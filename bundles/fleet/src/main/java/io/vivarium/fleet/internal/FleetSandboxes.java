@@ -379,7 +379,7 @@ final class FleetSandboxes implements SandboxService {
         return r == null ? Optional.empty() : forwarding.relay(r, caller);
     }
 
-        private byte[] bytes(Remote r, String method, Caller caller, String path, byte[] content) {
+    private byte[] bytes(Remote r, String method, Caller caller, String path, byte[] content) {
         if (path == null) {
             throw ApiException.badRequest("query parameter 'path' is required: the file's absolute path inside the sandbox");
         }

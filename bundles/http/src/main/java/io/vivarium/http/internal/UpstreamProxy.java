@@ -6,6 +6,7 @@ import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HexFormat;
@@ -312,7 +313,7 @@ final class UpstreamProxy implements AutoCloseable {
             return "no body";
         }
         byte[] start = entity.getContent().readNBytes(500);
-        return new String(start, java.nio.charset.StandardCharsets.UTF_8).strip();
+        return new String(start, StandardCharsets.UTF_8).strip();
     }
 
     /**
@@ -350,7 +351,7 @@ final class UpstreamProxy implements AutoCloseable {
             if (escapes || c < 128 && (Character.isLetterOrDigit(c) || "-._~!$&'()*+,;=:@/?".indexOf(c) >= 0)) {
                 out.append((char) c);
             } else {
-                for (byte b : new String(Character.toChars(c)).getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+                for (byte b : new String(Character.toChars(c)).getBytes(StandardCharsets.UTF_8)) {
                     out.append('%').append(HexFormat.of().withUpperCase().toHexDigits(b));
                 }
             }
