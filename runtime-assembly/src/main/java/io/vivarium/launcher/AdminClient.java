@@ -12,7 +12,6 @@ import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import javax.net.ssl.SSLHandshakeException;
 
@@ -45,11 +44,11 @@ final class AdminClient {
     private AdminClient() {
     }
 
-    static int run(String noun, List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
+    static int run(String noun, List<String> args, Caller caller, PrintStream out, PrintStream err) {
         DaemonTarget target;
         String token;
         try {
-            target = DaemonTarget.resolve(args, env, true);
+            target = DaemonTarget.resolve(args, caller, true);
             token = target.requireToken();
         } catch (DaemonTarget.Unresolved e) {
             err.println("vivarium: " + e.getMessage());
@@ -62,7 +61,7 @@ final class AdminClient {
         }
         String url = target.url();
         try {
-            HttpResponse<String> response = send(url, token, call, client(target.cacert(), url));
+            HttpResponse<String> response = send(url, token, call, caller, client(target.cacert(), url));
             JsonNode body = response.body().isEmpty() ? null : JSON.readTree(response.body());
             if (response.statusCode() == 403) {
                 err.println(notAnOperator(target.tokenFrom()));
@@ -138,10 +137,10 @@ final class AdminClient {
         return builder.build();
     }
 
-    private static HttpResponse<String> send(String url, String token, Call call, HttpClient http)
+    private static HttpResponse<String> send(String url, String token, Call call, Caller caller, HttpClient http)
             throws IOException, InterruptedException {
         HttpRequest.BodyPublisher body = call.upload() == null ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofFile(call.upload());
+                : HttpRequest.BodyPublishers.ofFile(caller.workDir().resolve(call.upload()));
         HttpRequest request = HttpRequest.newBuilder(URI.create(url + call.path())).timeout(Duration.ofSeconds(120))
                 .header("Authorization", "Bearer " + token).header("Content-Type", "application/java-archive")
                 .method(call.method(), body).build();

@@ -12,7 +12,8 @@ import java.util.Map;
  * Which daemon a command line talks to, and with which token: flags first ({@code --url},
  * {@code --token}, {@code --token-file}, {@code --cacert}, {@code --state}), then the environment
  * ({@code VIVARIUM_URL}, {@code VIVARIUM_TOKEN}, {@code VIVARIUM_TOKEN_FILE}, {@code VIVARIUM_CACERT},
- * {@code VIVARIUM_STATE}), then the state directory ({@code ./var} unless named): the address a
+ * {@code VIVARIUM_STATE}), then the state directory ({@code ./var} unless named; relative paths are the
+ * caller's, see {@link Caller}): the address a
  * running daemon wrote there ({@value #ADDRESS}) and its token file. When nothing names a daemon,
  * the error says what was tried.
  *
@@ -44,14 +45,15 @@ record DaemonTarget(String url, String from, String token, String tokenFrom, Pat
      * Resolves the target from {@code args} and {@code env}; {@code operator}: prefer the token
      * file's first operator token (daemon-wide administration), else its first token.
      */
-    static DaemonTarget resolve(List<String> args, Map<String, String> env, boolean operator) throws Unresolved {
+    static DaemonTarget resolve(List<String> args, Caller caller, boolean operator) throws Unresolved {
+        Map<String, String> env = caller.env();
         String url = null;
         String urlFrom = null;
         String token = null;
         String tokenFrom = null;
         Path tokenFile = null;
-        Path cacert = env.containsKey("VIVARIUM_CACERT") ? Path.of(env.get("VIVARIUM_CACERT")) : null;
-        Path state = Path.of(env.getOrDefault("VIVARIUM_STATE", "var"));
+        Path cacert = env.containsKey("VIVARIUM_CACERT") ? caller.path(env.get("VIVARIUM_CACERT")) : null;
+        Path state = caller.path(env.getOrDefault("VIVARIUM_STATE", "var"));
         List<String> words = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
             String a = args.get(i);
@@ -72,9 +74,9 @@ record DaemonTarget(String url, String from, String token, String tokenFrom, Pat
                     token = value;
                     tokenFrom = a;
                 }
-                case "--token-file" -> tokenFile = Path.of(value);
-                case "--cacert" -> cacert = Path.of(value);
-                default -> state = Path.of(value);
+                case "--token-file" -> tokenFile = caller.path(value);
+                case "--cacert" -> cacert = caller.path(value);
+                default -> state = caller.path(value);
             }
         }
         if (url == null && env.get("VIVARIUM_URL") != null) {
@@ -98,7 +100,7 @@ record DaemonTarget(String url, String from, String token, String tokenFrom, Pat
         }
         if (token == null) {
             if (tokenFile == null) {
-                tokenFile = env.containsKey("VIVARIUM_TOKEN_FILE") ? Path.of(env.get("VIVARIUM_TOKEN_FILE")) : state.resolve("tokens");
+                tokenFile = env.containsKey("VIVARIUM_TOKEN_FILE") ? caller.path(env.get("VIVARIUM_TOKEN_FILE")) : state.resolve("tokens");
             }
             tokenFrom = tokenFile.toString();
             token = tokenIn(tokenFile, operator);

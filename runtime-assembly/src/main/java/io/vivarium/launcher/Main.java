@@ -1,7 +1,6 @@
 package io.vivarium.launcher;
 
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 
@@ -28,13 +27,13 @@ public final class Main {
         // kept-alive connection; the fleet forwards execs and creates as such POSTs, which must
         // never run twice. Read once, when that client is first loaded: so before anything else.
         System.setProperty("sun.net.http.retryPost", "false");
-        int code = run(Arrays.asList(args), System.out, System.err);
+        int code = run(Arrays.asList(args), Caller.thisProcess(), System.out, System.err);
         System.out.flush();
         System.err.flush();
         System.exit(code);
     }
 
-    static int run(List<String> args, PrintStream out, PrintStream err) {
+    static int run(List<String> args, Caller caller, PrintStream out, PrintStream err) {
         if (args.isEmpty()) {
             err.print(Options.USAGE);
             return 2;
@@ -49,13 +48,10 @@ public final class Main {
                 return 0;
             }
             case "state" -> {
-                return StateExport.run(args.subList(1, args.size()), Path.of("").toAbsolutePath(), out, err);
+                return StateExport.run(args.subList(1, args.size()), caller.workDir(), out, err);
             }
-            case "plugins", "features" -> {
-                return AdminClient.run(command, args.subList(1, args.size()), System.getenv(), out, err);
-            }
-            case "sandbox", "snapshot", "vm", "volume", "template" -> {
-                return SandboxCli.run(command, args.subList(1, args.size()), System.getenv(), out, err);
+            case CliServer.COMMAND -> {
+                return CliServer.run(args.subList(1, args.size()), err);
             }
             case "serve" -> {
                 if (args.contains("--help") || args.contains("-h")) {
@@ -64,7 +60,7 @@ public final class Main {
                 }
                 Options opts;
                 try {
-                    opts = Options.parse(args.subList(1, args.size()), Path.of("").toAbsolutePath());
+                    opts = Options.parse(args.subList(1, args.size()), caller.workDir());
                 } catch (Options.UsageException e) {
                     err.println("vivarium: " + e.getMessage());
                     err.print(Options.USAGE);
@@ -73,10 +69,27 @@ public final class Main {
                 return Serve.run(opts, out, err);
             }
             default -> {
+                if (isCommandLine(command)) {
+                    return commandLine(command, args.subList(1, args.size()), caller, out, err);
+                }
                 err.println("vivarium: unknown command '" + command + "'");
                 err.print(Options.USAGE);
                 return 2;
             }
         }
+    }
+
+    /** Whether {@code noun} is a command that drives a running daemon, which {@link #commandLine} runs. */
+    static boolean isCommandLine(String noun) {
+        return switch (noun) {
+            case "plugins", "features", "sandbox", "snapshot", "vm", "volume", "template" -> true;
+            default -> false;
+        };
+    }
+
+    /** A command that drives a running daemon, for this process or for a client of {@link CliServer}. */
+    static int commandLine(String noun, List<String> args, Caller caller, PrintStream out, PrintStream err) {
+        return noun.equals("plugins") || noun.equals("features") ? AdminClient.run(noun, args, caller, out, err)
+                : SandboxCli.run(noun, args, caller, out, err);
     }
 }

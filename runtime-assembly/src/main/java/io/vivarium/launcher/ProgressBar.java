@@ -1,6 +1,5 @@
 package io.vivarium.launcher;
 
-import java.io.Console;
 import java.io.PrintStream;
 
 import io.vivarium.api.Progress;
@@ -22,11 +21,6 @@ final class ProgressBar implements Progress, AutoCloseable {
     ProgressBar(PrintStream err, boolean terminal) {
         this.err = err;
         this.terminal = terminal;
-    }
-
-    /** On the process's stderr, redrawn in place when this process has a terminal. */
-    static ProgressBar onStderr(PrintStream err) {
-        return new ProgressBar(err, hasTerminal());
     }
 
     @Override
@@ -52,19 +46,6 @@ final class ProgressBar implements Progress, AutoCloseable {
         if (lineOpen) {
             err.println();
             lineOpen = false;
-        }
-    }
-
-    /** Whether this process talks to a terminal: {@code Console.isTerminal()} from Java 22, a console at all before. */
-    private static boolean hasTerminal() {
-        Console console = System.console();
-        if (console == null) {
-            return false;
-        }
-        try {
-            return (boolean) Console.class.getMethod("isTerminal").invoke(console);
-        } catch (ReflectiveOperationException beforeJava22) {
-            return true;
         }
     }
 }

@@ -11,14 +11,12 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
-import java.util.Map;
 import java.util.function.Consumer;
 
 import io.vivarium.api.CommandInfo;
@@ -80,21 +78,23 @@ final class SandboxCli {
     private final PrintStream out;
     private final PrintStream err;
     private final boolean json;
+    private final Caller caller;
 
-    private SandboxCli(VivariumClient vivarium, PrintStream out, PrintStream err, boolean json) {
+    private SandboxCli(VivariumClient vivarium, PrintStream out, PrintStream err, boolean json, Caller caller) {
         this.vivarium = vivarium;
         this.out = out;
         this.err = err;
         this.json = json;
+        this.caller = caller;
     }
 
-    static int run(String noun, List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
+    static int run(String noun, List<String> args, Caller caller, PrintStream out, PrintStream err) {
         List<String> rest = new ArrayList<>(args);
         boolean json = rest.remove("--json");
         DaemonTarget target;
         VivariumClient client;
         try {
-            target = DaemonTarget.resolve(rest, env, false);
+            target = DaemonTarget.resolve(rest, caller, false);
             VivariumClient.Builder b = VivariumClient.builder(URI.create(target.url())).token(target.requireToken());
             if (target.cacert() != null) {
                 b.sslContext(TlsFiles.trusting(TlsFiles.certificates("--cacert", target.cacert())));
@@ -107,14 +107,14 @@ final class SandboxCli {
             err.println("vivarium: --cacert: cannot trust its certificates (" + e.getMessage() + ")");
             return 1;
         }
-        SandboxCli cli = new SandboxCli(client, out, err, json);
+        SandboxCli cli = new SandboxCli(client, out, err, json, caller);
         try {
             List<String> words = new ArrayList<>(target.words());
             return switch (noun) {
                 case "sandbox" -> cli.sandbox(words);
                 case "snapshot" -> cli.snapshot(words);
                 case "volume" -> cli.volume(words);
-                case "template" -> new TemplateCli(client, out, err, json).run(words);
+                case "template" -> new TemplateCli(client, out, err, json, caller.terminal()).run(words);
                 default -> cli.vm(words);
             };
         } catch (Usage e) {
@@ -195,7 +195,7 @@ final class SandboxCli {
                     yield list(vivarium.sandboxes().fork(fork));
                 }
                 err.println("forking " + (n == null ? 1 : n) + " of " + tag + " ...");
-                try (ProgressBar bar = ProgressBar.onStderr(err)) {
+                try (ProgressBar bar = new ProgressBar(err, caller.terminal())) {
                     yield list(vivarium.sandboxes().fork(fork, bar));
                 }
             }
@@ -307,10 +307,10 @@ final class SandboxCli {
         }
         if (from != null) {
             byte[] content = vivarium.sandboxes().readFile(from[0], from[1]);
-            Files.write(Path.of(dst), content);
+            Files.write(caller.path(dst), content);
             say(content.length + " bytes from " + src + " to " + dst);
         } else {
-            byte[] content = Files.readAllBytes(Path.of(src));
+            byte[] content = Files.readAllBytes(caller.path(src));
             vivarium.sandboxes().writeFile(to[0], to[1], content);
             say(content.length + " bytes from " + src + " to " + dst);
         }
@@ -351,7 +351,7 @@ final class SandboxCli {
                     yield print(vivarium.snapshots().build(build));
                 }
                 err.println("building " + tag + " (boots a sandbox, runs the setup, captures it) ...");
-                try (ProgressBar bar = ProgressBar.onStderr(err)) {
+                try (ProgressBar bar = new ProgressBar(err, caller.terminal())) {
                     yield print(vivarium.snapshots().build(build, bar));
                 }
             }

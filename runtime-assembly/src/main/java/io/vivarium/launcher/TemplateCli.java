@@ -39,12 +39,14 @@ final class TemplateCli {
     private final PrintStream out;
     private final PrintStream err;
     private final boolean json;
+    private final boolean terminal;
 
-    TemplateCli(VivariumClient vivarium, PrintStream out, PrintStream err, boolean json) {
+    TemplateCli(VivariumClient vivarium, PrintStream out, PrintStream err, boolean json, boolean terminal) {
         this.vivarium = vivarium;
         this.out = out;
         this.err = err;
         this.json = json;
+        this.terminal = terminal;
     }
 
     int run(List<String> w) throws Usage, IOException {
@@ -100,7 +102,7 @@ final class TemplateCli {
     /** Follows the build on a progress bar until it is ready or failed (which it says why, on stderr). */
     private TemplateInfo awaitBuild(TemplateInfo made) throws IOException {
         TemplateInfo now = made;
-        try (ProgressBar bar = ProgressBar.onStderr(err)) {
+        try (ProgressBar bar = new ProgressBar(err, terminal)) {
             while (now.state().equals(TemplateInfo.BUILDING)) {
                 TemplateInfo.Build b = now.build();
                 bar.step("MiB pulled", (int) (b.bytesDone() >> 20), (int) (b.bytes() >> 20));

@@ -59,13 +59,13 @@ class AdminClientTest {
             var out = new ByteArrayOutputStream();
             var err = new ByteArrayOutputStream();
             int code = AdminClient.run("plugins", List.of("install", jar.toString(), "--url", url),
-                    Map.of("VIVARIUM_TOKEN_FILE", tokens.toString()), new PrintStream(out), new PrintStream(err));
+                    Callers.withEnv(Map.of("VIVARIUM_TOKEN_FILE", tokens.toString())), new PrintStream(out), new PrintStream(err));
             assertEquals(0, code, err.toString());
             assertEquals("installed x.y 1.0.0 (active)\n", out.toString());
             assertEquals("POST /v1/plugins 3 Bearer secret", seen.get(0));
 
             code = AdminClient.run("plugins", List.of("remove", "x.y", "--url", url, "--token-file", tokens.toString()),
-                    Map.of(), new PrintStream(out), new PrintStream(err));
+                    Callers.withEnv(Map.of()), new PrintStream(out), new PrintStream(err));
             assertEquals(1, code);
             assertTrue(err.toString().contains("no bundle x.y (HTTP 404)"), err.toString());
         } finally {
@@ -87,7 +87,7 @@ class AdminClientTest {
         try {
             var err = new ByteArrayOutputStream();
             int code = AdminClient.run("features", List.of("--url", "http://127.0.0.1:" + server.getAddress().getPort(),
-                    "--token-file", tokens.toString()), Map.of(), new PrintStream(new ByteArrayOutputStream()), new PrintStream(err));
+                    "--token-file", tokens.toString()), Callers.withEnv(Map.of()), new PrintStream(new ByteArrayOutputStream()), new PrintStream(err));
             assertEquals(1, code);
             assertEquals(AdminClient.notAnOperator(tokens.toString()) + "\n", err.toString());
             assertTrue(err.toString().contains("change 'admin' to 'operator' on the line of the token that administers the daemon"),
@@ -101,7 +101,7 @@ class AdminClientTest {
     void saysWhenNoDaemonAnswers() throws Exception {
         Path tokens = Files.writeString(dir.resolve("tokens"), "t\n");
         var err = new ByteArrayOutputStream();
-        int code = AdminClient.run("features", List.of("--url", "http://127.0.0.1:1"), Map.of("VIVARIUM_TOKEN_FILE", tokens.toString()),
+        int code = AdminClient.run("features", List.of("--url", "http://127.0.0.1:1"), Callers.withEnv(Map.of("VIVARIUM_TOKEN_FILE", tokens.toString())),
                 new PrintStream(new ByteArrayOutputStream()), new PrintStream(err));
         assertEquals(1, code);
         assertTrue(err.toString().contains("no daemon answers"), err.toString());

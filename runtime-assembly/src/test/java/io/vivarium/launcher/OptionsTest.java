@@ -310,15 +310,15 @@ class OptionsTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
         PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
-        assertEquals(2, Main.run(List.of(), o, e));
-        assertEquals(2, Main.run(List.of("frobnicate"), o, e));
-        assertEquals(2, Main.run(List.of("serve", "--port", "nope"), o, e));
+        assertEquals(2, Main.run(List.of(), Caller.thisProcess(), o, e));
+        assertEquals(2, Main.run(List.of("frobnicate"), Caller.thisProcess(), o, e));
+        assertEquals(2, Main.run(List.of("serve", "--port", "nope"), Caller.thisProcess(), o, e));
         assertEquals("", out.toString(StandardCharsets.UTF_8));
         String text = err.toString(StandardCharsets.UTF_8);
         assertTrue(text.contains("usage: vivarium serve"), text);
         assertTrue(text.contains("'nope' is not a number"), text);
-        assertEquals(0, Main.run(List.of("help"), o, e));
-        assertEquals(0, Main.run(List.of("serve", "--port", "1", "--help"), o, e));
+        assertEquals(0, Main.run(List.of("help"), Caller.thisProcess(), o, e));
+        assertEquals(0, Main.run(List.of("serve", "--port", "1", "--help"), Caller.thisProcess(), o, e));
         assertTrue(out.toString(StandardCharsets.UTF_8).contains("usage: vivarium serve"));
     }
 

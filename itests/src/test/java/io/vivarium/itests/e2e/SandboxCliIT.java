@@ -46,7 +46,7 @@ class SandboxCliIT {
     /** The command line run by {@code sh -c script} (for pipes and {@code script}), with {@code input} on its stdin. */
     private static Run shell(String script, String input) throws Exception {
         ProcessBuilder pb = new ProcessBuilder("sh", "-c", script).directory(dir.toFile());
-        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        CommandLine.environment(pb.environment());
         pb.environment().put("VIVARIUM", Path.of(System.getProperty("vivarium.dist"), "bin", "vivarium").toString());
         pb.environment().putAll(atTheDaemon());
         Process p = pb.start();
@@ -117,6 +117,39 @@ class SandboxCliIT {
             assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", child.get("id").asText()).code());
         }
         assertEquals(0, cli(atTheDaemon(), "snapshot", "rm", "cli-tag").code());
+        assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", id).code());
+    }
+
+    @Test
+    void theCommandLineServerRunsEachCommandAsItsCallerWouldAndOutlivesACallerThatGoes() throws Exception {
+        // relative paths are the caller's: the server itself runs in /
+        Map<String, String> relative = Map.of("VIVARIUM_STATE", dir.relativize(daemon.stateDir()).toString());
+        String id = Api.JSON.readTree(cli(relative, "sandbox", "create", "--json").out()).get("id").asText();
+        Files.writeString(dir.resolve("rel.txt"), "relative");
+        Run copied = cli(relative, "sandbox", "cp", "rel.txt", id + ":/work/rel.txt");
+        assertEquals(0, copied.code(), copied.err());
+        try (var sockets = Files.list(CommandLine.servers())) {
+            assertEquals(1, sockets.filter(f -> f.toString().endsWith(".sock")).count(), "one server, in the test's runtime folder");
+        }
+
+        String[] exec = {"sandbox", "exec", id, "--", "sh", "-c", "cat /work/rel.txt; echo err >&2; exit 7"};
+        Run served = cli(relative, exec);
+        Run direct = cli(Map.of("VIVARIUM_STATE", daemon.stateDir().toString(), "VIVARIUM_CLI_SERVER", "off"), exec);
+        assertEquals(List.of(7, "relative", "err\n"), List.of(served.code(), served.out(), served.err()));
+        assertEquals(List.of(7, "relative", "err\n"), List.of(direct.code(), direct.out(), direct.err()), "a JVM of its own says the same");
+
+        // a caller that goes mid-stream (Ctrl-C, a closed terminal): the server goes on serving
+        List<String> longExec = List.of(Path.of(System.getProperty("vivarium.dist"), "bin", "vivarium").toString(), "sandbox", "exec", id,
+                "--", "sh", "-c", "echo started; sleep 60");
+        ProcessBuilder pb = new ProcessBuilder(longExec).directory(dir.toFile());
+        CommandLine.environment(pb.environment());
+        pb.environment().putAll(atTheDaemon());
+        Process gone = pb.start();
+        assertEquals("started", new java.io.BufferedReader(new java.io.InputStreamReader(gone.getInputStream())).readLine());
+        gone.destroy();
+        assertTrue(gone.waitFor(10, TimeUnit.SECONDS));
+        Run after = cli(atTheDaemon(), "sandbox", "exec", id, "--", "echo", "after");
+        assertEquals(List.of(0, "after\n"), List.of(after.code(), after.out()), after.err());
         assertEquals(0, cli(atTheDaemon(), "sandbox", "rm", id).code());
     }
 
