@@ -27,7 +27,7 @@ import jdk.net.UnixDomainPrincipal;
 
 /**
  * {@code vivarium cli-server SOCKET}: the command line kept warm. {@code bin/vivarium-cli} (C, a few
- * hundred microseconds to start) sends each {@code sandbox|snapshot|vm|volume|template|plugins|features}
+ * hundred microseconds to start) sends each {@code sandbox|snapshot|vm|volume|template|node|plugins|features}
  * command line here instead of starting a JVM for it, and starts this server when none answers at its
  * socket (one per user and distribution build, in a directory only that user can enter). Commands
  * run side by side, each with its client's working directory and environment ({@link CliSession}).

@@ -47,7 +47,7 @@ final class CliSession implements Runnable {
 
     private static int run(List<String> words, Caller caller, PrintStream out, PrintStream err) {
         if (words.isEmpty() || !Main.isCommandLine(words.get(0))) {
-            err.println("vivarium: the command-line server runs sandbox, snapshot, vm, volume, template, plugins and features,"
+            err.println("vivarium: the command-line server runs sandbox, snapshot, vm, volume, template, node, plugins and features,"
                     + " not " + (words.isEmpty() ? "nothing" : "'" + words.get(0) + "'"));
             return 2;
         }

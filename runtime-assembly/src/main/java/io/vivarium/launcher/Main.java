@@ -82,7 +82,7 @@ public final class Main {
     /** Whether {@code noun} is a command that drives a running daemon, which {@link #commandLine} runs. */
     static boolean isCommandLine(String noun) {
         return switch (noun) {
-            case "plugins", "features", "sandbox", "snapshot", "vm", "volume", "template" -> true;
+            case "plugins", "features", "sandbox", "snapshot", "vm", "volume", "template", "node" -> true;
             default -> false;
         };
     }

@@ -43,7 +43,7 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
 /**
- * {@code vivarium sandbox|snapshot|vm|volume|template ...}: the sandbox API from a shell, on the Java client. Where
+ * {@code vivarium sandbox|snapshot|vm|volume|template|node ...}: the sandbox API from a shell, on the Java client. Where
  * the daemon is and the token come from {@link DaemonTarget}. Output is a table or a line for a
  * person, {@code --json} the API's JSON for scripts; {@code sandbox exec} streams the command's
  * output as it is written and exits with its exit code. Errors go to stderr with the daemon's
@@ -63,6 +63,8 @@ final class SandboxCli {
                    vivarium snapshot ls | info TAG | build TAG [--setup CMD]... [NETWORK] | rm TAG [--cascade] [--force]
                    vivarium vm create --backend B [--memory MIB] [--vcpus N] | ls | info ID | stop ID | start ID | rm ID... [--force]
                    vivarium volume create NAME --size MIB | ls | info NAME | rm NAME...
+                   vivarium node add ADDRESS --pairing-code CODE [--id ID] [--pool P] | ls | revoke ID
+                                 | token [--pool P] [--ttl S] [--id ID]   (a master's nodes; the operator token)
                    vivarium template create NAME --image REF [--backend B] [--user U] [--workdir DIR] [--env K=V]...
                                             [--memory MIB] [--client-may-set FIELD,...] [--setup 'SHELL COMMAND'] [--no-wait]
                                             | ls | info NAME | rm NAME...
@@ -71,7 +73,7 @@ final class SandboxCli {
               --json prints the API's JSON; the daemon and the token are found as for plugins and features
             """;
 
-    private static final ObjectMapper JSON = new ObjectMapper().setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+    static final ObjectMapper JSON = new ObjectMapper().setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .enable(SerializationFeature.INDENT_OUTPUT);
 
     private final VivariumClient vivarium;
@@ -94,7 +96,7 @@ final class SandboxCli {
         DaemonTarget target;
         VivariumClient client;
         try {
-            target = DaemonTarget.resolve(rest, caller, false);
+            target = DaemonTarget.resolve(rest, caller, noun.equals("node"));
             VivariumClient.Builder b = VivariumClient.builder(URI.create(target.url())).token(target.requireToken());
             if (target.cacert() != null) {
                 b.sslContext(TlsFiles.trusting(TlsFiles.certificates("--cacert", target.cacert())));
@@ -115,6 +117,7 @@ final class SandboxCli {
                 case "snapshot" -> cli.snapshot(words);
                 case "volume" -> cli.volume(words);
                 case "template" -> new TemplateCli(client, out, err, json, caller.terminal()).run(words);
+                case "node" -> new NodeCli(client.fleet(), out, json).run(words);
                 default -> cli.vm(words);
             };
         } catch (Usage e) {

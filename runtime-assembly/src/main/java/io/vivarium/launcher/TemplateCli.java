@@ -5,6 +5,7 @@ import static io.vivarium.launcher.CliWords.args;
 import static io.vivarium.launcher.CliWords.intOption;
 import static io.vivarium.launcher.CliWords.option;
 import static io.vivarium.launcher.CliWords.verb;
+import static io.vivarium.launcher.SandboxCli.JSON;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -16,10 +17,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import com.fasterxml.jackson.databind.SerializationFeature;
-
 import io.vivarium.api.TemplateInfo;
 import io.vivarium.api.TemplateRequest;
 import io.vivarium.client.VivariumClient;
@@ -30,8 +27,6 @@ import io.vivarium.launcher.CliWords.Usage;
  * and sees its build to the end on a progress bar (the MiB of its layers pulled); anyone lists them.
  */
 final class TemplateCli {
-    private static final ObjectMapper JSON = new ObjectMapper().setPropertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
-            .enable(SerializationFeature.INDENT_OUTPUT);
     /** How often a build's progress is asked for while the CLI waits for it. */
     private static final Duration POLL = Duration.ofMillis(250);
 

@@ -111,6 +111,10 @@ class FleetIT {
         }
     }
 
+    private static String[] concat(String[] a, String[] b) {
+        return java.util.stream.Stream.concat(java.util.Arrays.stream(a), java.util.Arrays.stream(b)).toArray(String[]::new);
+    }
+
     private static Map<String, Object> addBody(Daemon node, String id) throws IOException {
         return Map.of("address", node.address(), "pairing_code", node.pairingCode(), "node_id", id);
     }
@@ -568,8 +572,11 @@ class FleetIT {
         Api.expect(201, api.post("/v1/sandboxes/" + parent + "/branch", Map.of("tag", "fleet-revoked-copy")));
         Api.expect(204, api.delete("/v1/sandboxes/" + forkOn("fleet-revoked-copy", 1, on).get(0)));
         assertTrue(imageOn(on, "fleet-revoked-copy") != null, "node " + on + " holds a copy");
-        JsonNode revoked = Api.expect(200, api.post("/v1/node/revoke/" + on, null));
-        assertEquals("revoked", revoked.get("state").asText());
+        // the command line's node commands (docs/clients.md), on the master as an operator
+        String[] atTheMaster = {"--url", master.baseUrl(), "--token", master.adminToken()};
+        CommandLine.Run revokedByCli = CommandLine.run(tmp, Map.of(), concat(new String[] {"node", "revoke", on, "--json"}, atTheMaster));
+        assertEquals(0, revokedByCli.code(), revokedByCli.err());
+        assertEquals("revoked", Api.JSON.readTree(revokedByCli.out()).get("state").asText());
         assertEquals("revoked", nodesById().get(on).get("state").asText());
         assertEquals(503, api.post("/v1/sandboxes/" + sb + "/exec", Map.of("args", List.of("true"))).status());
         for (int i = 0; i < 2; i++) {
@@ -581,8 +588,11 @@ class FleetIT {
         Api.expect(204, api.delete("/v1/snapshots/fleet-revoked-copy")); // a copy on a revoked node does not hold a delete
         Api.expect(204, api.delete("/v1/sandboxes/" + parent));
 
-        Api.expect(201, api.post("/v1/nodes", addBody(nodes.get(on), on)));
-        assertEquals("connected", nodesById().get(on).get("state").asText());
+        CommandLine.Run added = CommandLine.run(tmp, Map.of(), concat(new String[] {"node", "add", nodes.get(on).address(),
+                "--pairing-code", nodes.get(on).pairingCode(), "--id", on}, atTheMaster));
+        assertEquals(0, added.code(), added.err());
+        CommandLine.Run listed = CommandLine.run(tmp, Map.of(), concat(new String[] {"node", "ls"}, atTheMaster));
+        assertTrue(listed.out().lines().anyMatch(l -> l.startsWith(on + " ") && l.contains(" connected ")), listed.out());
         assertEquals("", Api.sh(api, sb, "true"), "its sandboxes answer again");
         Bounded.until(Duration.ofSeconds(30), "node " + on + " drops its copy of the tag deleted while it was revoked", () -> {
             try {
