@@ -17,16 +17,19 @@ import java.util.Map;
  *
  * <p>The client sends one request: a 4-byte big-endian length, then that many bytes of NUL-terminated
  * UTF-8 strings: the protocol version ({@value #VERSION}), the caller's working directory, {@code 1}
- * if its stderr is a terminal else {@code 0}, the number of environment entries, those entries
- * ({@code VIVARIUM_*=value}), then the command line's words. It then sends nothing more: its end of
+ * if its stderr is a terminal else {@code 0}, its umask in octal, the number of environment entries,
+ * those entries ({@code VIVARIUM_*=value}), then the command line's words. It then sends nothing more: its end of
  * the connection closing before the exit frame means the caller went away (Ctrl-C), and the command is
  * interrupted.
  *
- * <p>The server answers with frames: a type byte, a 4-byte big-endian length, the payload. {@code o}:
- * bytes for stdout; {@code e}: bytes for stderr; {@code x}: the exit code (4 bytes), the last frame.
+ * <p>The server answers with frames: a type byte, a 4-byte big-endian length, the payload. {@code a}:
+ * the command is taken (empty; before it, a closed connection means it never ran, and the client may
+ * run it in a JVM of its own); {@code o}: bytes for stdout; {@code e}: bytes for stderr; {@code x}:
+ * the exit code (4 bytes), the last frame.
  */
 final class CliProtocol {
     static final String VERSION = "1";
+    static final byte TAKEN = 'a';
     static final byte STDOUT = 'o';
     static final byte STDERR = 'e';
     static final byte EXIT = 'x';
@@ -63,28 +66,30 @@ final class CliProtocol {
                 start = i + 1;
             }
         }
-        if (start != length || strings.size() < 4 || !strings.get(0).equals(VERSION)) {
+        if (start != length || strings.size() < 5 || !strings.get(0).equals(VERSION)) {
             throw new Malformed("not a version " + VERSION + " request of bin/vivarium-cli");
         }
         Path workDir = Path.of(strings.get(1));
+        int umask;
         int entries;
         try {
-            entries = Integer.parseInt(strings.get(3));
+            umask = Integer.parseInt(strings.get(3), 8);
+            entries = Integer.parseInt(strings.get(4));
         } catch (NumberFormatException e) {
-            throw new Malformed("no count of environment entries");
+            throw new Malformed("no umask or count of environment entries");
         }
-        if (!workDir.isAbsolute() || entries < 0 || 4 + entries > strings.size()) {
-            throw new Malformed("a working directory or environment that is not one");
+        if (!workDir.isAbsolute() || umask < 0 || umask > 0777 || entries < 0 || 5 + entries > strings.size()) {
+            throw new Malformed("a working directory, umask or environment that is not one");
         }
         Map<String, String> env = new LinkedHashMap<>();
-        for (String entry : strings.subList(4, 4 + entries)) {
+        for (String entry : strings.subList(5, 5 + entries)) {
             int eq = entry.indexOf('=');
             if (eq > 0 && entry.startsWith("VIVARIUM_")) {
                 env.put(entry.substring(0, eq), entry.substring(eq + 1));
             }
         }
-        Caller caller = new Caller(Map.copyOf(env), workDir, strings.get(2).equals("1"));
-        return new Request(caller, List.copyOf(strings.subList(4 + entries, strings.size())));
+        Caller caller = Caller.client(Map.copyOf(env), workDir, strings.get(2).equals("1"), umask);
+        return new Request(caller, List.copyOf(strings.subList(5 + entries, strings.size())));
     }
 
     /** Writes one frame; callers that share a channel hold one lock around it. */
@@ -93,6 +98,10 @@ final class CliProtocol {
         while (frame[1].hasRemaining() || frame[0].hasRemaining()) {
             out.write(frame);
         }
+    }
+
+    static void writeTaken(GatheringByteChannel out) throws IOException {
+        write(out, TAKEN, new byte[0], 0, 0);
     }
 
     static void writeExit(GatheringByteChannel out, int code) throws IOException {

@@ -9,10 +9,12 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -23,7 +25,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import jdk.net.ExtendedSocketOptions;
-import jdk.net.UnixDomainPrincipal;
 
 /**
  * {@code vivarium cli-server SOCKET}: the command line kept warm. {@code bin/vivarium-cli} (C, a few
@@ -116,13 +117,23 @@ final class CliServer {
     private void serve() throws IOException {
         ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("cli-server-watch").unstarted(r));
         watch.scheduleWithFixedDelay(this::stopWhenDone, CHECK_EVERY.toMillis(), CHECK_EVERY.toMillis(), TimeUnit.MILLISECONDS);
-        String me = System.getProperty("user.name");
+        // by user id: a user with no name (a container's arbitrary uid) is still the same user
+        UserPrincipal me = Files.getOwner(socket, LinkOption.NOFOLLOW_LINKS);
         try {
             while (true) {
-                SocketChannel client = server.accept();
-                UnixDomainPrincipal peer = client.getOption(ExtendedSocketOptions.SO_PEERCRED);
-                if (!peer.user().getName().equals(me)) {
-                    Console.log("WARN", "cli-server", "refused a connection from user " + peer.user().getName(), null);
+                SocketChannel client = accept();
+                if (client == null) {
+                    continue;
+                }
+                try {
+                    UserPrincipal peer = client.getOption(ExtendedSocketOptions.SO_PEERCRED).user();
+                    if (!peer.equals(me)) {
+                        Console.log("WARN", "cli-server", "refused a connection of user " + peer.getName(), null);
+                        client.close();
+                        continue;
+                    }
+                } catch (IOException e) {
+                    Console.log("WARN", "cli-server", "a connection dropped before it was taken: " + e, null);
                     client.close();
                     continue;
                 }
@@ -143,6 +154,23 @@ final class CliServer {
         }
     }
 
+    /** The next connection; null after a failure that may pass (no descriptor left), which ends no command under way. */
+    private SocketChannel accept() throws ClosedChannelException {
+        try {
+            return server.accept();
+        } catch (ClosedChannelException stopped) {
+            throw stopped;
+        } catch (IOException e) {
+            Console.log("WARN", "cli-server", "cannot take a connection: " + e, null);
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        }
+    }
+
     /** Stops listening when idle, when the socket is no longer this server's, or when the launcher jar was rebuilt. */
     private void stopWhenDone() {
         String why = null;
@@ -159,9 +187,10 @@ final class CliServer {
         Console.log("INFO", "cli-server", "stopping: " + why, null);
         try {
             if (ownsSocket()) {
-                Files.deleteIfExists(socket);
-                // the log of a server that stopped as it should: nothing to look into
+                // the log of a server that stopped as it should: nothing to look into; before the
+                // socket, after which the next server may write a log of its own there
                 Files.deleteIfExists(Path.of(socket + ".log"));
+                Files.deleteIfExists(socket);
             }
             server.close();
         } catch (IOException e) {

@@ -28,11 +28,18 @@ final class CliSession implements Runnable {
     public void run() {
         try (channel) {
             CliProtocol.Request request = CliProtocol.read(channel);
+            CliProtocol.writeTaken(channel);
             Thread command = Thread.currentThread();
             Thread watch = Thread.ofPlatform().daemon().name(command.getName() + "-caller").start(() -> awaitCallerGone(command));
             int code;
             try (PrintStream out = frames(CliProtocol.STDOUT); PrintStream err = frames(CliProtocol.STDERR)) {
-                code = run(request.words(), request.caller(), out, err);
+                try {
+                    code = run(request.words(), request.caller(), out, err);
+                } catch (RuntimeException | Error e) {
+                    // what a JVM of its own would print before it ended with 1
+                    e.printStackTrace(err);
+                    code = 1;
+                }
             }
             ended = true;
             synchronized (writing) {
@@ -54,14 +61,19 @@ final class CliSession implements Runnable {
         return Main.commandLine(words.get(0), words.subList(1, words.size()), caller, out, err);
     }
 
-    /** The client sends nothing after its request: a read that ends means it is gone. */
+    /**
+     * The client sends nothing after its request: a read that ends (end of stream, or a reset when it
+     * went with frames unread) means it is gone, unless this session ended and closed the channel.
+     */
     private void awaitCallerGone(Thread command) {
         try {
             if (channel.read(ByteBuffer.allocate(1)) >= 0) {
                 return;
             }
-        } catch (IOException closedByUs) {
-            return;
+        } catch (IOException e) {
+            if (!channel.isOpen()) {
+                return;
+            }
         }
         if (!ended) {
             command.interrupt();

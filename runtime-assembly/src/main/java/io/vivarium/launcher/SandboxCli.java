@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.time.Instant;
@@ -172,6 +173,9 @@ final class SandboxCli {
                 if (dashes < 0 && w.size() > 2 || dashes > 2) {
                     throw new Usage("shell takes one sandbox, then -- and the command: vivarium sandbox shell ID [-- CMD [ARG...]]");
                 }
+                if (!caller.isThisProcess()) {
+                    throw new Usage("sandbox shell needs the terminal of a JVM of its own: run it with VIVARIUM_CLI_SERVER=off");
+                }
                 yield new ShellSession(vivarium, out, err).run(arg(w, 1, "ID"), command);
             }
             case "eval" -> {
@@ -310,7 +314,12 @@ final class SandboxCli {
         }
         if (from != null) {
             byte[] content = vivarium.sandboxes().readFile(from[0], from[1]);
-            Files.write(caller.path(dst), content);
+            Path local = caller.path(dst);
+            boolean made = !Files.exists(local);
+            Files.write(local, content);
+            if (made) {
+                caller.madeFile(local);
+            }
             say(content.length + " bytes from " + src + " to " + dst);
         } else {
             byte[] content = Files.readAllBytes(caller.path(src));

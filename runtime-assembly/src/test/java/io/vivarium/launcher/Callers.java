@@ -9,6 +9,6 @@ final class Callers {
     }
 
     static Caller withEnv(Map<String, String> env) {
-        return new Caller(env, Path.of("").toAbsolutePath(), false);
+        return new Caller(env, Path.of("").toAbsolutePath(), false, null, true);
     }
 }

@@ -98,6 +98,9 @@ class CliServerTest {
         Answer usage = ask(dir, List.of(), "sandbox", "frobnicate", "--url", "http://127.0.0.1:1", "--token", "t");
         assertEquals(2, usage.code());
         assertTrue(usage.err().contains("usage: vivarium sandbox"), usage.err());
+        Answer shell = ask(dir, List.of(), "sandbox", "shell", "sb-1", "--url", "http://127.0.0.1:1", "--token", "t");
+        assertEquals(2, shell.code());
+        assertTrue(shell.err().contains("VIVARIUM_CLI_SERVER=off"), "a terminal is not the server's to give: " + shell.err());
         Answer serve = ask(dir, List.of(), "serve");
         assertEquals(2, serve.code());
         assertTrue(serve.err().contains("not 'serve'"), serve.err());
@@ -107,7 +110,7 @@ class CliServerTest {
     @Test
     void aRequestOfAnotherProtocolIsClosedWithoutAnAnswer() throws Exception {
         try (SocketChannel c = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
-            byte[] junk = "2\0/\00\00\0sandbox\0".getBytes(StandardCharsets.UTF_8);
+            byte[] junk = (String.join("\0", "2", "/", "0", "022", "0", "sandbox") + "\0").getBytes(StandardCharsets.UTF_8);
             c.write(ByteBuffer.allocate(4 + junk.length).putInt(junk.length).put(junk).flip());
             assertEquals(-1, c.read(ByteBuffer.allocate(1)), "no frame for a request it cannot read");
         }
@@ -115,7 +118,7 @@ class CliServerTest {
     }
 
     private static Answer ask(Path workDir, List<String> env, String... words) throws IOException {
-        List<String> strings = new ArrayList<>(List.of(CliProtocol.VERSION, workDir.toString(), "0", Integer.toString(env.size())));
+        List<String> strings = new ArrayList<>(List.of(CliProtocol.VERSION, workDir.toString(), "0", "022", Integer.toString(env.size())));
         strings.addAll(env);
         strings.addAll(List.of(words));
         ByteArrayOutputStream body = new ByteArrayOutputStream();
@@ -127,6 +130,8 @@ class CliServerTest {
             c.write(ByteBuffer.allocate(4 + body.size()).putInt(body.size()).put(body.toByteArray()).flip());
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteArrayOutputStream err = new ByteArrayOutputStream();
+            ByteBuffer taken = readFully(c, 5);
+            assertEquals(List.of(CliProtocol.TAKEN, 0), List.of(taken.get(), taken.getInt()), "the command is taken first");
             while (true) {
                 ByteBuffer header = readFully(c, 5);
                 byte type = header.get();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -137,6 +138,13 @@ class SandboxCliIT {
         Run direct = cli(Map.of("VIVARIUM_STATE", daemon.stateDir().toString(), "VIVARIUM_CLI_SERVER", "off"), exec);
         assertEquals(List.of(7, "relative", "err\n"), List.of(served.code(), served.out(), served.err()));
         assertEquals(List.of(7, "relative", "err\n"), List.of(direct.code(), direct.out(), direct.err()), "a JVM of its own says the same");
+
+        // files it makes get the caller's umask; a reader that goes (| head) leaves the command's code to the caller, as a JVM would
+        Run masked = shell("umask 077; \"$VIVARIUM\" sandbox cp " + id + ":/work/rel.txt private.txt", "");
+        assertEquals(0, masked.code(), masked.err());
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("private.txt"))));
+        Run headed = shell("{ \"$VIVARIUM\" sandbox exec " + id + " -- sh -c 'seq 1 50000; exit 4'; echo \"code $?\" >&2; } | head -1", "");
+        assertEquals(List.of("1\n", "code 4\n"), List.of(headed.out(), headed.err()));
 
         // a caller that goes mid-stream (Ctrl-C, a closed terminal): the server goes on serving
         List<String> longExec = List.of(Path.of(System.getProperty("vivarium.dist"), "bin", "vivarium").toString(), "sandbox", "exec", id,
