@@ -180,39 +180,10 @@ static int start_server(const char *sock) {
     return -1;
 }
 
-static int send_all(int fd, const char *buf, size_t len) {
+/* Reads (or writes) all of buf, going on after a signal; -1 at the end of the stream or on an error. */
+static int transfer(int fd, unsigned char *buf, size_t len, int writing) {
     while (len > 0) {
-        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        buf += n;
-        len -= (size_t) n;
-    }
-    return 0;
-}
-
-static int read_all(int fd, unsigned char *buf, size_t len) {
-    while (len > 0) {
-        ssize_t n = read(fd, buf, len);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        buf += n;
-        len -= (size_t) n;
-    }
-    return 0;
-}
-
-static int write_all(int fd, const unsigned char *buf, size_t len) {
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
+        ssize_t n = writing ? write(fd, buf, len) : read(fd, buf, len);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -275,7 +246,7 @@ static int send_request(int fd) {
     req[1] = (char) (body >> 16);
     req[2] = (char) (body >> 8);
     req[3] = (char) body;
-    int rc = send_all(fd, req, len);
+    int rc = transfer(fd, (unsigned char *) req, len, 1);
     free(req);
     return rc;
 }
@@ -287,7 +258,7 @@ static int relay(int fd) {
     int taken = 0;
     for (;;) {
         unsigned char header[5];
-        if (read_all(fd, header, sizeof header) != 0) {
+        if (transfer(fd, header, sizeof header, 0) != 0) {
             return taken ? -1 : -2;
         }
         uint32_t len = (uint32_t) header[1] << 24 | (uint32_t) header[2] << 16 | (uint32_t) header[3] << 8 | header[4];
@@ -297,7 +268,7 @@ static int relay(int fd) {
         }
         if (header[0] == 'x') {
             unsigned char code[4];
-            if (len != 4 || read_all(fd, code, 4) != 0) {
+            if (len != 4 || transfer(fd, code, 4, 0) != 0) {
                 return -1;
             }
             return (int) ((uint32_t) code[0] << 24 | (uint32_t) code[1] << 16 | (uint32_t) code[2] << 8 | code[3]) & 0xff;
@@ -308,11 +279,11 @@ static int relay(int fd) {
         }
         while (len > 0) {
             size_t n = len < sizeof chunk ? len : sizeof chunk;
-            if (read_all(fd, chunk, n) != 0) {
+            if (transfer(fd, chunk, n, 0) != 0) {
                 return -1;
             }
             /* a reader that went away (| head): the command goes on and its code is ours, as in a JVM of its own */
-            write_all(out, chunk, n);
+            transfer(out, chunk, n, 1);
             len -= (uint32_t) n;
         }
     }
