@@ -17,6 +17,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -62,7 +63,8 @@ final class CliServer {
         this.idleNanos = TimeUnit.SECONDS.toNanos(idleSecs);
     }
 
-    static int run(List<String> args, PrintStream err) {
+    /** Serves at the socket {@code args} names until done; {@code env} is this process's (its idle time). */
+    static int run(List<String> args, Map<String, String> env, PrintStream err) {
         if (args.size() != 1) {
             err.println("vivarium: usage: vivarium cli-server SOCKET (bin/vivarium-cli starts it; docs/clients.md)");
             return 2;
@@ -70,7 +72,7 @@ final class CliServer {
         Path socket = Path.of(args.get(0)).toAbsolutePath();
         long idleSecs;
         try {
-            idleSecs = Long.parseLong(System.getenv().getOrDefault("VIVARIUM_CLI_IDLE_SECS", Long.toString(IDLE_SECS)));
+            idleSecs = Long.parseLong(env.getOrDefault("VIVARIUM_CLI_IDLE_SECS", Long.toString(IDLE_SECS)));
         } catch (NumberFormatException e) {
             err.println("vivarium: VIVARIUM_CLI_IDLE_SECS is not a number of seconds");
             return 2;

@@ -51,7 +51,7 @@ public final class Main {
                 return StateExport.run(args.subList(1, args.size()), caller.workDir(), out, err);
             }
             case CliServer.COMMAND -> {
-                return CliServer.run(args.subList(1, args.size()), err);
+                return CliServer.run(args.subList(1, args.size()), caller.env(), err);
             }
             case "serve" -> {
                 if (args.contains("--help") || args.contains("-h")) {

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -42,7 +43,7 @@ class CliServerTest {
     static void start() throws Exception {
         socket = dir.resolve("cli.sock");
         server = new CompletableFuture<>();
-        Thread.ofPlatform().daemon().start(() -> server.complete(CliServer.run(List.of(socket.toString()),
+        Thread.ofPlatform().daemon().start(() -> server.complete(CliServer.run(List.of(socket.toString()), Map.of(),
                 new PrintStream(new ByteArrayOutputStream()))));
         for (int i = 0; i < 500 && !answers(); i++) {
             Thread.sleep(10);
@@ -115,6 +116,18 @@ class CliServerTest {
             assertEquals(-1, c.read(ByteBuffer.allocate(1)), "no frame for a request it cannot read");
         }
         assertFalse(ask(dir, List.of(), "serve").err().isEmpty(), "and it serves the next");
+    }
+
+    @Test
+    void stopsWhenNoCommandCameForItsIdleTime() throws Exception {
+        Path idle = dir.resolve("idle.sock");
+        CompletableFuture<Integer> stopped = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().start(() -> stopped.complete(CliServer.run(List.of(idle.toString()),
+                Map.of("VIVARIUM_CLI_IDLE_SECS", "1"), new PrintStream(new ByteArrayOutputStream()))));
+        assertEquals(0, stopped.get(20, TimeUnit.SECONDS), "it ends by itself");
+        assertFalse(Files.exists(idle), "and takes its socket with it");
+        assertEquals(2, CliServer.run(List.of(idle.toString()), Map.of("VIVARIUM_CLI_IDLE_SECS", "soon"),
+                new PrintStream(new ByteArrayOutputStream())), "an idle time that is not a number of seconds is a usage error");
     }
 
     private static Answer ask(Path workDir, List<String> env, String... words) throws IOException {
