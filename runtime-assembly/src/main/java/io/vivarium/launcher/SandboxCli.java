@@ -126,7 +126,7 @@ final class SandboxCli {
             err.print(USAGE);
             return 2;
         } catch (VivariumException e) {
-            err.println("vivarium: " + e.getMessage() + (e.status() == 0 ? " (the daemon at " + target.describe() + ")"
+            err.println("vivarium: " + e.getMessage() + (e.status() == 0 ? " (its URL from " + target.from() + ")"
                     : " (HTTP " + e.status() + ")"));
             return 1;
         } catch (IOException e) {

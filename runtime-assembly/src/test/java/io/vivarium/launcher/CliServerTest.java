@@ -75,7 +75,8 @@ class CliServerTest {
 
         Answer unreachable = ask(work, List.of(), "sandbox", "ls", "--url", "http://127.0.0.1:1", "--token", "t");
         assertEquals(1, unreachable.code());
-        assertTrue(unreachable.err().contains("http://127.0.0.1:1 (from --url)"), unreachable.err());
+        assertTrue(unreachable.err().contains("the daemon at http://127.0.0.1:1 did not answer")
+                && unreachable.err().contains("(its URL from --url)"), "names the daemon once, and where its URL came from: " + unreachable.err());
     }
 
     @Test
@@ -89,7 +90,7 @@ class CliServerTest {
             for (int i = 0; i < answers.size(); i++) {
                 Answer a = answers.get(i).get(30, TimeUnit.SECONDS);
                 assertEquals(1, a.code());
-                assertTrue(a.err().contains("http://127.0.0.1:" + (1 + i) + " (from --url)"), "each its own output: " + a.err());
+                assertTrue(a.err().contains("the daemon at http://127.0.0.1:" + (1 + i) + " did not answer"), "each its own output: " + a.err());
             }
         }
     }

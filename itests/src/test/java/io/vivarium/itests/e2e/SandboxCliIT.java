@@ -264,6 +264,10 @@ class SandboxCliIT {
         Run nowhere = cli(Map.of(), "sandbox", "ls");
         assertEquals(1, nowhere.code());
         assertTrue(nowhere.err().contains("tried --url (not given), $VIVARIUM_URL (not set)"), nowhere.err());
+        Run away = cli(Map.of("VIVARIUM_URL", "http://127.0.0.1:1", "VIVARIUM_TOKEN", "t"), "sandbox", "ls");
+        assertEquals(1, away.code());
+        assertTrue(away.err().startsWith("vivarium: the daemon at http://127.0.0.1:1 did not answer GET /v1/sandboxes")
+                && away.err().endsWith(" (its URL from $VIVARIUM_URL)\n"), "the daemon named once, and where its URL came from: " + away.err());
         Run usage = cli(atTheDaemon(), "sandbox", "frob");
         assertEquals(2, usage.code());
         assertTrue(usage.err().contains("usage: vivarium sandbox"), usage.err());
